@@ -1,0 +1,313 @@
+//! Constraints compiled once per snapshot: values parsed, lists turned into sets, lower-cased copies made,
+//! regexes built, CIDR masks computed.
+
+use std::net::IpAddr;
+
+use chrono::{DateTime, Utc};
+use ipnet::IpNet;
+use regex::Regex;
+use rustc_hash::FxHashSet;
+use semver::Version;
+
+use super::{CompileError, Eval};
+use crate::model::Constraint;
+
+/// Where a constraint or a stickiness setting reads its value from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ContextField {
+    UserId,
+    SessionId,
+    RemoteAddress,
+    Environment,
+    AppName,
+    CurrentTime,
+    Property(Box<str>),
+}
+
+impl ContextField {
+    pub(crate) fn parse(name: &str) -> Self {
+        match name {
+            "userId" => ContextField::UserId,
+            "sessionId" => ContextField::SessionId,
+            "remoteAddress" => ContextField::RemoteAddress,
+            "environment" => ContextField::Environment,
+            "appName" => ContextField::AppName,
+            "currentTime" => ContextField::CurrentTime,
+            other => ContextField::Property(other.into()),
+        }
+    }
+}
+
+/// A constraint ready to evaluate.
+#[derive(Debug)]
+pub(crate) struct CompiledConstraint {
+    field: ContextField,
+    inverted: bool,
+    op: Op,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Ordering {
+    Eq,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+}
+
+impl Ordering {
+    fn holds(self, ord: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            Ordering::Eq => ord == Equal,
+            Ordering::Gt => ord == Greater,
+            Ordering::Gte => ord != Less,
+            Ordering::Lt => ord == Less,
+            Ordering::Lte => ord != Greater,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Op {
+    In(StrSet),
+    NotIn(StrSet),
+    StartsWith(TextValues),
+    EndsWith(TextValues),
+    Contains(TextValues),
+    Num(Ordering, f64),
+    DateAfter(DateTime<Utc>),
+    DateBefore(DateTime<Utc>),
+    Semver(Ordering, Version),
+    Regex(Regex),
+    InCidr(Box<[IpNet]>),
+    /// The constraint's own value could not be read (a number, date, version or regex that does not parse):
+    /// it matches nothing.
+    Unsatisfiable,
+}
+
+impl CompiledConstraint {
+    pub(crate) fn compile(c: &Constraint) -> Result<Self, CompileError> {
+        let single = c.value.as_deref().unwrap_or("").trim();
+        let op = match c.operator.as_str() {
+            "IN" => Op::In(StrSet::new(&c.values)),
+            "NOT_IN" => Op::NotIn(StrSet::new(&c.values)),
+            "STR_STARTS_WITH" => Op::StartsWith(TextValues::new(&c.values, c.case_insensitive)),
+            "STR_ENDS_WITH" => Op::EndsWith(TextValues::new(&c.values, c.case_insensitive)),
+            "STR_CONTAINS" => Op::Contains(TextValues::new(&c.values, c.case_insensitive)),
+            "NUM_EQ" => num(Ordering::Eq, single),
+            "NUM_GT" => num(Ordering::Gt, single),
+            "NUM_GTE" => num(Ordering::Gte, single),
+            "NUM_LT" => num(Ordering::Lt, single),
+            "NUM_LTE" => num(Ordering::Lte, single),
+            "DATE_AFTER" => parse_date(single).map_or(Op::Unsatisfiable, Op::DateAfter),
+            "DATE_BEFORE" => parse_date(single).map_or(Op::Unsatisfiable, Op::DateBefore),
+            "SEMVER_EQ" => semver(Ordering::Eq, single),
+            "SEMVER_GT" => semver(Ordering::Gt, single),
+            "SEMVER_GTE" => semver(Ordering::Gte, single),
+            "SEMVER_LT" => semver(Ordering::Lt, single),
+            "SEMVER_LTE" => semver(Ordering::Lte, single),
+            "REGEX" => regex::RegexBuilder::new(c.value.as_deref().unwrap_or(""))
+                .case_insensitive(c.case_insensitive)
+                .build()
+                .map_or(Op::Unsatisfiable, Op::Regex),
+            "IN_CIDR" => Op::InCidr(c.values.iter().filter_map(|v| parse_net(v)).collect()),
+            other => return Err(CompileError::UnknownOperator(other.to_owned())),
+        };
+        Ok(CompiledConstraint {
+            field: ContextField::parse(&c.context_name),
+            inverted: c.inverted,
+            op,
+        })
+    }
+
+    /// Whether the context satisfies the constraint. An absent field satisfies only `NOT_IN`; `inverted`
+    /// applies last.
+    pub(crate) fn matches(&self, e: &Eval<'_>) -> bool {
+        let hit = match &self.op {
+            Op::DateAfter(t) => e.time_of(&self.field).is_some_and(|now| now > *t),
+            Op::DateBefore(t) => e.time_of(&self.field).is_some_and(|now| now < *t),
+            Op::InCidr(nets) => e
+                .ip_of(&self.field)
+                .is_some_and(|ip| nets.iter().any(|n| n.contains(&ip))),
+            op => match e.value(&self.field) {
+                None => matches!(op, Op::NotIn(_)),
+                Some(v) => op.holds_for(v),
+            },
+        };
+        hit != self.inverted
+    }
+}
+
+impl Op {
+    fn holds_for(&self, v: &str) -> bool {
+        match self {
+            Op::In(set) => set.contains(v),
+            Op::NotIn(set) => !set.contains(v),
+            Op::StartsWith(t) => t.any(v, starts_with_ascii_ci, |h, n| h.starts_with(n)),
+            Op::EndsWith(t) => t.any(v, ends_with_ascii_ci, |h, n| h.ends_with(n)),
+            Op::Contains(t) => t.any(v, contains_ascii_ci, |h, n| h.contains(n)),
+            Op::Num(ord, want) => v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(|got| got.partial_cmp(want))
+                .is_some_and(|o| ord.holds(o)),
+            Op::Semver(ord, want) => {
+                Version::parse(v).is_ok_and(|got| ord.holds(cmp_semver(&got, want)))
+            }
+            Op::Regex(re) => re.is_match(v),
+            // Dates and CIDRs read typed values (see `matches`); an unsatisfiable constraint matches nothing.
+            Op::DateAfter(_) | Op::DateBefore(_) | Op::InCidr(_) | Op::Unsatisfiable => false,
+        }
+    }
+}
+
+/// Semantic-version precedence (build metadata ignored, as SemVer 2.0 says).
+fn cmp_semver(a: &Version, b: &Version) -> std::cmp::Ordering {
+    (a.major, a.minor, a.patch, &a.pre).cmp(&(b.major, b.minor, b.patch, &b.pre))
+}
+
+fn num(ord: Ordering, value: &str) -> Op {
+    match value.parse::<f64>() {
+        Ok(n) if n.is_finite() => Op::Num(ord, n),
+        _ => Op::Unsatisfiable,
+    }
+}
+
+fn semver(ord: Ordering, value: &str) -> Op {
+    Version::parse(value).map_or(Op::Unsatisfiable, |v| Op::Semver(ord, v))
+}
+
+/// An RFC 3339 timestamp, as Unleash writes them.
+pub(crate) fn parse_date(value: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(value.trim())
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// A network (`10.0.0.0/8`, `::1/128`) or a single address taken as a host network.
+pub(crate) fn parse_net(value: &str) -> Option<IpNet> {
+    let value = value.trim();
+    value
+        .parse::<IpNet>()
+        .ok()
+        .or_else(|| value.parse::<IpAddr>().ok().map(IpNet::from))
+}
+
+/// An exact-match string set: a short list is scanned, a long one hashed.
+#[derive(Debug)]
+pub(crate) enum StrSet {
+    Few(Box<[Box<str>]>),
+    Many(FxHashSet<Box<str>>),
+}
+
+impl StrSet {
+    const SCAN_LIMIT: usize = 8;
+
+    pub(crate) fn new<S: AsRef<str>>(values: &[S]) -> Self {
+        if values.len() <= Self::SCAN_LIMIT {
+            StrSet::Few(values.iter().map(|v| v.as_ref().into()).collect())
+        } else {
+            StrSet::Many(values.iter().map(|v| v.as_ref().into()).collect())
+        }
+    }
+
+    pub(crate) fn contains(&self, v: &str) -> bool {
+        match self {
+            StrSet::Few(list) => list.iter().any(|x| &**x == v),
+            StrSet::Many(set) => set.contains(v),
+        }
+    }
+}
+
+/// The values of a string operator; lower-cased at compile time when the constraint is case-insensitive.
+#[derive(Debug)]
+struct TextValues {
+    values: Box<[Box<str>]>,
+    case_insensitive: bool,
+    all_ascii: bool,
+}
+
+impl TextValues {
+    fn new(values: &[String], case_insensitive: bool) -> Self {
+        let values: Box<[Box<str>]> = values
+            .iter()
+            .map(|v| {
+                if case_insensitive {
+                    v.to_lowercase().into()
+                } else {
+                    v.as_str().into()
+                }
+            })
+            .collect();
+        let all_ascii = values.iter().all(|v| v.is_ascii());
+        TextValues {
+            values,
+            case_insensitive,
+            all_ascii,
+        }
+    }
+
+    /// Whether `test(haystack, value)` holds for any value. Case-insensitive ASCII input is compared without
+    /// allocating; other case-insensitive input is lower-cased once.
+    fn any(&self, hay: &str, ascii_ci: fn(&[u8], &[u8]) -> bool, test: fn(&str, &str) -> bool) -> bool {
+        if !self.case_insensitive {
+            return self.values.iter().any(|n| test(hay, n));
+        }
+        if self.all_ascii && hay.is_ascii() {
+            return self
+                .values
+                .iter()
+                .any(|n| ascii_ci(hay.as_bytes(), n.as_bytes()));
+        }
+        let lower = hay.to_lowercase();
+        self.values.iter().any(|n| test(&lower, n))
+    }
+}
+
+fn starts_with_ascii_ci(hay: &[u8], lower_needle: &[u8]) -> bool {
+    hay.len() >= lower_needle.len() && hay[..lower_needle.len()].eq_ignore_ascii_case(lower_needle)
+}
+
+fn ends_with_ascii_ci(hay: &[u8], lower_needle: &[u8]) -> bool {
+    hay.len() >= lower_needle.len()
+        && hay[hay.len() - lower_needle.len()..].eq_ignore_ascii_case(lower_needle)
+}
+
+fn contains_ascii_ci(hay: &[u8], lower_needle: &[u8]) -> bool {
+    lower_needle.is_empty()
+        || hay
+            .windows(lower_needle.len())
+            .any(|w| w.eq_ignore_ascii_case(lower_needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_case_insensitive_helpers() {
+        assert!(starts_with_ascii_ci(b"HeLLo", b"hel"));
+        assert!(!starts_with_ascii_ci(b"He", b"hel"));
+        assert!(ends_with_ascii_ci(b"HeLLo", b"llo"));
+        assert!(contains_ascii_ci(b"xxHeLLoxx", b"hello"));
+        assert!(!contains_ascii_ci(b"xxHeLoxx", b"hello"));
+    }
+
+    #[test]
+    fn large_sets_hash() {
+        let values: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let set = StrSet::new(&values);
+        assert!(matches!(set, StrSet::Many(_)));
+        assert!(set.contains("42"));
+        assert!(!set.contains("420"));
+    }
+
+    #[test]
+    fn semver_ignores_build_metadata() {
+        let a = Version::parse("1.0.0+a").unwrap();
+        let b = Version::parse("1.0.0+b").unwrap();
+        assert_eq!(cmp_semver(&a, &b), std::cmp::Ordering::Equal);
+    }
+}

@@ -1,0 +1,484 @@
+//! The evaluation engine: a features document compiled into an immutable [`Snapshot`] that evaluates
+//! contexts without locks, without mutation, and without allocating for flags that do not match.
+
+mod constraint;
+mod hash;
+mod strategy;
+mod variant;
+
+use std::cell::OnceCell;
+use std::net::IpAddr;
+
+use chrono::{DateTime, Utc};
+use rustc_hash::FxHashMap;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+use crate::context::Context;
+use crate::model::{FeaturesDocument, Segment};
+use constraint::{parse_date, ContextField};
+use strategy::CompiledStrategy;
+use variant::VariantSet;
+pub use variant::VariantView;
+
+/// Why a flag could not be compiled; such a flag is always off.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    #[error("unknown constraint operator `{0}`")]
+    UnknownOperator(String),
+}
+
+/// Settings of compilation that do not come from the document.
+#[derive(Debug, Clone, Default)]
+pub struct CompileOptions {
+    /// The host name `applicationHostname` strategies compare with; the machine's when `None`.
+    pub hostname: Option<String>,
+}
+
+/// Which projects' flags an evaluation may see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Projects {
+    All,
+    Only(Vec<String>),
+}
+
+impl Projects {
+    /// A token's project list: `*` anywhere (or an empty list) means every project.
+    pub fn from_list<S: AsRef<str>>(list: &[S]) -> Self {
+        if list.is_empty() || list.iter().any(|p| p.as_ref() == "*") {
+            Projects::All
+        } else {
+            Projects::Only(list.iter().map(|p| p.as_ref().to_owned()).collect())
+        }
+    }
+}
+
+/// An immutable, compiled features document. Share it through `Arc`; every method takes `&self`.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// Sorted by name (code points).
+    features: Box<[CompiledFeature]>,
+    by_name: FxHashMap<Box<str>, u32>,
+    projects: Box<[Box<str>]>,
+}
+
+#[derive(Debug)]
+struct CompiledFeature {
+    name: Box<str>,
+    project: u32,
+    impression_data: bool,
+    /// False when switched off, when every strategy is disabled, or when the flag could not be compiled.
+    switched_on: bool,
+    strategies: Box<[CompiledStrategy]>,
+    variants: Option<VariantSet>,
+    dependencies: Box<[Dependency]>,
+}
+
+#[derive(Debug)]
+struct Dependency {
+    /// `None` when the parent is missing or has parents of its own: never satisfied.
+    parent: Option<u32>,
+    expect_enabled: bool,
+    variants: Box<[Box<str>]>,
+}
+
+/// How a flag came out for a context.
+#[derive(Debug, Clone, Copy)]
+enum Resolution {
+    Off,
+    /// On, decided by the strategy at this index, or by having no strategy at all.
+    On(Option<usize>),
+}
+
+/// One flag's result, in the shape of an entry of the frontend API's `toggles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvaluatedToggle<'s> {
+    pub name: &'s str,
+    pub enabled: bool,
+    pub impression_data: bool,
+    pub variant: VariantView<'s>,
+}
+
+impl Serialize for EvaluatedToggle<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Toggle", 4)?;
+        st.serialize_field("name", self.name)?;
+        st.serialize_field("enabled", &self.enabled)?;
+        st.serialize_field("impressionData", &self.impression_data)?;
+        st.serialize_field("variant", &self.variant)?;
+        st.end()
+    }
+}
+
+/// The context of one evaluation, with the typed values that several constraints may need parsed once.
+pub(crate) struct Eval<'c> {
+    pub(crate) ctx: &'c Context,
+    now: OnceCell<Option<DateTime<Utc>>>,
+    remote_ip: OnceCell<Option<IpAddr>>,
+}
+
+impl<'c> Eval<'c> {
+    fn new(ctx: &'c Context) -> Self {
+        Eval {
+            ctx,
+            now: OnceCell::new(),
+            remote_ip: OnceCell::new(),
+        }
+    }
+
+    pub(crate) fn value(&self, field: &ContextField) -> Option<&'c str> {
+        let c = self.ctx;
+        match field {
+            ContextField::UserId => c.user_id.as_deref(),
+            ContextField::SessionId => c.session_id.as_deref(),
+            ContextField::RemoteAddress => c.remote_address.as_deref(),
+            ContextField::Environment => c.environment.as_deref(),
+            ContextField::AppName => c.app_name.as_deref(),
+            ContextField::CurrentTime => c.current_time.as_deref(),
+            ContextField::Property(name) => c.properties.get(&**name).map(String::as_str),
+        }
+    }
+
+    /// The field as a timestamp; `currentTime` defaults to now.
+    pub(crate) fn time_of(&self, field: &ContextField) -> Option<DateTime<Utc>> {
+        match field {
+            ContextField::CurrentTime => *self.now.get_or_init(|| match &self.ctx.current_time {
+                Some(t) => parse_date(t),
+                None => Some(Utc::now()),
+            }),
+            other => self.value(other).and_then(parse_date),
+        }
+    }
+
+    /// The field as an IP address.
+    pub(crate) fn ip_of(&self, field: &ContextField) -> Option<IpAddr> {
+        let parse = |v: &str| v.trim().parse::<IpAddr>().ok();
+        match field {
+            ContextField::RemoteAddress => *self
+                .remote_ip
+                .get_or_init(|| self.ctx.remote_address.as_deref().and_then(parse)),
+            other => self.value(other).and_then(parse),
+        }
+    }
+}
+
+impl Snapshot {
+    /// Compiles a document, with `applicationHostname` compared against this machine's host name.
+    pub fn compile(doc: &FeaturesDocument) -> Self {
+        Self::compile_with(doc, &CompileOptions::default())
+    }
+
+    pub fn compile_with(doc: &FeaturesDocument, options: &CompileOptions) -> Self {
+        let hostname = options
+            .hostname
+            .clone()
+            .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
+        let segments: FxHashMap<i64, &Segment> = doc.segments.iter().map(|s| (s.id, s)).collect();
+
+        // One entry per name (the last wins), in code-point order.
+        let mut sources: Vec<&crate::model::Feature> = Vec::with_capacity(doc.features.len());
+        {
+            let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
+            for f in &doc.features {
+                match seen.get(f.name.as_str()) {
+                    Some(&i) => sources[i] = f,
+                    None => {
+                        seen.insert(&f.name, sources.len());
+                        sources.push(f);
+                    }
+                }
+            }
+        }
+        sources.sort_by(|a, b| a.name.cmp(&b.name));
+
+        let by_name: FxHashMap<Box<str>, u32> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.name.as_str().into(), i as u32))
+            .collect();
+
+        let mut projects: Vec<Box<str>> = Vec::new();
+        let mut project_ids: FxHashMap<&str, u32> = FxHashMap::default();
+
+        let features = sources
+            .iter()
+            .map(|f| {
+                let project = *project_ids.entry(&f.project).or_insert_with(|| {
+                    projects.push(f.project.as_str().into());
+                    (projects.len() - 1) as u32
+                });
+                let mut active: Vec<_> = f.strategies.iter().filter(|s| !s.disabled).collect();
+                active.sort_by_key(|s| s.sort_order.unwrap_or(0));
+                let all_disabled = active.is_empty() && !f.strategies.is_empty();
+                let compiled = active
+                    .iter()
+                    .map(|s| CompiledStrategy::compile(s, &f.name, &segments, &hostname))
+                    .collect::<Result<Vec<_>, _>>();
+                let (strategies, compiled_ok) = match compiled {
+                    Ok(s) => (s.into_boxed_slice(), true),
+                    Err(_) => (Box::default(), false),
+                };
+                let stickiness = f.variants.first().and_then(|v| v.stickiness.as_deref());
+                let dependencies = f
+                    .dependencies
+                    .iter()
+                    .map(|d| Dependency {
+                        parent: by_name.get(d.feature.as_str()).copied().filter(|&p| {
+                            // A parent must have no parents of its own.
+                            sources[p as usize].dependencies.is_empty()
+                        }),
+                        expect_enabled: d.enabled,
+                        variants: d.variants.iter().map(|v| v.as_str().into()).collect(),
+                    })
+                    .collect();
+                CompiledFeature {
+                    name: f.name.as_str().into(),
+                    project,
+                    impression_data: f.impression_data,
+                    switched_on: f.enabled && compiled_ok && !all_disabled,
+                    strategies,
+                    variants: VariantSet::compile(
+                        &f.variants,
+                        strategy::Stickiness::parse(stickiness),
+                        &f.name,
+                    ),
+                    dependencies,
+                }
+            })
+            .collect();
+
+        Snapshot {
+            features,
+            by_name,
+            projects: projects.into_boxed_slice(),
+        }
+    }
+
+    /// Number of flags.
+    pub fn len(&self) -> usize {
+        self.features.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.features.is_empty()
+    }
+
+    /// Whether the named flag is enabled for the context; an unknown flag is not.
+    pub fn is_enabled(&self, name: &str, ctx: &Context) -> bool {
+        self.evaluate(name, ctx).is_some_and(|t| t.enabled)
+    }
+
+    /// The variant the context gets for the named flag; `disabled` (flag not enabled) for an unknown flag.
+    pub fn variant(&self, name: &str, ctx: &Context) -> VariantView<'_> {
+        self.evaluate(name, ctx)
+            .map_or(VariantView::disabled(false), |t| t.variant)
+    }
+
+    /// One flag, enabled or not; `None` for an unknown flag.
+    pub fn evaluate(&self, name: &str, ctx: &Context) -> Option<EvaluatedToggle<'_>> {
+        let &i = self.by_name.get(name)?;
+        let e = Eval::new(ctx);
+        Some(self.toggle(&self.features[i as usize], &e))
+    }
+
+    /// The enabled flags of the projects in scope, sorted by name, in the shape of the frontend API's
+    /// `toggles`.
+    pub fn evaluate_all(&self, ctx: &Context, projects: &Projects) -> Vec<EvaluatedToggle<'_>> {
+        let mut out = Vec::new();
+        self.evaluate_all_into(ctx, projects, &mut out);
+        out
+    }
+
+    /// [`Snapshot::evaluate_all`] into a caller's buffer (cleared first), so that a loop can reuse it.
+    pub fn evaluate_all_into<'s>(
+        &'s self,
+        ctx: &Context,
+        projects: &Projects,
+        out: &mut Vec<EvaluatedToggle<'s>>,
+    ) {
+        out.clear();
+        let e = Eval::new(ctx);
+        let mask: Option<Vec<bool>> = match projects {
+            Projects::All => None,
+            Projects::Only(list) => Some(
+                self.projects
+                    .iter()
+                    .map(|p| list.iter().any(|x| **p == **x))
+                    .collect(),
+            ),
+        };
+        for f in self.features.iter() {
+            if !f.switched_on {
+                continue;
+            }
+            if let Some(mask) = &mask {
+                if !mask[f.project as usize] {
+                    continue;
+                }
+            }
+            if let Resolution::On(by) = self.resolve(f, &e) {
+                out.push(EvaluatedToggle {
+                    name: &f.name,
+                    enabled: true,
+                    impression_data: f.impression_data,
+                    variant: self.variant_of(f, by, &e),
+                });
+            }
+        }
+    }
+
+    fn toggle<'s>(&'s self, f: &'s CompiledFeature, e: &Eval<'_>) -> EvaluatedToggle<'s> {
+        let (enabled, variant) = match self.resolve(f, e) {
+            Resolution::Off => (false, VariantView::disabled(false)),
+            Resolution::On(by) => (true, self.variant_of(f, by, e)),
+        };
+        EvaluatedToggle {
+            name: &f.name,
+            enabled,
+            impression_data: f.impression_data,
+            variant,
+        }
+    }
+
+    fn resolve(&self, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
+        if !f.switched_on {
+            return Resolution::Off;
+        }
+        for d in f.dependencies.iter() {
+            if !self.dependency_met(d, e) {
+                return Resolution::Off;
+            }
+        }
+        if f.strategies.is_empty() {
+            return Resolution::On(None);
+        }
+        match f.strategies.iter().position(|s| s.is_on(e)) {
+            Some(i) => Resolution::On(Some(i)),
+            None => Resolution::Off,
+        }
+    }
+
+    fn dependency_met(&self, d: &Dependency, e: &Eval<'_>) -> bool {
+        let Some(p) = d.parent else {
+            return false;
+        };
+        let parent = &self.features[p as usize];
+        match self.resolve(parent, e) {
+            Resolution::Off => !d.expect_enabled,
+            Resolution::On(by) => {
+                d.expect_enabled
+                    && (d.variants.is_empty() || {
+                        let chosen = self.variant_of(parent, by, e);
+                        d.variants.iter().any(|v| **v == *chosen.name)
+                    })
+            }
+        }
+    }
+
+    /// The variant of an enabled flag: the deciding strategy's variants if it has any, else the flag's.
+    fn variant_of<'s>(
+        &'s self,
+        f: &'s CompiledFeature,
+        by: Option<usize>,
+        e: &Eval<'_>,
+    ) -> VariantView<'s> {
+        let set = by
+            .and_then(|i| f.strategies[i].variants.as_ref())
+            .or(f.variants.as_ref());
+        set.and_then(|s| s.select(e))
+            .map_or(VariantView::disabled(true), VariantView::chosen)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(json: &str) -> Snapshot {
+        Snapshot::compile_with(
+            &FeaturesDocument::from_json(json).unwrap(),
+            &CompileOptions {
+                hostname: Some("web-1".into()),
+            },
+        )
+    }
+
+    fn ctx(json: &str) -> Context {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn snapshot_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Snapshot>();
+    }
+
+    #[test]
+    fn evaluate_all_filters_projects_sorts_and_drops_disabled() {
+        let s = snapshot(
+            r#"{"features":[
+                {"name":"b","project":"p1","enabled":true,"strategies":[{"name":"default"}]},
+                {"name":"a","project":"p2","enabled":true,"impressionData":true,"strategies":[{"name":"default"}]},
+                {"name":"c","project":"p1","enabled":false,"strategies":[{"name":"default"}]},
+                {"name":"d","project":"p1","enabled":true,"strategies":[{"name":"default","disabled":true}]}
+            ]}"#,
+        );
+        let all: Vec<_> = s
+            .evaluate_all(&Context::default(), &Projects::All)
+            .iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(all, ["a", "b"]);
+        let p1 = s.evaluate_all(&Context::default(), &Projects::from_list(&["p1"]));
+        assert_eq!(p1.len(), 1);
+        assert_eq!(p1[0].name, "b");
+        let json = serde_json::to_value(s.evaluate_all(&Context::default(), &Projects::All)).unwrap();
+        assert_eq!(
+            json[0],
+            serde_json::json!({"name":"a","enabled":true,"impressionData":true,
+                "variant":{"name":"disabled","enabled":false,"feature_enabled":true,"featureEnabled":true}})
+        );
+    }
+
+    #[test]
+    fn unknown_operator_turns_the_flag_off() {
+        let s = snapshot(
+            r#"{"features":[{"name":"x","enabled":true,"strategies":[
+                {"name":"default","constraints":[{"contextName":"a","operator":"BOGUS","value":"1"}]}]}]}"#,
+        );
+        assert!(!s.is_enabled("x", &Context::default()));
+    }
+
+    #[test]
+    fn application_hostname_uses_the_configured_host() {
+        let s = snapshot(
+            r#"{"features":[
+                {"name":"on","enabled":true,"strategies":[{"name":"applicationHostname","parameters":{"hostNames":"db-1, WEB-1"}}]},
+                {"name":"off","enabled":true,"strategies":[{"name":"applicationHostname","parameters":{"hostNames":"db-1"}}]}
+            ]}"#,
+        );
+        assert!(s.is_enabled("on", &Context::default()));
+        assert!(!s.is_enabled("off", &Context::default()));
+    }
+
+    #[test]
+    fn remote_address_matches_ipv6_networks_and_literals() {
+        let s = snapshot(
+            r#"{"features":[{"name":"x","enabled":true,"strategies":[{"name":"remoteAddress","parameters":{"IPs":"2001:db8::/32, 10.0.0.1, not-an-ip"}}]}]}"#,
+        );
+        assert!(s.is_enabled("x", &ctx(r#"{"remoteAddress":"2001:db8::42"}"#)));
+        assert!(s.is_enabled("x", &ctx(r#"{"remoteAddress":"10.0.0.1"}"#)));
+        assert!(s.is_enabled("x", &ctx(r#"{"remoteAddress":"not-an-ip"}"#)));
+        assert!(!s.is_enabled("x", &ctx(r#"{"remoteAddress":"2001:db9::1"}"#)));
+        assert!(!s.is_enabled("x", &Context::default()));
+    }
+
+    #[test]
+    fn strategies_follow_sort_order() {
+        let s = snapshot(
+            r#"{"features":[{"name":"x","enabled":true,"strategies":[
+                {"name":"default","sortOrder":2,"variants":[{"name":"second","weight":1000}]},
+                {"name":"default","sortOrder":1,"variants":[{"name":"first","weight":1000}]}]}]}"#,
+        );
+        assert_eq!(s.variant("x", &Context::default()).name, "first");
+    }
+}

@@ -1,0 +1,226 @@
+//! Activation strategies compiled once per snapshot.
+
+use std::collections::BTreeMap;
+
+use ipnet::IpNet;
+use rustc_hash::FxHashMap;
+
+use super::constraint::{parse_net, CompiledConstraint, ContextField, StrSet};
+use super::hash::{random_bucket, HashGroup, ROLLOUT_SEED};
+use super::variant::VariantSet;
+use super::{CompileError, Eval};
+use crate::model::{FeatureStrategy, Segment};
+
+/// Which context value decides a bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stickiness {
+    /// userId, then sessionId (then remoteAddress, for variants), then random.
+    Default,
+    Random,
+    Field(ContextField),
+}
+
+impl Stickiness {
+    pub(crate) fn parse(name: Option<&str>) -> Self {
+        match name.map(str::trim) {
+            None | Some("") | Some("default") => Stickiness::Default,
+            Some("random") => Stickiness::Random,
+            Some(field) => Stickiness::Field(ContextField::parse(field)),
+        }
+    }
+}
+
+/// A strategy ready to evaluate: its rule, its constraints (its segments' constraints appended) and its variants.
+#[derive(Debug)]
+pub(crate) struct CompiledStrategy {
+    rule: Rule,
+    constraints: Box<[CompiledConstraint]>,
+    pub(crate) variants: Option<VariantSet>,
+}
+
+#[derive(Debug)]
+enum Rule {
+    /// `default`, or `applicationHostname` on a matching host.
+    Always,
+    /// An unknown (custom) strategy, a missing segment, `applicationHostname` on another host.
+    Never,
+    /// `flexibleRollout`, `gradualRolloutUserId`, `gradualRolloutSessionId`, `gradualRolloutRandom`.
+    Rollout {
+        stickiness: Stickiness,
+        group: HashGroup,
+        percentage: u32,
+    },
+    UserIds(StrSet),
+    RemoteAddress {
+        nets: Box<[IpNet]>,
+        literals: StrSet,
+    },
+}
+
+impl CompiledStrategy {
+    pub(crate) fn compile(
+        s: &FeatureStrategy,
+        flag_name: &str,
+        segments: &FxHashMap<i64, &Segment>,
+        hostname: &str,
+    ) -> Result<Self, CompileError> {
+        let p = &s.parameters;
+        let mut rule = match s.name.as_str() {
+            "default" => Rule::Always,
+            "flexibleRollout" => Rule::Rollout {
+                stickiness: Stickiness::parse(param(p, "stickiness")),
+                group: HashGroup::new(param(p, "groupId").unwrap_or(flag_name)),
+                percentage: percentage(param(p, "rollout")),
+            },
+            "gradualRolloutUserId" => Rule::Rollout {
+                stickiness: Stickiness::Field(ContextField::UserId),
+                group: HashGroup::new(param(p, "groupId").unwrap_or("")),
+                percentage: percentage(param(p, "percentage")),
+            },
+            "gradualRolloutSessionId" => Rule::Rollout {
+                stickiness: Stickiness::Field(ContextField::SessionId),
+                group: HashGroup::new(param(p, "groupId").unwrap_or("")),
+                percentage: percentage(param(p, "percentage")),
+            },
+            "gradualRolloutRandom" => Rule::Rollout {
+                stickiness: Stickiness::Random,
+                group: HashGroup::new(""),
+                percentage: percentage(param(p, "percentage")),
+            },
+            "userWithId" => Rule::UserIds(StrSet::new(&csv(param(p, "userIds")))),
+            "remoteAddress" => {
+                let entries = csv(param(p, "IPs"));
+                Rule::RemoteAddress {
+                    nets: entries.iter().filter_map(|e| parse_net(e)).collect(),
+                    literals: StrSet::new(&entries),
+                }
+            }
+            "applicationHostname" => {
+                let host = hostname.to_lowercase();
+                if csv(param(p, "hostNames"))
+                    .iter()
+                    .any(|h| h.to_lowercase() == host)
+                {
+                    Rule::Always
+                } else {
+                    Rule::Never
+                }
+            }
+            _ => Rule::Never,
+        };
+
+        let mut constraints = s
+            .constraints
+            .iter()
+            .map(CompiledConstraint::compile)
+            .collect::<Result<Vec<_>, _>>()?;
+        for id in &s.segments {
+            match segments.get(id) {
+                Some(segment) => {
+                    for c in &segment.constraints {
+                        constraints.push(CompiledConstraint::compile(c)?);
+                    }
+                }
+                None => rule = Rule::Never,
+            }
+        }
+
+        let group = param(p, "groupId").unwrap_or(flag_name);
+        let variants = VariantSet::compile(&s.variants, Stickiness::parse(param(p, "stickiness")), group);
+        Ok(CompiledStrategy {
+            rule,
+            constraints: constraints.into_boxed_slice(),
+            variants,
+        })
+    }
+
+    /// Whether the strategy is on for this context: its constraints first, then its own rule.
+    pub(crate) fn is_on(&self, e: &Eval<'_>) -> bool {
+        if matches!(self.rule, Rule::Never) {
+            return false;
+        }
+        self.constraints.iter().all(|c| c.matches(e)) && self.rule_holds(e)
+    }
+
+    fn rule_holds(&self, e: &Eval<'_>) -> bool {
+        match &self.rule {
+            Rule::Always => true,
+            Rule::Never => false,
+            Rule::Rollout {
+                stickiness,
+                group,
+                percentage,
+            } => {
+                if *percentage == 0 {
+                    return false;
+                }
+                let value = match stickiness {
+                    Stickiness::Default => e.ctx.user_id.as_deref().or(e.ctx.session_id.as_deref()),
+                    Stickiness::Random => None,
+                    Stickiness::Field(field) => match e.value(field) {
+                        Some(v) => Some(v),
+                        None => return false,
+                    },
+                };
+                if *percentage >= 100 {
+                    return true;
+                }
+                let bucket = match value {
+                    Some(v) => group.bucket(v, ROLLOUT_SEED, 100),
+                    None => random_bucket(100),
+                };
+                bucket <= *percentage
+            }
+            Rule::UserIds(ids) => e.ctx.user_id.as_deref().is_some_and(|id| ids.contains(id)),
+            Rule::RemoteAddress { nets, literals } => {
+                e.ctx.remote_address.as_deref().is_some_and(|addr| {
+                    literals.contains(addr.trim())
+                        || e.ip_of(&ContextField::RemoteAddress)
+                            .is_some_and(|ip| nets.iter().any(|n| n.contains(&ip)))
+                })
+            }
+        }
+    }
+}
+
+fn param<'a>(p: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
+    p.get(name).map(String::as_str).filter(|v| !v.trim().is_empty())
+}
+
+/// A percentage parameter as a whole number 0..=100; anything unreadable is 0 (never on).
+fn percentage(value: Option<&str>) -> u32 {
+    let n = value.and_then(|v| v.trim().parse::<f64>().ok()).unwrap_or(0.0);
+    if n.is_nan() || n <= 0.0 {
+        0
+    } else {
+        n.min(100.0).floor() as u32
+    }
+}
+
+fn csv(value: Option<&str>) -> Vec<&str> {
+    value
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_are_clamped_and_floored() {
+        assert_eq!(percentage(Some("50.9")), 50);
+        assert_eq!(percentage(Some("250")), 100);
+        assert_eq!(percentage(Some("-3")), 0);
+        assert_eq!(percentage(Some("abc")), 0);
+        assert_eq!(percentage(None), 0);
+    }
+
+    #[test]
+    fn csv_trims_and_drops_empties() {
+        assert_eq!(csv(Some(" a, b,,c ")), vec!["a", "b", "c"]);
+    }
+}

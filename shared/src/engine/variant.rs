@@ -1,0 +1,141 @@
+//! Variant selection: overrides first, then a weighted bucket of the stickiness value.
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+use super::constraint::{ContextField, StrSet};
+use super::hash::{random_bucket, HashGroup, VARIANT_SEED};
+use super::strategy::Stickiness;
+use super::Eval;
+use crate::model::{Variant, VariantPayload};
+
+/// A variant ready to hand out.
+#[derive(Debug)]
+pub(crate) struct CompiledVariant {
+    pub(crate) name: Box<str>,
+    weight: u32,
+    pub(crate) payload: Option<VariantPayload>,
+    overrides: Box<[(ContextField, StrSet)]>,
+}
+
+/// The variants of a flag or of a strategy, with how to pick one.
+#[derive(Debug)]
+pub(crate) struct VariantSet {
+    variants: Box<[CompiledVariant]>,
+    total_weight: u32,
+    has_overrides: bool,
+    stickiness: Stickiness,
+    group: HashGroup,
+}
+
+impl VariantSet {
+    /// `None` when there is nothing to pick from.
+    pub(crate) fn compile(variants: &[Variant], stickiness: Stickiness, group: &str) -> Option<Self> {
+        if variants.is_empty() {
+            return None;
+        }
+        let variants: Box<[CompiledVariant]> = variants
+            .iter()
+            .map(|v| CompiledVariant {
+                name: v.name.as_str().into(),
+                weight: v.weight,
+                payload: v.payload.clone(),
+                overrides: v
+                    .overrides
+                    .iter()
+                    .map(|o| (ContextField::parse(&o.context_name), StrSet::new(&o.values)))
+                    .collect(),
+            })
+            .collect();
+        Some(VariantSet {
+            total_weight: variants.iter().map(|v| v.weight).sum(),
+            has_overrides: variants.iter().any(|v| !v.overrides.is_empty()),
+            variants,
+            stickiness,
+            group: HashGroup::new(group),
+        })
+    }
+
+    pub(crate) fn select(&self, e: &Eval<'_>) -> Option<&CompiledVariant> {
+        if self.has_overrides {
+            let forced = self.variants.iter().find(|v| {
+                v.overrides
+                    .iter()
+                    .any(|(field, values)| e.value(field).is_some_and(|x| values.contains(x)))
+            });
+            if forced.is_some() {
+                return forced;
+            }
+        }
+        if self.total_weight == 0 {
+            return None;
+        }
+        let value = match &self.stickiness {
+            Stickiness::Default => e
+                .ctx
+                .user_id
+                .as_deref()
+                .or(e.ctx.session_id.as_deref())
+                .or(e.ctx.remote_address.as_deref()),
+            Stickiness::Random => None,
+            Stickiness::Field(field) => e.value(field),
+        };
+        let target = match value {
+            Some(v) => self.group.bucket(v, VARIANT_SEED, self.total_weight),
+            None => random_bucket(self.total_weight),
+        };
+        let mut cumulative = 0;
+        self.variants.iter().find(|v| {
+            cumulative += v.weight;
+            cumulative >= target
+        })
+    }
+}
+
+/// The variant a context gets for a flag: a real one, or the `disabled` placeholder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VariantView<'s> {
+    /// The chosen variant's name, or `disabled`.
+    pub name: &'s str,
+    pub payload: Option<&'s VariantPayload>,
+    /// Whether a real variant was chosen.
+    pub enabled: bool,
+    /// Whether the flag itself is enabled.
+    pub feature_enabled: bool,
+}
+
+impl<'s> VariantView<'s> {
+    pub(crate) fn disabled(feature_enabled: bool) -> Self {
+        VariantView {
+            name: "disabled",
+            payload: None,
+            enabled: false,
+            feature_enabled,
+        }
+    }
+
+    pub(crate) fn chosen(v: &'s CompiledVariant) -> Self {
+        VariantView {
+            name: &v.name,
+            payload: v.payload.as_ref(),
+            enabled: true,
+            feature_enabled: true,
+        }
+    }
+}
+
+impl Serialize for VariantView<'_> {
+    /// `{name, enabled, payload?, feature_enabled, featureEnabled}`, as the frontend API answers.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Variant", 5)?;
+        st.serialize_field("name", self.name)?;
+        st.serialize_field("enabled", &self.enabled)?;
+        if let Some(p) = self.payload {
+            st.serialize_field("payload", p)?;
+        } else {
+            st.skip_field("payload")?;
+        }
+        st.serialize_field("feature_enabled", &self.feature_enabled)?;
+        st.serialize_field("featureEnabled", &self.feature_enabled)?;
+        st.end()
+    }
+}

@@ -1,0 +1,10 @@
+//! Vexil's shared crate: the Unleash client-API domain model, the evaluation context and the evaluation
+//! engine. The control plane and the edge both evaluate with this code, so there is one implementation.
+
+pub mod context;
+pub mod engine;
+pub mod model;
+
+pub use context::Context;
+pub use engine::{CompileError, CompileOptions, EvaluatedToggle, Projects, Snapshot, VariantView};
+pub use model::{DeltaDocument, DeltaEvent, DocumentError, FeaturesDocument};
