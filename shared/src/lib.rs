@@ -3,8 +3,10 @@
 
 pub mod context;
 pub mod engine;
+pub mod error;
 pub mod model;
 
 pub use context::Context;
 pub use engine::{CompileError, CompileOptions, EvaluatedToggle, Projects, Snapshot, VariantView};
+pub use error::{ApiError, ErrorBody, ErrorKind};
 pub use model::{DeltaDocument, DeltaEvent, DocumentError, FeaturesDocument};

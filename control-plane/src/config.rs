@@ -1,0 +1,114 @@
+//! Command-line flags, each with its environment variable.
+
+use clap::{Parser, ValueEnum};
+use std::net::SocketAddr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuthType {
+    /// Admin API calls need an admin token.
+    OpenSource,
+    /// No token needed (the spec's method `none`).
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "vexil-control-plane",
+    version,
+    about = "Vexil control plane: admin API and store"
+)]
+pub struct Config {
+    /// Address to listen on; port 0 picks a free port (the bound address is printed as `listening on ADDR`).
+    #[arg(long, env = "VEXIL_LISTEN", default_value = "0.0.0.0:4242")]
+    pub listen: SocketAddr,
+
+    /// `sqlite://FILE` (created if missing) or `postgres://…`.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://vexil.db")]
+    pub database_url: String,
+
+    /// Serve every route under this path (`/x`), reported as baseUriPath.
+    #[arg(long, env = "VEXIL_BASE_PATH", default_value = "", value_parser = parse_base_path)]
+    pub base_path: String,
+
+    #[arg(
+        long,
+        env = "VEXIL_AUTH_TYPE",
+        value_enum,
+        default_value = "open-source"
+    )]
+    pub auth_type: AuthType,
+
+    /// Admin token secrets (`*:*.secret`) to create at start when absent, comma-separated.
+    #[arg(long, env = "VEXIL_INIT_ADMIN_TOKENS", value_delimiter = ',')]
+    pub init_admin_tokens: Vec<String>,
+
+    /// Client token secrets (`project:environment.secret`) to create at start when absent, comma-separated.
+    #[arg(long, env = "VEXIL_INIT_CLIENT_TOKENS", value_delimiter = ',')]
+    pub init_client_tokens: Vec<String>,
+
+    /// Frontend token secrets (`project:environment.secret`) to create at start when absent, comma-separated.
+    #[arg(long, env = "VEXIL_INIT_FRONTEND_TOKENS", value_delimiter = ',')]
+    pub init_frontend_tokens: Vec<String>,
+
+    #[arg(long, env = "VEXIL_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// Largest accepted request body in bytes; larger ones get 413.
+    #[arg(long, env = "VEXIL_BODY_LIMIT", default_value_t = 1024 * 1024)]
+    pub body_limit: usize,
+}
+
+/// "" or "/x…" without a trailing slash; "x" and "/x/" are read as "/x".
+fn parse_base_path(text: &str) -> Result<String, String> {
+    let trimmed = text.trim().trim_matches('/');
+    if trimmed.is_empty() {
+        return Ok(String::new());
+    }
+    if trimmed.contains(['?', '#', '{', '}', ' ']) {
+        return Err(format!("{text:?} is not a URL path"));
+    }
+    Ok(format!("/{trimmed}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_paths_are_normalised() {
+        assert_eq!(parse_base_path("").unwrap(), "");
+        assert_eq!(parse_base_path("/").unwrap(), "");
+        assert_eq!(parse_base_path("unleash/").unwrap(), "/unleash");
+        assert_eq!(parse_base_path("/a/b").unwrap(), "/a/b");
+        assert!(parse_base_path("/a?b").is_err());
+    }
+
+    #[test]
+    fn defaults_match_the_issue() {
+        let config = Config::try_parse_from(["vexil-control-plane"]).unwrap();
+        assert_eq!(config.listen.to_string(), "0.0.0.0:4242");
+        assert_eq!(config.database_url, "sqlite://vexil.db");
+        assert_eq!(config.base_path, "");
+        assert_eq!(config.auth_type, AuthType::OpenSource);
+        assert_eq!(config.body_limit, 1024 * 1024);
+        let config = Config::try_parse_from([
+            "vexil-control-plane",
+            "--auth-type",
+            "none",
+            "--init-client-tokens",
+            "default:development.a,*:production.b",
+        ])
+        .unwrap();
+        assert_eq!(config.auth_type, AuthType::None);
+        assert_eq!(
+            config.init_client_tokens,
+            vec!["default:development.a", "*:production.b"]
+        );
+    }
+}

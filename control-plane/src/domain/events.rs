@@ -1,0 +1,213 @@
+//! Audit events: their types and the two read views (`GET /api/admin/events`, `GET /api/admin/events/:feature`).
+
+use crate::store::events::{self as event_store, EventFilter, EventRow};
+use crate::store::{corrupt_json, StoreError};
+use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
+use utoipa::{IntoParams, ToSchema};
+use vexil_shared::ApiError;
+
+/// The event types this control plane emits (a subset of the spec's Events list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    FeatureCreated,
+    FeatureMetadataUpdated,
+    FeatureTypeUpdated,
+    FeatureStaleOn,
+    FeatureStaleOff,
+    FeatureArchived,
+    FeatureRevived,
+    FeatureDeleted,
+    FeatureEnvironmentEnabled,
+    FeatureEnvironmentDisabled,
+    FeatureStrategyAdd,
+    FeatureStrategyUpdate,
+    FeatureStrategyRemove,
+    StrategyOrderChanged,
+    ProjectCreated,
+    ProjectUpdated,
+    ProjectDeleted,
+    ProjectEnvironmentAdded,
+    ProjectEnvironmentRemoved,
+    EnvironmentCreated,
+    EnvironmentUpdated,
+    EnvironmentDeleted,
+    ApiTokenCreated,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::FeatureCreated => "feature-created",
+            EventType::FeatureMetadataUpdated => "feature-metadata-updated",
+            EventType::FeatureTypeUpdated => "feature-type-updated",
+            EventType::FeatureStaleOn => "feature-stale-on",
+            EventType::FeatureStaleOff => "feature-stale-off",
+            EventType::FeatureArchived => "feature-archived",
+            EventType::FeatureRevived => "feature-revived",
+            EventType::FeatureDeleted => "feature-deleted",
+            EventType::FeatureEnvironmentEnabled => "feature-environment-enabled",
+            EventType::FeatureEnvironmentDisabled => "feature-environment-disabled",
+            EventType::FeatureStrategyAdd => "feature-strategy-add",
+            EventType::FeatureStrategyUpdate => "feature-strategy-update",
+            EventType::FeatureStrategyRemove => "feature-strategy-remove",
+            EventType::StrategyOrderChanged => "strategy-order-changed",
+            EventType::ProjectCreated => "project-created",
+            EventType::ProjectUpdated => "project-updated",
+            EventType::ProjectDeleted => "project-deleted",
+            EventType::ProjectEnvironmentAdded => "project-environment-added",
+            EventType::ProjectEnvironmentRemoved => "project-environment-removed",
+            EventType::EnvironmentCreated => "environment-created",
+            EventType::EnvironmentUpdated => "environment-updated",
+            EventType::EnvironmentDeleted => "environment-deleted",
+            EventType::ApiTokenCreated => "api-token-created",
+        }
+    }
+}
+
+/// An audit event as the API shows it (the spec's Event).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// Increasing, from 1.
+    pub id: i64,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub created_at: String,
+    pub created_by: String,
+    pub created_by_user_id: i64,
+    pub environment: Option<String>,
+    pub project: Option<String>,
+    pub feature_name: Option<String>,
+    /// The resource after the change.
+    pub data: Option<serde_json::Value>,
+    /// The resource before the change.
+    pub pre_data: Option<serde_json::Value>,
+    pub tags: Vec<serde_json::Value>,
+    pub label: Option<String>,
+    pub summary: Option<String>,
+}
+
+/// `GET /api/admin/events`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventList {
+    pub version: u32,
+    pub events: Vec<Event>,
+    pub total_events: i64,
+}
+
+/// `GET /api/admin/events/:featureName` (featureEventsSchema).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureEventList {
+    pub version: u32,
+    pub toggle_name: String,
+    pub events: Vec<Event>,
+    pub total_events: i64,
+}
+
+/// Filters and paging of `GET /api/admin/events`.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams, ToSchema)]
+#[into_params(parameter_in = Query)]
+pub struct EventQuery {
+    pub project: Option<String>,
+    pub feature: Option<String>,
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub event_type: Option<String>,
+    /// Events to skip, default 0.
+    pub offset: Option<u32>,
+    /// At most this many events, default 100, at most 1000.
+    pub limit: Option<u32>,
+}
+
+pub const DEFAULT_LIMIT: u32 = 100;
+pub const MAX_LIMIT: u32 = 1000;
+
+fn parse_column(
+    column: &str,
+    text: Option<String>,
+) -> Result<Option<serde_json::Value>, StoreError> {
+    text.map(|text| serde_json::from_str(&text).map_err(|error| corrupt_json(column, error)))
+        .transpose()
+}
+
+fn event_from_row(row: EventRow) -> Result<Event, StoreError> {
+    Ok(Event {
+        id: row.id,
+        event_type: row.event_type,
+        created_at: row.created_at,
+        created_by: row.created_by,
+        created_by_user_id: row.created_by_user_id,
+        environment: row.environment,
+        project: row.project,
+        feature_name: row.feature_name,
+        data: parse_column("events.data", row.data)?,
+        pre_data: parse_column("events.pre_data", row.pre_data)?,
+        tags: Vec::new(),
+        label: None,
+        summary: None,
+    })
+}
+
+/// Events matching the query, newest first, with the number of matches.
+pub async fn list(conn: &mut AnyConnection, query: EventQuery) -> Result<EventList, ApiError> {
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit > MAX_LIMIT {
+        return Err(ApiError::validation(format!(
+            "limit must be at most {MAX_LIMIT}"
+        )));
+    }
+    let filter = EventFilter {
+        project: query.project,
+        feature: query.feature,
+        event_type: query.event_type,
+    };
+    let rows = event_store::list(
+        conn,
+        &filter,
+        i64::from(query.offset.unwrap_or(0)),
+        i64::from(limit),
+    )
+    .await?;
+    let total_events = event_store::count(conn, &filter).await?;
+    let events = rows
+        .into_iter()
+        .map(event_from_row)
+        .collect::<Result<_, _>>()?;
+    Ok(EventList {
+        version: 1,
+        events,
+        total_events,
+    })
+}
+
+/// Every event of one flag, newest first; an unknown flag has none.
+pub async fn of_feature(
+    conn: &mut AnyConnection,
+    feature: &str,
+) -> Result<FeatureEventList, ApiError> {
+    let filter = EventFilter {
+        feature: Some(feature.to_owned()),
+        ..EventFilter::default()
+    };
+    let total_events = event_store::count(conn, &filter).await?;
+    let rows = event_store::list(conn, &filter, 0, total_events).await?;
+    let events = rows
+        .into_iter()
+        .map(event_from_row)
+        .collect::<Result<_, _>>()?;
+    Ok(FeatureEventList {
+        version: 1,
+        toggle_name: feature.to_owned(),
+        events,
+        total_events,
+    })
+}
+
+/// A resource as an event's `data` / `preData`.
+pub fn payload<T: Serialize>(resource: &T) -> serde_json::Value {
+    // Serializing our own body types cannot fail (string keys, no non-finite floats).
+    serde_json::to_value(resource).unwrap_or(serde_json::Value::Null)
+}

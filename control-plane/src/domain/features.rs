@@ -1,0 +1,631 @@
+//! Feature flags: metadata, per-environment switches, archive, revive and delete.
+
+use super::events::{payload, EventType};
+use super::names;
+use super::projects;
+use super::strategies::{self, Strategy};
+use crate::store::features::{self as feature_store, FeatureRow};
+use crate::store::projects as project_store;
+use crate::store::strategies as strategy_store;
+use crate::store::{NewEvent, WriteTx};
+use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
+use utoipa::ToSchema;
+use vexil_shared::ApiError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeatureType {
+    Release,
+    Experiment,
+    Operational,
+    KillSwitch,
+    Permission,
+}
+
+impl FeatureType {
+    fn as_str(self) -> &'static str {
+        match self {
+            FeatureType::Release => "release",
+            FeatureType::Experiment => "experiment",
+            FeatureType::Operational => "operational",
+            FeatureType::KillSwitch => "kill-switch",
+            FeatureType::Permission => "permission",
+        }
+    }
+}
+
+/// A flag's metadata (the answer of `POST …/features`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureSummary {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub feature_type: String,
+    pub description: Option<String>,
+    pub project: String,
+    pub stale: bool,
+    pub impression_data: bool,
+    pub created_at: String,
+    pub archived: bool,
+    pub archived_at: Option<String>,
+}
+
+/// A flag's switch in one environment, as flag lists show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureEnvironmentSummary {
+    pub name: String,
+    pub enabled: bool,
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    pub sort_order: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureListItem {
+    #[serde(flatten)]
+    pub summary: FeatureSummary,
+    pub environments: Vec<FeatureEnvironmentSummary>,
+}
+
+/// `GET /api/admin/projects/:projectId/features`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct FeatureList {
+    pub version: u32,
+    pub features: Vec<FeatureListItem>,
+}
+
+/// A flag's configuration in one environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureEnvironment {
+    pub name: String,
+    pub enabled: bool,
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    pub sort_order: i64,
+    pub strategies: Vec<Strategy>,
+    /// Flag-level variants of the environment (a later version fills them).
+    pub variants: Vec<serde_json::Value>,
+}
+
+/// A flag with its configuration in every environment of its project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Feature {
+    #[serde(flatten)]
+    pub summary: FeatureSummary,
+    pub environments: Vec<FeatureEnvironment>,
+    pub variants: Vec<serde_json::Value>,
+    pub dependencies: Vec<serde_json::Value>,
+    pub children: Vec<String>,
+}
+
+/// `POST /api/admin/projects/:projectId/features`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateFeature {
+    pub name: String,
+    /// Default `release`.
+    #[serde(rename = "type")]
+    pub feature_type: Option<FeatureType>,
+    pub description: Option<String>,
+    pub impression_data: Option<bool>,
+}
+
+/// `PUT …/features/:featureName` (and the document `PATCH` edits): absent fields keep their value.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateFeature {
+    /// If present, must be the flag's name.
+    pub name: Option<String>,
+    #[serde(rename = "type")]
+    pub feature_type: Option<FeatureType>,
+    pub description: Option<String>,
+    pub stale: Option<bool>,
+    pub impression_data: Option<bool>,
+}
+
+/// `POST /api/admin/projects/:projectId/archive`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct ArchiveFeatures {
+    pub features: Vec<String>,
+}
+
+/// `POST /api/admin/features/validate`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidateFeatureName {
+    pub name: String,
+    pub project_id: Option<String>,
+}
+
+/// An archived flag (the spec's archived feature).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchivedFeature {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub feature_type: String,
+    pub description: Option<String>,
+    pub project: String,
+    pub stale: bool,
+    pub impression_data: bool,
+    pub created_at: String,
+    pub archived_at: Option<String>,
+    /// Deprecated; always null.
+    pub last_seen_at: Option<String>,
+    /// Deprecated.
+    pub environments: Vec<ArchivedFeatureEnvironment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchivedFeatureEnvironment {
+    pub name: String,
+    pub last_seen_at: Option<String>,
+    pub enabled: bool,
+}
+
+/// `GET /api/admin/archive/features[/:projectId]`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ArchivedFeatureList {
+    pub version: u32,
+    pub features: Vec<ArchivedFeature>,
+}
+
+pub fn summary(row: &FeatureRow) -> FeatureSummary {
+    FeatureSummary {
+        name: row.name.clone(),
+        feature_type: row.feature_type.clone(),
+        description: row.description.clone(),
+        project: row.project_id.clone(),
+        stale: row.stale != 0,
+        impression_data: row.impression_data != 0,
+        created_at: row.created_at.clone(),
+        archived: row.archived_at.is_some(),
+        archived_at: row.archived_at.clone(),
+    }
+}
+
+fn not_found(project: &str, name: &str) -> ApiError {
+    ApiError::not_found(format!("Flag {name} does not exist in project {project}"))
+}
+
+/// The flag of a project, archived or not; 404 for an unknown project or flag.
+pub async fn require_in_project(
+    conn: &mut AnyConnection,
+    project: &str,
+    name: &str,
+) -> Result<FeatureRow, ApiError> {
+    projects::require(conn, project).await?;
+    match feature_store::get(conn, name).await? {
+        Some(row) if row.project_id == project => Ok(row),
+        _ => Err(not_found(project, name)),
+    }
+}
+
+/// The live flag of a project; archived flags are 404 too.
+pub async fn require_live(
+    conn: &mut AnyConnection,
+    project: &str,
+    name: &str,
+) -> Result<FeatureRow, ApiError> {
+    let row = require_in_project(conn, project, name).await?;
+    if row.archived_at.is_some() {
+        return Err(not_found(project, name));
+    }
+    Ok(row)
+}
+
+/// 404 unless the environment exists and the project uses it.
+pub async fn require_project_environment(
+    conn: &mut AnyConnection,
+    project: &str,
+    environment: &str,
+) -> Result<(), ApiError> {
+    if !project_store::has_environment(conn, project, environment).await? {
+        return Err(ApiError::not_found(format!(
+            "Environment {environment} does not exist in project {project}"
+        )));
+    }
+    Ok(())
+}
+
+/// 400 for writes to an archived flag's configuration.
+pub fn ensure_not_archived(row: &FeatureRow) -> Result<(), ApiError> {
+    if row.archived_at.is_some() {
+        return Err(ApiError::validation(format!(
+            "Flag {} is archived; revive it first",
+            row.name
+        )));
+    }
+    Ok(())
+}
+
+pub async fn list(conn: &mut AnyConnection, project: &str) -> Result<FeatureList, ApiError> {
+    projects::require(conn, project).await?;
+    let mut features = Vec::new();
+    for row in feature_store::list_live(conn, project).await? {
+        let environments = feature_store::environments(conn, project, &row.name)
+            .await?
+            .into_iter()
+            .map(|environment| FeatureEnvironmentSummary {
+                name: environment.name,
+                enabled: environment.enabled != 0,
+                environment_type: environment.environment_type,
+                sort_order: environment.sort_order,
+            })
+            .collect();
+        features.push(FeatureListItem {
+            summary: summary(&row),
+            environments,
+        });
+    }
+    Ok(FeatureList {
+        version: 2,
+        features,
+    })
+}
+
+async fn view(conn: &mut AnyConnection, row: &FeatureRow) -> Result<Feature, ApiError> {
+    let mut environments = Vec::new();
+    for environment in feature_store::environments(conn, &row.project_id, &row.name).await? {
+        let strategies = strategies::list_rows(conn, &row.name, &environment.name).await?;
+        environments.push(FeatureEnvironment {
+            name: environment.name,
+            enabled: environment.enabled != 0,
+            environment_type: environment.environment_type,
+            sort_order: environment.sort_order,
+            strategies,
+            variants: Vec::new(),
+        });
+    }
+    Ok(Feature {
+        summary: summary(row),
+        environments,
+        variants: Vec::new(),
+        dependencies: Vec::new(),
+        children: Vec::new(),
+    })
+}
+
+pub async fn get(conn: &mut AnyConnection, project: &str, name: &str) -> Result<Feature, ApiError> {
+    let row = require_live(conn, project, name).await?;
+    view(conn, &row).await
+}
+
+/// 409 if the name is taken, archived flags included.
+async fn ensure_name_free(conn: &mut AnyConnection, name: &str) -> Result<(), ApiError> {
+    if let Some(existing) = feature_store::get(conn, name).await? {
+        let archived = if existing.archived_at.is_some() {
+            " (archived)"
+        } else {
+            ""
+        };
+        return Err(ApiError::name_exists(format!(
+            "A flag named {name} already exists in project {}{archived}",
+            existing.project_id
+        )));
+    }
+    Ok(())
+}
+
+pub async fn validate_name(
+    conn: &mut AnyConnection,
+    input: ValidateFeatureName,
+) -> Result<(), ApiError> {
+    names::validate("name", &input.name)?;
+    if let Some(project) = &input.project_id {
+        projects::require(conn, project).await?;
+    }
+    ensure_name_free(conn, &input.name).await
+}
+
+pub async fn create(
+    tx: &mut WriteTx,
+    project: &str,
+    input: CreateFeature,
+) -> Result<FeatureSummary, ApiError> {
+    names::validate("name", &input.name)?;
+    projects::require(tx.conn(), project).await?;
+    ensure_name_free(tx.conn(), &input.name).await?;
+    let row = FeatureRow {
+        name: input.name,
+        project_id: project.to_owned(),
+        feature_type: input
+            .feature_type
+            .unwrap_or(FeatureType::Release)
+            .as_str()
+            .to_owned(),
+        description: input.description,
+        stale: 0,
+        impression_data: i64::from(input.impression_data.unwrap_or(false)),
+        created_at: tx.now().to_owned(),
+        archived_at: None,
+    };
+    feature_store::insert(tx.conn(), &row).await?;
+    let created = summary(&row);
+    tx.record(feature_event(
+        EventType::FeatureCreated,
+        &row,
+        Some(payload(&created)),
+        None,
+    ))
+    .await?;
+    Ok(created)
+}
+
+fn feature_event(
+    event_type: EventType,
+    row: &FeatureRow,
+    data: Option<serde_json::Value>,
+    pre_data: Option<serde_json::Value>,
+) -> NewEvent {
+    NewEvent {
+        event_type: event_type.as_str(),
+        project: Some(row.project_id.clone()),
+        feature_name: Some(row.name.clone()),
+        data,
+        pre_data,
+        ..NewEvent::default()
+    }
+}
+
+/// Updates metadata: `feature-metadata-updated`, plus `feature-stale-on/off` and `feature-type-updated` when
+/// those change. Nothing changed, no event.
+pub async fn update(
+    tx: &mut WriteTx,
+    project: &str,
+    name: &str,
+    input: UpdateFeature,
+) -> Result<Feature, ApiError> {
+    let before = require_live(tx.conn(), project, name).await?;
+    if let Some(new_name) = &input.name {
+        if new_name != name {
+            return Err(ApiError::validation(format!(
+                "name: a flag cannot be renamed ({new_name} ≠ {name})"
+            )));
+        }
+    }
+    let after = FeatureRow {
+        feature_type: input
+            .feature_type
+            .map(|t| t.as_str().to_owned())
+            .unwrap_or(before.feature_type.clone()),
+        description: input.description.or(before.description.clone()),
+        stale: input.stale.map(i64::from).unwrap_or(before.stale),
+        impression_data: input
+            .impression_data
+            .map(i64::from)
+            .unwrap_or(before.impression_data),
+        ..before.clone()
+    };
+    let (old, new) = (summary(&before), summary(&after));
+    if old != new {
+        feature_store::update(tx.conn(), &after).await?;
+        let (data, pre_data) = (Some(payload(&new)), Some(payload(&old)));
+        tx.record(feature_event(
+            EventType::FeatureMetadataUpdated,
+            &after,
+            data.clone(),
+            pre_data.clone(),
+        ))
+        .await?;
+        if old.stale != new.stale {
+            let event_type = if new.stale {
+                EventType::FeatureStaleOn
+            } else {
+                EventType::FeatureStaleOff
+            };
+            tx.record(feature_event(
+                event_type,
+                &after,
+                data.clone(),
+                pre_data.clone(),
+            ))
+            .await?;
+        }
+        if old.feature_type != new.feature_type {
+            tx.record(feature_event(
+                EventType::FeatureTypeUpdated,
+                &after,
+                data,
+                pre_data,
+            ))
+            .await?;
+        }
+    }
+    view(tx.conn(), &after).await
+}
+
+/// Applies a JSON Patch to `{name, type, description, stale, impressionData}`, then updates as PUT does.
+pub async fn patch(
+    tx: &mut WriteTx,
+    project: &str,
+    name: &str,
+    operations: json_patch::Patch,
+) -> Result<Feature, ApiError> {
+    let row = require_live(tx.conn(), project, name).await?;
+    let current = summary(&row);
+    let mut document = serde_json::json!({
+        "name": current.name,
+        "type": current.feature_type,
+        "description": current.description,
+        "stale": current.stale,
+        "impressionData": current.impression_data,
+    });
+    json_patch::patch(&mut document, &operations)
+        .map_err(|error| ApiError::validation(format!("The patch does not apply: {error}")))?;
+    let input: UpdateFeature = serde_path_to_error::deserialize(document).map_err(|error| {
+        ApiError::validation(format!(
+            "The patched flag is invalid at {}: {}",
+            error.path(),
+            error.inner()
+        ))
+    })?;
+    update(tx, project, name, input).await
+}
+
+/// Archives a live flag: it leaves SDK outputs, its name stays taken.
+pub async fn archive(tx: &mut WriteTx, project: &str, name: &str) -> Result<(), ApiError> {
+    let before = require_live(tx.conn(), project, name).await?;
+    let after = FeatureRow {
+        archived_at: Some(tx.now().to_owned()),
+        ..before.clone()
+    };
+    feature_store::update(tx.conn(), &after).await?;
+    let (data, pre_data) = (payload(&summary(&after)), payload(&summary(&before)));
+    tx.record(feature_event(
+        EventType::FeatureArchived,
+        &after,
+        Some(data),
+        Some(pre_data),
+    ))
+    .await?;
+    Ok(())
+}
+
+/// Archives several flags of a project, all or none.
+pub async fn archive_many(
+    tx: &mut WriteTx,
+    project: &str,
+    input: ArchiveFeatures,
+) -> Result<(), ApiError> {
+    if input.features.is_empty() {
+        return Err(ApiError::validation("features must list at least one flag"));
+    }
+    for name in &input.features {
+        archive(tx, project, name).await?;
+    }
+    Ok(())
+}
+
+/// Brings an archived flag back, off in every environment. Not archived: nothing to do.
+pub async fn revive(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
+    let before = feature_store::get(tx.conn(), name)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Flag {name} does not exist")))?;
+    if before.archived_at.is_none() {
+        return Ok(());
+    }
+    let after = FeatureRow {
+        archived_at: None,
+        ..before.clone()
+    };
+    feature_store::update(tx.conn(), &after).await?;
+    feature_store::disable_everywhere(tx.conn(), name).await?;
+    let (data, pre_data) = (payload(&summary(&after)), payload(&summary(&before)));
+    tx.record(feature_event(
+        EventType::FeatureRevived,
+        &after,
+        Some(data),
+        Some(pre_data),
+    ))
+    .await?;
+    Ok(())
+}
+
+/// Deletes an archived flag for good. Unknown or not archived: nothing to do.
+pub async fn delete_archived(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
+    let Some(before) = feature_store::get(tx.conn(), name).await? else {
+        return Ok(());
+    };
+    if before.archived_at.is_none() {
+        return Ok(());
+    }
+    feature_store::delete(tx.conn(), name).await?;
+    tx.record(feature_event(
+        EventType::FeatureDeleted,
+        &before,
+        None,
+        Some(payload(&summary(&before))),
+    ))
+    .await?;
+    Ok(())
+}
+
+pub async fn archived(
+    conn: &mut AnyConnection,
+    project: Option<&str>,
+) -> Result<ArchivedFeatureList, ApiError> {
+    let mut features = Vec::new();
+    for row in feature_store::list_archived(conn, project).await? {
+        let environments = feature_store::environments(conn, &row.project_id, &row.name)
+            .await?
+            .into_iter()
+            .map(|environment| ArchivedFeatureEnvironment {
+                name: environment.name,
+                last_seen_at: None,
+                enabled: environment.enabled != 0,
+            })
+            .collect();
+        features.push(ArchivedFeature {
+            name: row.name,
+            feature_type: row.feature_type,
+            description: row.description,
+            project: row.project_id,
+            stale: row.stale != 0,
+            impression_data: row.impression_data != 0,
+            created_at: row.created_at,
+            archived_at: row.archived_at,
+            last_seen_at: None,
+            environments,
+        });
+    }
+    Ok(ArchivedFeatureList {
+        version: 2,
+        features,
+    })
+}
+
+/// Turns a flag on or off in an environment; an event only on a real change. Turning on a flag without an
+/// enabled strategy first adds the default `flexibleRollout` (or, when asked, re-enables the disabled ones).
+pub async fn set_enabled(
+    tx: &mut WriteTx,
+    project: &str,
+    name: &str,
+    environment: &str,
+    enabled: bool,
+    activate_disabled_strategies: bool,
+) -> Result<(), ApiError> {
+    let row = require_in_project(tx.conn(), project, name).await?;
+    super::environments::require(tx.conn(), environment).await?;
+    require_project_environment(tx.conn(), project, environment).await?;
+    ensure_not_archived(&row)?;
+    if feature_store::is_enabled(tx.conn(), name, environment).await? == enabled {
+        return Ok(());
+    }
+    if enabled {
+        let existing = strategy_store::list(tx.conn(), name, environment).await?;
+        if !existing.iter().any(|strategy| strategy.disabled == 0) {
+            if activate_disabled_strategies && !existing.is_empty() {
+                strategies::enable_all(tx, &row, environment, existing).await?;
+            } else {
+                strategies::add_default(tx, &row, environment).await?;
+            }
+        }
+    }
+    switch(tx, &row, environment, enabled).await
+}
+
+/// Sets the switch and records `feature-environment-enabled` / `-disabled`.
+pub async fn switch(
+    tx: &mut WriteTx,
+    row: &FeatureRow,
+    environment: &str,
+    enabled: bool,
+) -> Result<(), ApiError> {
+    feature_store::set_enabled(tx.conn(), &row.name, environment, enabled).await?;
+    let event_type = if enabled {
+        EventType::FeatureEnvironmentEnabled
+    } else {
+        EventType::FeatureEnvironmentDisabled
+    };
+    let mut event = feature_event(event_type, row, None, None);
+    event.environment = Some(environment.to_owned());
+    tx.record(event).await?;
+    Ok(())
+}

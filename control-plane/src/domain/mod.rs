@@ -1,0 +1,12 @@
+//! The domain: validation and the rules of each resource, as plain functions over the store. No HTTP here:
+//! every function takes a store connection or a [`WriteTx`](crate::store::WriteTx) and returns the body types
+//! of the API or an [`ApiError`](vexil_shared::ApiError).
+
+pub mod client_document;
+pub mod environments;
+pub mod events;
+pub mod features;
+pub mod names;
+pub mod projects;
+pub mod strategies;
+pub mod tokens;

@@ -1,0 +1,303 @@
+//! Projects and the environments each uses. `default` always exists.
+
+use super::events::{payload, EventType};
+use super::names;
+use crate::store::environments as environment_store;
+use crate::store::projects::{self as project_store, ProjectRow};
+use crate::store::{NewEvent, WriteTx};
+use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
+use utoipa::ToSchema;
+use vexil_shared::ApiError;
+
+pub const DEFAULT_PROJECT: &str = "default";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProjectMode {
+    Open,
+    Protected,
+    Private,
+}
+
+impl ProjectMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            ProjectMode::Open => "open",
+            ProjectMode::Protected => "protected",
+            ProjectMode::Private => "private",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub mode: String,
+    pub default_stickiness: String,
+    /// Environments the project uses, in environment order.
+    pub environments: Vec<String>,
+    /// Live (not archived) flags.
+    pub feature_count: i64,
+    pub created_at: String,
+    pub updated_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ProjectList {
+    pub version: u32,
+    pub projects: Vec<Project>,
+}
+
+/// `POST /api/admin/projects`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateProject {
+    /// Defaults to `name`.
+    pub id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub mode: Option<ProjectMode>,
+    pub default_stickiness: Option<String>,
+    /// Environments to use; default: every environment.
+    pub environments: Option<Vec<String>>,
+}
+
+/// `PUT /api/admin/projects/:projectId`: absent optional fields keep their value.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateProject {
+    pub name: String,
+    pub description: Option<String>,
+    pub mode: Option<ProjectMode>,
+    pub default_stickiness: Option<String>,
+}
+
+/// `POST /api/admin/projects/:projectId/environments`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddProjectEnvironment {
+    pub environment: String,
+    /// Accepted for compatibility; change requests come in a later version.
+    pub change_requests_enabled: Option<bool>,
+}
+
+fn validate_display_name(name: &str) -> Result<(), ApiError> {
+    let length = name.trim().chars().count();
+    if length == 0 || length > 100 {
+        return Err(ApiError::validation(
+            "name must be 1 to 100 characters long",
+        ));
+    }
+    Ok(())
+}
+
+async fn view(conn: &mut AnyConnection, row: ProjectRow) -> Result<Project, ApiError> {
+    let environments = project_store::environments(conn, &row.id).await?;
+    let feature_count = project_store::feature_count(conn, &row.id, false).await?;
+    Ok(Project {
+        id: row.id,
+        name: row.name,
+        description: row.description,
+        mode: row.mode,
+        default_stickiness: row.default_stickiness,
+        environments,
+        feature_count,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    })
+}
+
+/// The project row or 404.
+pub async fn require(conn: &mut AnyConnection, id: &str) -> Result<ProjectRow, ApiError> {
+    project_store::get(conn, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Project {id} does not exist")))
+}
+
+pub async fn list(conn: &mut AnyConnection) -> Result<ProjectList, ApiError> {
+    let mut projects = Vec::new();
+    for row in project_store::list(conn).await? {
+        projects.push(view(conn, row).await?);
+    }
+    Ok(ProjectList {
+        version: 1,
+        projects,
+    })
+}
+
+pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Project, ApiError> {
+    let row = require(conn, id).await?;
+    view(conn, row).await
+}
+
+pub async fn create(tx: &mut WriteTx, input: CreateProject) -> Result<Project, ApiError> {
+    let id = input.id.unwrap_or_else(|| input.name.clone());
+    names::validate("id", &id)?;
+    validate_display_name(&input.name)?;
+    if project_store::get(tx.conn(), &id).await?.is_some() {
+        return Err(ApiError::name_exists(format!(
+            "A project with id {id} already exists"
+        )));
+    }
+    let environments = match input.environments {
+        Some(environments) => {
+            for environment in &environments {
+                if environment_store::get(tx.conn(), environment)
+                    .await?
+                    .is_none()
+                {
+                    return Err(ApiError::validation(format!(
+                        "environments: {environment} does not exist"
+                    )));
+                }
+            }
+            environments
+        }
+        None => environment_store::list(tx.conn())
+            .await?
+            .into_iter()
+            .map(|row| row.name)
+            .collect(),
+    };
+    let row = ProjectRow {
+        id: id.clone(),
+        name: input.name,
+        description: input.description,
+        mode: input.mode.unwrap_or(ProjectMode::Open).as_str().to_owned(),
+        default_stickiness: input
+            .default_stickiness
+            .unwrap_or_else(|| "default".to_owned()),
+        created_at: tx.now().to_owned(),
+        updated_at: None,
+    };
+    project_store::insert(tx.conn(), &row).await?;
+    for environment in environments {
+        if !project_store::has_environment(tx.conn(), &id, &environment).await? {
+            project_store::add_environment(tx.conn(), &id, &environment).await?;
+        }
+    }
+    let project = view(tx.conn(), row).await?;
+    tx.record(NewEvent {
+        event_type: EventType::ProjectCreated.as_str(),
+        project: Some(id),
+        data: Some(payload(&project)),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(project)
+}
+
+pub async fn update(tx: &mut WriteTx, id: &str, input: UpdateProject) -> Result<Project, ApiError> {
+    validate_display_name(&input.name)?;
+    let before_row = require(tx.conn(), id).await?;
+    let before = view(tx.conn(), before_row.clone()).await?;
+    let row = ProjectRow {
+        name: input.name,
+        description: input.description.or(before_row.description.clone()),
+        mode: input
+            .mode
+            .map(|mode| mode.as_str().to_owned())
+            .unwrap_or(before_row.mode.clone()),
+        default_stickiness: input
+            .default_stickiness
+            .unwrap_or(before_row.default_stickiness.clone()),
+        updated_at: Some(tx.now().to_owned()),
+        ..before_row
+    };
+    project_store::update(tx.conn(), &row).await?;
+    let project = view(tx.conn(), row).await?;
+    tx.record(NewEvent {
+        event_type: EventType::ProjectUpdated.as_str(),
+        project: Some(id.to_owned()),
+        data: Some(payload(&project)),
+        pre_data: Some(payload(&before)),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(project)
+}
+
+/// Deletes a project that holds no flags (archived ones included); `default` cannot be deleted.
+pub async fn delete(tx: &mut WriteTx, id: &str) -> Result<(), ApiError> {
+    if id == DEFAULT_PROJECT {
+        return Err(ApiError::validation(
+            "The default project cannot be deleted",
+        ));
+    }
+    let row = require(tx.conn(), id).await?;
+    if project_store::feature_count(tx.conn(), id, true).await? > 0 {
+        return Err(ApiError::validation(format!(
+            "Project {id} still holds flags; archive and delete them first"
+        )));
+    }
+    let before = view(tx.conn(), row).await?;
+    project_store::delete(tx.conn(), id).await?;
+    tx.record(NewEvent {
+        event_type: EventType::ProjectDeleted.as_str(),
+        project: Some(id.to_owned()),
+        pre_data: Some(payload(&before)),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(())
+}
+
+pub async fn add_environment(
+    tx: &mut WriteTx,
+    id: &str,
+    input: AddProjectEnvironment,
+) -> Result<(), ApiError> {
+    require(tx.conn(), id).await?;
+    let environment = input.environment;
+    if environment_store::get(tx.conn(), &environment)
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::not_found(format!(
+            "Environment {environment} does not exist"
+        )));
+    }
+    if project_store::has_environment(tx.conn(), id, &environment).await? {
+        return Err(ApiError::name_exists(format!(
+            "Environment {environment} is already in project {id}"
+        )));
+    }
+    project_store::add_environment(tx.conn(), id, &environment).await?;
+    tx.record(NewEvent {
+        event_type: EventType::ProjectEnvironmentAdded.as_str(),
+        project: Some(id.to_owned()),
+        environment: Some(environment.clone()),
+        data: Some(serde_json::json!({ "environment": environment })),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(())
+}
+
+/// Removes an environment from a project; the flags' settings there are kept for when it comes back.
+pub async fn remove_environment(
+    tx: &mut WriteTx,
+    id: &str,
+    environment: &str,
+) -> Result<(), ApiError> {
+    require(tx.conn(), id).await?;
+    if !project_store::has_environment(tx.conn(), id, environment).await? {
+        return Err(ApiError::not_found(format!(
+            "Environment {environment} is not in project {id}"
+        )));
+    }
+    project_store::remove_environment(tx.conn(), id, environment).await?;
+    tx.record(NewEvent {
+        event_type: EventType::ProjectEnvironmentRemoved.as_str(),
+        project: Some(id.to_owned()),
+        environment: Some(environment.to_owned()),
+        pre_data: Some(serde_json::json!({ "environment": environment })),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,752 @@
+//! The strategies of a flag in an environment: built-in strategy names only (custom strategy definitions come
+//! later), validated constraints, normalised variants, parameters stored as strings. Ids are UUIDs.
+
+use super::events::{payload, EventType};
+use super::features::{self, ensure_not_archived, require_in_project, require_project_environment};
+use crate::store::features::{self as feature_store, FeatureRow};
+use crate::store::projects as project_store;
+use crate::store::strategies::{self as strategy_store, StrategyRow};
+use crate::store::{corrupt_json, NewEvent, StoreError, WriteTx};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::AnyConnection;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+use uuid::Uuid;
+use vexil_shared::ApiError;
+
+/// The built-in strategies a flag may use.
+pub const BUILT_IN_STRATEGIES: [&str; 8] = [
+    "default",
+    "flexibleRollout",
+    "userWithId",
+    "gradualRolloutUserId",
+    "gradualRolloutSessionId",
+    "gradualRolloutRandom",
+    "remoteAddress",
+    "applicationHostname",
+];
+
+/// The constraint operators: the spec's 15 and Vexil's four extras.
+pub const OPERATORS: [&str; 19] = [
+    "IN",
+    "NOT_IN",
+    "STR_STARTS_WITH",
+    "STR_ENDS_WITH",
+    "STR_CONTAINS",
+    "NUM_EQ",
+    "NUM_GT",
+    "NUM_GTE",
+    "NUM_LT",
+    "NUM_LTE",
+    "DATE_AFTER",
+    "DATE_BEFORE",
+    "SEMVER_EQ",
+    "SEMVER_GT",
+    "SEMVER_LT",
+    "SEMVER_GTE",
+    "SEMVER_LTE",
+    "REGEX",
+    "IN_CIDR",
+];
+
+const PAYLOAD_TYPES: [&str; 4] = ["json", "csv", "string", "number"];
+const TOTAL_WEIGHT: u32 = 1000;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Constraint {
+    pub context_name: String,
+    pub operator: String,
+    #[serde(default)]
+    pub values: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub case_insensitive: bool,
+    #[serde(default)]
+    pub inverted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VariantPayload {
+    #[serde(rename = "type")]
+    pub payload_type: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WeightType {
+    Variable,
+    Fix,
+}
+
+impl WeightType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WeightType::Variable => "variable",
+            WeightType::Fix => "fix",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyVariant {
+    pub name: String,
+    /// 0 to 1000; `variable` weights are recomputed on write.
+    #[serde(default)]
+    pub weight: u32,
+    /// Default `variable`.
+    #[serde(default = "variable")]
+    pub weight_type: WeightType,
+    /// Default `default`.
+    #[serde(default = "default_stickiness")]
+    pub stickiness: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<VariantPayload>,
+}
+
+fn variable() -> WeightType {
+    WeightType::Variable
+}
+
+fn default_stickiness() -> String {
+    "default".to_owned()
+}
+
+/// A strategy as the admin API shows it (spec endpoint 15).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Strategy {
+    pub id: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub disabled: bool,
+    pub feature_name: String,
+    pub sort_order: i64,
+    pub segments: Vec<i64>,
+    pub constraints: Vec<Constraint>,
+    pub variants: Vec<StrategyVariant>,
+    pub parameters: BTreeMap<String, String>,
+}
+
+/// `POST …/strategies` and `PUT …/strategies/:strategyId` (a full replace).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyInput {
+    pub name: String,
+    pub title: Option<String>,
+    pub disabled: Option<bool>,
+    /// Default: after the last strategy (add) or unchanged (replace).
+    pub sort_order: Option<i64>,
+    pub constraints: Option<Vec<Constraint>>,
+    /// Values may be strings, numbers or booleans; they are stored as strings.
+    #[schema(value_type = Option<Object>)]
+    pub parameters: Option<serde_json::Map<String, Value>>,
+    pub variants: Option<Vec<StrategyVariant>>,
+    /// Segment ids (segments come in a later version: any id is unknown for now).
+    pub segments: Option<Vec<i64>>,
+}
+
+/// One entry of `POST …/strategies/set-sort-order`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategySortOrder {
+    pub id: String,
+    pub sort_order: i64,
+}
+
+fn parse_column<T: serde::de::DeserializeOwned>(column: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|error| corrupt_json(column, error))
+}
+
+fn to_column<T: Serialize>(value: &T) -> String {
+    payload(value).to_string()
+}
+
+pub fn view(row: &StrategyRow) -> Result<Strategy, StoreError> {
+    Ok(Strategy {
+        id: row.id.clone(),
+        name: row.name.clone(),
+        title: row.title.clone(),
+        disabled: row.disabled != 0,
+        feature_name: row.feature_name.clone(),
+        sort_order: row.sort_order,
+        segments: parse_column("feature_strategies.segments", &row.segments)?,
+        constraints: parse_column("feature_strategies.constraints", &row.constraints)?,
+        variants: parse_column("feature_strategies.variants", &row.variants)?,
+        parameters: parse_column("feature_strategies.parameters", &row.parameters)?,
+    })
+}
+
+/// The strategies of a flag in an environment, in sortOrder.
+pub async fn list_rows(
+    conn: &mut AnyConnection,
+    feature: &str,
+    environment: &str,
+) -> Result<Vec<Strategy>, ApiError> {
+    let rows = strategy_store::list(conn, feature, environment).await?;
+    Ok(rows.iter().map(view).collect::<Result<_, _>>()?)
+}
+
+/// Spec endpoint 15: every strategy, disabled ones included; an archived flag's too.
+pub async fn list(
+    conn: &mut AnyConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+) -> Result<Vec<Strategy>, ApiError> {
+    require_in_project(conn, project, feature).await?;
+    require_project_environment(conn, project, environment).await?;
+    list_rows(conn, feature, environment).await
+}
+
+fn strategy_not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "Strategy {id} does not exist for this flag and environment"
+    ))
+}
+
+pub async fn get(
+    conn: &mut AnyConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    id: Uuid,
+) -> Result<Strategy, ApiError> {
+    require_in_project(conn, project, feature).await?;
+    require_project_environment(conn, project, environment).await?;
+    let id = id.to_string();
+    let row = strategy_store::get(conn, feature, environment, &id)
+        .await?
+        .ok_or_else(|| strategy_not_found(&id))?;
+    Ok(view(&row)?)
+}
+
+/// The flag row for a strategy write: the flag is live and the project uses the environment.
+async fn writable_feature(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+) -> Result<FeatureRow, ApiError> {
+    let row = require_in_project(tx.conn(), project, feature).await?;
+    require_project_environment(tx.conn(), project, environment).await?;
+    ensure_not_archived(&row)?;
+    Ok(row)
+}
+
+fn validate_constraints(constraints: &[Constraint]) -> Result<(), ApiError> {
+    for (index, constraint) in constraints.iter().enumerate() {
+        let length = constraint.context_name.chars().count();
+        if length == 0 || length > 100 {
+            return Err(ApiError::validation(format!(
+                "constraints[{index}].contextName must be 1 to 100 characters long"
+            )));
+        }
+        if !OPERATORS.contains(&constraint.operator.as_str()) {
+            return Err(ApiError::validation(format!(
+                "constraints[{index}].operator: unknown operator {:?}; expected one of {}",
+                constraint.operator,
+                OPERATORS.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks payloads and weights, then spreads `1000 − Σfix` over the `variable` variants (the remainder one by
+/// one to the first ones).
+fn normalize_variants(
+    mut variants: Vec<StrategyVariant>,
+) -> Result<Vec<StrategyVariant>, ApiError> {
+    if variants.is_empty() {
+        return Ok(variants);
+    }
+    let mut fixed_total: u32 = 0;
+    for (index, variant) in variants.iter().enumerate() {
+        super::names::validate(&format!("variants[{index}].name"), &variant.name)?;
+        if let Some(payload) = &variant.payload {
+            if !PAYLOAD_TYPES.contains(&payload.payload_type.as_str()) {
+                return Err(ApiError::validation(format!(
+                    "variants[{index}].payload.type must be one of {}",
+                    PAYLOAD_TYPES.join(", ")
+                )));
+            }
+        }
+        if variant.weight > TOTAL_WEIGHT {
+            return Err(ApiError::validation(format!(
+                "variants[{index}].weight must be 0 to {TOTAL_WEIGHT}"
+            )));
+        }
+        if variant.weight_type == WeightType::Fix {
+            fixed_total += variant.weight;
+        }
+    }
+    if fixed_total > TOTAL_WEIGHT {
+        return Err(ApiError::validation(format!(
+            "variants: the fixed weights add up to more than {TOTAL_WEIGHT}"
+        )));
+    }
+    let variable_count = variants
+        .iter()
+        .filter(|variant| variant.weight_type == WeightType::Variable)
+        .count();
+    let variable_count = u32::try_from(variable_count).unwrap_or(u32::MAX);
+    if variable_count == 0 {
+        if fixed_total != TOTAL_WEIGHT {
+            return Err(ApiError::validation(format!(
+                "variants: with only fixed weights they must add up to {TOTAL_WEIGHT}"
+            )));
+        }
+        return Ok(variants);
+    }
+    let share = (TOTAL_WEIGHT - fixed_total) / variable_count;
+    let mut remainder = (TOTAL_WEIGHT - fixed_total) % variable_count;
+    for variant in variants
+        .iter_mut()
+        .filter(|variant| variant.weight_type == WeightType::Variable)
+    {
+        variant.weight = share + u32::from(remainder > 0);
+        remainder = remainder.saturating_sub(1);
+    }
+    Ok(variants)
+}
+
+/// Parameter values as strings; `flexibleRollout` gets its defaults (rollout 100, the project's stickiness,
+/// the flag name as groupId).
+fn normalize_parameters(
+    strategy: &str,
+    parameters: serde_json::Map<String, Value>,
+    feature: &str,
+    project_stickiness: &str,
+) -> Result<BTreeMap<String, String>, ApiError> {
+    let mut normalized = BTreeMap::new();
+    for (key, value) in parameters {
+        let text = match value {
+            Value::String(text) => text,
+            Value::Number(number) => number.to_string(),
+            Value::Bool(flag) => flag.to_string(),
+            Value::Null => continue,
+            Value::Array(_) | Value::Object(_) => {
+                return Err(ApiError::validation(format!(
+                    "parameters.{key} must be a string, a number or a boolean"
+                )))
+            }
+        };
+        normalized.insert(key, text);
+    }
+    if strategy == "flexibleRollout" {
+        normalized
+            .entry("rollout".to_owned())
+            .or_insert_with(|| "100".to_owned());
+        normalized
+            .entry("stickiness".to_owned())
+            .or_insert_with(|| project_stickiness.to_owned());
+        normalized
+            .entry("groupId".to_owned())
+            .or_insert_with(|| feature.to_owned());
+    }
+    Ok(normalized)
+}
+
+/// Validates an input and turns it into the stored row's content (keys and createdAt are the caller's).
+async fn validated_row(
+    tx: &mut WriteTx,
+    feature: &FeatureRow,
+    input: StrategyInput,
+    template: StrategyRow,
+) -> Result<StrategyRow, ApiError> {
+    if !BUILT_IN_STRATEGIES.contains(&input.name.as_str()) {
+        return Err(ApiError::validation(format!(
+            "name: unknown strategy {:?}; expected one of {}",
+            input.name,
+            BUILT_IN_STRATEGIES.join(", ")
+        )));
+    }
+    if let Some(title) = &input.title {
+        if title.chars().count() > 100 {
+            return Err(ApiError::validation(
+                "title must be at most 100 characters long",
+            ));
+        }
+    }
+    let constraints = input.constraints.unwrap_or_default();
+    validate_constraints(&constraints)?;
+    let segments = input.segments.unwrap_or_default();
+    if let Some(segment) = segments.first() {
+        return Err(ApiError::validation(format!(
+            "segments: segment {segment} does not exist"
+        )));
+    }
+    let variants = normalize_variants(input.variants.unwrap_or_default())?;
+    let project_stickiness = project_store::get(tx.conn(), &feature.project_id)
+        .await?
+        .map(|project| project.default_stickiness)
+        .unwrap_or_else(default_stickiness);
+    let parameters = normalize_parameters(
+        &input.name,
+        input.parameters.unwrap_or_default(),
+        &feature.name,
+        &project_stickiness,
+    )?;
+    Ok(StrategyRow {
+        name: input.name,
+        title: input.title,
+        disabled: input.disabled.map(i64::from).unwrap_or(0),
+        sort_order: input.sort_order.unwrap_or(template.sort_order),
+        constraints: to_column(&constraints),
+        parameters: to_column(&parameters),
+        variants: to_column(&variants),
+        segments: to_column(&segments),
+        ..template
+    })
+}
+
+fn strategy_event(
+    event_type: EventType,
+    feature: &FeatureRow,
+    environment: &str,
+    data: Option<Value>,
+    pre_data: Option<Value>,
+) -> NewEvent {
+    NewEvent {
+        event_type: event_type.as_str(),
+        project: Some(feature.project_id.clone()),
+        environment: Some(environment.to_owned()),
+        feature_name: Some(feature.name.clone()),
+        data,
+        pre_data,
+    }
+}
+
+async fn next_sort_order(
+    tx: &mut WriteTx,
+    feature: &str,
+    environment: &str,
+) -> Result<i64, ApiError> {
+    Ok(
+        strategy_store::max_sort_order(tx.conn(), feature, environment)
+            .await?
+            .map_or(0, |max| max + 1),
+    )
+}
+
+async fn insert(
+    tx: &mut WriteTx,
+    feature: &FeatureRow,
+    environment: &str,
+    input: StrategyInput,
+) -> Result<Strategy, ApiError> {
+    let template = StrategyRow {
+        id: Uuid::new_v4().to_string(),
+        feature_name: feature.name.clone(),
+        environment: environment.to_owned(),
+        name: String::new(),
+        title: None,
+        disabled: 0,
+        sort_order: next_sort_order(tx, &feature.name, environment).await?,
+        constraints: String::new(),
+        parameters: String::new(),
+        variants: String::new(),
+        segments: String::new(),
+        created_at: tx.now().to_owned(),
+    };
+    let row = validated_row(tx, feature, input, template).await?;
+    strategy_store::insert(tx.conn(), &row).await?;
+    let strategy = view(&row)?;
+    tx.record(strategy_event(
+        EventType::FeatureStrategyAdd,
+        feature,
+        environment,
+        Some(payload(&strategy)),
+        None,
+    ))
+    .await?;
+    Ok(strategy)
+}
+
+pub async fn add(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    input: StrategyInput,
+) -> Result<Strategy, ApiError> {
+    let feature = writable_feature(tx, project, feature, environment).await?;
+    insert(tx, &feature, environment, input).await
+}
+
+/// The strategy a flag gets when turned on without one: `flexibleRollout` at 100 %.
+pub async fn add_default(
+    tx: &mut WriteTx,
+    feature: &FeatureRow,
+    environment: &str,
+) -> Result<Strategy, ApiError> {
+    let input = StrategyInput {
+        name: "flexibleRollout".to_owned(),
+        title: None,
+        disabled: None,
+        sort_order: None,
+        constraints: None,
+        parameters: None,
+        variants: None,
+        segments: None,
+    };
+    insert(tx, feature, environment, input).await
+}
+
+/// Re-enables every given (disabled) strategy.
+pub async fn enable_all(
+    tx: &mut WriteTx,
+    feature: &FeatureRow,
+    environment: &str,
+    rows: Vec<StrategyRow>,
+) -> Result<(), ApiError> {
+    for before in rows.into_iter().filter(|row| row.disabled != 0) {
+        let after = StrategyRow {
+            disabled: 0,
+            ..before.clone()
+        };
+        strategy_store::update(tx.conn(), &after).await?;
+        let (data, pre_data) = (payload(&view(&after)?), payload(&view(&before)?));
+        tx.record(strategy_event(
+            EventType::FeatureStrategyUpdate,
+            feature,
+            environment,
+            Some(data),
+            Some(pre_data),
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
+/// After a strategy was disabled or removed: an enabled flag left without an enabled strategy turns off.
+async fn switch_off_without_strategies(
+    tx: &mut WriteTx,
+    feature: &FeatureRow,
+    environment: &str,
+) -> Result<(), ApiError> {
+    let remaining = strategy_store::list(tx.conn(), &feature.name, environment).await?;
+    if !remaining.iter().any(|row| row.disabled == 0)
+        && feature_store::is_enabled(tx.conn(), &feature.name, environment).await?
+    {
+        features::switch(tx, feature, environment, false).await?;
+    }
+    Ok(())
+}
+
+async fn require_strategy(
+    tx: &mut WriteTx,
+    feature: &str,
+    environment: &str,
+    id: &str,
+) -> Result<StrategyRow, ApiError> {
+    strategy_store::get(tx.conn(), feature, environment, id)
+        .await?
+        .ok_or_else(|| strategy_not_found(id))
+}
+
+/// Replaces a strategy (absent `sortOrder` keeps its place).
+pub async fn update(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    id: Uuid,
+    input: StrategyInput,
+) -> Result<Strategy, ApiError> {
+    let feature = writable_feature(tx, project, feature, environment).await?;
+    let before = require_strategy(tx, &feature.name, environment, &id.to_string()).await?;
+    let after = validated_row(tx, &feature, input, before.clone()).await?;
+    let (old, new) = (view(&before)?, view(&after)?);
+    if old != new {
+        strategy_store::update(tx.conn(), &after).await?;
+        tx.record(strategy_event(
+            EventType::FeatureStrategyUpdate,
+            &feature,
+            environment,
+            Some(payload(&new)),
+            Some(payload(&old)),
+        ))
+        .await?;
+        if new.disabled && !old.disabled {
+            switch_off_without_strategies(tx, &feature, environment).await?;
+        }
+    }
+    Ok(new)
+}
+
+/// Applies a JSON Patch to the strategy's editable fields, then replaces it as PUT does.
+pub async fn patch(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    id: Uuid,
+    operations: json_patch::Patch,
+) -> Result<Strategy, ApiError> {
+    writable_feature(tx, project, feature, environment).await?;
+    let current = view(&require_strategy(tx, feature, environment, &id.to_string()).await?)?;
+    let mut document = serde_json::json!({
+        "name": current.name,
+        "title": current.title,
+        "disabled": current.disabled,
+        "sortOrder": current.sort_order,
+        "constraints": current.constraints,
+        "parameters": current.parameters,
+        "variants": current.variants,
+        "segments": current.segments,
+    });
+    json_patch::patch(&mut document, &operations)
+        .map_err(|error| ApiError::validation(format!("The patch does not apply: {error}")))?;
+    let input: StrategyInput = serde_path_to_error::deserialize(document).map_err(|error| {
+        ApiError::validation(format!(
+            "The patched strategy is invalid at {}: {}",
+            error.path(),
+            error.inner()
+        ))
+    })?;
+    update(tx, project, feature, environment, id, input).await
+}
+
+pub async fn delete(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    id: Uuid,
+) -> Result<(), ApiError> {
+    let feature = writable_feature(tx, project, feature, environment).await?;
+    let before = require_strategy(tx, &feature.name, environment, &id.to_string()).await?;
+    strategy_store::delete(tx.conn(), &before.id).await?;
+    let old = view(&before)?;
+    tx.record(strategy_event(
+        EventType::FeatureStrategyRemove,
+        &feature,
+        environment,
+        None,
+        Some(payload(&old)),
+    ))
+    .await?;
+    switch_off_without_strategies(tx, &feature, environment).await
+}
+
+/// Sets the sortOrder of the listed strategies; every id must be a strategy of this flag and environment.
+pub async fn set_sort_order(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    entries: Vec<StrategySortOrder>,
+) -> Result<(), ApiError> {
+    let feature = writable_feature(tx, project, feature, environment).await?;
+    let before = strategy_store::list(tx.conn(), &feature.name, environment).await?;
+    let old_order: Vec<StrategySortOrder> = before
+        .iter()
+        .map(|row| StrategySortOrder {
+            id: row.id.clone(),
+            sort_order: row.sort_order,
+        })
+        .collect();
+    let mut changed = false;
+    for (index, entry) in entries.iter().enumerate() {
+        let Some(row) = before.iter().find(|row| row.id == entry.id) else {
+            return Err(ApiError::validation(format!(
+                "[{index}].id: {} is not a strategy of this flag and environment",
+                entry.id
+            )));
+        };
+        if row.sort_order != entry.sort_order {
+            let after = StrategyRow {
+                sort_order: entry.sort_order,
+                ..row.clone()
+            };
+            strategy_store::update(tx.conn(), &after).await?;
+            changed = true;
+        }
+    }
+    if changed {
+        let after = strategy_store::list(tx.conn(), &feature.name, environment).await?;
+        let new_order: Vec<StrategySortOrder> = after
+            .iter()
+            .map(|row| StrategySortOrder {
+                id: row.id.clone(),
+                sort_order: row.sort_order,
+            })
+            .collect();
+        tx.record(strategy_event(
+            EventType::StrategyOrderChanged,
+            &feature,
+            environment,
+            Some(payload(&new_order)),
+            Some(payload(&old_order)),
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variant(name: &str, weight: u32, weight_type: WeightType) -> StrategyVariant {
+        StrategyVariant {
+            name: name.to_owned(),
+            weight,
+            weight_type,
+            stickiness: "default".to_owned(),
+            payload: None,
+        }
+    }
+
+    #[test]
+    fn variable_weights_share_what_fixed_ones_leave() {
+        let variants = normalize_variants(vec![
+            variant("a", 0, WeightType::Variable),
+            variant("b", 100, WeightType::Fix),
+            variant("c", 0, WeightType::Variable),
+            variant("d", 0, WeightType::Variable),
+        ])
+        .unwrap();
+        let weights: Vec<u32> = variants.iter().map(|v| v.weight).collect();
+        assert_eq!(weights, vec![300, 100, 300, 300]);
+        let variants = normalize_variants(vec![
+            variant("a", 0, WeightType::Variable),
+            variant("b", 0, WeightType::Variable),
+            variant("c", 0, WeightType::Variable),
+        ])
+        .unwrap();
+        let weights: Vec<u32> = variants.iter().map(|v| v.weight).collect();
+        assert_eq!(weights, vec![334, 333, 333]);
+    }
+
+    #[test]
+    fn impossible_weights_are_rejected() {
+        assert!(normalize_variants(vec![
+            variant("a", 600, WeightType::Fix),
+            variant("b", 600, WeightType::Fix)
+        ])
+        .is_err());
+        assert!(normalize_variants(vec![variant("a", 500, WeightType::Fix)]).is_err());
+        assert!(normalize_variants(vec![variant("a", 1000, WeightType::Fix)]).is_ok());
+    }
+
+    #[test]
+    fn parameters_become_strings_and_flexible_rollout_gets_defaults() {
+        let mut input = serde_json::Map::new();
+        input.insert("rollout".to_owned(), serde_json::json!(25));
+        let parameters = normalize_parameters("flexibleRollout", input, "flag", "userId").unwrap();
+        assert_eq!(parameters["rollout"], "25");
+        assert_eq!(parameters["stickiness"], "userId");
+        assert_eq!(parameters["groupId"], "flag");
+        let mut input = serde_json::Map::new();
+        input.insert("userIds".to_owned(), serde_json::json!(["a"]));
+        let error = normalize_parameters("userWithId", input, "flag", "default").unwrap_err();
+        assert!(error.message.contains("parameters.userIds"));
+    }
+}

@@ -1,0 +1,208 @@
+//! The extractors: one per cross-cutting concern, each rejecting with an [`ApiError`].
+//!
+//! - [`AdminActor`]: the `Authorization` token, which must be an admin token (401 / 403).
+//! - [`JsonBody`]: a JSON body (415 without a JSON content type, 413 over the limit, 400 naming the bad field).
+//! - [`PathParams`] and [`QueryParams`]: typed path and query parameters (400 naming the bad one).
+
+use super::AppState;
+use crate::domain::tokens::{self, Principal};
+use crate::store::Actor;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// The caller of an admin route: an admin token (any token at all is fine with `--auth-type none`).
+pub struct AdminActor(pub Actor);
+
+impl FromRequestParts<Arc<AppState>> for AdminActor {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, ApiError> {
+        if !state.auth_enabled {
+            return Ok(AdminActor(Principal::unauthenticated_admin().actor()));
+        }
+        let header = match parts.headers.get(AUTHORIZATION) {
+            Some(value) => Some(value.to_str().map_err(|_| {
+                ApiError::new(
+                    ErrorKind::AuthenticationRequired,
+                    "The Authorization header is not valid text",
+                )
+            })?),
+            None => None,
+        };
+        let mut conn = state.store.read().await?;
+        let principal = tokens::authenticate(&mut conn, header).await?;
+        tokens::require_admin(&principal)?;
+        Ok(AdminActor(principal.actor()))
+    }
+}
+
+/// A JSON request body deserialized into `T`.
+pub struct JsonBody<T>(pub T);
+
+fn is_json_content_type(headers: &HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+    else {
+        return false;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// Parses a JSON body; errors name the JSON path of the bad field.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            ApiError::validation(format!("The body is not valid JSON: {inner}"))
+        } else if path == "." {
+            ApiError::validation(format!("Invalid body: {inner}"))
+        } else {
+            ApiError::validation(format!("Invalid body at {path}: {inner}"))
+        }
+    })?;
+    deserializer
+        .end()
+        .map_err(|error| ApiError::validation(format!("The body is not valid JSON: {error}")))?;
+    Ok(value)
+}
+
+impl<S, T> FromRequest<S> for JsonBody<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        if !is_json_content_type(request.headers()) {
+            return Err(ApiError::new(
+                ErrorKind::ContentType,
+                "The body must be JSON, sent with Content-Type: application/json",
+            ));
+        }
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::new(
+                        ErrorKind::PayloadTooLarge,
+                        "The body is larger than the configured limit",
+                    )
+                } else {
+                    ApiError::validation(format!(
+                        "The body could not be read: {}",
+                        rejection.body_text()
+                    ))
+                }
+            })?;
+        Ok(JsonBody(parse_json(&bytes)?))
+    }
+}
+
+/// Path parameters deserialized into `T`.
+pub struct PathParams<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for PathParams<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Path(params) = Path::<T>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| ApiError::validation(rejection.body_text()))?;
+        Ok(PathParams(params))
+    }
+}
+
+/// Query parameters deserialized into `T`.
+pub struct QueryParams<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for QueryParams<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Query(params) = Query::<T>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| ApiError::validation(rejection.body_text()))?;
+        Ok(QueryParams(params))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    struct Body {
+        name: String,
+        items: Vec<Item>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Item {
+        weight: u32,
+    }
+
+    #[test]
+    fn parses_a_good_body() {
+        let body = parse_json::<Body>(br#"{"name":"x","items":[{"weight":3}],"extra":1}"#).unwrap();
+        assert_eq!(body.name, "x");
+        assert_eq!(body.items[0].weight, 3);
+    }
+
+    #[test]
+    fn errors_name_the_bad_field() {
+        let error =
+            parse_json::<Body>(br#"{"name":"x","items":[{"weight":"heavy"}]}"#).unwrap_err();
+        assert!(
+            error.message.contains("items[0].weight"),
+            "{}",
+            error.message
+        );
+        let error = parse_json::<Body>(br#"{"items":[]}"#).unwrap_err();
+        assert!(
+            error.message.contains("missing field `name`"),
+            "{}",
+            error.message
+        );
+        let error = parse_json::<Body>(br#"{"name":"#).unwrap_err();
+        assert!(
+            error.message.starts_with("The body is not valid JSON"),
+            "{}",
+            error.message
+        );
+        let error = parse_json::<Body>(br#"{"name":"x","items":[]} trailing"#).unwrap_err();
+        assert!(
+            error.message.starts_with("The body is not valid JSON"),
+            "{}",
+            error.message
+        );
+    }
+}

@@ -1,0 +1,165 @@
+//! The HTTP layer: the router, the shared state and thin handlers that extract, call the domain and answer.
+
+pub mod environments;
+pub mod events;
+pub mod extract;
+pub mod features;
+pub mod health;
+pub mod openapi;
+pub mod projects;
+pub mod strategies;
+pub mod telemetry;
+
+use crate::store::Store;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, Uri};
+use axum::routing::{get, post, put};
+use axum::Router;
+use metrics_exporter_prometheus::PrometheusHandle;
+use std::sync::Arc;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// What every handler can reach.
+pub struct AppState {
+    pub store: Store,
+    /// False with `--auth-type none`.
+    pub auth_enabled: bool,
+    pub prometheus: PrometheusHandle,
+    /// The OpenAPI document, rendered once.
+    pub openapi: serde_json::Value,
+}
+
+/// Every route, under `base_path` ("" or "/x"), with JSON errors for unknown routes and wrong methods.
+pub fn router(state: Arc<AppState>, base_path: &str, body_limit: usize) -> Router {
+    let admin = "/api/admin";
+    let project = "/api/admin/projects/{projectId}";
+    let feature = "/api/admin/projects/{projectId}/features/{featureName}";
+    let feature_environment =
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}";
+    let api = Router::new()
+        .route("/health", get(health::health))
+        .route("/ready", get(health::ready))
+        .route("/internal-backstage/prometheus", get(telemetry::prometheus))
+        .route("/docs/openapi.json", get(openapi::document))
+        .route(
+            &format!("{admin}/projects"),
+            get(projects::list).post(projects::create),
+        )
+        .route(
+            project,
+            get(projects::get)
+                .put(projects::update)
+                .delete(projects::delete),
+        )
+        .route(
+            &format!("{project}/environments"),
+            post(projects::add_environment),
+        )
+        .route(
+            &format!("{project}/environments/{{environment}}"),
+            axum::routing::delete(projects::remove_environment),
+        )
+        .route(
+            &format!("{admin}/environments"),
+            get(environments::list).post(environments::create),
+        )
+        .route(
+            &format!("{admin}/environments/{{name}}"),
+            get(environments::get).delete(environments::delete),
+        )
+        .route(
+            &format!("{admin}/environments/update/{{name}}"),
+            put(environments::update),
+        )
+        .route(
+            &format!("{admin}/environments/{{name}}/on"),
+            post(environments::turn_on),
+        )
+        .route(
+            &format!("{admin}/environments/{{name}}/off"),
+            post(environments::turn_off),
+        )
+        .route(
+            &format!("{project}/features"),
+            get(features::list).post(features::create),
+        )
+        .route(
+            feature,
+            get(features::get)
+                .put(features::update)
+                .patch(features::patch)
+                .delete(features::archive),
+        )
+        .route(&format!("{project}/archive"), post(features::archive_many))
+        .route(
+            &format!("{admin}/features/validate"),
+            post(features::validate),
+        )
+        .route(
+            &format!("{feature_environment}/on"),
+            post(features::turn_on),
+        )
+        .route(
+            &format!("{feature_environment}/off"),
+            post(features::turn_off),
+        )
+        .route(
+            &format!("{admin}/archive/features"),
+            get(features::archived),
+        )
+        .route(
+            &format!("{admin}/archive/features/{{projectId}}"),
+            get(features::archived_of_project),
+        )
+        .route(
+            &format!("{admin}/archive/revive/{{featureName}}"),
+            post(features::revive),
+        )
+        .route(
+            &format!("{admin}/archive/{{featureName}}"),
+            axum::routing::delete(features::delete_archived),
+        )
+        .route(
+            &format!("{feature_environment}/strategies"),
+            get(strategies::list).post(strategies::add),
+        )
+        .route(
+            &format!("{feature_environment}/strategies/set-sort-order"),
+            post(strategies::set_sort_order),
+        )
+        .route(
+            &format!("{feature_environment}/strategies/{{strategyId}}"),
+            get(strategies::get)
+                .put(strategies::update)
+                .patch(strategies::patch)
+                .delete(strategies::delete),
+        )
+        .route(&format!("{admin}/events"), get(events::list))
+        .route(
+            &format!("{admin}/events/{{featureName}}"),
+            get(events::of_feature),
+        )
+        .route_layer(axum::middleware::from_fn(telemetry::record_request))
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(wrong_method)
+        .with_state(state);
+    let app = if base_path.is_empty() {
+        api
+    } else {
+        Router::new().nest(base_path, api).fallback(unknown_route)
+    };
+    app.layer(DefaultBodyLimit::max(body_limit))
+}
+
+async fn unknown_route(method: Method, uri: Uri) -> ApiError {
+    telemetry::record_unrouted(&method, 404);
+    ApiError::not_found(format!("No route for {method} {}", uri.path()))
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> ApiError {
+    telemetry::record_unrouted(&method, 405);
+    ApiError::new(
+        ErrorKind::MethodNotAllowed,
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}

@@ -1,0 +1,87 @@
+//! The OpenAPI 3 document, generated from the handlers' annotations.
+
+use super::AppState;
+use axum::extract::State;
+use axum::Json;
+use std::sync::Arc;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::server::Server;
+use utoipa::{Modify, OpenApi};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Vexil control plane", description = "Admin API, wire-compatible with Unleash."),
+    modifiers(&TokenSecurity),
+    paths(
+        super::health::health,
+        super::health::ready,
+        super::telemetry::prometheus,
+        document,
+        super::projects::list,
+        super::projects::create,
+        super::projects::get,
+        super::projects::update,
+        super::projects::delete,
+        super::projects::add_environment,
+        super::projects::remove_environment,
+        super::environments::list,
+        super::environments::get,
+        super::environments::create,
+        super::environments::update,
+        super::environments::delete,
+        super::environments::turn_on,
+        super::environments::turn_off,
+        super::features::list,
+        super::features::create,
+        super::features::get,
+        super::features::update,
+        super::features::patch,
+        super::features::archive,
+        super::features::archive_many,
+        super::features::validate,
+        super::features::turn_on,
+        super::features::turn_off,
+        super::features::archived,
+        super::features::archived_of_project,
+        super::features::revive,
+        super::features::delete_archived,
+        super::strategies::list,
+        super::strategies::add,
+        super::strategies::get,
+        super::strategies::update,
+        super::strategies::patch,
+        super::strategies::delete,
+        super::strategies::set_sort_order,
+        super::events::list,
+        super::events::of_feature,
+    )
+)]
+pub struct ApiDoc;
+
+/// The `Authorization: <secret>` scheme of admin tokens.
+struct TokenSecurity;
+
+impl Modify for TokenSecurity {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "apiToken",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("Authorization"))),
+        );
+    }
+}
+
+/// The document for a server under `base_path`.
+pub fn render(base_path: &str) -> serde_json::Value {
+    let mut openapi = ApiDoc::openapi();
+    if !base_path.is_empty() {
+        openapi.servers = Some(vec![Server::new(base_path)]);
+    }
+    serde_json::to_value(&openapi).unwrap_or(serde_json::Value::Null)
+}
+
+/// This document.
+#[utoipa::path(get, path = "/docs/openapi.json", tag = "Health", responses((status = 200, description = "OpenAPI 3 document", content_type = "application/json")))]
+pub async fn document(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
+    Json(state.openapi.clone())
+}

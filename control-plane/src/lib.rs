@@ -1,0 +1,10 @@
+//! Vexil control plane: admin API over a store on SQLite or Postgres.
+//!
+//! Layers: [`http`] (router, extractors, thin handlers) → [`domain`] (rules and body types, no HTTP) →
+//! [`store`] (SQL, transactions, revision and audit events). [`server`] wires them; [`config`] reads flags.
+
+pub mod config;
+pub mod domain;
+pub mod http;
+pub mod server;
+pub mod store;

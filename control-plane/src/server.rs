@@ -1,0 +1,107 @@
+//! Start-up and shutdown: store, tokens, metrics recorder, router, listener, signals.
+
+use crate::config::{AuthType, Config};
+use crate::domain::tokens::{self, InitialTokens};
+use crate::http::{self, telemetry, AppState};
+use crate::store::Store;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot open the store: {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error("cannot create the start-up tokens: {0}")]
+    Tokens(vexil_shared::ApiError),
+    #[error("cannot install the metrics recorder: {0}")]
+    Metrics(String),
+    #[error("cannot listen: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs the control plane until SIGTERM or SIGINT; in-flight requests finish first.
+pub async fn run(config: Config) -> Result<(), StartError> {
+    let store = Store::connect(&config.database_url).await?;
+    tracing::info!(backend = ?store.backend(), "store ready, migrations applied");
+
+    let auth_enabled = config.auth_type == AuthType::OpenSource;
+    let initial = InitialTokens {
+        admin: config.init_admin_tokens.clone(),
+        client: config.init_client_tokens.clone(),
+        frontend: config.init_frontend_tokens.clone(),
+    };
+    if let Some(secret) = tokens::seed(&store, &initial, auth_enabled)
+        .await
+        .map_err(StartError::Tokens)?
+    {
+        // Shown once, on standard output, never through the logs.
+        println!("created the first admin token (it is not shown again): {secret}");
+    }
+
+    let prometheus = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full("http_request_duration_seconds".to_owned()),
+            &telemetry::LATENCY_BUCKETS,
+        )
+        .map_err(|error| StartError::Metrics(error.to_string()))?
+        .install_recorder()
+        .map_err(|error| StartError::Metrics(error.to_string()))?;
+    // Present from the first scrape, at zero.
+    metrics::counter!("store_errors_total").increment(0);
+    let upkeep = prometheus.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            upkeep.run_upkeep();
+        }
+    });
+
+    let state = Arc::new(AppState {
+        store: store.clone(),
+        auth_enabled,
+        prometheus,
+        openapi: http::openapi::render(&config.base_path),
+    });
+    let app = http::router(state, &config.base_path, config.body_limit);
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let address = listener.local_addr()?;
+    println!("listening on {address}");
+    std::io::stdout().flush()?;
+    tracing::info!(%address, base_path = %config.base_path, "listening");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    tracing::info!("shutting down: requests drained, closing the store");
+    store.close().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(%error, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => tracing::info!("SIGINT received"),
+        () = terminate => tracing::info!("SIGTERM received"),
+    }
+}

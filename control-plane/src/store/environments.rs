@@ -1,0 +1,88 @@
+//! SQL of environments.
+
+use super::StoreError;
+use sqlx::AnyConnection;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EnvironmentRow {
+    pub name: String,
+    #[sqlx(rename = "type")]
+    pub environment_type: String,
+    pub enabled: i64,
+    pub protected: i64,
+    pub sort_order: i64,
+    pub created_at: String,
+}
+
+const COLUMNS: &str = "name, type, enabled, protected, sort_order, created_at";
+
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<EnvironmentRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM environments ORDER BY sort_order, name");
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+pub async fn get(
+    conn: &mut AnyConnection,
+    name: &str,
+) -> Result<Option<EnvironmentRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM environments WHERE name = $1");
+    Ok(sqlx::query_as(&sql).bind(name).fetch_optional(conn).await?)
+}
+
+pub async fn insert(conn: &mut AnyConnection, row: &EnvironmentRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO environments (name, type, enabled, protected, sort_order, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&row.name)
+    .bind(&row.environment_type)
+    .bind(row.enabled)
+    .bind(row.protected)
+    .bind(row.sort_order)
+    .bind(&row.created_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn update(conn: &mut AnyConnection, row: &EnvironmentRow) -> Result<(), StoreError> {
+    sqlx::query("UPDATE environments SET type = $2, enabled = $3, protected = $4, sort_order = $5 WHERE name = $1")
+        .bind(&row.name)
+        .bind(&row.environment_type)
+        .bind(row.enabled)
+        .bind(row.protected)
+        .bind(row.sort_order)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Deletes the environment with its flag switches, strategies and project links.
+pub async fn delete(conn: &mut AnyConnection, name: &str) -> Result<(), StoreError> {
+    for sql in [
+        "DELETE FROM feature_strategies WHERE environment = $1",
+        "DELETE FROM feature_environments WHERE environment = $1",
+        "DELETE FROM project_environments WHERE environment = $1",
+        "DELETE FROM environments WHERE name = $1",
+    ] {
+        sqlx::query(sql).bind(name).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+pub async fn max_sort_order(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    let max: Option<i64> = sqlx::query_scalar("SELECT MAX(sort_order) FROM environments")
+        .fetch_one(conn)
+        .await?;
+    Ok(max.unwrap_or(0))
+}
+
+/// How many projects use the environment.
+pub async fn project_count(conn: &mut AnyConnection, name: &str) -> Result<i64, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) FROM project_environments WHERE environment = $1")
+            .bind(name)
+            .fetch_one(conn)
+            .await?,
+    )
+}

@@ -1,0 +1,79 @@
+//! SQL of the audit trail.
+
+use super::StoreError;
+use sqlx::AnyConnection;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EventRow {
+    pub id: i64,
+    #[sqlx(rename = "type")]
+    pub event_type: String,
+    pub created_at: String,
+    pub created_by: String,
+    pub created_by_user_id: i64,
+    pub project: Option<String>,
+    pub environment: Option<String>,
+    pub feature_name: Option<String>,
+    pub data: Option<String>,
+    pub pre_data: Option<String>,
+}
+
+/// Which events to read; `None` filters match everything.
+#[derive(Debug, Clone, Default)]
+pub struct EventFilter {
+    pub project: Option<String>,
+    pub feature: Option<String>,
+    pub event_type: Option<String>,
+}
+
+impl EventFilter {
+    /// The WHERE clause with `$1..` placeholders and the values to bind, in order.
+    fn clause(&self) -> (String, Vec<&str>) {
+        let mut conditions = Vec::new();
+        let mut values = Vec::new();
+        for (column, value) in [
+            ("project", &self.project),
+            ("feature_name", &self.feature),
+            ("type", &self.event_type),
+        ] {
+            if let Some(value) = value {
+                values.push(value.as_str());
+                conditions.push(format!("{column} = ${}", values.len()));
+            }
+        }
+        if conditions.is_empty() {
+            (String::new(), values)
+        } else {
+            (format!("WHERE {}", conditions.join(" AND ")), values)
+        }
+    }
+}
+
+/// Matching events, newest first.
+pub async fn list(
+    conn: &mut AnyConnection,
+    filter: &EventFilter,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<EventRow>, StoreError> {
+    let (clause, values) = filter.clause();
+    let sql = format!(
+        "SELECT id, type, created_at, created_by, created_by_user_id, project, environment, feature_name, data, \
+         pre_data FROM events {clause} ORDER BY id DESC LIMIT {limit} OFFSET {offset}"
+    );
+    let mut query = sqlx::query_as(&sql);
+    for value in values {
+        query = query.bind(value);
+    }
+    Ok(query.fetch_all(conn).await?)
+}
+
+pub async fn count(conn: &mut AnyConnection, filter: &EventFilter) -> Result<i64, StoreError> {
+    let (clause, values) = filter.clause();
+    let sql = format!("SELECT COUNT(*) FROM events {clause}");
+    let mut query = sqlx::query_scalar(&sql);
+    for value in values {
+        query = query.bind(value);
+    }
+    Ok(query.fetch_one(conn).await?)
+}

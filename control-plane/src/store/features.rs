@@ -1,0 +1,192 @@
+//! SQL of feature flags and of their per-environment switches.
+
+use super::StoreError;
+use sqlx::AnyConnection;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct FeatureRow {
+    pub name: String,
+    pub project_id: String,
+    #[sqlx(rename = "type")]
+    pub feature_type: String,
+    pub description: Option<String>,
+    pub stale: i64,
+    pub impression_data: i64,
+    pub created_at: String,
+    pub archived_at: Option<String>,
+}
+
+/// A flag's state in one of its project's environments.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct FeatureEnvironmentRow {
+    pub name: String,
+    #[sqlx(rename = "type")]
+    pub environment_type: String,
+    pub sort_order: i64,
+    pub enabled: i64,
+}
+
+const COLUMNS: &str =
+    "name, project_id, type, description, stale, impression_data, created_at, archived_at";
+
+pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<Option<FeatureRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM features WHERE name = $1");
+    Ok(sqlx::query_as(&sql).bind(name).fetch_optional(conn).await?)
+}
+
+/// The live (not archived) flags of a project, by name.
+pub async fn list_live(
+    conn: &mut AnyConnection,
+    project: &str,
+) -> Result<Vec<FeatureRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM features WHERE project_id = $1 AND archived_at IS NULL ORDER BY name");
+    Ok(sqlx::query_as(&sql).bind(project).fetch_all(conn).await?)
+}
+
+/// Every live flag, by name.
+pub async fn list_all_live(conn: &mut AnyConnection) -> Result<Vec<FeatureRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM features WHERE archived_at IS NULL ORDER BY name");
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+/// Archived flags, newest archive first; of one project when given.
+pub async fn list_archived(
+    conn: &mut AnyConnection,
+    project: Option<&str>,
+) -> Result<Vec<FeatureRow>, StoreError> {
+    let rows = match project {
+        Some(project) => {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM features WHERE archived_at IS NOT NULL AND project_id = $1 \
+                 ORDER BY archived_at DESC, name"
+            );
+            sqlx::query_as(&sql).bind(project).fetch_all(conn).await?
+        }
+        None => {
+            let sql =
+                format!("SELECT {COLUMNS} FROM features WHERE archived_at IS NOT NULL ORDER BY archived_at DESC, name");
+            sqlx::query_as(&sql).fetch_all(conn).await?
+        }
+    };
+    Ok(rows)
+}
+
+pub async fn insert(conn: &mut AnyConnection, row: &FeatureRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO features (name, project_id, type, description, stale, impression_data, created_at, archived_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&row.name)
+    .bind(&row.project_id)
+    .bind(&row.feature_type)
+    .bind(&row.description)
+    .bind(row.stale)
+    .bind(row.impression_data)
+    .bind(&row.created_at)
+    .bind(&row.archived_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Writes type, description, stale, impressionData and archivedAt.
+pub async fn update(conn: &mut AnyConnection, row: &FeatureRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE features SET type = $2, description = $3, stale = $4, impression_data = $5, archived_at = $6 \
+         WHERE name = $1",
+    )
+    .bind(&row.name)
+    .bind(&row.feature_type)
+    .bind(&row.description)
+    .bind(row.stale)
+    .bind(row.impression_data)
+    .bind(&row.archived_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Deletes the flag with its switches and strategies.
+pub async fn delete(conn: &mut AnyConnection, name: &str) -> Result<(), StoreError> {
+    for sql in [
+        "DELETE FROM feature_strategies WHERE feature_name = $1",
+        "DELETE FROM feature_environments WHERE feature_name = $1",
+        "DELETE FROM features WHERE name = $1",
+    ] {
+        sqlx::query(sql).bind(name).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// The flag's state in each environment of its project, in environment order.
+pub async fn environments(
+    conn: &mut AnyConnection,
+    project: &str,
+    feature: &str,
+) -> Result<Vec<FeatureEnvironmentRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT e.name, e.type, e.sort_order, COALESCE(fe.enabled, 0) AS enabled \
+         FROM project_environments pe JOIN environments e ON e.name = pe.environment \
+         LEFT JOIN feature_environments fe ON fe.environment = e.name AND fe.feature_name = $2 \
+         WHERE pe.project_id = $1 ORDER BY e.sort_order, e.name",
+    )
+    .bind(project)
+    .bind(feature)
+    .fetch_all(conn)
+    .await?)
+}
+
+pub async fn is_enabled(
+    conn: &mut AnyConnection,
+    feature: &str,
+    environment: &str,
+) -> Result<bool, StoreError> {
+    let enabled: Option<i64> = sqlx::query_scalar(
+        "SELECT enabled FROM feature_environments WHERE feature_name = $1 AND environment = $2",
+    )
+    .bind(feature)
+    .bind(environment)
+    .fetch_optional(conn)
+    .await?;
+    Ok(enabled.unwrap_or(0) != 0)
+}
+
+pub async fn set_enabled(
+    conn: &mut AnyConnection,
+    feature: &str,
+    environment: &str,
+    enabled: bool,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO feature_environments (feature_name, environment, enabled) VALUES ($1, $2, $3) \
+         ON CONFLICT (feature_name, environment) DO UPDATE SET enabled = $3",
+    )
+    .bind(feature)
+    .bind(environment)
+    .bind(i64::from(enabled))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Turns the flag off everywhere.
+pub async fn disable_everywhere(conn: &mut AnyConnection, feature: &str) -> Result<(), StoreError> {
+    sqlx::query("UPDATE feature_environments SET enabled = 0 WHERE feature_name = $1")
+        .bind(feature)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The names of the flags enabled in an environment.
+pub async fn enabled_in(
+    conn: &mut AnyConnection,
+    environment: &str,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT feature_name FROM feature_environments WHERE environment = $1 AND enabled = 1",
+    )
+    .bind(environment)
+    .fetch_all(conn)
+    .await?)
+}

@@ -1,0 +1,138 @@
+//! SQL of projects and of which environments each project uses.
+
+use super::StoreError;
+use sqlx::AnyConnection;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ProjectRow {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub mode: String,
+    pub default_stickiness: String,
+    pub created_at: String,
+    pub updated_at: Option<String>,
+}
+
+const COLUMNS: &str = "id, name, description, mode, default_stickiness, created_at, updated_at";
+
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<ProjectRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM projects ORDER BY name, id");
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<ProjectRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM projects WHERE id = $1");
+    Ok(sqlx::query_as(&sql).bind(id).fetch_optional(conn).await?)
+}
+
+pub async fn insert(conn: &mut AnyConnection, row: &ProjectRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO projects (id, name, description, mode, default_stickiness, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&row.id)
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(&row.mode)
+    .bind(&row.default_stickiness)
+    .bind(&row.created_at)
+    .bind(&row.updated_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn update(conn: &mut AnyConnection, row: &ProjectRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE projects SET name = $2, description = $3, mode = $4, default_stickiness = $5, updated_at = $6 \
+         WHERE id = $1",
+    )
+    .bind(&row.id)
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(&row.mode)
+    .bind(&row.default_stickiness)
+    .bind(&row.updated_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn delete(conn: &mut AnyConnection, id: &str) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM project_environments WHERE project_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM projects WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The environments a project uses, in environment sort order.
+pub async fn environments(conn: &mut AnyConnection, id: &str) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT e.name FROM project_environments pe JOIN environments e ON e.name = pe.environment \
+         WHERE pe.project_id = $1 ORDER BY e.sort_order, e.name",
+    )
+    .bind(id)
+    .fetch_all(conn)
+    .await?)
+}
+
+pub async fn has_environment(
+    conn: &mut AnyConnection,
+    id: &str,
+    environment: &str,
+) -> Result<bool, StoreError> {
+    let count: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM project_environments WHERE project_id = $1 AND environment = $2",
+    )
+    .bind(id)
+    .bind(environment)
+    .fetch_one(conn)
+    .await?;
+    Ok(count > 0)
+}
+
+pub async fn add_environment(
+    conn: &mut AnyConnection,
+    id: &str,
+    environment: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO project_environments (project_id, environment) VALUES ($1, $2)")
+        .bind(id)
+        .bind(environment)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn remove_environment(
+    conn: &mut AnyConnection,
+    id: &str,
+    environment: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM project_environments WHERE project_id = $1 AND environment = $2")
+        .bind(id)
+        .bind(environment)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// How many flags the project holds, archived ones included when asked.
+pub async fn feature_count(
+    conn: &mut AnyConnection,
+    id: &str,
+    include_archived: bool,
+) -> Result<i64, StoreError> {
+    let sql = if include_archived {
+        "SELECT COUNT(*) FROM features WHERE project_id = $1"
+    } else {
+        "SELECT COUNT(*) FROM features WHERE project_id = $1 AND archived_at IS NULL"
+    };
+    Ok(sqlx::query_scalar(sql).bind(id).fetch_one(conn).await?)
+}

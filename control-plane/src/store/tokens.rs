@@ -1,0 +1,55 @@
+//! SQL of API tokens. Only SHA-256 hashes of secrets are stored.
+
+use super::StoreError;
+use sqlx::AnyConnection;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TokenRow {
+    pub secret_hash: String,
+    pub name: String,
+    pub kind: String,
+    /// JSON array of project ids, `["*"]` for all.
+    pub projects: String,
+    pub environment: String,
+    pub expires_at: Option<String>,
+    pub created_at: String,
+}
+
+pub async fn get_by_hash(
+    conn: &mut AnyConnection,
+    secret_hash: &str,
+) -> Result<Option<TokenRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT secret_hash, name, kind, projects, environment, expires_at, created_at FROM api_tokens \
+         WHERE secret_hash = $1",
+    )
+    .bind(secret_hash)
+    .fetch_optional(conn)
+    .await?)
+}
+
+pub async fn insert(conn: &mut AnyConnection, row: &TokenRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO api_tokens (secret_hash, name, kind, projects, environment, expires_at, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&row.secret_hash)
+    .bind(&row.name)
+    .bind(&row.kind)
+    .bind(&row.projects)
+    .bind(&row.environment)
+    .bind(&row.expires_at)
+    .bind(&row.created_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn count_of_kind(conn: &mut AnyConnection, kind: &str) -> Result<i64, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) FROM api_tokens WHERE kind = $1")
+            .bind(kind)
+            .fetch_one(conn)
+            .await?,
+    )
+}
