@@ -1,0 +1,191 @@
+//! The real `vexil-control-plane` binary on 127.0.0.1:0, and HTTP helpers.
+
+use crate::database::TestDb;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The admin token every test server is started with.
+pub const ADMIN_TOKEN: &str = "*:*.test-admin-secret";
+pub const CLIENT_TOKEN: &str = "default:development.test-client-secret";
+pub const FRONTEND_TOKEN: &str = "default:development.test-frontend-secret";
+
+/// A running `vexil-control-plane`.
+pub struct Server {
+    child: Child,
+    pub base: String,
+    /// What the binary printed on standard output before `listening on`.
+    pub printed: Vec<String>,
+    pub client: reqwest::Client,
+}
+
+/// An answer: status and JSON body (`Null` when empty).
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Server {
+    /// Starts the binary on `db` with the test tokens and any extra arguments.
+    pub async fn start(db: &TestDb, extra: &[&str]) -> Server {
+        let mut args = vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            &db.url,
+            "--init-admin-tokens",
+            ADMIN_TOKEN,
+            "--init-client-tokens",
+            CLIENT_TOKEN,
+            "--init-frontend-tokens",
+            FRONTEND_TOKEN,
+        ];
+        args.extend_from_slice(extra);
+        Server::start_with_args(&args).await
+    }
+
+    /// Starts the binary with exactly these arguments.
+    pub async fn start_with_args(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start vexil-control-plane");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut printed = Vec::new();
+        let base = loop {
+            let line = receiver.recv_timeout(Duration::from_secs(60)).expect("the server printed `listening on`");
+            if let Some(address) = line.strip_prefix("listening on ") {
+                break format!("http://{address}");
+            }
+            printed.push(line);
+        };
+        // Keep draining standard output so the child never blocks on a full pipe.
+        std::thread::spawn(move || while receiver.recv().is_ok() {});
+        Server { child, base, printed, client: reqwest::Client::new() }
+    }
+
+    /// SIGKILL, then reap.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM; returns the exit status once the process has stopped.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("kill -TERM");
+        assert!(status.success());
+        for _ in 0..200 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the server did not stop within 10 s of SIGTERM");
+    }
+
+    /// Sends a request with the admin token (or `token`), a JSON body when given.
+    pub async fn send(&self, method: &str, path: &str, body: Option<Value>, token: Option<&str>) -> Answer {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.header("Authorization", token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("request");
+        Answer::read(response).await
+    }
+
+    pub async fn get(&self, path: &str) -> Answer {
+        self.send("GET", path, None, Some(ADMIN_TOKEN)).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Answer {
+        self.send("POST", path, Some(body), Some(ADMIN_TOKEN)).await
+    }
+
+    /// POST without a body.
+    pub async fn post_empty(&self, path: &str) -> Answer {
+        self.send("POST", path, None, Some(ADMIN_TOKEN)).await
+    }
+
+    pub async fn put(&self, path: &str, body: Value) -> Answer {
+        self.send("PUT", path, Some(body), Some(ADMIN_TOKEN)).await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> Answer {
+        self.send("PATCH", path, Some(body), Some(ADMIN_TOKEN)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Answer {
+        self.send("DELETE", path, None, Some(ADMIN_TOKEN)).await
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl Answer {
+    pub async fn read(response: reqwest::Response) -> Answer {
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("body");
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text))
+        };
+        Answer { status, body }
+    }
+
+    /// Asserts the status, and for errors the exact `{id, name, message}` shape.
+    pub fn expect(&self, status: u16) -> &Value {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        &self.body
+    }
+
+    /// Asserts an error answer: status, exactly `{id, name, message}`, id a UUID v4, the name.
+    pub fn expect_error(&self, status: u16, name: &str) -> String {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_error_body(&self.body, name)
+    }
+}
+
+/// Asserts `body` is exactly `{id, name, message}` with a UUID v4 id and the given name; returns the message.
+pub fn assert_error_body(body: &Value, name: &str) -> String {
+    let object = body.as_object().unwrap_or_else(|| panic!("error body is not an object: {body}"));
+    let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["id", "message", "name"], "error body keys: {body}");
+    let id = uuid::Uuid::parse_str(body["id"].as_str().expect("id is a string")).expect("id is a UUID");
+    assert_eq!(id.get_version_num(), 4, "id is a UUID v4");
+    assert_eq!(body["name"], name, "error name: {body}");
+    body["message"].as_str().expect("message is a string").to_owned()
+}
+
+/// Asserts an RFC 3339 UTC timestamp with milliseconds, e.g. `2026-11-21T22:24:01.545Z`.
+pub fn assert_timestamp(value: &Value) {
+    let text = value.as_str().unwrap_or_else(|| panic!("not a timestamp: {value}"));
+    let bytes = text.as_bytes();
+    assert_eq!(bytes.len(), 24, "timestamp {text}");
+    assert!(text.ends_with('Z') && bytes[10] == b'T' && bytes[19] == b'.', "timestamp {text}");
+    assert!(chrono::DateTime::parse_from_rfc3339(text).is_ok(), "timestamp {text}");
+}
