@@ -21,7 +21,21 @@ pub struct StrategyPath {
     pub feature_name: String,
     pub environment: String,
     /// A UUID; anything else is 400.
-    pub strategy_id: Uuid,
+    #[param(value_type = String, format = Uuid)]
+    pub strategy_id: StrategyId,
+}
+
+/// A strategy id in a path: a UUID, else 400 naming `strategyId`.
+#[derive(Debug, Clone, Copy)]
+pub struct StrategyId(pub Uuid);
+
+impl<'de> Deserialize<'de> for StrategyId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Uuid::parse_str(&text).map(StrategyId).map_err(|_| {
+            serde::de::Error::custom(format!("strategyId must be a UUID, got {text:?}"))
+        })
+    }
 }
 
 #[utoipa::path(
@@ -96,7 +110,7 @@ pub async fn get(
         &path.project_id,
         &path.feature_name,
         &path.environment,
-        path.strategy_id,
+        path.strategy_id.0,
     )
     .await?;
     Ok(Json(strategy))
@@ -123,7 +137,7 @@ pub async fn update(
         &path.project_id,
         &path.feature_name,
         &path.environment,
-        path.strategy_id,
+        path.strategy_id.0,
         input,
     )
     .await?;
@@ -153,7 +167,7 @@ pub async fn patch(
         &path.project_id,
         &path.feature_name,
         &path.environment,
-        path.strategy_id,
+        path.strategy_id.0,
         operations,
     )
     .await?;
@@ -181,7 +195,7 @@ pub async fn delete(
         &path.project_id,
         &path.feature_name,
         &path.environment,
-        path.strategy_id,
+        path.strategy_id.0,
     )
     .await?;
     tx.commit().await?;

@@ -11,7 +11,7 @@ macro_rules! on_sqlite_and_postgres {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $test() {
-                    super::$test(crate::database::TestDb::sqlite().await).await;
+                    super::$test($crate::database::TestDb::sqlite().await).await;
                 }
             )*
         }
@@ -19,7 +19,7 @@ macro_rules! on_sqlite_and_postgres {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $test() {
-                    super::$test(crate::database::TestDb::postgres().await).await;
+                    super::$test($crate::database::TestDb::postgres().await).await;
                 }
             )*
         }

@@ -68,7 +68,9 @@ impl Server {
         });
         let mut printed = Vec::new();
         let base = loop {
-            let line = receiver.recv_timeout(Duration::from_secs(60)).expect("the server printed `listening on`");
+            let line = receiver
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the server printed `listening on`");
             if let Some(address) = line.strip_prefix("listening on ") {
                 break format!("http://{address}");
             }
@@ -76,7 +78,12 @@ impl Server {
         };
         // Keep draining standard output so the child never blocks on a full pipe.
         std::thread::spawn(move || while receiver.recv().is_ok() {});
-        Server { child, base, printed, client: reqwest::Client::new() }
+        Server {
+            child,
+            base,
+            printed,
+            client: reqwest::Client::new(),
+        }
     }
 
     /// SIGKILL, then reap.
@@ -87,7 +94,10 @@ impl Server {
 
     /// SIGTERM; returns the exit status once the process has stopped.
     pub fn terminate(&mut self) -> std::process::ExitStatus {
-        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("kill -TERM");
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill -TERM");
         assert!(status.success());
         for _ in 0..200 {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -99,7 +109,13 @@ impl Server {
     }
 
     /// Sends a request with the admin token (or `token`), a JSON body when given.
-    pub async fn send(&self, method: &str, path: &str, body: Option<Value>, token: Option<&str>) -> Answer {
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        token: Option<&str>,
+    ) -> Answer {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut request = self.client.request(method, format!("{}{path}", self.base));
         if let Some(token) = token {
@@ -130,7 +146,8 @@ impl Server {
     }
 
     pub async fn patch(&self, path: &str, body: Value) -> Answer {
-        self.send("PATCH", path, Some(body), Some(ADMIN_TOKEN)).await
+        self.send("PATCH", path, Some(body), Some(ADMIN_TOKEN))
+            .await
     }
 
     pub async fn delete(&self, path: &str) -> Answer {
@@ -151,41 +168,63 @@ impl Answer {
         let body = if text.is_empty() {
             Value::Null
         } else {
-            serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text))
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
         };
         Answer { status, body }
     }
 
     /// Asserts the status, and for errors the exact `{id, name, message}` shape.
     pub fn expect(&self, status: u16) -> &Value {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
         &self.body
     }
 
     /// Asserts an error answer: status, exactly `{id, name, message}`, id a UUID v4, the name.
     pub fn expect_error(&self, status: u16, name: &str) -> String {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
         assert_error_body(&self.body, name)
     }
 }
 
 /// Asserts `body` is exactly `{id, name, message}` with a UUID v4 id and the given name; returns the message.
 pub fn assert_error_body(body: &Value, name: &str) -> String {
-    let object = body.as_object().unwrap_or_else(|| panic!("error body is not an object: {body}"));
+    let object = body
+        .as_object()
+        .unwrap_or_else(|| panic!("error body is not an object: {body}"));
     let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(keys, ["id", "message", "name"], "error body keys: {body}");
-    let id = uuid::Uuid::parse_str(body["id"].as_str().expect("id is a string")).expect("id is a UUID");
+    let id =
+        uuid::Uuid::parse_str(body["id"].as_str().expect("id is a string")).expect("id is a UUID");
     assert_eq!(id.get_version_num(), 4, "id is a UUID v4");
     assert_eq!(body["name"], name, "error name: {body}");
-    body["message"].as_str().expect("message is a string").to_owned()
+    body["message"]
+        .as_str()
+        .expect("message is a string")
+        .to_owned()
 }
 
 /// Asserts an RFC 3339 UTC timestamp with milliseconds, e.g. `2026-11-21T22:24:01.545Z`.
 pub fn assert_timestamp(value: &Value) {
-    let text = value.as_str().unwrap_or_else(|| panic!("not a timestamp: {value}"));
+    let text = value
+        .as_str()
+        .unwrap_or_else(|| panic!("not a timestamp: {value}"));
     let bytes = text.as_bytes();
     assert_eq!(bytes.len(), 24, "timestamp {text}");
-    assert!(text.ends_with('Z') && bytes[10] == b'T' && bytes[19] == b'.', "timestamp {text}");
-    assert!(chrono::DateTime::parse_from_rfc3339(text).is_ok(), "timestamp {text}");
+    assert!(
+        text.ends_with('Z') && bytes[10] == b'T' && bytes[19] == b'.',
+        "timestamp {text}"
+    );
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(text).is_ok(),
+        "timestamp {text}"
+    );
 }

@@ -1,0 +1,11 @@
+//! The real binary over HTTP: the admin flow, bad input, crash safety and operations.
+
+#[path = "../support/database.rs"]
+mod database;
+#[path = "../support/server.rs"]
+mod server;
+
+mod admin_flow;
+mod bad_input;
+mod crash;
+mod operations;

@@ -1,0 +1,292 @@
+//! Operations, on SQLite: health, readiness, Prometheus, the OpenAPI document, the base path, the first admin
+//! token, `--auth-type none` and graceful shutdown on SIGTERM.
+
+use crate::database::TestDb;
+use crate::server::{Server, ADMIN_TOKEN};
+use serde_json::{json, Value};
+
+#[tokio::test]
+async fn health_ready_and_prometheus() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &[]).await;
+    assert_eq!(
+        server.send("GET", "/health", None, None).await.expect(200),
+        &json!({"health": "GOOD"})
+    );
+    assert_eq!(
+        server.send("GET", "/ready", None, None).await.expect(200),
+        &json!({"health": "GOOD"})
+    );
+    server.get("/api/admin/projects").await.expect(200);
+    server
+        .send("GET", "/api/admin/projects", None, None)
+        .await
+        .expect(401);
+    let response = server
+        .client
+        .get(format!("{}/internal-backstage/prometheus", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let text = response.text().await.unwrap();
+    for expected in [
+        r#"http_requests_total{route="/api/admin/projects",method="GET",status="200"} 1"#,
+        r#"http_requests_total{route="/api/admin/projects",method="GET",status="401"} 1"#,
+        r#"http_request_duration_seconds_bucket{route="/api/admin/projects",method="GET",le="+Inf"} 2"#,
+        "store_errors_total 0",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn the_openapi_document_covers_every_route() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &[]).await;
+    let document = server
+        .send("GET", "/docs/openapi.json", None, None)
+        .await
+        .expect(200)
+        .clone();
+    assert!(document["openapi"].as_str().unwrap().starts_with("3."));
+    let feature = "/api/admin/projects/{projectId}/features/{featureName}";
+    let environment = format!("{feature}/environments/{{environment}}");
+    let routes = [
+        ("/health", "get"),
+        ("/ready", "get"),
+        ("/internal-backstage/prometheus", "get"),
+        ("/docs/openapi.json", "get"),
+        ("/api/admin/projects", "get"),
+        ("/api/admin/projects", "post"),
+        ("/api/admin/projects/{projectId}", "get"),
+        ("/api/admin/projects/{projectId}", "put"),
+        ("/api/admin/projects/{projectId}", "delete"),
+        ("/api/admin/projects/{projectId}/environments", "post"),
+        (
+            "/api/admin/projects/{projectId}/environments/{environment}",
+            "delete",
+        ),
+        ("/api/admin/environments", "get"),
+        ("/api/admin/environments", "post"),
+        ("/api/admin/environments/{name}", "get"),
+        ("/api/admin/environments/{name}", "delete"),
+        ("/api/admin/environments/update/{name}", "put"),
+        ("/api/admin/environments/{name}/on", "post"),
+        ("/api/admin/environments/{name}/off", "post"),
+        ("/api/admin/projects/{projectId}/features", "get"),
+        ("/api/admin/projects/{projectId}/features", "post"),
+        (feature, "get"),
+        (feature, "put"),
+        (feature, "patch"),
+        (feature, "delete"),
+        ("/api/admin/projects/{projectId}/archive", "post"),
+        ("/api/admin/features/validate", "post"),
+        (&format!("{environment}/on"), "post"),
+        (&format!("{environment}/off"), "post"),
+        ("/api/admin/archive/features", "get"),
+        ("/api/admin/archive/features/{projectId}", "get"),
+        ("/api/admin/archive/revive/{featureName}", "post"),
+        ("/api/admin/archive/{featureName}", "delete"),
+        (&format!("{environment}/strategies"), "get"),
+        (&format!("{environment}/strategies"), "post"),
+        (&format!("{environment}/strategies/set-sort-order"), "post"),
+        (&format!("{environment}/strategies/{{strategyId}}"), "get"),
+        (&format!("{environment}/strategies/{{strategyId}}"), "put"),
+        (&format!("{environment}/strategies/{{strategyId}}"), "patch"),
+        (
+            &format!("{environment}/strategies/{{strategyId}}"),
+            "delete",
+        ),
+        ("/api/admin/events", "get"),
+        ("/api/admin/events/{featureName}", "get"),
+    ];
+    let paths = document["paths"].as_object().unwrap();
+    let documented: usize = paths
+        .values()
+        .map(|methods| methods.as_object().unwrap().len())
+        .sum();
+    assert_eq!(documented, routes.len(), "documented operations vs routes");
+    for (path, method) in routes {
+        let operation = &document["paths"][path][method];
+        assert!(operation.is_object(), "{method} {path} is not documented");
+        assert!(
+            operation["responses"]
+                .as_object()
+                .is_some_and(|r| !r.is_empty()),
+            "{method} {path}: no responses"
+        );
+    }
+    let create = &document["paths"]["/api/admin/projects/{projectId}/features"]["post"];
+    assert_eq!(
+        create["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/CreateFeature"
+    );
+    assert_eq!(
+        create["responses"]["201"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/FeatureSummary"
+    );
+    assert_eq!(
+        create["responses"]["409"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/ErrorBody"
+    );
+    for schema in [
+        "Strategy",
+        "Constraint",
+        "Event",
+        "FeatureEventList",
+        "ArchivedFeatureList",
+        "ErrorBody",
+        "Project",
+    ] {
+        assert!(
+            document["components"]["schemas"][schema].is_object(),
+            "schema {schema} missing"
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_route_lives_under_the_base_path() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &["--base-path", "/flags/"]).await;
+    server
+        .send("GET", "/flags/health", None, None)
+        .await
+        .expect(200);
+    server.get("/flags/api/admin/projects").await.expect(200);
+    server
+        .send("GET", "/health", None, None)
+        .await
+        .expect_error(404, "NotFoundError");
+    server
+        .get("/api/admin/projects")
+        .await
+        .expect_error(404, "NotFoundError");
+    let document = server
+        .send("GET", "/flags/docs/openapi.json", None, None)
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(document["servers"][0]["url"], "/flags");
+}
+
+#[tokio::test]
+async fn the_first_admin_token_is_printed_once_and_works() {
+    let db = TestDb::sqlite().await;
+    let args = ["--listen", "127.0.0.1:0", "--database-url", &db.url];
+    let mut server = Server::start_with_args(&args).await;
+    let line = server
+        .printed
+        .iter()
+        .find(|line| line.contains("admin token"))
+        .expect("the token line")
+        .clone();
+    let secret = line.rsplit(' ').next().unwrap().to_owned();
+    assert!(secret.starts_with("*:*.") && secret.len() == 60, "{secret}");
+    server
+        .send("GET", "/api/admin/projects", None, Some(&secret))
+        .await
+        .expect(200);
+    server
+        .send(
+            "GET",
+            "/api/admin/projects",
+            None,
+            Some(&format!("Bearer {secret}")),
+        )
+        .await
+        .expect(200);
+    assert!(server.terminate().success());
+
+    let server = Server::start_with_args(&args).await;
+    assert!(
+        server
+            .printed
+            .iter()
+            .all(|line| !line.contains("admin token")),
+        "{:?}",
+        server.printed
+    );
+    server
+        .send("GET", "/api/admin/projects", None, Some(&secret))
+        .await
+        .expect(200);
+    let created = server
+        .send(
+            "GET",
+            "/api/admin/events?type=api-token-created",
+            None,
+            Some(&secret),
+        )
+        .await;
+    let event = &created.expect(200)["events"][0];
+    assert_eq!(event["data"]["type"], "admin");
+    assert!(
+        !event.to_string().contains(&secret[4..]),
+        "events never carry secrets"
+    );
+}
+
+#[tokio::test]
+async fn auth_type_none_needs_no_token() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &["--auth-type", "none"]).await;
+    assert!(
+        server.printed.is_empty(),
+        "no token is generated: {:?}",
+        server.printed
+    );
+    let created = server
+        .send(
+            "POST",
+            "/api/admin/projects/default/features",
+            Some(json!({"name": "open"})),
+            None,
+        )
+        .await
+        .expect(201)
+        .clone();
+    assert_eq!(created["name"], "open");
+    let events = server
+        .send("GET", "/api/admin/events/open", None, None)
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(events["events"][0]["createdBy"], "admin");
+}
+
+#[tokio::test]
+async fn sigterm_stops_cleanly_and_keeps_the_data() {
+    let db = TestDb::sqlite().await;
+    let mut server = Server::start(&db, &[]).await;
+    server
+        .post(
+            "/api/admin/projects/default/features",
+            json!({"name": "kept"}),
+        )
+        .await
+        .expect(201);
+    let status = server.terminate();
+    assert!(status.success(), "exit status {status:?}");
+    let server = Server::start(&db, &[]).await;
+    let kept = server
+        .get("/api/admin/projects/default/features/kept")
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(kept["name"], "kept");
+    assert_eq!(
+        server
+            .send(
+                "GET",
+                "/api/admin/events/unknown-flag",
+                None,
+                Some(ADMIN_TOKEN)
+            )
+            .await
+            .expect(200),
+        &json!({"version": 1, "toggleName": "unknown-flag", "events": [], "totalEvents": 0})
+    );
+    let _: &Value = kept.get("environments").unwrap();
+}
