@@ -286,3 +286,15 @@ async fn the_client_document_compiles_and_evaluates(db: TestDb) {
         .unwrap_err();
     assert_eq!(error.kind, ErrorKind::NotFound);
 }
+
+/// Postgres only (a SQLite file cannot vanish under an open connection): a lost database fails the
+/// readiness ping and writes, and nothing panics.
+#[tokio::test]
+async fn a_lost_postgres_database_fails_ping_and_writes() {
+    let db = TestDb::postgres().await;
+    let store = Store::connect(&db.url).await.unwrap();
+    store.ping().await.unwrap();
+    db.drop_database().await;
+    assert!(store.ping().await.is_err());
+    assert!(store.begin_write(&tester()).await.is_err());
+}

@@ -282,7 +282,7 @@ fn normalize_variants(
             )));
         }
         if variant.weight_type == WeightType::Fix {
-            fixed_total += variant.weight;
+            fixed_total = fixed_total.saturating_add(variant.weight);
         }
     }
     if fixed_total > TOTAL_WEIGHT {

@@ -93,8 +93,8 @@ pub async fn authenticate(
             "You must be authenticated: send an API token in the Authorization header",
         ));
     };
-    let secret = match header.get(..7) {
-        Some(prefix) if prefix.eq_ignore_ascii_case("bearer ") => header[7..].trim(),
+    let secret = match (header.get(..7), header.get(7..)) {
+        (Some(prefix), Some(rest)) if prefix.eq_ignore_ascii_case("bearer ") => rest.trim(),
         _ => header,
     };
     let Some(row) = token_store::get_by_hash(conn, &hash_secret(secret)).await? else {

@@ -240,10 +240,6 @@ impl WriteTx {
         &self.now
     }
 
-    pub fn revision(&self) -> i64 {
-        self.revision
-    }
-
     /// Records an audit event of this write.
     pub async fn record(&mut self, event: NewEvent) -> Result<i64, StoreError> {
         let id: i64 = sqlx::query_scalar(

@@ -290,3 +290,105 @@ async fn sigterm_stops_cleanly_and_keeps_the_data() {
     );
     let _: &Value = kept.get("environments").unwrap();
 }
+
+#[tokio::test]
+async fn a_lost_store_answers_503_on_ready_and_500_elsewhere() {
+    let db = TestDb::postgres().await;
+    let server = Server::start(&db, &[]).await;
+    server.get("/api/admin/projects").await.expect(200);
+    db.drop_database().await;
+    server
+        .send("GET", "/ready", None, None)
+        .await
+        .expect_error(503, "ServiceUnavailableError");
+    let message = server
+        .get("/api/admin/projects")
+        .await
+        .expect_error(500, "InternalError");
+    assert!(
+        !message.contains("vexil_t_"),
+        "no internals in the message: {message}"
+    );
+    let text = server
+        .client
+        .get(format!("{}/internal-backstage/prometheus", server.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let errors: f64 = text
+        .lines()
+        .find_map(|line| line.strip_prefix("store_errors_total "))
+        .expect("store_errors_total")
+        .parse()
+        .unwrap();
+    assert!(errors >= 2.0, "store errors counted: {errors}");
+}
+
+#[tokio::test]
+async fn json_logs_are_one_object_per_line_without_secrets() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let db = TestDb::sqlite().await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            &db.url,
+            "--log-format",
+            "json",
+        ])
+        .args(["--init-admin-tokens", ADMIN_TOKEN])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while stdout.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
+        line.push(byte[0]);
+    }
+    let address = String::from_utf8(line)
+        .unwrap()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    let answer = reqwest::Client::new()
+        .get(format!("http://{address}/api/admin/projects"))
+        .header("Authorization", ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 200);
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let mut logs = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .unwrap();
+    assert!(
+        !logs.contains("test-admin-secret"),
+        "a secret reached the logs"
+    );
+    let lines: Vec<Value> = logs
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON log line"))
+        .collect();
+    assert!(lines
+        .iter()
+        .any(|l| l["fields"]["route"] == "/api/admin/projects" && l["fields"]["status"] == 200));
+    assert!(lines
+        .iter()
+        .all(|l| l["level"].is_string() && l["timestamp"].is_string()));
+}

@@ -77,6 +77,19 @@ impl TestDb {
     }
 }
 
+impl TestDb {
+    /// Drops the Postgres database now, under a running server (to test a lost store).
+    pub async fn drop_database(&self) {
+        let (server, name) = self.postgres.as_ref().expect("a Postgres test database");
+        let mut conn = AnyConnection::connect(server)
+            .await
+            .expect("connect to TEST_DATABASE_URL");
+        conn.execute(format!("DROP DATABASE {name} WITH (FORCE)").as_str())
+            .await
+            .expect("drop the test database");
+    }
+}
+
 impl Drop for TestDb {
     fn drop(&mut self) {
         let Some((server, name)) = self.postgres.take() else {
