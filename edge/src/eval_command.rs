@@ -44,7 +44,8 @@ pub fn run(args: &EvalArgs) -> ExitCode {
 fn evaluate(args: &EvalArgs) -> Result<(), String> {
     let text = fs::read_to_string(&args.features)
         .map_err(|e| format!("cannot read {}: {e}", args.features.display()))?;
-    let doc = FeaturesDocument::from_json(&text).map_err(|e| format!("{}: {e}", args.features.display()))?;
+    let doc = FeaturesDocument::from_json(&text)
+        .map_err(|e| format!("{}: {e}", args.features.display()))?;
     let snapshot = Snapshot::compile_with(
         &doc,
         &CompileOptions {
@@ -80,8 +81,7 @@ fn read_contexts(path: &PathBuf) -> Result<Vec<Context>, String> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            from_json_path(line)
-                .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
+            from_json_path(line).map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
         })
         .collect()
 }

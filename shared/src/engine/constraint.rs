@@ -251,7 +251,12 @@ impl TextValues {
 
     /// Whether `test(haystack, value)` holds for any value. Case-insensitive ASCII input is compared without
     /// allocating; other case-insensitive input is lower-cased once.
-    fn any(&self, hay: &str, ascii_ci: fn(&[u8], &[u8]) -> bool, test: fn(&str, &str) -> bool) -> bool {
+    fn any(
+        &self,
+        hay: &str,
+        ascii_ci: fn(&[u8], &[u8]) -> bool,
+        test: fn(&str, &str) -> bool,
+    ) -> bool {
         if !self.case_insensitive {
             return self.values.iter().any(|n| test(hay, n));
         }

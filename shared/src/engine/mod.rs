@@ -431,7 +431,8 @@ mod tests {
         let p1 = s.evaluate_all(&Context::default(), &Projects::from_list(&["p1"]));
         assert_eq!(p1.len(), 1);
         assert_eq!(p1[0].name, "b");
-        let json = serde_json::to_value(s.evaluate_all(&Context::default(), &Projects::All)).unwrap();
+        let json =
+            serde_json::to_value(s.evaluate_all(&Context::default(), &Projects::All)).unwrap();
         assert_eq!(
             json[0],
             serde_json::json!({"name":"a","enabled":true,"impressionData":true,

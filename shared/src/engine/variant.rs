@@ -29,7 +29,11 @@ pub(crate) struct VariantSet {
 
 impl VariantSet {
     /// `None` when there is nothing to pick from.
-    pub(crate) fn compile(variants: &[Variant], stickiness: Stickiness, group: &str) -> Option<Self> {
+    pub(crate) fn compile(
+        variants: &[Variant],
+        stickiness: Stickiness,
+        group: &str,
+    ) -> Option<Self> {
         if variants.is_empty() {
             return None;
         }
