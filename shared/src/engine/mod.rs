@@ -25,6 +25,8 @@ pub use variant::VariantView;
 pub enum CompileError {
     #[error("unknown constraint operator `{0}`")]
     UnknownOperator(String),
+    #[error("`{value}` is not a valid value for {operator}")]
+    InvalidValue { operator: String, value: String },
 }
 
 /// Settings of compilation that do not come from the document.
@@ -438,6 +440,35 @@ mod tests {
             serde_json::json!({"name":"a","enabled":true,"impressionData":true,
                 "variant":{"name":"disabled","enabled":false,"feature_enabled":true,"featureEnabled":true}})
         );
+    }
+
+    #[test]
+    fn unparseable_constraint_values_turn_the_flag_off() {
+        for (op, value) in [
+            ("NUM_GT", "ten"),
+            ("DATE_AFTER", "yesterday"),
+            ("SEMVER_EQ", "v1.2.3"),
+        ] {
+            let s = snapshot(&format!(
+                r#"{{"features":[{{"name":"x","enabled":true,"strategies":[
+                    {{"name":"default","constraints":[{{"contextName":"a","operator":"{op}","value":"{value}","inverted":true}}]}},
+                    {{"name":"default"}}]}}]}}"#
+            ));
+            assert!(!s.is_enabled("x", &Context::default()), "{op} {value}");
+        }
+    }
+
+    #[test]
+    fn an_invalid_regex_matches_nothing() {
+        let s = snapshot(
+            r#"{"features":[
+                {"name":"plain","enabled":true,"strategies":[{"name":"default","constraints":[{"contextName":"a","operator":"REGEX","value":"(["}]}]},
+                {"name":"inverted","enabled":true,"strategies":[{"name":"default","constraints":[{"contextName":"a","operator":"REGEX","value":"([","inverted":true}]}]}
+            ]}"#,
+        );
+        let ctx = ctx(r#"{"properties":{"a":"(["}}"#);
+        assert!(!s.is_enabled("plain", &ctx));
+        assert!(s.is_enabled("inverted", &ctx));
     }
 
     #[test]

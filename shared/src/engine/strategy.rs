@@ -14,7 +14,7 @@ use crate::model::{FeatureStrategy, Segment};
 /// Which context value decides a bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stickiness {
-    /// userId, then sessionId (then remoteAddress, for variants), then random.
+    /// userId, then sessionId, then random (for rollouts and variants alike, as the reference engine does).
     Default,
     Random,
     Field(ContextField),

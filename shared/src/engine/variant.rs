@@ -74,12 +74,7 @@ impl VariantSet {
             return None;
         }
         let value = match &self.stickiness {
-            Stickiness::Default => e
-                .ctx
-                .user_id
-                .as_deref()
-                .or(e.ctx.session_id.as_deref())
-                .or(e.ctx.remote_address.as_deref()),
+            Stickiness::Default => e.ctx.user_id.as_deref().or(e.ctx.session_id.as_deref()),
             Stickiness::Random => None,
             Stickiness::Field(field) => e.value(field),
         };
