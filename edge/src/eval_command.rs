@@ -62,11 +62,12 @@ fn evaluate(args: &EvalArgs) -> Result<(), String> {
 
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut toggles = Vec::new();
+    let mut line = Vec::new();
     for ctx in &contexts {
-        snapshot.evaluate_all_into(ctx, &projects, &mut toggles);
-        serde_json::to_writer(&mut out, &toggles).map_err(|e| e.to_string())?;
-        out.write_all(b"\n").map_err(|e| e.to_string())?;
+        line.clear();
+        snapshot.write_toggles_json(ctx, &projects, &mut line);
+        line.push(b'\n');
+        out.write_all(&line).map_err(|e| e.to_string())?;
     }
     out.flush().map_err(|e| e.to_string())
 }
