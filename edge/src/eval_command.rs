@@ -44,7 +44,8 @@ pub fn run(args: &EvalArgs) -> ExitCode {
 fn evaluate(args: &EvalArgs) -> Result<(), String> {
     let text = fs::read_to_string(&args.features)
         .map_err(|e| format!("cannot read {}: {e}", args.features.display()))?;
-    let doc = FeaturesDocument::from_json(&text).map_err(|e| format!("{}: {e}", args.features.display()))?;
+    let doc = FeaturesDocument::from_json(&text)
+        .map_err(|e| format!("{}: {e}", args.features.display()))?;
     let snapshot = Snapshot::compile_with(
         &doc,
         &CompileOptions {
@@ -61,11 +62,12 @@ fn evaluate(args: &EvalArgs) -> Result<(), String> {
 
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut toggles = Vec::new();
+    let mut line = Vec::new();
     for ctx in &contexts {
-        snapshot.evaluate_all_into(ctx, &projects, &mut toggles);
-        serde_json::to_writer(&mut out, &toggles).map_err(|e| e.to_string())?;
-        out.write_all(b"\n").map_err(|e| e.to_string())?;
+        line.clear();
+        snapshot.write_toggles_json(ctx, &projects, &mut line);
+        line.push(b'\n');
+        out.write_all(&line).map_err(|e| e.to_string())?;
     }
     out.flush().map_err(|e| e.to_string())
 }
@@ -80,8 +82,7 @@ fn read_contexts(path: &PathBuf) -> Result<Vec<Context>, String> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            from_json_path(line)
-                .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
+            from_json_path(line).map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
         })
         .collect()
 }

@@ -7,7 +7,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "vexil-edge", version, about = "Vexil edge: evaluates feature flags close to your users")]
+#[command(
+    name = "vexil-edge",
+    version,
+    about = "Vexil edge: evaluates feature flags close to your users"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

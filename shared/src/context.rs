@@ -11,20 +11,48 @@ use serde::{Deserialize, Deserializer, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", remote = "Self")]
 pub struct Context {
-    #[serde(default, deserialize_with = "scalar", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub user_id: Option<String>,
-    #[serde(default, deserialize_with = "scalar", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub session_id: Option<String>,
-    #[serde(default, deserialize_with = "scalar", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub remote_address: Option<String>,
-    #[serde(default, deserialize_with = "scalar", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub environment: Option<String>,
-    #[serde(default, deserialize_with = "scalar", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub app_name: Option<String>,
     /// RFC 3339 time at which to evaluate date constraints; now when absent.
-    #[serde(default, deserialize_with = "scalar", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub current_time: Option<String>,
-    #[serde(default, deserialize_with = "scalar_map", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "scalar_map",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub properties: BTreeMap<String, String>,
 }
 
@@ -123,7 +151,10 @@ mod tests {
     #[test]
     fn rejects_objects_where_scalars_belong() {
         let err = serde_json::from_str::<Context>(r#"{"userId":{"x":1}}"#).unwrap_err();
-        assert!(err.to_string().contains("a string, number or boolean"), "{err}");
+        assert!(
+            err.to_string().contains("a string, number or boolean"),
+            "{err}"
+        );
         let err = serde_json::from_str::<Context>(r#"["42"]"#).unwrap_err();
         assert!(err.to_string().contains("a context object"), "{err}");
     }

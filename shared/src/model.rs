@@ -44,7 +44,11 @@ pub struct Feature {
     pub strategies: Vec<FeatureStrategy>,
     #[serde(default, deserialize_with = "nullable")]
     pub variants: Vec<Variant>,
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub dependencies: Vec<FeatureDependency>,
 }
 
@@ -68,7 +72,11 @@ pub struct FeatureStrategy {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
     pub disabled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort_order: Option<i64>,
@@ -76,7 +84,11 @@ pub struct FeatureStrategy {
     pub parameters: BTreeMap<String, String>,
     #[serde(default, deserialize_with = "nullable")]
     pub constraints: Vec<Constraint>,
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub segments: Vec<i64>,
     #[serde(default, deserialize_with = "nullable")]
     pub variants: Vec<Variant>,
@@ -115,7 +127,11 @@ pub struct Variant {
     pub stickiness: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<VariantPayload>,
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub overrides: Vec<VariantOverride>,
 }
 
@@ -143,7 +159,11 @@ pub struct FeatureDependency {
     pub feature: String,
     #[serde(default = "default_true", deserialize_with = "nullable_true")]
     pub enabled: bool,
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub variants: Vec<String>,
 }
 
@@ -342,7 +362,13 @@ mod tests {
         let f = &doc.features[0];
         assert_eq!(f.project, "default");
         assert!(!f.impression_data);
-        assert_eq!(f.strategies[0].parameters.get("rollout").map(String::as_str), Some("50"));
+        assert_eq!(
+            f.strategies[0]
+                .parameters
+                .get("rollout")
+                .map(String::as_str),
+            Some("50")
+        );
         assert!(!f.strategies[0].parameters.contains_key("x"));
     }
 
@@ -352,8 +378,14 @@ mod tests {
             r#"{"features":[{"name":"a","enabled":true},{"name":"b","enabled":true,"strategies":[{"name":"default","constraints":[{"contextName":"x","operator":"IN","values":[1]}]}]}]}"#,
         )
         .unwrap_err();
-        assert_eq!(err.path, "features[1].strategies[0].constraints[0].values[0]");
-        assert!(err.to_string().contains("features[1].strategies[0]"), "{err}");
+        assert_eq!(
+            err.path,
+            "features[1].strategies[0].constraints[0].values[0]"
+        );
+        assert!(
+            err.to_string().contains("features[1].strategies[0]"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -92,7 +92,8 @@ fn client_specification() {
             }
         }
         for case in &spec.variant_tests {
-            let got = serde_json::to_value(snapshot.variant(&case.toggle_name, &case.context)).unwrap();
+            let got =
+                serde_json::to_value(snapshot.variant(&case.toggle_name, &case.context)).unwrap();
             if variant_agrees(&got, &case.expected_result) {
                 passed += 1;
             } else {
@@ -107,9 +108,16 @@ fn client_specification() {
         eprintln!("FAILED {f}");
     }
     // Written to the process's stdout directly, past the test harness's capture, so that every run shows it.
-    let summary = format!("client-specification: {passed} passed, {} failed\n", failed.len());
+    let summary = format!(
+        "client-specification: {passed} passed, {} failed\n",
+        failed.len()
+    );
     std::io::stdout().write_all(summary.as_bytes()).unwrap();
-    assert!(failed.is_empty(), "{} client-specification cases failed", failed.len());
+    assert!(
+        failed.is_empty(),
+        "{} client-specification cases failed",
+        failed.len()
+    );
     assert_eq!(passed, 279, "the suite has 279 cases");
 }
 

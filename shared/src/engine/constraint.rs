@@ -81,8 +81,8 @@ enum Op {
     Semver(Ordering, Version),
     Regex(Regex),
     InCidr(Box<[IpNet]>),
-    /// The constraint's own value could not be read (a number, date, version or regex that does not parse):
-    /// it matches nothing.
+    /// The constraint's regex does not compile: it matches nothing (as the reference engine does), so its
+    /// inverse matches everything.
     Unsatisfiable,
 }
 
@@ -95,18 +95,18 @@ impl CompiledConstraint {
             "STR_STARTS_WITH" => Op::StartsWith(TextValues::new(&c.values, c.case_insensitive)),
             "STR_ENDS_WITH" => Op::EndsWith(TextValues::new(&c.values, c.case_insensitive)),
             "STR_CONTAINS" => Op::Contains(TextValues::new(&c.values, c.case_insensitive)),
-            "NUM_EQ" => num(Ordering::Eq, single),
-            "NUM_GT" => num(Ordering::Gt, single),
-            "NUM_GTE" => num(Ordering::Gte, single),
-            "NUM_LT" => num(Ordering::Lt, single),
-            "NUM_LTE" => num(Ordering::Lte, single),
-            "DATE_AFTER" => parse_date(single).map_or(Op::Unsatisfiable, Op::DateAfter),
-            "DATE_BEFORE" => parse_date(single).map_or(Op::Unsatisfiable, Op::DateBefore),
-            "SEMVER_EQ" => semver(Ordering::Eq, single),
-            "SEMVER_GT" => semver(Ordering::Gt, single),
-            "SEMVER_GTE" => semver(Ordering::Gte, single),
-            "SEMVER_LT" => semver(Ordering::Lt, single),
-            "SEMVER_LTE" => semver(Ordering::Lte, single),
+            "NUM_EQ" => Op::Num(Ordering::Eq, number(c, single)?),
+            "NUM_GT" => Op::Num(Ordering::Gt, number(c, single)?),
+            "NUM_GTE" => Op::Num(Ordering::Gte, number(c, single)?),
+            "NUM_LT" => Op::Num(Ordering::Lt, number(c, single)?),
+            "NUM_LTE" => Op::Num(Ordering::Lte, number(c, single)?),
+            "DATE_AFTER" => Op::DateAfter(date(c, single)?),
+            "DATE_BEFORE" => Op::DateBefore(date(c, single)?),
+            "SEMVER_EQ" => Op::Semver(Ordering::Eq, version(c, single)?),
+            "SEMVER_GT" => Op::Semver(Ordering::Gt, version(c, single)?),
+            "SEMVER_GTE" => Op::Semver(Ordering::Gte, version(c, single)?),
+            "SEMVER_LT" => Op::Semver(Ordering::Lt, version(c, single)?),
+            "SEMVER_LTE" => Op::Semver(Ordering::Lte, version(c, single)?),
             "REGEX" => regex::RegexBuilder::new(c.value.as_deref().unwrap_or(""))
                 .case_insensitive(c.case_insensitive)
                 .build()
@@ -147,12 +147,10 @@ impl Op {
             Op::StartsWith(t) => t.any(v, starts_with_ascii_ci, |h, n| h.starts_with(n)),
             Op::EndsWith(t) => t.any(v, ends_with_ascii_ci, |h, n| h.ends_with(n)),
             Op::Contains(t) => t.any(v, contains_ascii_ci, |h, n| h.contains(n)),
-            Op::Num(ord, want) => v
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .and_then(|got| got.partial_cmp(want))
-                .is_some_and(|o| ord.holds(o)),
+            Op::Num(ord, want) => v.trim().parse::<f64>().is_ok_and(|got| match ord {
+                Ordering::Eq => (got - want).abs() < f64::EPSILON,
+                _ => got.partial_cmp(want).is_some_and(|o| ord.holds(o)),
+            }),
             Op::Semver(ord, want) => {
                 Version::parse(v).is_ok_and(|got| ord.holds(cmp_semver(&got, want)))
             }
@@ -168,15 +166,26 @@ fn cmp_semver(a: &Version, b: &Version) -> std::cmp::Ordering {
     (a.major, a.minor, a.patch, &a.pre).cmp(&(b.major, b.minor, b.patch, &b.pre))
 }
 
-fn num(ord: Ordering, value: &str) -> Op {
-    match value.parse::<f64>() {
-        Ok(n) if n.is_finite() => Op::Num(ord, n),
-        _ => Op::Unsatisfiable,
+fn invalid(c: &Constraint, value: &str) -> CompileError {
+    CompileError::InvalidValue {
+        operator: c.operator.clone(),
+        value: value.to_owned(),
     }
 }
 
-fn semver(ord: Ordering, value: &str) -> Op {
-    Version::parse(value).map_or(Op::Unsatisfiable, |v| Op::Semver(ord, v))
+fn number(c: &Constraint, value: &str) -> Result<f64, CompileError> {
+    match value.parse::<f64>() {
+        Ok(n) if n.is_finite() => Ok(n),
+        _ => Err(invalid(c, value)),
+    }
+}
+
+fn date(c: &Constraint, value: &str) -> Result<DateTime<Utc>, CompileError> {
+    parse_date(value).ok_or_else(|| invalid(c, value))
+}
+
+fn version(c: &Constraint, value: &str) -> Result<Version, CompileError> {
+    Version::parse(value).map_err(|_| invalid(c, value))
 }
 
 /// An RFC 3339 timestamp, as Unleash writes them.
@@ -251,7 +260,12 @@ impl TextValues {
 
     /// Whether `test(haystack, value)` holds for any value. Case-insensitive ASCII input is compared without
     /// allocating; other case-insensitive input is lower-cased once.
-    fn any(&self, hay: &str, ascii_ci: fn(&[u8], &[u8]) -> bool, test: fn(&str, &str) -> bool) -> bool {
+    fn any(
+        &self,
+        hay: &str,
+        ascii_ci: fn(&[u8], &[u8]) -> bool,
+        test: fn(&str, &str) -> bool,
+    ) -> bool {
         if !self.case_insensitive {
             return self.values.iter().any(|n| test(hay, n));
         }

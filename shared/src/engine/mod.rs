@@ -17,14 +17,16 @@ use crate::context::Context;
 use crate::model::{FeaturesDocument, Segment};
 use constraint::{parse_date, ContextField};
 use strategy::CompiledStrategy;
-use variant::VariantSet;
 pub use variant::VariantView;
+use variant::{CompiledVariant, VariantSet};
 
 /// Why a flag could not be compiled; such a flag is always off.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CompileError {
     #[error("unknown constraint operator `{0}`")]
     UnknownOperator(String),
+    #[error("`{value}` is not a valid value for {operator}")]
+    InvalidValue { operator: String, value: String },
 }
 
 /// Settings of compilation that do not come from the document.
@@ -64,6 +66,8 @@ pub struct Snapshot {
 #[derive(Debug)]
 struct CompiledFeature {
     name: Box<str>,
+    /// `{"name":…,"enabled":true,"impressionData":…,"variant":`, serialized once.
+    json_head: Box<str>,
     project: u32,
     impression_data: bool,
     /// False when switched off, when every strategy is disabled, or when the flag could not be compiled.
@@ -232,6 +236,7 @@ impl Snapshot {
                     .collect();
                 CompiledFeature {
                     name: f.name.as_str().into(),
+                    json_head: toggle_json_head(&f.name, f.impression_data),
                     project,
                     impression_data: f.impression_data,
                     switched_on: f.enabled && compiled_ok && !all_disabled,
@@ -296,6 +301,43 @@ impl Snapshot {
         out: &mut Vec<EvaluatedToggle<'s>>,
     ) {
         out.clear();
+        self.for_each_enabled(ctx, projects, |f, variant| {
+            out.push(EvaluatedToggle {
+                name: &f.name,
+                enabled: true,
+                impression_data: f.impression_data,
+                variant: VariantView::of(variant),
+            })
+        });
+    }
+
+    /// Writes the JSON array of [`Snapshot::evaluate_all`] (`[{"name":…,"enabled":true,…}, …]`) into `out`,
+    /// appending. Every piece was serialized at compile time: this only copies bytes.
+    pub fn write_toggles_json(&self, ctx: &Context, projects: &Projects, out: &mut Vec<u8>) {
+        out.push(b'[');
+        let mut first = true;
+        self.for_each_enabled(ctx, projects, |f, variant| {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.extend_from_slice(f.json_head.as_bytes());
+            out.extend_from_slice(match variant {
+                Some(v) => v.json.as_bytes(),
+                None => variant::DISABLED_VARIANT_OF_ENABLED_FLAG_JSON.as_bytes(),
+            });
+            out.push(b'}');
+        });
+        out.push(b']');
+    }
+
+    /// Calls `found` with each enabled flag of the projects in scope, in name order, and its variant.
+    fn for_each_enabled<'s>(
+        &'s self,
+        ctx: &Context,
+        projects: &Projects,
+        mut found: impl FnMut(&'s CompiledFeature, Option<&'s CompiledVariant>),
+    ) {
         let e = Eval::new(ctx);
         let mask: Option<Vec<bool>> = match projects {
             Projects::All => None,
@@ -316,12 +358,7 @@ impl Snapshot {
                 }
             }
             if let Resolution::On(by) = self.resolve(f, &e) {
-                out.push(EvaluatedToggle {
-                    name: &f.name,
-                    enabled: true,
-                    impression_data: f.impression_data,
-                    variant: self.variant_of(f, by, &e),
-                });
+                found(f, self.variant_of(f, by, &e));
             }
         }
     }
@@ -329,7 +366,7 @@ impl Snapshot {
     fn toggle<'s>(&'s self, f: &'s CompiledFeature, e: &Eval<'_>) -> EvaluatedToggle<'s> {
         let (enabled, variant) = match self.resolve(f, e) {
             Resolution::Off => (false, VariantView::disabled(false)),
-            Resolution::On(by) => (true, self.variant_of(f, by, e)),
+            Resolution::On(by) => (true, VariantView::of(self.variant_of(f, by, e))),
         };
         EvaluatedToggle {
             name: &f.name,
@@ -367,26 +404,32 @@ impl Snapshot {
             Resolution::On(by) => {
                 d.expect_enabled
                     && (d.variants.is_empty() || {
-                        let chosen = self.variant_of(parent, by, e);
+                        let chosen = VariantView::of(self.variant_of(parent, by, e));
                         d.variants.iter().any(|v| **v == *chosen.name)
                     })
             }
         }
     }
 
-    /// The variant of an enabled flag: the deciding strategy's variants if it has any, else the flag's.
+    /// The variant of an enabled flag: the deciding strategy's variants if it has any, else the flag's;
+    /// `None` when there is none to give.
     fn variant_of<'s>(
         &'s self,
         f: &'s CompiledFeature,
         by: Option<usize>,
         e: &Eval<'_>,
-    ) -> VariantView<'s> {
-        let set = by
-            .and_then(|i| f.strategies[i].variants.as_ref())
-            .or(f.variants.as_ref());
-        set.and_then(|s| s.select(e))
-            .map_or(VariantView::disabled(true), VariantView::chosen)
+    ) -> Option<&'s CompiledVariant> {
+        by.and_then(|i| f.strategies[i].variants.as_ref())
+            .or(f.variants.as_ref())
+            .and_then(|s| s.select(e))
     }
+}
+
+/// The start of a frontend toggle's JSON, up to its variant.
+fn toggle_json_head(name: &str, impression_data: bool) -> Box<str> {
+    let name = serde_json::to_string(name).unwrap_or_else(|_| "\"\"".to_owned());
+    format!(r#"{{"name":{name},"enabled":true,"impressionData":{impression_data},"variant":"#)
+        .into()
 }
 
 #[cfg(test)]
@@ -431,12 +474,71 @@ mod tests {
         let p1 = s.evaluate_all(&Context::default(), &Projects::from_list(&["p1"]));
         assert_eq!(p1.len(), 1);
         assert_eq!(p1[0].name, "b");
-        let json = serde_json::to_value(s.evaluate_all(&Context::default(), &Projects::All)).unwrap();
+        let json =
+            serde_json::to_value(s.evaluate_all(&Context::default(), &Projects::All)).unwrap();
         assert_eq!(
             json[0],
             serde_json::json!({"name":"a","enabled":true,"impressionData":true,
                 "variant":{"name":"disabled","enabled":false,"feature_enabled":true,"featureEnabled":true}})
         );
+    }
+
+    #[test]
+    fn unparseable_constraint_values_turn_the_flag_off() {
+        for (op, value) in [
+            ("NUM_GT", "ten"),
+            ("DATE_AFTER", "yesterday"),
+            ("SEMVER_EQ", "v1.2.3"),
+        ] {
+            let s = snapshot(&format!(
+                r#"{{"features":[{{"name":"x","enabled":true,"strategies":[
+                    {{"name":"default","constraints":[{{"contextName":"a","operator":"{op}","value":"{value}","inverted":true}}]}},
+                    {{"name":"default"}}]}}]}}"#
+            ));
+            assert!(!s.is_enabled("x", &Context::default()), "{op} {value}");
+        }
+    }
+
+    #[test]
+    fn an_invalid_regex_matches_nothing() {
+        let s = snapshot(
+            r#"{"features":[
+                {"name":"plain","enabled":true,"strategies":[{"name":"default","constraints":[{"contextName":"a","operator":"REGEX","value":"(["}]}]},
+                {"name":"inverted","enabled":true,"strategies":[{"name":"default","constraints":[{"contextName":"a","operator":"REGEX","value":"([","inverted":true}]}]}
+            ]}"#,
+        );
+        let ctx = ctx(r#"{"properties":{"a":"(["}}"#);
+        assert!(!s.is_enabled("plain", &ctx));
+        assert!(s.is_enabled("inverted", &ctx));
+    }
+
+    #[test]
+    fn written_json_equals_the_serialized_toggles() {
+        let s = snapshot(
+            r#"{"features":[
+                {"name":"quote\"d ✓","enabled":true,"impressionData":true,"strategies":[{"name":"default"}],
+                 "variants":[{"name":"v\\1","weight":1000,"payload":{"type":"json","value":"{\"a\":1}"}}]},
+                {"name":"plain","enabled":true,"strategies":[{"name":"userWithId","parameters":{"userIds":"u1"}}]},
+                {"name":"strategy-variant","enabled":true,"strategies":[{"name":"default","variants":[{"name":"sv","weight":1}]}]}
+            ]}"#,
+        );
+        for c in [r#"{"userId":"u1"}"#, r#"{"userId":"u2"}"#] {
+            let ctx = ctx(c);
+            let mut written = Vec::new();
+            s.write_toggles_json(&ctx, &Projects::All, &mut written);
+            let expected = serde_json::to_vec(&s.evaluate_all(&ctx, &Projects::All)).unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+        let mut empty = Vec::new();
+        s.write_toggles_json(
+            &Context::default(),
+            &Projects::from_list(&["none"]),
+            &mut empty,
+        );
+        assert_eq!(empty, b"[]");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::model::{FeatureStrategy, Segment};
 /// Which context value decides a bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stickiness {
-    /// userId, then sessionId (then remoteAddress, for variants), then random.
+    /// userId, then sessionId, then random (for rollouts and variants alike, as the reference engine does).
     Default,
     Random,
     Field(ContextField),
@@ -126,7 +126,11 @@ impl CompiledStrategy {
         }
 
         let group = param(p, "groupId").unwrap_or(flag_name);
-        let variants = VariantSet::compile(&s.variants, Stickiness::parse(param(p, "stickiness")), group);
+        let variants = VariantSet::compile(
+            &s.variants,
+            Stickiness::parse(param(p, "stickiness")),
+            group,
+        );
         Ok(CompiledStrategy {
             rule,
             constraints: constraints.into_boxed_slice(),
@@ -184,12 +188,16 @@ impl CompiledStrategy {
 }
 
 fn param<'a>(p: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
-    p.get(name).map(String::as_str).filter(|v| !v.trim().is_empty())
+    p.get(name)
+        .map(String::as_str)
+        .filter(|v| !v.trim().is_empty())
 }
 
 /// A percentage parameter as a whole number 0..=100; anything unreadable is 0 (never on).
 fn percentage(value: Option<&str>) -> u32 {
-    let n = value.and_then(|v| v.trim().parse::<f64>().ok()).unwrap_or(0.0);
+    let n = value
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(0.0);
     if n.is_nan() || n <= 0.0 {
         0
     } else {

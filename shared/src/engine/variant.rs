@@ -12,6 +12,8 @@ use crate::model::{Variant, VariantPayload};
 #[derive(Debug)]
 pub(crate) struct CompiledVariant {
     pub(crate) name: Box<str>,
+    /// The frontend API's variant object, serialized once.
+    pub(crate) json: Box<str>,
     weight: u32,
     pub(crate) payload: Option<VariantPayload>,
     overrides: Box<[(ContextField, StrSet)]>,
@@ -29,7 +31,11 @@ pub(crate) struct VariantSet {
 
 impl VariantSet {
     /// `None` when there is nothing to pick from.
-    pub(crate) fn compile(variants: &[Variant], stickiness: Stickiness, group: &str) -> Option<Self> {
+    pub(crate) fn compile(
+        variants: &[Variant],
+        stickiness: Stickiness,
+        group: &str,
+    ) -> Option<Self> {
         if variants.is_empty() {
             return None;
         }
@@ -37,6 +43,14 @@ impl VariantSet {
             .iter()
             .map(|v| CompiledVariant {
                 name: v.name.as_str().into(),
+                json: serde_json::to_string(&VariantView {
+                    name: &v.name,
+                    payload: v.payload.as_ref(),
+                    enabled: true,
+                    feature_enabled: true,
+                })
+                .unwrap_or_default()
+                .into(),
                 weight: v.weight,
                 payload: v.payload.clone(),
                 overrides: v
@@ -70,12 +84,7 @@ impl VariantSet {
             return None;
         }
         let value = match &self.stickiness {
-            Stickiness::Default => e
-                .ctx
-                .user_id
-                .as_deref()
-                .or(e.ctx.session_id.as_deref())
-                .or(e.ctx.remote_address.as_deref()),
+            Stickiness::Default => e.ctx.user_id.as_deref().or(e.ctx.session_id.as_deref()),
             Stickiness::Random => None,
             Stickiness::Field(field) => e.value(field),
         };
@@ -103,6 +112,10 @@ pub struct VariantView<'s> {
     pub feature_enabled: bool,
 }
 
+/// What [`VariantView::of`]`(None)` serializes to.
+pub(crate) const DISABLED_VARIANT_OF_ENABLED_FLAG_JSON: &str =
+    r#"{"name":"disabled","enabled":false,"feature_enabled":true,"featureEnabled":true}"#;
+
 impl<'s> VariantView<'s> {
     pub(crate) fn disabled(feature_enabled: bool) -> Self {
         VariantView {
@@ -113,12 +126,16 @@ impl<'s> VariantView<'s> {
         }
     }
 
-    pub(crate) fn chosen(v: &'s CompiledVariant) -> Self {
-        VariantView {
-            name: &v.name,
-            payload: v.payload.as_ref(),
-            enabled: true,
-            feature_enabled: true,
+    /// The view of an enabled flag's variant: the chosen one, or `disabled` when there is none.
+    pub(crate) fn of(chosen: Option<&'s CompiledVariant>) -> Self {
+        match chosen {
+            Some(v) => VariantView {
+                name: &v.name,
+                payload: v.payload.as_ref(),
+                enabled: true,
+                feature_enabled: true,
+            },
+            None => VariantView::disabled(true),
         }
     }
 }
@@ -137,5 +154,18 @@ impl Serialize for VariantView<'_> {
         st.serialize_field("feature_enabled", &self.feature_enabled)?;
         st.serialize_field("featureEnabled", &self.feature_enabled)?;
         st.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_disabled_constant_is_what_serde_writes() {
+        assert_eq!(
+            serde_json::to_string(&VariantView::of(None)).unwrap(),
+            DISABLED_VARIANT_OF_ENABLED_FLAG_JSON
+        );
     }
 }
