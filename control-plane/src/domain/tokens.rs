@@ -144,8 +144,14 @@ fn generate_admin_secret() -> Result<String, ApiError> {
     Ok(secret)
 }
 
-/// Stores a token unless its hash is already there; records `api-token-created` (without the secret).
-async fn insert_if_absent(tx: &mut WriteTx, kind: TokenKind, secret: &str) -> Result<(), ApiError> {
+/// Stores a token named `name` unless its hash is already there; records `api-token-created` (without the
+/// secret).
+async fn insert_if_absent(
+    tx: &mut WriteTx,
+    kind: TokenKind,
+    secret: &str,
+    name: String,
+) -> Result<(), ApiError> {
     let hash = hash_secret(secret);
     if token_store::get_by_hash(tx.conn(), &hash).await?.is_some() {
         return Ok(());
@@ -154,13 +160,13 @@ async fn insert_if_absent(tx: &mut WriteTx, kind: TokenKind, secret: &str) -> Re
         TokenKind::Admin => (vec!["*".to_owned()], "*".to_owned()),
         TokenKind::Client | TokenKind::Frontend => parse_scope(secret).ok_or_else(|| {
             ApiError::validation(format!(
-                "a {} token must look like <project or *>:<environment>.<random>",
+                "{name}: a {} token must look like <project or *>:<environment>.<random>",
                 kind.as_str()
             ))
         })?,
     };
     let row = TokenRow {
-        name: format!("{}-{}", kind.as_str(), &hash[..12]),
+        name,
         secret_hash: hash,
         kind: kind.as_str().to_owned(),
         projects: serde_json::json!(projects).to_string(),
@@ -204,12 +210,13 @@ pub async fn seed(
         (TokenKind::Client, &tokens.client),
         (TokenKind::Frontend, &tokens.frontend),
     ] {
-        for secret in secrets
+        let secrets = secrets
             .iter()
             .map(|secret| secret.trim())
-            .filter(|secret| !secret.is_empty())
-        {
-            insert_if_absent(&mut tx, kind, secret).await?;
+            .filter(|secret| !secret.is_empty());
+        for (index, secret) in secrets.enumerate() {
+            let name = format!("init-{}-token-{}", kind.as_str(), index + 1);
+            insert_if_absent(&mut tx, kind, secret, name).await?;
         }
     }
     let mut first_admin = None;
@@ -217,7 +224,13 @@ pub async fn seed(
         && token_store::count_of_kind(tx.conn(), TokenKind::Admin.as_str()).await? == 0
     {
         let secret = generate_admin_secret()?;
-        insert_if_absent(&mut tx, TokenKind::Admin, &secret).await?;
+        insert_if_absent(
+            &mut tx,
+            TokenKind::Admin,
+            &secret,
+            "first-admin-token".to_owned(),
+        )
+        .await?;
         first_admin = Some(secret);
     }
     tx.commit().await?;

@@ -14,7 +14,7 @@ crate::on_sqlite_and_postgres!(
     projects_and_environments
 );
 
-const TOKEN_NAME: &str = "admin-";
+const TOKEN_NAME: &str = "init-admin-token-1";
 const PROJECT: &str = "/api/admin/projects/checkout";
 const FLAG: &str = "/api/admin/projects/checkout/features/new-checkout";
 const DEV: &str = "/api/admin/projects/checkout/features/new-checkout/environments/development";

@@ -221,7 +221,11 @@ async fn the_first_admin_token_is_printed_once_and_works() {
         )
         .await;
     let event = &created.expect(200)["events"][0];
-    assert_eq!(event["data"]["type"], "admin");
+    assert_eq!(
+        event["data"],
+        json!({"tokenName": "first-admin-token", "type": "admin", "projects": ["*"], "environment": "*"})
+    );
+    assert_eq!(event["createdBy"], "system");
     assert!(
         !event.to_string().contains(&secret[4..]),
         "events never carry secrets"
@@ -391,4 +395,23 @@ async fn json_logs_are_one_object_per_line_without_secrets() {
     assert!(lines
         .iter()
         .all(|l| l["level"].is_string() && l["timestamp"].is_string()));
+}
+
+#[tokio::test]
+async fn a_malformed_start_up_token_stops_the_start_without_echoing_it() {
+    let db = TestDb::sqlite().await;
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
+        .args(["--listen", "127.0.0.1:0", "--database-url", &db.url])
+        .args(["--init-client-tokens", "no-scope-hunter2"])
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("init-client-token-1"), "{stderr}");
+    assert!(
+        !stderr.contains("hunter2"),
+        "the secret was echoed: {stderr}"
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).is_empty());
 }
