@@ -758,6 +758,75 @@ async fn projects_and_environments(db: TestDb) {
         ]
     );
 
+    // Disabling the only strategy turns the flag off; turning on with shouldActivateDisabledStrategies
+    // re-enables it instead of adding another.
+    server.post_empty(&format!("{footer}/on")).await.expect(200);
+    let added = server
+        .get(&format!("{footer}/strategies"))
+        .await
+        .expect(200)[0]
+        .clone();
+    let id = added["id"].as_str().unwrap();
+    let replaced = server
+        .put(
+            &format!("{footer}/strategies/{id}"),
+            json!({"name": "flexibleRollout", "disabled": true, "parameters": {"rollout": "30"}}),
+        )
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(replaced["disabled"], true);
+    assert_eq!(
+        replaced["sortOrder"], added["sortOrder"],
+        "PUT without sortOrder keeps the place"
+    );
+    assert_eq!(
+        replaced["parameters"],
+        json!({"rollout": "30", "stickiness": "default", "groupId": "footer"})
+    );
+    let patched = server
+        .patch(
+            &format!("{footer}/strategies/{id}"),
+            json!([{"op": "add", "path": "/title", "value": "Thirty"}]),
+        )
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(
+        (patched["title"].clone(), patched["disabled"].clone()),
+        (json!("Thirty"), json!(true))
+    );
+    let footer_flag = server
+        .get("/api/admin/projects/web/features/footer")
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(footer_flag["environments"][1]["enabled"], false);
+    server
+        .post_empty(&format!(
+            "{footer}/on?shouldActivateDisabledStrategies=true"
+        ))
+        .await
+        .expect(200);
+    let strategies = server
+        .get(&format!("{footer}/strategies"))
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(strategies.as_array().unwrap().len(), 1);
+    assert_eq!(strategies[0]["disabled"], false);
+    assert_eq!(strategies[0]["title"], "Thirty");
+    assert_eq!(
+        event_types(&server, "feature=footer&limit=5").await,
+        [
+            "feature-environment-enabled",
+            "feature-strategy-update",
+            "feature-strategy-update",
+            "feature-environment-disabled",
+            "feature-strategy-update"
+        ]
+    );
+
     // Validate names; archive several at once.
     server
         .post("/api/admin/features/validate", json!({"name": "free-name"}))
