@@ -240,12 +240,10 @@ async fn writable_feature(
 
 fn validate_constraints(constraints: &[Constraint]) -> Result<(), ApiError> {
     for (index, constraint) in constraints.iter().enumerate() {
-        let length = constraint.context_name.chars().count();
-        if length == 0 || length > 100 {
-            return Err(ApiError::validation(format!(
-                "constraints[{index}].contextName must be 1 to 100 characters long"
-            )));
-        }
+        super::names::validate(
+            &format!("constraints[{index}].contextName"),
+            &constraint.context_name,
+        )?;
         if !OPERATORS.contains(&constraint.operator.as_str()) {
             return Err(ApiError::validation(format!(
                 "constraints[{index}].operator: unknown operator {:?}; expected one of {}",

@@ -13,7 +13,7 @@ pub mod telemetry;
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
@@ -57,7 +57,7 @@ pub fn router(state: Arc<AppState>, base_path: &str, body_limit: usize) -> Route
         )
         .route(
             &format!("{project}/environments/{{environment}}"),
-            axum::routing::delete(projects::remove_environment),
+            delete(projects::remove_environment),
         )
         .route(
             &format!("{admin}/environments"),
@@ -117,7 +117,7 @@ pub fn router(state: Arc<AppState>, base_path: &str, body_limit: usize) -> Route
         )
         .route(
             &format!("{admin}/archive/{{featureName}}"),
-            axum::routing::delete(features::delete_archived),
+            delete(features::delete_archived),
         )
         .route(
             &format!("{feature_environment}/strategies"),

@@ -95,6 +95,13 @@ fn table() -> Vec<Case> {
             Some(r#"{"name":"default","constraints":[{"operator":"IN"}]}"#),
         )
         .expect(400, "ValidationError", "constraints[0]"),
+        case(
+            "contextName not URL-safe",
+            "POST",
+            STRATEGIES,
+            Some(r#"{"name":"default","constraints":[{"contextName":"user id","operator":"IN"}]}"#),
+        )
+        .expect(400, "ValidationError", "constraints[0].contextName"),
         case("constraints not a list", "POST", STRATEGIES, Some(r#"{"name":"default","constraints":"x"}"#))
             .expect(400, "ValidationError", "constraints"),
         case("object parameter", "POST", STRATEGIES, Some(r#"{"name":"default","parameters":{"a":{}}}"#))
