@@ -100,11 +100,5 @@ CREATE TABLE api_tokens (
     created_at TEXT NOT NULL
 );
 
-INSERT INTO projects (id, name, description, mode, default_stickiness, created_at, updated_at)
-VALUES ('default', 'Default', 'Default project', 'open', 'default', '2026-01-01T00:00:00.000Z', NULL);
-INSERT INTO environments (name, type, enabled, protected, sort_order, created_at)
-VALUES ('development', 'development', 1, 0, 1, '2026-01-01T00:00:00.000Z');
-INSERT INTO environments (name, type, enabled, protected, sort_order, created_at)
-VALUES ('production', 'production', 1, 0, 2, '2026-01-01T00:00:00.000Z');
-INSERT INTO project_environments (project_id, environment) VALUES ('default', 'development');
-INSERT INTO project_environments (project_id, environment) VALUES ('default', 'production');
+-- The default project and environments are created at the first start (domain::first_start), with their
+-- audit events.

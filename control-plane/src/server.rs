@@ -1,6 +1,7 @@
 //! Start-up and shutdown: store, tokens, metrics recorder, router, listener, signals.
 
 use crate::config::{AuthType, Config};
+use crate::domain::first_start;
 use crate::domain::tokens::{self, InitialTokens};
 use crate::http::{self, telemetry, AppState};
 use crate::store::Store;
@@ -14,6 +15,8 @@ use std::time::Duration;
 pub enum StartError {
     #[error("cannot open the store: {0}")]
     Store(#[from] crate::store::StoreError),
+    #[error("cannot seed the new store: {0}")]
+    Seed(vexil_shared::ApiError),
     #[error("cannot create the start-up tokens: {0}")]
     Tokens(vexil_shared::ApiError),
     #[error("cannot install the metrics recorder: {0}")]
@@ -25,6 +28,7 @@ pub enum StartError {
 /// Runs the control plane until SIGTERM or SIGINT; in-flight requests finish first.
 pub async fn run(config: Config) -> Result<(), StartError> {
     let store = Store::connect(&config.database_url).await?;
+    first_start::seed(&store).await.map_err(StartError::Seed)?;
     tracing::info!(backend = ?store.backend(), "store ready, migrations applied");
 
     let auth_enabled = config.auth_type == AuthType::OpenSource;

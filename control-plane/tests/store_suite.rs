@@ -5,20 +5,27 @@
 mod database;
 
 use database::TestDb;
-use vexil_control_plane::domain::client_document;
 use vexil_control_plane::domain::events::{self, EventQuery};
 use vexil_control_plane::domain::features::{self, CreateFeature};
 use vexil_control_plane::domain::strategies::{self, Constraint, StrategyInput};
+use vexil_control_plane::domain::{client_document, environments, first_start, projects};
 use vexil_control_plane::store::{Actor, Store};
 use vexil_shared::{Context, ErrorKind, Snapshot};
 
 on_sqlite_and_postgres!(
+    the_first_start_seeds_once,
     a_write_commits_its_row_its_event_and_one_revision,
     a_failed_write_leaves_nothing_behind,
     a_no_op_write_moves_nothing,
     concurrent_writers_lose_no_update,
     the_client_document_compiles_and_evaluates,
 );
+
+async fn seeded_store(db: &TestDb) -> Store {
+    let store = Store::connect(&db.url).await.unwrap();
+    first_start::seed(&store).await.unwrap();
+    store
+}
 
 fn tester() -> Actor {
     Actor {
@@ -69,7 +76,7 @@ async fn event_count(store: &Store) -> i64 {
 }
 
 async fn a_write_commits_its_row_its_event_and_one_revision(db: TestDb) {
-    let store = Store::connect(&db.url).await.unwrap();
+    let store = seeded_store(&db).await;
     let revision = store.revision().await.unwrap();
     let events_before = event_count(&store).await;
 
@@ -96,7 +103,7 @@ async fn a_write_commits_its_row_its_event_and_one_revision(db: TestDb) {
 }
 
 async fn a_failed_write_leaves_nothing_behind(db: TestDb) {
-    let store = Store::connect(&db.url).await.unwrap();
+    let store = seeded_store(&db).await;
     let revision = store.revision().await.unwrap();
     let events_before = event_count(&store).await;
     {
@@ -120,7 +127,7 @@ async fn a_failed_write_leaves_nothing_behind(db: TestDb) {
 }
 
 async fn a_no_op_write_moves_nothing(db: TestDb) {
-    let store = Store::connect(&db.url).await.unwrap();
+    let store = seeded_store(&db).await;
     let mut tx = store.begin_write(&tester()).await.unwrap();
     features::create(&mut tx, "default", flag("gamma"))
         .await
@@ -150,7 +157,7 @@ async fn a_no_op_write_moves_nothing(db: TestDb) {
 /// Twenty writers add a strategy to the same flag at once; each computes "after the last one", a
 /// read-modify-write that only serialised writers get right.
 async fn concurrent_writers_lose_no_update(db: TestDb) {
-    let store = Store::connect(&db.url).await.unwrap();
+    let store = seeded_store(&db).await;
     let mut tx = store.begin_write(&tester()).await.unwrap();
     features::create(&mut tx, "default", flag("delta"))
         .await
@@ -205,7 +212,7 @@ async fn concurrent_writers_lose_no_update(db: TestDb) {
 }
 
 async fn the_client_document_compiles_and_evaluates(db: TestDb) {
-    let store = Store::connect(&db.url).await.unwrap();
+    let store = seeded_store(&db).await;
     let mut tx = store.begin_write(&tester()).await.unwrap();
     features::create(&mut tx, "default", flag("epsilon"))
         .await
@@ -292,9 +299,57 @@ async fn the_client_document_compiles_and_evaluates(db: TestDb) {
 #[tokio::test]
 async fn a_lost_postgres_database_fails_ping_and_writes() {
     let db = TestDb::postgres().await;
-    let store = Store::connect(&db.url).await.unwrap();
+    let store = seeded_store(&db).await;
     store.ping().await.unwrap();
     db.drop_database().await;
     assert!(store.ping().await.is_err());
     assert!(store.begin_write(&tester()).await.is_err());
+}
+
+async fn the_first_start_seeds_once(db: TestDb) {
+    let store = Store::connect(&db.url).await.unwrap();
+    assert_eq!(store.revision().await.unwrap(), 0);
+    let (first, second) = tokio::join!(first_start::seed(&store), first_start::seed(&store));
+    first.unwrap();
+    second.unwrap();
+    first_start::seed(&store).await.unwrap();
+    assert_eq!(
+        store.revision().await.unwrap(),
+        1,
+        "one seeding write, however many starts"
+    );
+
+    let mut conn = store.read().await.unwrap();
+    let project = projects::get(&mut conn, "default").await.unwrap();
+    assert_eq!(project.environments, vec!["development", "production"]);
+    let listed = environments::list(&mut conn).await.unwrap();
+    let names: Vec<(&str, &str, i64)> = listed
+        .environments
+        .iter()
+        .map(|e| (e.name.as_str(), e.environment_type.as_str(), e.sort_order))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("development", "development", 1),
+            ("production", "production", 2)
+        ]
+    );
+    let events = events::list(&mut conn, EventQuery::default())
+        .await
+        .unwrap();
+    let seeded: Vec<(&str, &str)> = events
+        .events
+        .iter()
+        .map(|e| (e.event_type.as_str(), e.created_by.as_str()))
+        .collect();
+    assert_eq!(
+        seeded,
+        [
+            ("project-created", "system"),
+            ("environment-created", "system"),
+            ("environment-created", "system")
+        ]
+    );
+    assert_eq!(project.created_at, events.events[0].created_at);
 }

@@ -6,6 +6,7 @@ pub mod client_document;
 pub mod environments;
 pub mod events;
 pub mod features;
+pub mod first_start;
 pub mod names;
 pub mod projects;
 pub mod strategies;

@@ -240,6 +240,11 @@ impl WriteTx {
         &self.now
     }
 
+    /// The revision this write commits as.
+    pub fn revision(&self) -> i64 {
+        self.revision
+    }
+
     /// Records an audit event of this write.
     pub async fn record(&mut self, event: NewEvent) -> Result<i64, StoreError> {
         let id: i64 = sqlx::query_scalar(
