@@ -108,7 +108,7 @@ pub struct FeatureEventList {
 }
 
 /// Filters and paging of `GET /api/admin/events`.
-#[derive(Debug, Clone, Default, Deserialize, IntoParams, ToSchema)]
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct EventQuery {
     pub project: Option<String>,

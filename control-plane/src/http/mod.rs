@@ -12,7 +12,8 @@ pub mod telemetry;
 
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{Method, Uri};
+use axum::extract::OriginalUri;
+use axum::http::Method;
 use axum::routing::{delete, get, post, put};
 use axum::Router;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -151,12 +152,12 @@ pub fn router(state: Arc<AppState>, base_path: &str, body_limit: usize) -> Route
     app.layer(DefaultBodyLimit::max(body_limit))
 }
 
-async fn unknown_route(method: Method, uri: Uri) -> ApiError {
+async fn unknown_route(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
     telemetry::record_unrouted(&method, 404);
     ApiError::not_found(format!("No route for {method} {}", uri.path()))
 }
 
-async fn wrong_method(method: Method, uri: Uri) -> ApiError {
+async fn wrong_method(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
     telemetry::record_unrouted(&method, 405);
     ApiError::new(
         ErrorKind::MethodNotAllowed,
