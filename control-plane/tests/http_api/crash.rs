@@ -86,3 +86,49 @@ async fn kill_9_loses_no_acknowledged_write(db: TestDb) {
         .await
         .expect(201);
 }
+
+/// Two replicas on one Postgres database: writes through both are serialised by the store, not by a process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_postgres_lose_no_update() {
+    let db = TestDb::postgres().await;
+    let first = Server::start(&db, &[]).await;
+    let second = Server::start(&db, &[]).await;
+    first
+        .post(FEATURES, json!({"name": "shared"}))
+        .await
+        .expect(201);
+    let strategies =
+        "/api/admin/projects/default/features/shared/environments/production/strategies";
+    let writes: Vec<_> = (0..10)
+        .map(|round| {
+            let replica = if round % 2 == 0 { &first } else { &second };
+            let request = replica
+                .client
+                .post(format!("{}{strategies}", replica.base))
+                .header("Authorization", ADMIN_TOKEN)
+                .json(&json!({"name": "default"}));
+            tokio::spawn(async move {
+                request
+                    .send()
+                    .await
+                    .map(|response| response.status().as_u16())
+            })
+        })
+        .collect();
+    for write in writes {
+        assert_eq!(write.await.unwrap().unwrap(), 200);
+    }
+    let listed = second.get(strategies).await.expect(200).clone();
+    let mut orders: Vec<i64> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sortOrder"].as_i64().unwrap())
+        .collect();
+    orders.sort_unstable();
+    assert_eq!(
+        orders,
+        (0..10).collect::<Vec<i64>>(),
+        "every write saw the ones before, whichever replica"
+    );
+}
