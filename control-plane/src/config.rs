@@ -28,6 +28,19 @@ pub struct Config {
     #[arg(long, env = "VEXIL_LISTEN", default_value = "0.0.0.0:4242")]
     pub listen: SocketAddr,
 
+    /// Address of the gRPC snapshot stream the edges subscribe to; port 0 picks a free port (printed as
+    /// `grpc listening on ADDR`).
+    #[arg(long, env = "VEXIL_GRPC_LISTEN", default_value = "0.0.0.0:4243")]
+    pub grpc_listen: SocketAddr,
+
+    /// Whether `/api/frontend*` answers (here and on the edges); `false` → 404.
+    #[arg(long, env = "VEXIL_FRONTEND_API_ENABLED", default_value_t = true, action = clap::ArgAction::Set)]
+    pub frontend_api_enabled: bool,
+
+    /// Take the caller's IP from the first `X-Forwarded-For` hop (behind a trusted proxy only).
+    #[arg(long, env = "VEXIL_TRUST_PROXY")]
+    pub trust_proxy: bool,
+
     /// `sqlite://FILE` (created if missing) or `postgres://…`.
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://vexil.db")]
     pub database_url: String,
@@ -97,15 +110,21 @@ mod tests {
         assert_eq!(config.base_path, "");
         assert_eq!(config.auth_type, AuthType::OpenSource);
         assert_eq!(config.body_limit, 1024 * 1024);
+        assert_eq!(config.grpc_listen.to_string(), "0.0.0.0:4243");
+        assert!(config.frontend_api_enabled);
+        assert!(!config.trust_proxy);
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",
             "none",
             "--init-client-tokens",
             "default:development.a,*:production.b",
+            "--frontend-api-enabled",
+            "false",
         ])
         .unwrap();
         assert_eq!(config.auth_type, AuthType::None);
+        assert!(!config.frontend_api_enabled);
         assert_eq!(
             config.init_client_tokens,
             vec!["default:development.a", "*:production.b"]

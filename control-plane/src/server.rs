@@ -4,11 +4,16 @@ use crate::config::{AuthType, Config};
 use crate::domain::first_start;
 use crate::domain::tokens::{self, InitialTokens};
 use crate::http::{self, telemetry, AppState};
+use crate::publisher::grpc::SnapshotService;
+use crate::publisher::Publisher;
 use crate::store::Store;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
+use vexil_proto::v1;
+use vexil_proto::v1::snapshots_server::SnapshotsServer;
+use vexil_serving::ServingState;
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +24,8 @@ pub enum StartError {
     Seed(vexil_shared::ApiError),
     #[error("cannot create the start-up tokens: {0}")]
     Tokens(vexil_shared::ApiError),
+    #[error("cannot publish the configuration: {0}")]
+    Publisher(vexil_shared::ApiError),
     #[error("cannot install the metrics recorder: {0}")]
     Metrics(String),
     #[error("cannot listen: {0}")]
@@ -63,21 +70,56 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         }
     });
 
+    let serving = Arc::new(ServingState::new(config.trust_proxy));
+    let settings = v1::Settings {
+        frontend_api_origins: vec!["*".to_owned()],
+        frontend_api_enabled: config.frontend_api_enabled,
+    };
+    let publisher = Publisher::start(
+        store.clone(),
+        &config.database_url,
+        settings,
+        serving.clone(),
+    )
+    .await
+    .map_err(StartError::Publisher)?;
+
     let state = Arc::new(AppState {
         store: store.clone(),
         auth_enabled,
         prometheus,
         openapi: http::openapi::render(&config.base_path),
     });
-    let app = http::router(state, &config.base_path, config.body_limit);
+    let app = http::router(state, serving, &config.base_path, config.body_limit);
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let address = listener.local_addr()?;
+    let grpc_listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;
+    let grpc_address = grpc_listener.local_addr()?;
+    // The edges' streams never end on their own, so the gRPC server is not drained at shutdown: it stops
+    // with the process, and the edges reconnect elsewhere.
+    let snapshots = SnapshotsServer::new(SnapshotService {
+        published: publisher.watch(),
+    });
+    tokio::spawn(async move {
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(grpc_listener);
+        if let Err(error) = tonic::transport::Server::builder()
+            .add_service(snapshots)
+            .serve_with_incoming(incoming)
+            .await
+        {
+            tracing::error!(%error, "the gRPC server stopped");
+        }
+    });
     println!("listening on {address}");
+    println!("grpc listening on {grpc_address}");
     std::io::stdout().flush()?;
-    tracing::info!(%address, base_path = %config.base_path, "listening");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    tracing::info!(%address, %grpc_address, base_path = %config.base_path, "listening");
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await?;
     tracing::info!("shutting down: requests drained, closing the store");
     store.close().await;
     Ok(())

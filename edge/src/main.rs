@@ -1,10 +1,16 @@
 //! `vexil-edge`: serves flag evaluations from lock-free snapshots.
 
 mod eval_command;
+mod http_server;
+mod offline_command;
+mod serve_command;
+mod snapshot_cache;
+mod subscriber;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
 #[command(
@@ -19,6 +25,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the frontend and client APIs from the snapshots a control plane streams over gRPC.
+    Serve(serve_command::ServeArgs),
+    /// Serve the frontend and client APIs from a features document, with no control plane; the file is
+    /// reloaded when it changes.
+    Offline(offline_command::OfflineArgs),
     /// Evaluate contexts against a features document with no server, printing what `/api/frontend` would
     /// answer: one JSON array of enabled flags per context, sorted by name.
     Eval(eval_command::EvalArgs),
@@ -27,5 +38,30 @@ enum Command {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Eval(args) => eval_command::run(&args),
+        Command::Serve(args) => serve(serve_command::run(args)),
+        Command::Offline(args) => serve(offline_command::run(args)),
+    }
+}
+
+/// Runs a server future on a multi-threaded runtime with logs on standard error (level via `RUST_LOG`).
+fn serve(server: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("vexil-edge: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(server) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("vexil-edge: {message}");
+            ExitCode::FAILURE
+        }
     }
 }

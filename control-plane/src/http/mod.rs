@@ -31,7 +31,12 @@ pub struct AppState {
 }
 
 /// Every route, under `base_path` ("" or "/x"), with JSON errors for unknown routes and wrong methods.
-pub fn router(state: Arc<AppState>, base_path: &str, body_limit: usize) -> Router {
+pub fn router(
+    state: Arc<AppState>,
+    serving: Arc<vexil_serving::ServingState>,
+    base_path: &str,
+    body_limit: usize,
+) -> Router {
     let admin = "/api/admin";
     let project = "/api/admin/projects/{projectId}";
     let feature = "/api/admin/projects/{projectId}/features/{featureName}";
@@ -141,9 +146,10 @@ pub fn router(state: Arc<AppState>, base_path: &str, body_limit: usize) -> Route
             get(events::of_feature),
         )
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
+        .with_state(state)
+        .merge(vexil_serving::routes(serving))
         .fallback(unknown_route)
-        .method_not_allowed_fallback(wrong_method)
-        .with_state(state);
+        .method_not_allowed_fallback(wrong_method);
     let app = if base_path.is_empty() {
         api
     } else {

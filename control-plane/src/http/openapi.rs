@@ -54,6 +54,13 @@ use utoipa::{Modify, OpenApi};
         super::strategies::set_sort_order,
         super::events::list,
         super::events::of_feature,
+        vexil_serving::frontend::evaluate_query,
+        vexil_serving::frontend::evaluate_body,
+        vexil_serving::preflight,
+        vexil_serving::frontend::evaluate_one,
+        vexil_serving::preflight_feature,
+        vexil_serving::client_api::features,
+        vexil_serving::client_api::feature,
     )
 )]
 pub struct ApiDoc;

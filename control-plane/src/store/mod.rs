@@ -18,7 +18,9 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Notify;
 use vexil_shared::ApiError;
 
 /// Which database the URL points at.
@@ -31,7 +33,7 @@ pub enum Backend {
 /// A database failure. Callers see a generic 500; the cause goes to the log and the `store_errors_total` metric.
 #[derive(Debug, thiserror::Error)]
 #[error("store error: {0}")]
-pub struct StoreError(#[from] sqlx::Error);
+pub struct StoreError(#[from] pub sqlx::Error);
 
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
@@ -53,12 +55,17 @@ pub fn timestamp_now() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// The Postgres channel every committed write notifies with its revision (`pg_notify`), so that the other
+/// replicas republish at once.
+pub const REVISION_CHANNEL: &str = "vexil_revision";
+
 /// Connection pools: `read` for queries, `write` for [`WriteTx`] (one connection on SQLite).
 #[derive(Clone)]
 pub struct Store {
     read: AnyPool,
     write: AnyPool,
     backend: Backend,
+    committed: Arc<Notify>,
 }
 
 impl Store {
@@ -109,11 +116,17 @@ impl Store {
             read,
             write,
             backend,
+            committed: Arc::new(Notify::new()),
         })
     }
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Signalled after every committed write of this process (a permit is kept when nobody waits).
+    pub fn committed(&self) -> Arc<Notify> {
+        self.committed.clone()
     }
 
     /// A connection for reads.
@@ -152,6 +165,8 @@ impl Store {
             actor: actor.clone(),
             now: timestamp_now(),
             events: 0,
+            backend: self.backend,
+            committed: self.committed.clone(),
         })
     }
 
@@ -228,6 +243,8 @@ pub struct WriteTx {
     actor: Actor,
     now: String,
     events: usize,
+    backend: Backend,
+    committed: Arc<Notify>,
 }
 
 impl WriteTx {
@@ -273,13 +290,23 @@ impl WriteTx {
         Ok(id)
     }
 
-    /// Commits the write if it recorded an event, else rolls it back. Returns whether it committed.
-    pub async fn commit(self) -> Result<bool, StoreError> {
+    /// Commits the write if it recorded an event, else rolls it back. Returns whether it committed. A commit
+    /// wakes this process's publisher and, on Postgres, notifies [`REVISION_CHANNEL`] (delivered at commit).
+    pub async fn commit(mut self) -> Result<bool, StoreError> {
         if self.events == 0 {
             self.tx.rollback().await?;
             return Ok(false);
         }
+        if self.backend == Backend::Postgres {
+            // pg_notify returns void, which the Any driver cannot decode: select a constant around it.
+            sqlx::query("SELECT 1 FROM (SELECT pg_notify($1, $2)) AS notified")
+                .bind(REVISION_CHANNEL)
+                .bind(self.revision.to_string())
+                .execute(&mut *self.tx)
+                .await?;
+        }
         self.tx.commit().await?;
+        self.committed.notify_one();
         Ok(true)
     }
 }

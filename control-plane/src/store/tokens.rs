@@ -28,6 +28,16 @@ pub async fn get_by_hash(
     .await?)
 }
 
+/// Every token, admin ones included (the edges refuse those with 403).
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<TokenRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT secret_hash, name, kind, projects, environment, expires_at, created_at FROM api_tokens \
+         ORDER BY secret_hash",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
 pub async fn insert(conn: &mut AnyConnection, row: &TokenRow) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO api_tokens (secret_hash, name, kind, projects, environment, expires_at, created_at) \

@@ -100,6 +100,13 @@ async fn the_openapi_document_covers_every_route() {
         ),
         ("/api/admin/events", "get"),
         ("/api/admin/events/{featureName}", "get"),
+        ("/api/frontend", "get"),
+        ("/api/frontend", "post"),
+        ("/api/frontend", "options"),
+        ("/api/frontend/features/{name}", "get"),
+        ("/api/frontend/features/{name}", "options"),
+        ("/api/client/features", "get"),
+        ("/api/client/features/{name}", "get"),
     ];
     let paths = document["paths"].as_object().unwrap();
     let documented: usize = paths
@@ -346,6 +353,7 @@ async fn json_logs_are_one_object_per_line_without_secrets() {
             "json",
         ])
         .args(["--init-admin-tokens", ADMIN_TOKEN])
+        .env("VEXIL_GRPC_LISTEN", "127.0.0.1:0")
         .env("RUST_LOG", "info")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -403,6 +411,7 @@ async fn a_malformed_start_up_token_stops_the_start_without_echoing_it() {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
         .args(["--listen", "127.0.0.1:0", "--database-url", &db.url])
         .args(["--init-client-tokens", "no-scope-hunter2"])
+        .env("VEXIL_GRPC_LISTEN", "127.0.0.1:0")
         .env("RUST_LOG", "off")
         .output()
         .unwrap();

@@ -51,6 +51,8 @@ impl Server {
     pub async fn start_with_args(args: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
             .args(args)
+            // Tests run in parallel: never the default gRPC port.
+            .env("VEXIL_GRPC_LISTEN", "127.0.0.1:0")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -1,0 +1,224 @@
+//! The snapshot publisher: keeps the configuration of every environment (flags, segments), the tokens'
+//! hashes and scopes and the settings in memory, re-reads them from the store whenever the revision moves,
+//! and hands the delta to the edges' gRPC streams ([`grpc`]) and to this process's own SDK-facing API.
+//!
+//! The revision moves by a commit of this process (the store's `committed` signal), of another replica
+//! (Postgres `LISTEN` on the revision channel) or of anything else (a periodic revision poll: the safety
+//! net). The re-read is one consistent read transaction; the delta is the difference between two such
+//! reads, so its size follows what changed.
+
+pub mod grpc;
+pub mod published;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::DateTime;
+use sqlx::Connection;
+use tokio::sync::watch;
+use vexil_proto::v1;
+use vexil_serving::ServingSnapshot;
+use vexil_shared::{ApiError, CompileOptions};
+
+use crate::domain::client_document;
+use crate::store::tokens::{self as token_store, TokenRow};
+use crate::store::{
+    environments as environment_store, Backend, Store, StoreError, REVISION_CHANNEL,
+};
+use published::{Configuration, EnvironmentDoc, Published};
+
+/// How often the revision is polled even without a notification.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// The publisher's handle: the current [`Published`] value, watched by every edge stream.
+#[derive(Clone)]
+pub struct Publisher {
+    published: watch::Receiver<Arc<Published>>,
+}
+
+impl Publisher {
+    /// Reads the configuration once, then keeps it current in the background. `serving` (the control
+    /// plane's own `/api/frontend` and client API) receives every update too.
+    pub async fn start(
+        store: Store,
+        database_url: &str,
+        settings: v1::Settings,
+        serving: Arc<vexil_serving::ServingState>,
+    ) -> Result<Publisher, ApiError> {
+        let first = read_configuration(&store, &settings).await?;
+        let options = CompileOptions::default();
+        serving
+            .current
+            .store(Some(Arc::new(ServingSnapshot::from_full(
+                Published::first(first.clone()).full(&published::EnvironmentFilter(Vec::new())),
+                &options,
+            ))));
+        let (sender, published) = watch::channel(Arc::new(Published::first(first)));
+        let wake = store.committed();
+        if store.backend() == Backend::Postgres {
+            tokio::spawn(listen_for_revisions(database_url.to_owned(), wake.clone()));
+        }
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = wake.notified() => {}
+                    () = tokio::time::sleep(POLL_INTERVAL) => {}
+                }
+                // A failure is logged and counted by its conversion to ApiError; the next wake retries.
+                let _ = refresh(&store, &settings, &sender, &serving, &options).await;
+            }
+        });
+        Ok(Publisher { published })
+    }
+
+    pub fn watch(&self) -> watch::Receiver<Arc<Published>> {
+        self.published.clone()
+    }
+}
+
+/// Re-reads the configuration if the revision moved, and publishes the delta.
+async fn refresh(
+    store: &Store,
+    settings: &v1::Settings,
+    sender: &watch::Sender<Arc<Published>>,
+    serving: &vexil_serving::ServingState,
+    options: &CompileOptions,
+) -> Result<(), ApiError> {
+    let current = sender.borrow().revision();
+    if store.revision().await? as u64 == current {
+        return Ok(());
+    }
+    let next = read_configuration(store, settings).await?;
+    if next.revision <= current {
+        return Ok(());
+    }
+    let (published, delta) = sender.borrow().advance(next);
+    let published = Arc::new(published);
+    tracing::debug!(
+        from = delta.from_revision,
+        to = delta.to_revision,
+        environments = delta.environments.len(),
+        "publishing a delta"
+    );
+    if let Some(own) = serving.current.load_full() {
+        let next = own.apply((*delta).clone(), options).unwrap_or_else(|gap| {
+            tracing::warn!(%gap, "rebuilding the served snapshot in full");
+            ServingSnapshot::from_full(
+                published.full(&published::EnvironmentFilter(Vec::new())),
+                options,
+            )
+        });
+        serving.current.store(Some(Arc::new(next)));
+    }
+    metrics::gauge!("published_revision").set(published.revision() as f64);
+    sender.send_replace(published);
+    Ok(())
+}
+
+/// Wakes the publisher on every `NOTIFY` of another replica's commit; reconnects after a failure.
+async fn listen_for_revisions(database_url: String, wake: Arc<tokio::sync::Notify>) {
+    loop {
+        match sqlx::postgres::PgListener::connect(&database_url).await {
+            Ok(mut listener) => {
+                if let Err(error) = listener.listen(REVISION_CHANNEL).await {
+                    tracing::warn!(%error, "cannot LISTEN for revisions");
+                } else {
+                    loop {
+                        match listener.recv().await {
+                            Ok(_) => wake.notify_one(),
+                            Err(error) => {
+                                tracing::warn!(%error, "revision notifications interrupted");
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot connect to LISTEN for revisions"),
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// Every environment's client document, the tokens and the settings, read in one transaction so that they
+/// belong to one revision (Postgres: REPEATABLE READ; SQLite: a read transaction sees one WAL snapshot).
+pub async fn read_configuration(
+    store: &Store,
+    settings: &v1::Settings,
+) -> Result<Configuration, ApiError> {
+    let mut conn = store.read().await?;
+    let mut tx = conn.begin().await.map_err(StoreError)?;
+    if store.backend() == Backend::Postgres {
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError)?;
+    }
+    let revision: i64 =
+        sqlx::query_scalar("SELECT value FROM vexil_counters WHERE name = 'revision'")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(StoreError)?;
+    let mut environments = std::collections::BTreeMap::new();
+    for environment in environment_store::list(&mut tx).await? {
+        let document = client_document::features_document(&mut tx, &environment.name).await?;
+        let state = vexil_proto::environment_state(&environment.name, document);
+        environments.insert(
+            environment.name,
+            EnvironmentDoc {
+                features: state
+                    .features
+                    .into_iter()
+                    .map(|f| (f.name.clone(), f))
+                    .collect(),
+                segments: state.segments.into_iter().map(|s| (s.id, s)).collect(),
+            },
+        );
+    }
+    let tokens = token_store::list(&mut tx)
+        .await?
+        .into_iter()
+        .filter_map(grant_of)
+        .map(|grant| (grant.sha256.clone(), grant))
+        .collect();
+    tx.rollback().await.map_err(StoreError)?;
+    Ok(Configuration {
+        revision: revision as u64,
+        environments,
+        tokens,
+        settings: settings.clone(),
+    })
+}
+
+/// A stored token as the edges know it; `None` for a row that does not parse (only if edited by hand).
+fn grant_of(row: TokenRow) -> Option<v1::TokenGrant> {
+    let kind = match row.kind.as_str() {
+        "client" | "backend" => v1::TokenKind::Client,
+        "frontend" => v1::TokenKind::Frontend,
+        "admin" => v1::TokenKind::Admin,
+        _ => return None,
+    };
+    let sha256 = decode_hex(&row.secret_hash)?;
+    let projects: Vec<String> = serde_json::from_str(&row.projects).ok()?;
+    let expires_at_ms = match &row.expires_at {
+        Some(text) => Some(DateTime::parse_from_rfc3339(text).ok()?.timestamp_millis()),
+        None => None,
+    };
+    Some(v1::TokenGrant {
+        sha256,
+        kind: kind as i32,
+        projects,
+        environment: row.environment,
+        expires_at_ms,
+    })
+}
+
+fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    if text.len() != 64 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}

@@ -1,0 +1,282 @@
+//! The published configuration at one revision, the delta between two of them, and the ring of recent
+//! deltas that lets a reconnecting edge catch up without a full snapshot.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+use vexil_proto::v1;
+
+/// How many deltas are kept for reconnecting edges.
+pub const DELTA_RING: usize = 256;
+
+/// One environment's flags and segments, by name and id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EnvironmentDoc {
+    pub features: BTreeMap<String, v1::Feature>,
+    pub segments: BTreeMap<i64, v1::Segment>,
+}
+
+/// The configuration read from the store at one revision.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Configuration {
+    pub revision: u64,
+    pub environments: BTreeMap<String, EnvironmentDoc>,
+    /// By SHA-256.
+    pub tokens: BTreeMap<Vec<u8>, v1::TokenGrant>,
+    pub settings: v1::Settings,
+}
+
+/// What the publisher serves: the current configuration and the deltas that led to it (oldest first, each
+/// starting where the previous one ended).
+#[derive(Debug, Default)]
+pub struct Published {
+    pub configuration: Configuration,
+    pub deltas: VecDeque<Arc<v1::Delta>>,
+}
+
+/// Which environments an edge asked for (empty: all).
+pub struct EnvironmentFilter(pub Vec<String>);
+
+impl EnvironmentFilter {
+    fn admits(&self, environment: &str) -> bool {
+        self.0.is_empty() || self.0.iter().any(|e| e == environment)
+    }
+}
+
+impl Published {
+    pub fn first(configuration: Configuration) -> Published {
+        Published {
+            configuration,
+            deltas: VecDeque::new(),
+        }
+    }
+
+    /// The next value: `next` with the delta from the current configuration appended to the ring.
+    pub fn advance(&self, next: Configuration) -> (Published, Arc<v1::Delta>) {
+        let delta = Arc::new(diff(&self.configuration, &next));
+        let mut deltas = self.deltas.clone();
+        if deltas.len() == DELTA_RING {
+            deltas.pop_front();
+        }
+        deltas.push_back(delta.clone());
+        (
+            Published {
+                configuration: next,
+                deltas,
+            },
+            delta,
+        )
+    }
+
+    pub fn revision(&self) -> u64 {
+        self.configuration.revision
+    }
+
+    /// The updates that bring an edge at `revision` to the current one: none when it is current, the kept
+    /// deltas when they cover it, else a full snapshot.
+    pub fn catch_up(
+        &self,
+        revision: u64,
+        filter: &EnvironmentFilter,
+    ) -> Vec<v1::snapshot_update::Update> {
+        if revision == self.revision() {
+            return Vec::new();
+        }
+        if revision != 0 {
+            if let Some(start) = self.deltas.iter().position(|d| d.from_revision == revision) {
+                return self
+                    .deltas
+                    .iter()
+                    .skip(start)
+                    .map(|d| v1::snapshot_update::Update::Delta(filtered(d, filter)))
+                    .collect();
+            }
+        }
+        vec![v1::snapshot_update::Update::Full(self.full(filter))]
+    }
+
+    /// The whole configuration, restricted to the environments asked for.
+    pub fn full(&self, filter: &EnvironmentFilter) -> v1::Full {
+        let c = &self.configuration;
+        v1::Full {
+            revision: c.revision,
+            environments: c
+                .environments
+                .iter()
+                .filter(|(name, _)| filter.admits(name))
+                .map(|(name, doc)| v1::EnvironmentState {
+                    environment: name.clone(),
+                    features: doc.features.values().cloned().collect(),
+                    segments: doc.segments.values().cloned().collect(),
+                })
+                .collect(),
+            tokens: c.tokens.values().cloned().collect(),
+            settings: Some(c.settings.clone()),
+        }
+    }
+}
+
+fn filtered(delta: &v1::Delta, filter: &EnvironmentFilter) -> v1::Delta {
+    if filter.0.is_empty() {
+        return delta.clone();
+    }
+    v1::Delta {
+        environments: delta
+            .environments
+            .iter()
+            .filter(|e| filter.admits(&e.environment))
+            .cloned()
+            .collect(),
+        ..delta.clone()
+    }
+}
+
+/// What changed from `old` to `new`: only the flags, segments and tokens that differ, so the delta's size
+/// follows the change, not the number of flags.
+pub fn diff(old: &Configuration, new: &Configuration) -> v1::Delta {
+    let empty = EnvironmentDoc::default();
+    let names: BTreeSet<&String> = old
+        .environments
+        .keys()
+        .chain(new.environments.keys())
+        .collect();
+    let mut environments = Vec::new();
+    for name in names {
+        let before = old.environments.get(name).unwrap_or(&empty);
+        let after = new.environments.get(name).unwrap_or(&empty);
+        let change = v1::EnvironmentDelta {
+            environment: name.clone(),
+            upserted_features: changed(&before.features, &after.features),
+            removed_features: removed(&before.features, &after.features),
+            upserted_segments: changed(&before.segments, &after.segments),
+            removed_segments: removed(&before.segments, &after.segments),
+        };
+        let touched = !(change.upserted_features.is_empty()
+            && change.removed_features.is_empty()
+            && change.upserted_segments.is_empty()
+            && change.removed_segments.is_empty());
+        if touched {
+            environments.push(change);
+        }
+    }
+    v1::Delta {
+        from_revision: old.revision,
+        to_revision: new.revision,
+        environments,
+        upserted_tokens: changed(&old.tokens, &new.tokens),
+        removed_tokens: removed(&old.tokens, &new.tokens),
+        settings: (old.settings != new.settings).then(|| new.settings.clone()),
+    }
+}
+
+fn changed<K: Ord, V: Clone + PartialEq>(
+    before: &BTreeMap<K, V>,
+    after: &BTreeMap<K, V>,
+) -> Vec<V> {
+    after
+        .iter()
+        .filter(|(key, value)| before.get(*key) != Some(*value))
+        .map(|(_, value)| value.clone())
+        .collect()
+}
+
+fn removed<K: Ord + Clone, V>(before: &BTreeMap<K, V>, after: &BTreeMap<K, V>) -> Vec<K> {
+    before
+        .keys()
+        .filter(|key| !after.contains_key(*key))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn configuration(revision: u64, flags: &[(&str, bool)]) -> Configuration {
+        let features = flags
+            .iter()
+            .map(|(name, enabled)| {
+                (
+                    name.to_string(),
+                    v1::Feature {
+                        name: name.to_string(),
+                        project: "default".to_owned(),
+                        enabled: *enabled,
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect();
+        Configuration {
+            revision,
+            environments: [(
+                "development".to_owned(),
+                EnvironmentDoc {
+                    features,
+                    segments: BTreeMap::new(),
+                },
+            )]
+            .into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_delta_carries_only_what_changed() {
+        let old = configuration(1, &[("a", true), ("b", false), ("c", true)]);
+        let new = configuration(2, &[("a", true), ("b", true), ("d", true)]);
+        let delta = diff(&old, &new);
+        assert_eq!((delta.from_revision, delta.to_revision), (1, 2));
+        let env = &delta.environments[0];
+        let upserted: Vec<&str> = env
+            .upserted_features
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(upserted, ["b", "d"]);
+        assert_eq!(env.removed_features, ["c"]);
+        assert!(delta.settings.is_none());
+    }
+
+    #[test]
+    fn a_reconnecting_edge_gets_the_missing_deltas_or_a_full() {
+        let all = EnvironmentFilter(Vec::new());
+        let mut published = Published::first(configuration(1, &[("a", true)]));
+        for revision in 2..=4 {
+            published = published
+                .advance(configuration(revision, &[("a", revision % 2 == 0)]))
+                .0;
+        }
+        assert!(published.catch_up(4, &all).is_empty());
+        let updates = published.catch_up(2, &all);
+        let revisions: Vec<(u64, u64)> = updates
+            .iter()
+            .map(|u| match u {
+                v1::snapshot_update::Update::Delta(d) => (d.from_revision, d.to_revision),
+                other => panic!("expected deltas, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(revisions, [(2, 3), (3, 4)]);
+        assert!(matches!(
+            published.catch_up(0, &all)[..],
+            [v1::snapshot_update::Update::Full(ref f)] if f.revision == 4
+        ));
+        assert!(matches!(
+            published.catch_up(99, &all)[..],
+            [v1::snapshot_update::Update::Full(_)]
+        ));
+    }
+
+    #[test]
+    fn the_ring_keeps_a_bounded_history() {
+        let mut published = Published::first(configuration(1, &[]));
+        for revision in 2..(DELTA_RING as u64 + 10) {
+            published = published.advance(configuration(revision, &[])).0;
+        }
+        assert_eq!(published.deltas.len(), DELTA_RING);
+        assert!(matches!(
+            published.catch_up(2, &EnvironmentFilter(Vec::new()))[..],
+            [v1::snapshot_update::Update::Full(_)]
+        ));
+    }
+}

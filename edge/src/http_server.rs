@@ -1,0 +1,153 @@
+//! The edge's HTTP server: the SDK-facing routes of `vexil-serving`, `/health`, `/ready` (503 until a
+//! snapshot is loaded) and Prometheus text at `/internal-backstage/prometheus`.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::extract::{OriginalUri, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::Method;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{Json, Router};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use vexil_serving::{telemetry, ServingState};
+use vexil_shared::{ApiError, ErrorKind};
+
+/// The upstream link's state, for `/internal-backstage/prometheus`.
+#[derive(Default)]
+pub struct UpstreamStatus {
+    pub connected: AtomicBool,
+    /// Unix milliseconds of the last snapshot update or heartbeat confirming it; 0: never.
+    pub last_update_ms: AtomicI64,
+}
+
+impl UpstreamStatus {
+    pub fn touch(&self) {
+        self.last_update_ms.store(now_ms(), Ordering::Relaxed);
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+struct EdgeState {
+    serving: Arc<ServingState>,
+    status: Arc<UpstreamStatus>,
+    prometheus: PrometheusHandle,
+}
+
+/// Installs the metrics recorder, binds, prints `listening on ADDR` and serves until SIGTERM or SIGINT.
+pub async fn serve(
+    listen: SocketAddr,
+    serving: Arc<ServingState>,
+    status: Arc<UpstreamStatus>,
+) -> Result<(), String> {
+    let prometheus = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full("http_request_duration_seconds".to_owned()),
+            &telemetry::LATENCY_BUCKETS,
+        )
+        .and_then(|builder| builder.install_recorder())
+        .map_err(|error| format!("cannot install the metrics recorder: {error}"))?;
+    let state = Arc::new(EdgeState {
+        serving: serving.clone(),
+        status,
+        prometheus,
+    });
+    let app = Router::new()
+        .route("/health", get(health))
+        .route("/ready", get(ready))
+        .route("/internal-backstage/prometheus", get(prometheus_text))
+        .with_state(state)
+        .merge(vexil_serving::routes(serving))
+        .fallback(unknown_route);
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
+    let address = listener
+        .local_addr()
+        .map_err(|error| format!("cannot read the bound address: {error}"))?;
+    println!("listening on {address}");
+    let _ = std::io::stdout().flush();
+    tracing::info!(%address, "listening");
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await
+    .map_err(|error| format!("the HTTP server failed: {error}"))
+}
+
+#[derive(serde::Serialize)]
+struct Health {
+    health: &'static str,
+}
+
+async fn health() -> Json<Health> {
+    Json(Health { health: "GOOD" })
+}
+
+async fn ready(State(state): State<Arc<EdgeState>>) -> Result<Json<Health>, ApiError> {
+    state.serving.loaded()?;
+    Ok(Json(Health { health: "GOOD" }))
+}
+
+async fn prometheus_text(State(state): State<Arc<EdgeState>>) -> impl IntoResponse {
+    let revision = state
+        .serving
+        .current
+        .load()
+        .as_ref()
+        .map_or(0, |s| s.revision);
+    metrics::gauge!("snapshot_revision").set(revision as f64);
+    let last = state.status.last_update_ms.load(Ordering::Relaxed);
+    if last > 0 {
+        metrics::gauge!("seconds_since_last_update").set((now_ms() - last) as f64 / 1000.0);
+    }
+    let connected = state.status.connected.load(Ordering::Relaxed);
+    metrics::gauge!("upstream_connected").set(if connected { 1.0 } else { 0.0 });
+    state.prometheus.run_upkeep();
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.prometheus.render(),
+    )
+}
+
+async fn unknown_route(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
+    ApiError::new(
+        ErrorKind::NotFound,
+        format!("No route for {method} {}", uri.path()),
+    )
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,125 @@
+//! The upstream link: subscribe to a control plane's snapshot stream, apply each update into a new
+//! snapshot and swap it in; on any failure try the next upstream after a jittered exponential backoff,
+//! serving the last snapshot meanwhile.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use vexil_proto::v1;
+use vexil_proto::v1::snapshot_update::Update;
+use vexil_proto::v1::snapshots_client::SnapshotsClient;
+use vexil_serving::{ServingSnapshot, ServingState};
+use vexil_shared::CompileOptions;
+
+use crate::http_server::UpstreamStatus;
+use crate::snapshot_cache;
+
+/// The control plane sends a heartbeat every 5 s; three missed ones end the stream.
+const SILENCE_LIMIT: Duration = Duration::from_secs(15);
+/// A full snapshot of many thousand flags is well over tonic's default 4 MiB.
+const MAX_MESSAGE: usize = 1 << 30;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+const BACKOFF_FIRST: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(10);
+
+pub struct Subscriber {
+    pub upstreams: Vec<String>,
+    pub environments: Vec<String>,
+    pub edge_id: String,
+    pub serving: Arc<ServingState>,
+    pub status: Arc<UpstreamStatus>,
+    pub cache: Option<PathBuf>,
+}
+
+impl Subscriber {
+    /// Runs forever.
+    pub async fn run(self) {
+        let mut backoff = BACKOFF_FIRST;
+        for upstream in self.upstreams.iter().cycle() {
+            match self.follow(upstream).await {
+                Ok(()) => tracing::warn!(%upstream, "the snapshot stream ended"),
+                Err(error) => tracing::warn!(%upstream, %error, "snapshot stream failed"),
+            }
+            if self.status.connected.swap(false, Ordering::Relaxed) {
+                // It had worked: start the backoff over.
+                backoff = BACKOFF_FIRST;
+            }
+            // Full jitter in [backoff/2, backoff).
+            let pause = backoff.mul_f64(0.5 + fastrand::f64() / 2.0);
+            tokio::time::sleep(pause).await;
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+        }
+    }
+
+    /// One subscription, until it fails or ends.
+    async fn follow(&self, upstream: &str) -> Result<(), String> {
+        let channel = tonic::transport::Endpoint::from_shared(upstream.to_owned())
+            .map_err(|error| error.to_string())?
+            .connect_timeout(CONNECT_TIMEOUT)
+            .connect()
+            .await
+            .map_err(|error| error.to_string())?;
+        let last_revision = self
+            .serving
+            .current
+            .load()
+            .as_ref()
+            .map_or(0, |s| s.revision);
+        let mut stream = SnapshotsClient::new(channel)
+            .max_decoding_message_size(MAX_MESSAGE)
+            .subscribe(v1::SubscribeRequest {
+                edge_id: self.edge_id.clone(),
+                environments: self.environments.clone(),
+                last_revision,
+                edge_version: env!("CARGO_PKG_VERSION").to_owned(),
+            })
+            .await
+            .map_err(|status| status.to_string())?
+            .into_inner();
+        self.status.connected.store(true, Ordering::Relaxed);
+        tracing::info!(%upstream, last_revision, "subscribed");
+        let options = CompileOptions::default();
+        loop {
+            let message = tokio::time::timeout(SILENCE_LIMIT, stream.message())
+                .await
+                .map_err(|_| "no heartbeat from the upstream".to_owned())?
+                .map_err(|status| status.to_string())?;
+            let Some(v1::SnapshotUpdate {
+                update: Some(update),
+            }) = message
+            else {
+                return Ok(());
+            };
+            let next = match update {
+                Update::Full(full) => ServingSnapshot::from_full(full, &options),
+                Update::Delta(delta) => {
+                    let current = self.serving.current.load_full();
+                    let current = current.as_deref().ok_or("a delta before any snapshot")?;
+                    current
+                        .apply(delta, &options)
+                        .map_err(|gap| gap.to_string())?
+                }
+                Update::Heartbeat(_) => {
+                    self.status.touch();
+                    continue;
+                }
+            };
+            tracing::debug!(revision = next.revision, "snapshot updated");
+            let next = Arc::new(next);
+            self.serving.current.store(Some(next.clone()));
+            self.status.touch();
+            if let Some(path) = &self.cache {
+                let path = path.clone();
+                let written = tokio::task::spawn_blocking(move || {
+                    snapshot_cache::store(&path, &next.to_full())
+                })
+                .await;
+                if let Ok(Err(error)) | Err(error) = written.map_err(std::io::Error::other) {
+                    tracing::warn!(%error, "cannot write the snapshot cache");
+                }
+            }
+        }
+    }
+}

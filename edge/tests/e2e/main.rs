@@ -1,0 +1,10 @@
+//! End to end: the real control plane and real edges, connected over gRPC.
+
+#[allow(dead_code)] // shared with the control plane's tests
+#[path = "../../../control-plane/tests/support/database.rs"]
+mod database;
+#[allow(dead_code)] // shared with the offline tests
+mod processes;
+
+mod propagation;
+mod replicas;

@@ -1,0 +1,205 @@
+//! A write on the admin API reaches the edges; an edge restarted while the control plane is down serves
+//! from its cache file; a revoked or expired token is refused within a second.
+
+use std::time::Duration;
+
+use sqlx::{AnyConnection, Connection};
+
+use crate::database::TestDb;
+use crate::processes::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flag_change_on_the_admin_api_is_served_by_two_edges() {
+    let db = TestDb::sqlite().await;
+    let control_plane = Process::control_plane(&db.url, &[]);
+    let edges = [
+        Process::edge(&[control_plane.grpc()], &[]),
+        Process::edge(&[control_plane.grpc()], &[]),
+    ];
+    for edge in &edges {
+        eventually(Duration::from_secs(10), "edge ready", || async {
+            get(&format!("{}/ready", edge.base), None).await.status == 200
+        })
+        .await;
+        assert!(frontend_flags(edge).await.toggle_names().is_empty());
+    }
+
+    create_enabled_flag(&control_plane, "checkout").await;
+    // The control plane's own frontend API (single-binary installs) follows the same publisher.
+    eventually(
+        Duration::from_secs(2),
+        "the control plane serves the new flag",
+        || async { frontend_flags(&control_plane).await.toggle_names() == ["checkout"] },
+    )
+    .await;
+    let revision = revision_of(&control_plane).await;
+    for edge in &edges {
+        eventually(
+            Duration::from_secs(2),
+            "the edge serves the new flag",
+            || async { frontend_flags(edge).await.toggle_names() == ["checkout"] },
+        )
+        .await;
+        assert_eq!(revision_of(edge).await, revision);
+        let client = get(
+            &format!("{}/api/client/features", edge.base),
+            Some(CLIENT_TOKEN),
+        )
+        .await;
+        assert_eq!(client.status, 200);
+        assert_eq!(client.body["features"][0]["name"], "checkout");
+        assert_eq!(client.body["features"][0]["enabled"], true);
+    }
+
+    // Off again: the edges follow.
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/projects/default/features/checkout/environments/development/off",
+        None,
+    )
+    .await;
+    for edge in &edges {
+        eventually(
+            Duration::from_secs(2),
+            "the edge serves the flag off",
+            || async { frontend_flags(edge).await.toggle_names().is_empty() },
+        )
+        .await;
+    }
+    let metrics = get(
+        &format!("{}/internal-backstage/prometheus", edges[0].base),
+        None,
+    )
+    .await;
+    let text = metrics.body.as_str().unwrap_or_default().to_owned();
+    assert!(text.contains("upstream_connected 1"), "{text}");
+    assert!(text.contains("snapshot_revision"), "{text}");
+    assert!(text.contains("http_requests_total"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edge_restarted_while_the_control_plane_is_down_serves_its_cache() {
+    let db = TestDb::sqlite().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("snapshot.bin");
+    let cache = cache.to_str().unwrap();
+    let mut control_plane = Process::control_plane(&db.url, &[]);
+    let upstream = control_plane.grpc().to_owned();
+    let mut edge = Process::edge(&[&upstream], &["--snapshot-cache", cache]);
+    create_enabled_flag(&control_plane, "cached").await;
+    eventually(
+        Duration::from_secs(5),
+        "the edge serves the flag",
+        || async { frontend_flags(&edge).await.toggle_names() == ["cached"] },
+    )
+    .await;
+    control_plane.kill();
+    // Still serving while disconnected.
+    assert_eq!(frontend_flags(&edge).await.toggle_names(), ["cached"]);
+    edge.kill();
+
+    let edge = Process::edge(&[&upstream], &["--snapshot-cache", cache]);
+    assert_eq!(get(&format!("{}/ready", edge.base), None).await.status, 200);
+    assert_eq!(frontend_flags(&edge).await.toggle_names(), ["cached"]);
+    let metrics = get(
+        &format!("{}/internal-backstage/prometheus", edge.base),
+        None,
+    )
+    .await;
+    assert!(metrics
+        .body
+        .as_str()
+        .unwrap_or_default()
+        .contains("upstream_connected 0"));
+
+    // Without a cache and without an upstream, the edge is not ready.
+    let empty = Process::edge(&[&upstream], &[]);
+    let ready = get(&format!("{}/ready", empty.base), None).await;
+    assert_eq!(ready.status, 503);
+    assert_eq!(ready.body["name"], "ServiceUnavailableError");
+}
+
+/// Changes the token row the way the token API does: the row and a revision bump in one transaction.
+async fn change_token(db: &TestDb, statement: &str) {
+    sqlx::any::install_default_drivers();
+    let mut conn = AnyConnection::connect(&db.url).await.expect("connect");
+    let mut tx = conn.begin().await.unwrap();
+    sqlx::query(statement)
+        .bind(hash(FRONTEND_TOKEN))
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE vexil_counters SET value = value + 1 WHERE name = 'revision'")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+}
+
+/// The revision the edge serves, from its frontend answer's header.
+async fn revision_of(edge: &Process) -> u64 {
+    frontend_flags(edge)
+        .await
+        .header("x-vexil-revision")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0)
+}
+
+fn hash(secret: &str) -> String {
+    vexil_serving::snapshot::hash_token(secret)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_or_expired_token_is_refused_by_the_edge_within_a_second() {
+    let db = TestDb::sqlite().await;
+    let control_plane = Process::control_plane(&db.url, &[]);
+    let edge = Process::edge(&[control_plane.grpc()], &[]);
+    eventually(Duration::from_secs(10), "the token works", || async {
+        frontend_flags(&edge).await.status == 200
+    })
+    .await;
+
+    // Expiring in a moment: refused once the moment passes, with nothing else happening.
+    let before = revision_of(&edge).await;
+    let soon = (chrono::Utc::now() + chrono::Duration::milliseconds(1500))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    change_token(
+        &db,
+        &format!("UPDATE api_tokens SET expires_at = '{soon}' WHERE secret_hash = $1"),
+    )
+    .await;
+    eventually(
+        Duration::from_secs(1),
+        "the expiry reaches the edge",
+        || async { revision_of(&edge).await > before },
+    )
+    .await;
+    assert_eq!(frontend_flags(&edge).await.status, 200, "not expired yet");
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    let expired = frontend_flags(&edge).await;
+    assert_eq!(expired.status, 401, "{}", expired.body);
+    assert_eq!(expired.body["name"], "AuthenticationRequired");
+
+    // Valid again, then revoked.
+    change_token(
+        &db,
+        "UPDATE api_tokens SET expires_at = NULL WHERE secret_hash = $1",
+    )
+    .await;
+    eventually(Duration::from_secs(1), "the token works again", || async {
+        frontend_flags(&edge).await.status == 200
+    })
+    .await;
+    change_token(&db, "DELETE FROM api_tokens WHERE secret_hash = $1").await;
+    let took = eventually(
+        Duration::from_secs(1),
+        "the revoked token is refused",
+        || async { frontend_flags(&edge).await.status == 401 },
+    )
+    .await;
+    eprintln!("revocation reached the edge in {took:?}");
+}

@@ -1,0 +1,322 @@
+//! `vexil-edge offline` through the real binary: it answers what `vexil-edge eval` answers for the same file
+//! and contexts, and follows the frontend and client API rules (tokens, CORS, ETags, segments, reloads).
+
+#[allow(dead_code)] // shared with the e2e tests
+#[path = "e2e/processes.rs"]
+mod processes;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use processes::*;
+use serde_json::{json, Value};
+
+const FRONTEND: &str = "default:development.offline-frontend";
+const CLIENT: &str = "default:development.offline-client";
+
+fn features_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/features.json")
+}
+
+fn offline(features: &Path) -> Process {
+    Process::offline(&[
+        "--features",
+        features.to_str().unwrap(),
+        "--frontend-tokens",
+        FRONTEND,
+        "--client-tokens",
+        CLIENT,
+        "--hostname",
+        "web-1",
+    ])
+}
+
+/// Contexts that exercise every flag of the example file (each with a remoteAddress, so that the caller's
+/// IP does not fill it in).
+const CONTEXTS: &[&str] = &[
+    r#"{"userId":"alice","appName":"web","remoteAddress":"192.0.2.1","properties":{"email":"a@Example.COM","age":"17","appVersion":"1.2.4"}}"#,
+    r#"{"userId":"bob","appName":"blocked-app","remoteAddress":"10.1.2.3","properties":{"age":"40"}}"#,
+    r#"{"userId":"carol","remoteAddress":"127.0.0.1","properties":{"appVersion":"1.2.3"}}"#,
+    r#"{"userId":"dave","remoteAddress":"192.168.0.1","properties":{"email":"d@other.org"}}"#,
+    r#"{"userId":"42","sessionId":"s-1","remoteAddress":"192.0.2.9","currentTime":"2023-06-01T00:00:00Z"}"#,
+];
+
+fn eval(context: &str) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_vexil-edge"))
+        .args([
+            "eval",
+            "--features",
+            features_file().to_str().unwrap(),
+            "--hostname",
+            "web-1",
+            "--context",
+            context,
+        ])
+        .output()
+        .expect("vexil-edge eval");
+    assert!(out.status.success());
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+#[tokio::test]
+async fn offline_answers_what_eval_answers() {
+    let edge = offline(&features_file());
+    for context in CONTEXTS {
+        let expected = eval(context);
+        let context: Value = serde_json::from_str(context).unwrap();
+        let answer = request(
+            "POST",
+            &format!("{}/api/frontend", edge.base),
+            Some(FRONTEND),
+            &[],
+            Some(json!({ "context": context })),
+        )
+        .await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        assert_eq!(answer.body["toggles"], expected, "context {context}");
+        assert!(!expected.as_array().unwrap().is_empty());
+    }
+    // The same context as a query string.
+    let answer = get(
+        &format!(
+            "{}/api/frontend?userId=carol&remoteAddress=127.0.0.1&appVersion=1.2.3",
+            edge.base
+        ),
+        Some(FRONTEND),
+    )
+    .await;
+    assert_eq!(answer.body["toggles"], eval(CONTEXTS[2]));
+}
+
+#[tokio::test]
+async fn frontend_api_rules() {
+    let edge = offline(&features_file());
+    let url = format!("{}/api/frontend?userId=alice", edge.base);
+
+    let none = get(&url, None).await;
+    assert_eq!(
+        (none.status, none.body["name"].as_str()),
+        (401, Some("AuthenticationRequired"))
+    );
+    let unknown = get(&url, Some("default:development.nope")).await;
+    assert_eq!(unknown.status, 401);
+    let client = get(&url, Some(CLIENT)).await;
+    assert_eq!(
+        (client.status, client.body["name"].as_str()),
+        (403, Some("NoAccessError"))
+    );
+    assert_eq!(client.body.as_object().unwrap().len(), 3, "{}", client.body);
+
+    let first = request(
+        "GET",
+        &url,
+        Some(&format!("Bearer {FRONTEND}")),
+        &[("Origin", "https://app.example")],
+        None,
+    )
+    .await;
+    assert_eq!(first.status, 200);
+    assert_eq!(first.header("x-vexil-revision"), Some("1"));
+    assert_eq!(first.header("cache-control"), Some("no-cache"));
+    assert_eq!(first.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(first.header("access-control-expose-headers"), Some("ETag"));
+    assert_eq!(first.header("vary"), Some("Origin"));
+    let etag = first.header("etag").expect("etag").to_owned();
+    assert!(etag.starts_with("W/\""), "{etag}");
+    let again = request(
+        "GET",
+        &url,
+        Some(FRONTEND),
+        &[("If-None-Match", &etag)],
+        None,
+    )
+    .await;
+    assert_eq!(again.status, 304);
+    assert_eq!(again.body, Value::Null);
+    let other_user = request(
+        "GET",
+        &format!("{}/api/frontend?userId=dave", edge.base),
+        Some(FRONTEND),
+        &[("If-None-Match", &etag)],
+        None,
+    )
+    .await;
+    assert_eq!(other_user.status, 200, "another answer, another ETag");
+
+    // Errors carry CORS headers too; preflights need no token.
+    assert_eq!(
+        none.header("access-control-allow-credentials"),
+        Some("true")
+    );
+    let preflight = request(
+        "OPTIONS",
+        &url,
+        None,
+        &[
+            ("Origin", "https://app.example"),
+            ("Access-Control-Request-Method", "GET"),
+            ("Access-Control-Request-Headers", "authorization"),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(preflight.status, 204);
+    assert_eq!(
+        preflight.header("access-control-allow-headers"),
+        Some("authorization")
+    );
+    assert_eq!(preflight.header("access-control-max-age"), Some("86400"));
+    assert_eq!(preflight.header("access-control-allow-origin"), Some("*"));
+
+    // One flag, enabled or not.
+    let one = get(
+        &format!(
+            "{}/api/frontend/features/disabled-in-dev?userId=alice",
+            edge.base
+        ),
+        Some(FRONTEND),
+    )
+    .await;
+    assert_eq!(one.status, 200);
+    assert_eq!(one.body["name"], "disabled-in-dev");
+    assert_eq!(one.body["enabled"], false);
+    let missing = get(
+        &format!("{}/api/frontend/features/nope", edge.base),
+        Some(FRONTEND),
+    )
+    .await;
+    assert_eq!(
+        (missing.status, missing.body["name"].as_str()),
+        (404, Some("NotFoundError"))
+    );
+
+    // A body that is not a context.
+    let bad = request(
+        "POST",
+        &format!("{}/api/frontend", edge.base),
+        Some(FRONTEND),
+        &[],
+        Some(json!({"context": [1]})),
+    )
+    .await;
+    assert_eq!(
+        (bad.status, bad.body["name"].as_str()),
+        (400, Some("ValidationError"))
+    );
+}
+
+#[tokio::test]
+async fn client_api_rules() {
+    let edge = offline(&features_file());
+    let url = format!("{}/api/client/features", edge.base);
+    assert_eq!(get(&url, Some(FRONTEND)).await.status, 403);
+    assert_eq!(get(&url, None).await.status, 401);
+
+    let legacy = get(&url, Some(CLIENT)).await;
+    assert_eq!(legacy.status, 200);
+    assert_eq!(legacy.body["version"], 2);
+    assert!(
+        legacy.body.get("segments").is_none(),
+        "no segments below spec 4.2.0"
+    );
+    let features = legacy.body["features"].as_array().unwrap();
+    assert_eq!(features.len(), 13);
+    let segment_flag = features
+        .iter()
+        .find(|f| f["name"] == "segment-flag")
+        .unwrap();
+    let strategy = &segment_flag["strategies"][0];
+    assert!(strategy.get("segments").is_none());
+    assert!(
+        strategy["constraints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["contextName"] == "userId"),
+        "segment constraints inlined: {strategy}"
+    );
+    for feature in features {
+        for strategy in feature["strategies"].as_array().unwrap() {
+            for field in ["id", "title", "sortOrder", "disabled"] {
+                assert!(strategy.get(field).is_none(), "{field} in {strategy}");
+            }
+        }
+    }
+
+    let modern = request(
+        "GET",
+        &url,
+        Some(CLIENT),
+        &[("Unleash-Client-Spec", "5.2.0")],
+        None,
+    )
+    .await;
+    assert_eq!(modern.body["segments"][0]["id"], 1);
+    let etag = modern.header("etag").expect("etag").to_owned();
+    assert_eq!(modern.body["meta"]["etag"], etag.as_str());
+    assert!(etag.ends_with(":1:v1\""), "{etag}");
+    let again = request(
+        "GET",
+        &url,
+        Some(CLIENT),
+        &[("Unleash-Client-Spec", "5.2.0"), ("If-None-Match", &etag)],
+        None,
+    )
+    .await;
+    assert_eq!(again.status, 304);
+    let bad_spec = request(
+        "GET",
+        &url,
+        Some(CLIENT),
+        &[("Unleash-Client-Spec", "4.2")],
+        None,
+    )
+    .await;
+    assert_eq!(bad_spec.status, 400);
+
+    let prefixed = get(&format!("{url}?namePrefix=flex"), Some(CLIENT)).await;
+    assert_eq!(prefixed.body["features"].as_array().unwrap().len(), 2);
+    let one = get(&format!("{url}/prod-only"), Some(CLIENT)).await;
+    assert_eq!(
+        (one.status, one.body["name"].as_str()),
+        (200, Some("prod-only"))
+    );
+    assert_eq!(get(&format!("{url}/nope"), Some(CLIENT)).await.status, 404);
+}
+
+#[tokio::test]
+async fn offline_reloads_the_file_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("features.json");
+    let write = |names: &[&str]| {
+        let features: Vec<Value> = names
+            .iter()
+            .map(|name| json!({"name": name, "enabled": true, "strategies": []}))
+            .collect();
+        std::fs::write(
+            &file,
+            json!({"version": 2, "features": features}).to_string(),
+        )
+        .unwrap();
+    };
+    write(&["a"]);
+    let edge = offline(&file);
+    let flags = || async { get(&format!("{}/api/frontend", edge.base), Some(FRONTEND)).await };
+    assert_eq!(flags().await.toggle_names(), ["a"]);
+    write(&["a", "b"]);
+    eventually(
+        Duration::from_secs(5),
+        "the edge reloads the file",
+        || async { flags().await.toggle_names() == ["a", "b"] },
+    )
+    .await;
+    std::fs::write(&file, "{not json").unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        flags().await.toggle_names(),
+        ["a", "b"],
+        "the last good file stays"
+    );
+    assert_eq!(get(&format!("{}/ready", edge.base), None).await.status, 200);
+}

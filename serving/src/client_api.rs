@@ -1,0 +1,246 @@
+//! The client API for server-side SDKs (API.md §4): the environment's document filtered to the token's
+//! projects, disabled strategies omitted, segments per `Unleash-Client-Spec`, a strong ETag
+//! `"<queryHash>:<revision>:v1"` with 304 on a match.
+
+use std::hash::Hasher;
+
+use axum::extract::{Path, RawQuery};
+use axum::http::header::{ETAG, IF_NONE_MATCH};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use serde::Serialize;
+use vexil_shared::model::{Feature, Segment};
+use vexil_shared::{ApiError, Projects};
+
+use crate::extract::{ClientScope, Scope};
+use crate::{json_response, revision_header};
+
+/// How segments reach the SDK.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum SegmentMode {
+    /// `Unleash-Client-Spec` ≥ 4.2.0: top-level `segments`, strategies reference ids.
+    ById,
+    /// Older or absent: segment constraints appended to each strategy's.
+    Inline,
+}
+
+/// What narrows the document.
+struct Filter {
+    projects: Option<Vec<String>>,
+    name_prefix: Option<String>,
+    segments: SegmentMode,
+}
+
+/// `GET /api/client/features`.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    get, path = "/api/client/features", tag = "Client API",
+    responses((status = 200, description = "The features document", content_type = "application/json"),
+        (status = 304, description = "Equal `If-None-Match`"), (status = 400, body = vexil_shared::ErrorBody),
+        (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
+))]
+pub async fn features(
+    ClientScope(scope): ClientScope,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let filter = filter_of(&scope, query.as_deref().unwrap_or(""), &headers)?;
+    let query_hash = query_hash(&scope, &filter);
+    let etag = format!("\"{query_hash}:{}:v1\"", scope.snapshot.revision);
+    if headers
+        .get(IF_NONE_MATCH)
+        .is_some_and(|value| value.as_bytes() == etag.as_bytes())
+    {
+        let mut response = Response::new(axum::body::Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        revision_header(&mut response, scope.snapshot.revision);
+        insert_etag(&mut response, &etag);
+        return Ok(response);
+    }
+    let view = &scope.environment;
+    let features: Vec<Feature> = view
+        .features
+        .values()
+        .filter(|f| visible(&scope, &filter, f))
+        .map(|f| client_feature(f, &view.segments, filter.segments))
+        .collect();
+    let document = ClientDocument {
+        version: 2,
+        features,
+        segments: (filter.segments == SegmentMode::ById).then(|| view.segments.values().collect()),
+        query: Query {
+            project: filter.projects.clone(),
+            name_prefix: filter.name_prefix.clone(),
+            environment: &view.name,
+        },
+        meta: Meta {
+            revision_id: scope.snapshot.revision,
+            etag: &etag,
+            query_hash: &query_hash,
+        },
+    };
+    let body = serde_json::to_vec(&document).map_err(|_| ApiError::internal())?;
+    let mut response = json_response(StatusCode::OK, body, scope.snapshot.revision);
+    insert_etag(&mut response, &etag);
+    Ok(response)
+}
+
+/// `GET /api/client/features/:name`: one feature; unknown or out of scope → 404.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    get, path = "/api/client/features/{name}", tag = "Client API",
+    params(("name" = String, Path, description = "Flag name")),
+    responses((status = 200, description = "One feature", content_type = "application/json"),
+        (status = 400, body = vexil_shared::ErrorBody), (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody), (status = 404, body = vexil_shared::ErrorBody))
+))]
+pub async fn feature(
+    ClientScope(scope): ClientScope,
+    Path(name): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let filter = filter_of(&scope, query.as_deref().unwrap_or(""), &headers)?;
+    let view = &scope.environment;
+    let feature = view
+        .features
+        .get(&name)
+        .filter(|f| visible(&scope, &filter, f))
+        .ok_or_else(|| ApiError::not_found(format!("No flag named {name}")))?;
+    let body = serde_json::to_vec(&client_feature(feature, &view.segments, filter.segments))
+        .map_err(|_| ApiError::internal())?;
+    Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
+}
+
+fn insert_etag(response: &mut Response, etag: &str) {
+    if let Ok(value) = HeaderValue::from_str(etag) {
+        response.headers_mut().insert(ETAG, value);
+    }
+}
+
+fn filter_of(scope: &Scope, query: &str, headers: &HeaderMap) -> Result<Filter, ApiError> {
+    let mut projects = Vec::new();
+    let mut name_prefix = None;
+    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+        match &*key {
+            "project" if !value.is_empty() => projects.push(value.into_owned()),
+            "namePrefix" if !value.is_empty() => name_prefix = Some(value.into_owned()),
+            _ => {}
+        }
+    }
+    // A project-scoped token ignores `?project=`.
+    let projects = match &scope.projects {
+        Projects::All if !projects.is_empty() => Some(projects),
+        _ => None,
+    };
+    let segments = match headers.get("unleash-client-spec") {
+        None => SegmentMode::Inline,
+        Some(value) => {
+            let text = value.to_str().unwrap_or("");
+            let version = semver::Version::parse(text).map_err(|_| {
+                ApiError::validation(format!(
+                    "Unleash-Client-Spec must be a semantic version, not {text:?}"
+                ))
+            })?;
+            if version >= semver::Version::new(4, 2, 0) {
+                SegmentMode::ById
+            } else {
+                SegmentMode::Inline
+            }
+        }
+    };
+    Ok(Filter {
+        projects,
+        name_prefix,
+        segments,
+    })
+}
+
+fn visible(scope: &Scope, filter: &Filter, feature: &Feature) -> bool {
+    let token_allows = match &scope.projects {
+        Projects::All => true,
+        Projects::Only(list) => list.contains(&feature.project),
+    };
+    token_allows
+        && filter
+            .projects
+            .as_ref()
+            .is_none_or(|list| list.contains(&feature.project))
+        && filter
+            .name_prefix
+            .as_ref()
+            .is_none_or(|prefix| feature.name.starts_with(prefix.as_str()))
+}
+
+/// The feature as SDKs receive it: strategies without `id/title/sortOrder/disabled`, disabled ones omitted.
+fn client_feature(
+    feature: &Feature,
+    segments: &std::collections::BTreeMap<i64, Segment>,
+    mode: SegmentMode,
+) -> Feature {
+    let mut feature = feature.clone();
+    feature.strategies.retain(|s| !s.disabled);
+    for strategy in &mut feature.strategies {
+        strategy.id = None;
+        strategy.title = None;
+        strategy.sort_order = None;
+        match mode {
+            SegmentMode::ById => strategy.segments.sort_unstable(),
+            SegmentMode::Inline => {
+                for id in std::mem::take(&mut strategy.segments) {
+                    if let Some(segment) = segments.get(&id) {
+                        strategy
+                            .constraints
+                            .extend(segment.constraints.iter().cloned());
+                    }
+                }
+            }
+        }
+    }
+    feature
+}
+
+fn query_hash(scope: &Scope, filter: &Filter) -> String {
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write(scope.environment.name.as_bytes());
+    hasher.write_u8(0);
+    match &scope.projects {
+        Projects::All => hasher.write_u8(1),
+        Projects::Only(list) => list.iter().for_each(|p| {
+            hasher.write(p.as_bytes());
+            hasher.write_u8(0);
+        }),
+    }
+    for project in filter.projects.iter().flatten() {
+        hasher.write(project.as_bytes());
+        hasher.write_u8(0);
+    }
+    hasher.write(filter.name_prefix.as_deref().unwrap_or("").as_bytes());
+    hasher.write_u8(filter.segments as u8);
+    format!("{:016x}", hasher.finish())
+}
+
+#[derive(Serialize)]
+struct ClientDocument<'a> {
+    version: u32,
+    features: Vec<Feature>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    segments: Option<Vec<&'a Segment>>,
+    query: Query<'a>,
+    meta: Meta<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Query<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    project: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name_prefix: Option<String>,
+    environment: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta<'a> {
+    revision_id: u64,
+    etag: &'a str,
+    query_hash: &'a str,
+}

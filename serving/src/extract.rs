@@ -1,0 +1,315 @@
+//! One extractor per concern, each rejecting with `ApiError`: the evaluation context from the query
+//! ([`QueryContext`]), the caller's IP ([`ClientIp`]), and the token's scope ([`FrontendScope`],
+//! [`ClientScope`]) checked against the current snapshot.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use vexil_shared::{ApiError, Context, ErrorKind, FeaturesDocument, Projects};
+
+use crate::snapshot::{hash_token, EnvironmentView, ServingSnapshot, TokenGrant, TokenKind};
+use crate::ServingState;
+
+/// The evaluation context of a `GET` (API.md §5): top-level fields by name, `properties[x]=y` and every
+/// other `x=y` into properties (an explicit `properties[x]` wins), empty values absent, the last of a
+/// repeated key wins.
+pub struct QueryContext(pub Context);
+
+impl<S: Send + Sync> FromRequestParts<S> for QueryContext {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        Ok(QueryContext(context_of_query(
+            parts.uri.query().unwrap_or(""),
+        )))
+    }
+}
+
+fn context_of_query(query: &str) -> Context {
+    let mut ctx = Context::default();
+    let mut explicit = std::collections::BTreeMap::new();
+    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+        let value = (!value.is_empty()).then(|| value.into_owned());
+        let slot = match &*key {
+            "appName" => &mut ctx.app_name,
+            "environment" => &mut ctx.environment,
+            "userId" => &mut ctx.user_id,
+            "sessionId" => &mut ctx.session_id,
+            "remoteAddress" => &mut ctx.remote_address,
+            "currentTime" => &mut ctx.current_time,
+            other => {
+                let (map, name) = match other
+                    .strip_prefix("properties[")
+                    .and_then(|r| r.strip_suffix(']'))
+                {
+                    Some(name) => (&mut explicit, name),
+                    None => (&mut ctx.properties, other),
+                };
+                match value {
+                    Some(value) => map.insert(name.to_owned(), value),
+                    None => map.remove(name),
+                };
+                continue;
+            }
+        };
+        *slot = value;
+    }
+    ctx.properties.extend(explicit);
+    ctx
+}
+
+/// The context of a `POST /api/frontend` body `{context:{…}}`: known fields top-level, `properties`, and
+/// any other scalar key into properties. No `context` → empty; a non-object → 400.
+pub fn context_of_body(body: &serde_json::Value) -> Result<Context, ApiError> {
+    let Some(object) = body.as_object() else {
+        return Err(ApiError::validation("the body must be a JSON object"));
+    };
+    let context = match object.get("context") {
+        None | Some(serde_json::Value::Null) => return Ok(Context::default()),
+        Some(serde_json::Value::Object(context)) => context,
+        Some(_) => return Err(ApiError::validation("context must be an object")),
+    };
+    const KNOWN: [&str; 7] = [
+        "appName",
+        "environment",
+        "userId",
+        "sessionId",
+        "remoteAddress",
+        "currentTime",
+        "properties",
+    ];
+    let mut known = serde_json::Map::new();
+    let mut extra = std::collections::BTreeMap::new();
+    for (key, value) in context {
+        if KNOWN.contains(&key.as_str()) {
+            known.insert(key.clone(), value.clone());
+        } else if let Some(text) = scalar_text(value) {
+            extra.insert(key.clone(), text);
+        }
+    }
+    let mut ctx: Context = serde_json::from_value(serde_json::Value::Object(known))
+        .map_err(|error| ApiError::validation(format!("context: {error}")))?;
+    for (key, value) in extra {
+        ctx.properties.entry(key).or_insert(value);
+    }
+    Ok(ctx)
+}
+
+fn scalar_text(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// The caller's IP: the first `X-Forwarded-For` hop with `--trust-proxy`, else the peer address.
+pub struct ClientIp(pub Option<String>);
+
+impl FromRequestParts<Arc<ServingState>> for ClientIp {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<ServingState>,
+    ) -> Result<Self, ApiError> {
+        if state.trust_proxy {
+            let forwarded = parts
+                .headers
+                .get("x-forwarded-for")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(',').next())
+                .map(str::trim)
+                .filter(|v| !v.is_empty());
+            if let Some(ip) = forwarded {
+                return Ok(ClientIp(Some(ip.to_owned())));
+            }
+        }
+        Ok(ClientIp(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(peer)| peer.ip().to_string()),
+        ))
+    }
+}
+
+/// A valid token of the right kind, with the snapshot it was checked against and the environment it reads.
+pub struct Scope {
+    pub snapshot: Arc<ServingSnapshot>,
+    pub environment: Arc<EnvironmentView>,
+    pub projects: Projects,
+}
+
+/// A frontend token's scope; 404 when the frontend API is off (before auth), 401 no/unknown/expired token,
+/// 403 another kind.
+pub struct FrontendScope(pub Scope);
+
+/// A client (backend) token's scope; 401 no/unknown/expired token, 403 another kind. A `*`-environment
+/// token reads `?environment=` (default `development`).
+pub struct ClientScope(pub Scope);
+
+impl FromRequestParts<Arc<ServingState>> for FrontendScope {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<ServingState>,
+    ) -> Result<Self, ApiError> {
+        let snapshot = state.loaded()?;
+        if !snapshot.settings.frontend_api_enabled {
+            return Err(ApiError::not_found("The frontend API is disabled"));
+        }
+        let grant = granted(parts, &snapshot, TokenKind::Frontend)?;
+        let environment = grant.environment.clone();
+        let projects = grant.projects.clone();
+        Ok(FrontendScope(scope(snapshot, &environment, projects)))
+    }
+}
+
+impl FromRequestParts<Arc<ServingState>> for ClientScope {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<ServingState>,
+    ) -> Result<Self, ApiError> {
+        let snapshot = state.loaded()?;
+        let grant = granted(parts, &snapshot, TokenKind::Client)?;
+        let environment = if grant.environment == "*" {
+            form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+                .filter(|(key, value)| key == "environment" && !value.is_empty())
+                .last()
+                .map(|(_, value)| value.into_owned())
+                .unwrap_or_else(|| "development".to_owned())
+        } else {
+            grant.environment.clone()
+        };
+        let projects = grant.projects.clone();
+        Ok(ClientScope(scope(snapshot, &environment, projects)))
+    }
+}
+
+fn scope(snapshot: Arc<ServingSnapshot>, environment: &str, projects: Projects) -> Scope {
+    let environment = snapshot
+        .environments
+        .get(environment)
+        .cloned()
+        .unwrap_or_else(|| {
+            Arc::new(EnvironmentView::from_document(
+                environment,
+                FeaturesDocument::default(),
+                &Default::default(),
+            ))
+        });
+    Scope {
+        snapshot,
+        environment,
+        projects,
+    }
+}
+
+fn granted<'s>(
+    parts: &Parts,
+    snapshot: &'s ServingSnapshot,
+    kind: TokenKind,
+) -> Result<&'s TokenGrant, ApiError> {
+    let unauthenticated = |message: &str| ApiError::new(ErrorKind::AuthenticationRequired, message);
+    let secret = parts
+        .headers
+        .get(AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .map(strip_bearer)
+        .filter(|secret| !secret.is_empty())
+        .ok_or_else(|| unauthenticated("An API token is required in the Authorization header"))?;
+    let grant = snapshot
+        .tokens
+        .get(&hash_token(secret))
+        .ok_or_else(|| unauthenticated("The API token is not valid"))?;
+    if let Some(expires_at_ms) = grant.expires_at_ms {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        if expires_at_ms <= now_ms {
+            return Err(unauthenticated("The API token has expired"));
+        }
+    }
+    if grant.kind != kind {
+        let wanted = match kind {
+            TokenKind::Frontend => "a frontend token",
+            TokenKind::Client => "a client token",
+            TokenKind::Admin => "an admin token",
+        };
+        return Err(ApiError::new(
+            ErrorKind::NoAccess,
+            format!("This API needs {wanted}"),
+        ));
+    }
+    Ok(grant)
+}
+
+/// `Bearer ` (any case) is stripped.
+fn strip_bearer(value: &str) -> &str {
+    let value = value.trim();
+    match value.get(..7) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("bearer ") => value[7..].trim_start(),
+        _ => value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_context_follows_the_api_table() {
+        let ctx = context_of_query(
+            "userId=u1&userId=u2&sessionId=&appName=web&plan=free&properties%5Bplan%5D=pro&country=se&currentTime=2026-01-01T00:00:00Z",
+        );
+        assert_eq!(
+            ctx.user_id.as_deref(),
+            Some("u2"),
+            "the last of a repeated key wins"
+        );
+        assert_eq!(ctx.session_id, None, "an empty value is absent");
+        assert_eq!(ctx.app_name.as_deref(), Some("web"));
+        assert_eq!(ctx.current_time.as_deref(), Some("2026-01-01T00:00:00Z"));
+        assert_eq!(
+            ctx.properties["plan"], "pro",
+            "an explicit properties[x] wins"
+        );
+        assert_eq!(ctx.properties["country"], "se");
+    }
+
+    #[test]
+    fn body_context_moves_other_keys_into_properties() {
+        let ctx = context_of_body(&serde_json::json!({
+            "context": {"userId": 7, "tier": "gold", "properties": {"tier": "silver"}}
+        }))
+        .unwrap();
+        assert_eq!(ctx.user_id.as_deref(), Some("7"));
+        assert_eq!(ctx.properties["tier"], "silver");
+        assert_eq!(
+            context_of_body(&serde_json::json!({})).unwrap(),
+            Context::default()
+        );
+        assert_eq!(
+            context_of_body(&serde_json::json!({"context": 3}))
+                .unwrap_err()
+                .kind,
+            ErrorKind::Validation
+        );
+    }
+
+    #[test]
+    fn bearer_is_stripped_in_any_case() {
+        assert_eq!(strip_bearer("Bearer abc"), "abc");
+        assert_eq!(strip_bearer("bEaReR  abc"), "abc");
+        assert_eq!(strip_bearer("abc"), "abc");
+    }
+}

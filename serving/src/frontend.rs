@@ -1,0 +1,191 @@
+//! The frontend API (API.md §5): enabled flags for a context, one output buffer per response, CORS from
+//! the snapshot's `frontendApiOrigins`, a weak ETag over the body.
+
+use std::hash::Hasher;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::header::{
+    ACCESS_CONTROL_ALLOW_CREDENTIALS, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
+    ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE,
+    ACCESS_CONTROL_REQUEST_HEADERS, CACHE_CONTROL, ETAG, IF_NONE_MATCH, ORIGIN, VARY,
+};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use vexil_shared::{ApiError, Context};
+
+use crate::extract::{context_of_body, ClientIp, FrontendScope, QueryContext, Scope};
+use crate::{json_response, ServingState};
+
+/// `GET /api/frontend`: the enabled flags of the token's projects for the query's context.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    get, path = "/api/frontend", tag = "Frontend API",
+    responses((status = 200, description = "`{toggles}`: the enabled flags", content_type = "application/json"),
+        (status = 304, description = "Equal `If-None-Match`"), (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody),
+        (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody))
+))]
+pub async fn evaluate_query(
+    FrontendScope(scope): FrontendScope,
+    ClientIp(ip): ClientIp,
+    QueryContext(ctx): QueryContext,
+    headers: HeaderMap,
+) -> Response {
+    toggles(&scope, with_ip(ctx, ip), &headers)
+}
+
+/// `POST /api/frontend`: the same for the body's `{context}`; the query is ignored.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    post, path = "/api/frontend", tag = "Frontend API",
+    responses((status = 200, description = "`{toggles}`: the enabled flags", content_type = "application/json"),
+        (status = 400, body = vexil_shared::ErrorBody), (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody),
+        (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody))
+))]
+pub async fn evaluate_body(
+    FrontendScope(scope): FrontendScope,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let value: serde_json::Value = if body.is_empty() {
+        serde_json::Value::Object(Default::default())
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|error| ApiError::validation(format!("body: {error}")))?
+    };
+    let ctx = context_of_body(&value)?;
+    Ok(toggles(&scope, with_ip(ctx, ip), &headers))
+}
+
+/// `GET /api/frontend/features/:name`: one flag, enabled or not; unknown or out of scope → 404.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    get, path = "/api/frontend/features/{name}", tag = "Frontend API",
+    params(("name" = String, Path, description = "Flag name")),
+    responses((status = 200, description = "`{name, enabled, variant, impressionData}`", content_type = "application/json"),
+        (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody), (status = 404, body = vexil_shared::ErrorBody))
+))]
+pub async fn evaluate_one(
+    FrontendScope(scope): FrontendScope,
+    ClientIp(ip): ClientIp,
+    QueryContext(ctx): QueryContext,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let ctx = with_ip(ctx, ip);
+    let view = &scope.environment;
+    let in_scope = view
+        .project_of(&name)
+        .is_some_and(|project| match &scope.projects {
+            vexil_shared::Projects::All => true,
+            vexil_shared::Projects::Only(list) => list.iter().any(|p| p == project),
+        });
+    let toggle = in_scope
+        .then(|| view.engine.evaluate(&name, &ctx))
+        .flatten()
+        .ok_or_else(|| ApiError::not_found(format!("No flag named {name}")))?;
+    let body = serde_json::to_vec(&toggle).map_err(|_| ApiError::internal())?;
+    Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
+}
+
+fn with_ip(mut ctx: Context, ip: Option<String>) -> Context {
+    if ctx.remote_address.is_none() {
+        ctx.remote_address = ip;
+    }
+    ctx
+}
+
+fn toggles(scope: &Scope, ctx: Context, headers: &HeaderMap) -> Response {
+    let mut body = Vec::with_capacity(1024);
+    body.extend_from_slice(b"{\"toggles\":");
+    scope
+        .environment
+        .engine
+        .write_toggles_json(&ctx, &scope.projects, &mut body);
+    body.push(b'}');
+    let etag = weak_etag(&body);
+    let not_modified = headers
+        .get(IF_NONE_MATCH)
+        .is_some_and(|value| value.as_bytes() == etag.as_bytes());
+    let mut response = if not_modified {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        crate::revision_header(&mut response, scope.snapshot.revision);
+        response
+    } else {
+        json_response(StatusCode::OK, body, scope.snapshot.revision)
+    };
+    let headers = response.headers_mut();
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(etag) = HeaderValue::from_str(&etag) {
+        headers.insert(ETAG, etag);
+    }
+    response
+}
+
+/// `W/"<length>-<hash>"` over the body.
+fn weak_etag(body: &[u8]) -> String {
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write(body);
+    format!("W/\"{:x}-{:016x}\"", body.len(), hasher.finish())
+}
+
+/// CORS on every `/api/frontend*` answer, errors included; preflights answered here, without auth.
+pub async fn cors(
+    State(state): State<Arc<ServingState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let origin = request.headers().get(ORIGIN).cloned();
+    let allowed = origin.as_ref().and_then(|origin| {
+        let origins = state
+            .current
+            .load_full()
+            .map(|s| s.settings.frontend_api_origins.clone())
+            .unwrap_or_default();
+        if origins.is_empty() || origins.iter().any(|o| o == "*") {
+            Some(HeaderValue::from_static("*"))
+        } else {
+            let text = origin.to_str().ok()?;
+            origins.iter().any(|o| o == text).then(|| origin.clone())
+        }
+    });
+    if request.method() == Method::OPTIONS {
+        let mut response = StatusCode::NO_CONTENT.into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET,HEAD,PUT,PATCH,POST,DELETE"),
+        );
+        if let Some(requested) = request.headers().get(ACCESS_CONTROL_REQUEST_HEADERS) {
+            headers.insert(ACCESS_CONTROL_ALLOW_HEADERS, requested.clone());
+        }
+        headers.insert(ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
+        headers.insert(
+            VARY,
+            HeaderValue::from_static("Origin, Access-Control-Request-Headers"),
+        );
+        headers.insert(
+            ACCESS_CONTROL_ALLOW_CREDENTIALS,
+            HeaderValue::from_static("true"),
+        );
+        if let Some(allowed) = allowed {
+            headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
+        }
+        return response;
+    }
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(VARY, HeaderValue::from_static("Origin"));
+    headers.insert(
+        ACCESS_CONTROL_ALLOW_CREDENTIALS,
+        HeaderValue::from_static("true"),
+    );
+    headers.insert(
+        ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("ETag"),
+    );
+    if let Some(allowed) = allowed {
+        headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
+    }
+    response
+}

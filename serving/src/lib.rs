@@ -1,0 +1,119 @@
+//! The SDK-facing HTTP API of Vexil, shared by the edge and the control plane (single-binary installs):
+//! the frontend API (`/api/frontend*`) and the client API (`/api/client/features*`), answered from the
+//! current [`ServingSnapshot`] held in an `ArcSwapOption`, so requests never lock.
+//!
+//! [`snapshot`] builds and advances snapshots from the `vexil.v1` messages; [`extract`] holds the
+//! extractors (context, client IP, token scope); [`frontend`] and [`client_api`] the thin handlers;
+//! [`telemetry`] the request metrics both binaries record.
+
+pub mod client_api;
+pub mod extract;
+pub mod frontend;
+pub mod snapshot;
+pub mod telemetry;
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
+use axum::body::Body;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+use vexil_shared::{ApiError, ErrorKind};
+
+pub use snapshot::{ServingSnapshot, Settings, TokenGrant, TokenKind};
+
+/// What the SDK-facing handlers read: the current snapshot (none until one is loaded) and whether to trust
+/// `X-Forwarded-For`.
+#[derive(Default)]
+pub struct ServingState {
+    pub current: ArcSwapOption<ServingSnapshot>,
+    pub trust_proxy: bool,
+}
+
+impl ServingState {
+    pub fn new(trust_proxy: bool) -> ServingState {
+        ServingState {
+            current: ArcSwapOption::empty(),
+            trust_proxy,
+        }
+    }
+
+    /// The current snapshot; 503 while none is loaded.
+    pub fn loaded(&self) -> Result<Arc<ServingSnapshot>, ApiError> {
+        self.current.load_full().ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::Unavailable,
+                "No configuration snapshot is loaded yet",
+            )
+        })
+    }
+}
+
+/// The header every evaluation answer carries: the revision it was computed at.
+pub const REVISION_HEADER: &str = "x-vexil-revision";
+
+/// `/api/frontend`, `/api/frontend/features/{name}`, `/api/client/features`, `/api/client/features/{name}`.
+pub fn routes(state: Arc<ServingState>) -> Router {
+    let frontend = Router::new()
+        .route(
+            "/api/frontend",
+            get(frontend::evaluate_query)
+                .post(frontend::evaluate_body)
+                .options(preflight),
+        )
+        .route(
+            "/api/frontend/features/{name}",
+            get(frontend::evaluate_one).options(preflight_feature),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            frontend::cors,
+        ));
+    let client = Router::new()
+        .route("/api/client/features", get(client_api::features))
+        .route("/api/client/features/{name}", get(client_api::feature));
+    frontend
+        .merge(client)
+        .route_layer(axum::middleware::from_fn(telemetry::record_request))
+        .with_state(state)
+}
+
+/// CORS preflight, answered by the CORS layer without a token; present so that the routes accept `OPTIONS`.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    options, path = "/api/frontend", tag = "Frontend API",
+    responses((status = 204, description = "CORS preflight"))
+))]
+pub async fn preflight() -> StatusCode {
+    StatusCode::NO_CONTENT
+}
+
+/// CORS preflight of one flag's route.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    options, path = "/api/frontend/features/{name}", tag = "Frontend API",
+    params(("name" = String, Path, description = "Flag name")),
+    responses((status = 204, description = "CORS preflight"))
+))]
+pub async fn preflight_feature() -> StatusCode {
+    StatusCode::NO_CONTENT
+}
+
+/// A 200 (or other) JSON answer from an already serialized body, with `X-Vexil-Revision`.
+pub fn json_response(status: StatusCode, body: Vec<u8>, revision: u64) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    revision_header(&mut response, revision);
+    response
+}
+
+pub fn revision_header(response: &mut Response, revision: u64) {
+    response
+        .headers_mut()
+        .insert(REVISION_HEADER, HeaderValue::from(revision));
+}

@@ -1,0 +1,415 @@
+//! The serving snapshot: everything the SDK-facing API needs at one revision, immutable once built.
+//!
+//! A [`ServingSnapshot`] is built from a `vexil.v1.Full` and advanced by applying a `vexil.v1.Delta` into a
+//! NEW value (the old one keeps serving the requests that hold it); the holder swaps it in with
+//! `ArcSwap::store`, so requests never lock. Environments a delta does not touch are shared by `Arc`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use sha2::{Digest, Sha256};
+use vexil_proto::v1;
+use vexil_shared::model::{Feature, FeaturesDocument, Segment};
+use vexil_shared::{CompileOptions, Projects, Snapshot};
+
+/// What kind of SDK a token is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    Client,
+    Frontend,
+    /// Known only so that it is refused with 403 rather than 401.
+    Admin,
+}
+
+/// A token's scope, as the edge knows it (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenGrant {
+    pub kind: TokenKind,
+    pub projects: Projects,
+    pub environment: String,
+    /// Milliseconds since the Unix epoch; `None`: never expires.
+    pub expires_at_ms: Option<i64>,
+}
+
+/// Settings of the SDK-facing API that come from the control plane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Allowed `Origin`s of the frontend API; `*` (or none) allows every origin.
+    pub frontend_api_origins: Vec<String>,
+    pub frontend_api_enabled: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            frontend_api_origins: vec!["*".to_owned()],
+            frontend_api_enabled: true,
+        }
+    }
+}
+
+/// One environment's configuration: its document (by name and by id) and the compiled engine.
+#[derive(Debug)]
+pub struct EnvironmentView {
+    pub name: String,
+    pub features: BTreeMap<String, Feature>,
+    pub segments: BTreeMap<i64, Segment>,
+    pub engine: Snapshot,
+}
+
+impl EnvironmentView {
+    fn build(
+        name: String,
+        features: BTreeMap<String, Feature>,
+        segments: BTreeMap<i64, Segment>,
+        options: &CompileOptions,
+    ) -> EnvironmentView {
+        let engine = Snapshot::compile_with(&document(&features, &segments), options);
+        EnvironmentView {
+            name,
+            features,
+            segments,
+            engine,
+        }
+    }
+
+    /// An environment from a features document (offline mode).
+    pub fn from_document(
+        name: &str,
+        doc: FeaturesDocument,
+        options: &CompileOptions,
+    ) -> EnvironmentView {
+        let engine = Snapshot::compile_with(&doc, options);
+        EnvironmentView {
+            name: name.to_owned(),
+            features: doc
+                .features
+                .into_iter()
+                .map(|f| (f.name.clone(), f))
+                .collect(),
+            segments: doc.segments.into_iter().map(|s| (s.id, s)).collect(),
+            engine,
+        }
+    }
+
+    /// The project of a flag, if the flag exists here.
+    pub fn project_of(&self, flag: &str) -> Option<&str> {
+        self.features.get(flag).map(|f| f.project.as_str())
+    }
+}
+
+fn document(
+    features: &BTreeMap<String, Feature>,
+    segments: &BTreeMap<i64, Segment>,
+) -> FeaturesDocument {
+    FeaturesDocument {
+        version: 2,
+        features: features.values().cloned().collect(),
+        segments: segments.values().cloned().collect(),
+    }
+}
+
+/// SHA-256 of a token secret, the key tokens are known by.
+pub type TokenHash = [u8; 32];
+
+pub fn hash_token(secret: &str) -> TokenHash {
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+/// Everything served at one revision.
+#[derive(Debug, Default)]
+pub struct ServingSnapshot {
+    pub revision: u64,
+    pub environments: FxHashMap<String, Arc<EnvironmentView>>,
+    pub tokens: FxHashMap<TokenHash, TokenGrant>,
+    pub settings: Settings,
+}
+
+/// A delta that does not start at the snapshot's revision: the subscriber must resubscribe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionGap {
+    pub have: u64,
+    pub delta_from: u64,
+}
+
+impl std::fmt::Display for RevisionGap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a delta from revision {} cannot apply to revision {}",
+            self.delta_from, self.have
+        )
+    }
+}
+
+impl ServingSnapshot {
+    /// The snapshot a `Full` describes.
+    pub fn from_full(full: v1::Full, options: &CompileOptions) -> ServingSnapshot {
+        let environments = full
+            .environments
+            .into_iter()
+            .map(|state| {
+                let name = state.environment.clone();
+                let doc = vexil_proto::document_of(state);
+                (
+                    name.clone(),
+                    Arc::new(EnvironmentView::from_document(&name, doc, options)),
+                )
+            })
+            .collect();
+        ServingSnapshot {
+            revision: full.revision,
+            environments,
+            tokens: full.tokens.into_iter().filter_map(grant_of).collect(),
+            settings: full.settings.map(settings_of).unwrap_or_default(),
+        }
+    }
+
+    /// A new snapshot: this one with `delta` applied. Only the environments it touches are recompiled.
+    pub fn apply(
+        &self,
+        delta: v1::Delta,
+        options: &CompileOptions,
+    ) -> Result<ServingSnapshot, RevisionGap> {
+        if delta.from_revision != self.revision {
+            return Err(RevisionGap {
+                have: self.revision,
+                delta_from: delta.from_revision,
+            });
+        }
+        let mut environments = self.environments.clone();
+        for change in delta.environments {
+            let (mut features, mut segments) = match environments.get(&change.environment) {
+                Some(view) => (view.features.clone(), view.segments.clone()),
+                None => (BTreeMap::new(), BTreeMap::new()),
+            };
+            for name in &change.removed_features {
+                features.remove(name);
+            }
+            for feature in change.upserted_features {
+                let feature: Feature = feature.into();
+                features.insert(feature.name.clone(), feature);
+            }
+            for id in &change.removed_segments {
+                segments.remove(id);
+            }
+            for segment in change.upserted_segments {
+                let segment: Segment = segment.into();
+                segments.insert(segment.id, segment);
+            }
+            let name = change.environment;
+            let view = EnvironmentView::build(name.clone(), features, segments, options);
+            environments.insert(name, Arc::new(view));
+        }
+        let mut tokens = self.tokens.clone();
+        for hash in &delta.removed_tokens {
+            if let Ok(hash) = TokenHash::try_from(hash.as_slice()) {
+                tokens.remove(&hash);
+            }
+        }
+        tokens.extend(delta.upserted_tokens.into_iter().filter_map(grant_of));
+        Ok(ServingSnapshot {
+            revision: delta.to_revision,
+            environments,
+            tokens,
+            settings: delta
+                .settings
+                .map(settings_of)
+                .unwrap_or_else(|| self.settings.clone()),
+        })
+    }
+
+    /// This snapshot as a `Full` (what the edge writes to its cache file).
+    pub fn to_full(&self) -> v1::Full {
+        let mut environments: Vec<&Arc<EnvironmentView>> = self.environments.values().collect();
+        environments.sort_by(|a, b| a.name.cmp(&b.name));
+        v1::Full {
+            revision: self.revision,
+            environments: environments
+                .into_iter()
+                .map(|view| {
+                    vexil_proto::environment_state(
+                        &view.name,
+                        document(&view.features, &view.segments),
+                    )
+                })
+                .collect(),
+            tokens: self
+                .tokens
+                .iter()
+                .map(|(hash, grant)| wire_grant(hash, grant))
+                .collect(),
+            settings: Some(v1::Settings {
+                frontend_api_origins: self.settings.frontend_api_origins.clone(),
+                frontend_api_enabled: self.settings.frontend_api_enabled,
+            }),
+        }
+    }
+}
+
+fn grant_of(grant: v1::TokenGrant) -> Option<(TokenHash, TokenGrant)> {
+    let hash = TokenHash::try_from(grant.sha256.as_slice()).ok()?;
+    let kind = match v1::TokenKind::try_from(grant.kind).ok()? {
+        v1::TokenKind::Client => TokenKind::Client,
+        v1::TokenKind::Frontend => TokenKind::Frontend,
+        v1::TokenKind::Admin => TokenKind::Admin,
+        v1::TokenKind::Unspecified => return None,
+    };
+    Some((
+        hash,
+        TokenGrant {
+            kind,
+            projects: Projects::from_list(&grant.projects),
+            environment: grant.environment,
+            expires_at_ms: grant.expires_at_ms,
+        },
+    ))
+}
+
+fn wire_grant(hash: &TokenHash, grant: &TokenGrant) -> v1::TokenGrant {
+    v1::TokenGrant {
+        sha256: hash.to_vec(),
+        kind: match grant.kind {
+            TokenKind::Client => v1::TokenKind::Client,
+            TokenKind::Frontend => v1::TokenKind::Frontend,
+            TokenKind::Admin => v1::TokenKind::Admin,
+        } as i32,
+        projects: match &grant.projects {
+            Projects::All => vec!["*".to_owned()],
+            Projects::Only(list) => list.clone(),
+        },
+        environment: grant.environment.clone(),
+        expires_at_ms: grant.expires_at_ms,
+    }
+}
+
+fn settings_of(settings: v1::Settings) -> Settings {
+    Settings {
+        frontend_api_origins: settings.frontend_api_origins,
+        frontend_api_enabled: settings.frontend_api_enabled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vexil_shared::Context;
+
+    fn feature(name: &str, enabled: bool) -> v1::Feature {
+        v1::Feature {
+            name: name.to_owned(),
+            project: "default".to_owned(),
+            enabled,
+            ..Default::default()
+        }
+    }
+
+    fn full() -> v1::Full {
+        v1::Full {
+            revision: 3,
+            environments: vec![
+                v1::EnvironmentState {
+                    environment: "development".to_owned(),
+                    features: vec![feature("a", true), feature("b", true)],
+                    segments: vec![],
+                },
+                v1::EnvironmentState {
+                    environment: "production".to_owned(),
+                    features: vec![feature("a", false)],
+                    segments: vec![],
+                },
+            ],
+            tokens: vec![v1::TokenGrant {
+                sha256: hash_token("default:development.x").to_vec(),
+                kind: v1::TokenKind::Frontend as i32,
+                projects: vec!["default".to_owned()],
+                environment: "development".to_owned(),
+                expires_at_ms: None,
+            }],
+            settings: None,
+        }
+    }
+
+    fn enabled(snapshot: &ServingSnapshot, environment: &str) -> Vec<String> {
+        snapshot.environments[environment]
+            .engine
+            .evaluate_all(&Context::default(), &Projects::All)
+            .iter()
+            .map(|t| t.name.to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_delta_makes_a_new_snapshot_and_shares_untouched_environments() {
+        let options = CompileOptions::default();
+        let first = ServingSnapshot::from_full(full(), &options);
+        assert_eq!(enabled(&first, "development"), ["a", "b"]);
+        let delta = v1::Delta {
+            from_revision: 3,
+            to_revision: 4,
+            environments: vec![v1::EnvironmentDelta {
+                environment: "development".to_owned(),
+                upserted_features: vec![feature("c", true)],
+                removed_features: vec!["a".to_owned()],
+                ..Default::default()
+            }],
+            upserted_tokens: vec![],
+            removed_tokens: vec![hash_token("default:development.x").to_vec()],
+            settings: Some(v1::Settings {
+                frontend_api_origins: vec![],
+                frontend_api_enabled: false,
+            }),
+        };
+        let second = first.apply(delta, &options).expect("applies");
+        assert_eq!(second.revision, 4);
+        assert_eq!(enabled(&second, "development"), ["b", "c"]);
+        assert_eq!(
+            enabled(&first, "development"),
+            ["a", "b"],
+            "the old value is untouched"
+        );
+        assert!(Arc::ptr_eq(
+            &first.environments["production"],
+            &second.environments["production"]
+        ));
+        assert!(second.tokens.is_empty());
+        assert!(!second.settings.frontend_api_enabled);
+    }
+
+    #[test]
+    fn a_delta_from_another_revision_is_refused() {
+        let options = CompileOptions::default();
+        let first = ServingSnapshot::from_full(full(), &options);
+        let gap = first
+            .apply(
+                v1::Delta {
+                    from_revision: 5,
+                    to_revision: 6,
+                    ..Default::default()
+                },
+                &options,
+            )
+            .unwrap_err();
+        assert_eq!(
+            gap,
+            RevisionGap {
+                have: 3,
+                delta_from: 5
+            }
+        );
+    }
+
+    #[test]
+    fn round_trips_through_a_full() {
+        let options = CompileOptions::default();
+        let first = ServingSnapshot::from_full(full(), &options);
+        let again = ServingSnapshot::from_full(first.to_full(), &options);
+        assert_eq!(again.revision, 3);
+        assert_eq!(again.tokens, first.tokens);
+        assert_eq!(
+            again.environments["development"].features,
+            first.environments["development"].features
+        );
+    }
+}
