@@ -203,3 +203,33 @@ async fn a_revoked_or_expired_token_is_refused_by_the_edge_within_a_second() {
     .await;
     eprintln!("revocation reached the edge in {took:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_frontend_api_switch_and_token_kinds_reach_the_edges() {
+    let db = TestDb::sqlite().await;
+    let control_plane = Process::control_plane(&db.url, &["--frontend-api-enabled", "false"]);
+    let edge = Process::edge(&[control_plane.grpc()], &[]);
+    eventually(Duration::from_secs(10), "edge ready", || async {
+        get(&format!("{}/ready", edge.base), None).await.status == 200
+    })
+    .await;
+    for process in [&control_plane, &edge] {
+        let off = frontend_flags(process).await;
+        assert_eq!(off.status, 404, "{}", off.body);
+        assert_eq!(off.body["name"], "NotFoundError");
+        // Before auth: no token gets 404 too.
+        let anonymous = get(&format!("{}/api/frontend", process.base), None).await;
+        assert_eq!(anonymous.status, 404);
+        // Admin and frontend tokens on the client API: 403; no token: 401.
+        let url = format!("{}/api/client/features", process.base);
+        for token in [ADMIN_TOKEN, FRONTEND_TOKEN] {
+            let refused = get(&url, Some(token)).await;
+            assert_eq!(
+                (refused.status, refused.body["name"].as_str()),
+                (403, Some("NoAccessError"))
+            );
+        }
+        assert_eq!(get(&url, None).await.status, 401);
+        assert_eq!(get(&url, Some(CLIENT_TOKEN)).await.status, 200);
+    }
+}
