@@ -137,11 +137,10 @@ pub async fn cors(
 ) -> Response {
     let origin = request.headers().get(ORIGIN).cloned();
     let allowed = origin.as_ref().and_then(|origin| {
-        let origins = state
-            .current
-            .load_full()
-            .map(|s| s.settings.frontend_api_origins.clone())
-            .unwrap_or_default();
+        let snapshot = state.current.load();
+        let origins = snapshot
+            .as_deref()
+            .map_or(&[][..], |s| &s.settings.frontend_api_origins[..]);
         if origins.is_empty() || origins.iter().any(|o| o == "*") {
             Some(HeaderValue::from_static("*"))
         } else {
