@@ -2,6 +2,7 @@
 //! contexts without locks, without mutation, and without allocating for flags that do not match.
 
 mod constraint;
+pub mod explain;
 mod hash;
 mod strategy;
 mod variant;

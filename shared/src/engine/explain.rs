@@ -1,0 +1,223 @@
+//! Why a flag comes out as it does for a context: per strategy, its own rule, each constraint and each
+//! segment, evaluated piece by piece with the engine's compiled types. For the admin playground; the hot path
+//! ([`Snapshot::evaluate`](super::Snapshot::evaluate) and friends) does not use it.
+
+use rustc_hash::FxHashMap;
+
+use super::constraint::CompiledConstraint;
+use super::strategy::CompiledStrategy;
+use super::{CompileOptions, Eval};
+use crate::context::Context;
+use crate::model::{Feature, FeatureStrategy, Segment};
+
+/// The strategies the engine knows; any other name is a custom strategy, which the engine treats as off.
+pub const BUILT_IN_STRATEGY_NAMES: [&str; 8] = [
+    "default",
+    "flexibleRollout",
+    "userWithId",
+    "gradualRolloutUserId",
+    "gradualRolloutSessionId",
+    "gradualRolloutRandom",
+    "remoteAddress",
+    "applicationHostname",
+];
+
+/// A strategy's result for a context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrategyOutcome {
+    /// Its rule, every constraint and every segment hold: the strategy enables the flag.
+    Matched,
+    NotMatched,
+    /// A custom strategy whose constraints and segments hold: only an SDK implementing it could tell. The
+    /// engine treats it as off.
+    Unknown,
+    /// Disabled: not evaluated.
+    Unevaluated,
+}
+
+/// One segment of a strategy for a context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentExplanation {
+    pub id: i64,
+    /// False when the document has no segment with this id (the strategy is then off).
+    pub found: bool,
+    /// Each of its constraints, in order.
+    pub constraints: Vec<bool>,
+    pub matched: bool,
+}
+
+/// One strategy of a flag for a context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrategyExplanation {
+    /// The strategy's index in the flag's `strategies` of the document.
+    pub index: usize,
+    pub outcome: StrategyOutcome,
+    /// Whether the strategy's own rule (rollout, user ids, addresses, host) holds; `None` for a custom or a
+    /// disabled strategy.
+    pub rule: Option<bool>,
+    /// Each of the strategy's own constraints, in order (false for one that cannot be compiled).
+    pub constraints: Vec<bool>,
+    pub segments: Vec<SegmentExplanation>,
+}
+
+/// Explains every strategy of `feature` (disabled ones included), in the order the engine evaluates them
+/// (`sortOrder`, stable). `segments` are the document's; `options` as given to
+/// [`Snapshot::compile_with`](super::Snapshot::compile_with).
+pub fn explain_strategies(
+    feature: &Feature,
+    segments: &[Segment],
+    ctx: &Context,
+    options: &CompileOptions,
+) -> Vec<StrategyExplanation> {
+    let hostname = options
+        .hostname
+        .clone()
+        .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
+    let segments: FxHashMap<i64, &Segment> = segments.iter().map(|s| (s.id, s)).collect();
+    let e = Eval::new(ctx);
+    let mut order: Vec<usize> = (0..feature.strategies.len()).collect();
+    order.sort_by_key(|&i| feature.strategies[i].sort_order.unwrap_or(0));
+    order
+        .into_iter()
+        .map(|index| {
+            explain_strategy(
+                index,
+                &feature.strategies[index],
+                &feature.name,
+                &segments,
+                &hostname,
+                &e,
+            )
+        })
+        .collect()
+}
+
+fn constraint_holds(constraint: &crate::model::Constraint, e: &Eval<'_>) -> bool {
+    CompiledConstraint::compile(constraint).is_ok_and(|c| c.matches(e))
+}
+
+fn explain_strategy(
+    index: usize,
+    strategy: &FeatureStrategy,
+    flag_name: &str,
+    segments: &FxHashMap<i64, &Segment>,
+    hostname: &str,
+    e: &Eval<'_>,
+) -> StrategyExplanation {
+    let constraints: Vec<bool> = strategy
+        .constraints
+        .iter()
+        .map(|c| constraint_holds(c, e))
+        .collect();
+    let segment_results: Vec<SegmentExplanation> = strategy
+        .segments
+        .iter()
+        .map(|&id| match segments.get(&id) {
+            Some(segment) => {
+                let constraints: Vec<bool> = segment
+                    .constraints
+                    .iter()
+                    .map(|c| constraint_holds(c, e))
+                    .collect();
+                SegmentExplanation {
+                    id,
+                    found: true,
+                    matched: constraints.iter().all(|&c| c),
+                    constraints,
+                }
+            }
+            None => SegmentExplanation {
+                id,
+                found: false,
+                constraints: Vec::new(),
+                matched: false,
+            },
+        })
+        .collect();
+    if strategy.disabled {
+        return StrategyExplanation {
+            index,
+            outcome: StrategyOutcome::Unevaluated,
+            rule: None,
+            constraints,
+            segments: segment_results,
+        };
+    }
+    let conditions_hold =
+        constraints.iter().all(|&c| c) && segment_results.iter().all(|s| s.matched);
+    let built_in = BUILT_IN_STRATEGY_NAMES.contains(&strategy.name.as_str());
+    let rule = built_in.then(|| {
+        // The rule alone: the same strategy without its constraints and segments.
+        let bare = FeatureStrategy {
+            constraints: Vec::new(),
+            segments: Vec::new(),
+            variants: Vec::new(),
+            ..strategy.clone()
+        };
+        CompiledStrategy::compile(&bare, flag_name, &FxHashMap::default(), hostname)
+            .is_ok_and(|compiled| compiled.is_on(e))
+    });
+    let outcome = match rule {
+        Some(true) if conditions_hold => StrategyOutcome::Matched,
+        None if conditions_hold => StrategyOutcome::Unknown,
+        _ => StrategyOutcome::NotMatched,
+    };
+    StrategyExplanation {
+        index,
+        outcome,
+        rule,
+        constraints,
+        segments: segment_results,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Snapshot;
+    use crate::FeaturesDocument;
+
+    #[test]
+    fn explains_rules_constraints_and_segments_and_agrees_with_the_engine() {
+        let doc = FeaturesDocument::from_json(
+            r#"{"features":[{"name":"x","enabled":true,"strategies":[
+                {"name":"userWithId","sortOrder":1,"parameters":{"userIds":"ann,bob"},
+                 "constraints":[{"contextName":"appName","operator":"IN","values":["web"]}],"segments":[1]},
+                {"name":"custom","sortOrder":0,"constraints":[{"contextName":"appName","operator":"IN","values":["web"]}]},
+                {"name":"default","sortOrder":2,"disabled":true},
+                {"name":"default","sortOrder":3,"segments":[9]}
+            ]}],
+            "segments":[{"id":1,"constraints":[{"contextName":"plan","operator":"IN","values":["pro"]}]}]}"#,
+        )
+        .unwrap();
+        let options = CompileOptions {
+            hostname: Some("h".into()),
+        };
+        let snapshot = Snapshot::compile_with(&doc, &options);
+        let ctx: Context = serde_json::from_str(
+            r#"{"userId":"ann","appName":"web","properties":{"plan":"pro"}}"#,
+        )
+        .unwrap();
+        let explained = explain_strategies(&doc.features[0], &doc.segments, &ctx, &options);
+        let indexes: Vec<usize> = explained.iter().map(|s| s.index).collect();
+        assert_eq!(indexes, [1, 0, 2, 3], "sortOrder");
+        assert_eq!(explained[0].outcome, StrategyOutcome::Unknown);
+        assert_eq!(explained[1].outcome, StrategyOutcome::Matched);
+        assert_eq!(explained[1].rule, Some(true));
+        assert_eq!(explained[1].segments[0].constraints, [true]);
+        assert_eq!(explained[2].outcome, StrategyOutcome::Unevaluated);
+        assert_eq!(explained[3].outcome, StrategyOutcome::NotMatched);
+        assert!(!explained[3].segments[0].found);
+        assert!(snapshot.is_enabled("x", &ctx));
+
+        let basic: Context =
+            serde_json::from_str(r#"{"userId":"cy","appName":"web","properties":{"plan":"free"}}"#)
+                .unwrap();
+        let explained = explain_strategies(&doc.features[0], &doc.segments, &basic, &options);
+        assert_eq!(explained[1].outcome, StrategyOutcome::NotMatched);
+        assert_eq!(explained[1].rule, Some(false));
+        assert_eq!(explained[1].constraints, [true]);
+        assert!(!explained[1].segments[0].matched);
+        assert!(!snapshot.is_enabled("x", &basic));
+    }
+}
