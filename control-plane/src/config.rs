@@ -1,5 +1,6 @@
 //! Command-line flags, each with its environment variable.
 
+use crate::domain::limits::Limits;
 use clap::{Parser, ValueEnum};
 use std::net::SocketAddr;
 
@@ -62,6 +63,10 @@ pub struct Config {
     /// Largest accepted request body in bytes; larger ones get 413.
     #[arg(long, env = "VEXIL_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,
+
+    /// Resource limits: `--limit-<field>` / `VEXIL_LIMIT_<FIELD>` each.
+    #[command(flatten)]
+    pub limits: Limits,
 }
 
 /// "" or "/x…" without a trailing slash; "x" and "/x/" are read as "/x".
@@ -97,6 +102,7 @@ mod tests {
         assert_eq!(config.base_path, "");
         assert_eq!(config.auth_type, AuthType::OpenSource);
         assert_eq!(config.body_limit, 1024 * 1024);
+        assert_eq!(config.limits, Limits::default());
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",

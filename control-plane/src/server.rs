@@ -37,7 +37,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         client: config.init_client_tokens.clone(),
         frontend: config.init_frontend_tokens.clone(),
     };
-    if let Some(secret) = tokens::seed(&store, &initial, auth_enabled)
+    if let Some(secret) = tokens::seed(&store, &initial, auth_enabled, &config.limits)
         .await
         .map_err(StartError::Tokens)?
     {
@@ -68,6 +68,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         auth_enabled,
         prometheus,
         openapi: http::openapi::render(&config.base_path),
+        limits: config.limits.clone(),
     });
     let app = http::router(state, &config.base_path, config.body_limit);
     let listener = tokio::net::TcpListener::bind(config.listen).await?;

@@ -161,6 +161,8 @@ mod tests {
         assert_eq!(ErrorKind::AuthenticationRequired.status(), 401);
         assert_eq!(ErrorKind::NoAccess.status(), 403);
         assert_eq!(ErrorKind::NameExists.status(), 409);
+        assert_eq!(ErrorKind::ExceedsLimit.status(), 400);
+        assert_eq!(ErrorKind::ExceedsLimit.name(), "ExceedsLimitError");
         assert_eq!(ErrorKind::PayloadTooLarge.status(), 413);
         assert_eq!(ErrorKind::ContentType.status(), 415);
         assert_eq!(ApiError::internal().kind.name(), "InternalError");

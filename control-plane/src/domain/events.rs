@@ -33,6 +33,18 @@ pub enum EventType {
     EnvironmentUpdated,
     EnvironmentDeleted,
     ApiTokenCreated,
+    SegmentCreated,
+    SegmentUpdated,
+    SegmentDeleted,
+    StrategyCreated,
+    StrategyUpdated,
+    StrategyDeleted,
+    StrategyDeprecated,
+    StrategyReactivated,
+    ContextFieldCreated,
+    ContextFieldUpdated,
+    ContextFieldDeleted,
+    FeatureEnvironmentVariantsUpdated,
 }
 
 impl EventType {
@@ -61,6 +73,18 @@ impl EventType {
             EventType::EnvironmentUpdated => "environment-updated",
             EventType::EnvironmentDeleted => "environment-deleted",
             EventType::ApiTokenCreated => "api-token-created",
+            EventType::SegmentCreated => "segment-created",
+            EventType::SegmentUpdated => "segment-updated",
+            EventType::SegmentDeleted => "segment-deleted",
+            EventType::StrategyCreated => "strategy-created",
+            EventType::StrategyUpdated => "strategy-updated",
+            EventType::StrategyDeleted => "strategy-deleted",
+            EventType::StrategyDeprecated => "strategy-deprecated",
+            EventType::StrategyReactivated => "strategy-reactivated",
+            EventType::ContextFieldCreated => "context-field-created",
+            EventType::ContextFieldUpdated => "context-field-updated",
+            EventType::ContextFieldDeleted => "context-field-deleted",
+            EventType::FeatureEnvironmentVariantsUpdated => "feature-environment-variants-updated",
         }
     }
 }

@@ -3,11 +3,17 @@
 //! of the API or an [`ApiError`](vexil_shared::ApiError).
 
 pub mod client_document;
+pub mod context_fields;
 pub mod environments;
 pub mod events;
 pub mod features;
 pub mod first_start;
+pub mod limits;
 pub mod names;
+pub mod playground;
 pub mod projects;
+pub mod segments;
 pub mod strategies;
+pub mod strategy_definitions;
 pub mod tokens;
+pub mod variants;

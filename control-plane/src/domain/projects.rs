@@ -1,6 +1,7 @@
 //! Projects and the environments each uses. `default` always exists.
 
 use super::events::{payload, EventType};
+use super::limits::{self, Limits};
 use super::names;
 use crate::store::environments as environment_store;
 use crate::store::projects::{self as project_store, ProjectRow};
@@ -134,10 +135,16 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Project, ApiError
     view(conn, row).await
 }
 
-pub async fn create(tx: &mut WriteTx, input: CreateProject) -> Result<Project, ApiError> {
+pub async fn create(
+    tx: &mut WriteTx,
+    input: CreateProject,
+    limits: &Limits,
+) -> Result<Project, ApiError> {
     let id = input.id.unwrap_or_else(|| input.name.clone());
     names::validate("id", &id)?;
     validate_display_name(&input.name)?;
+    let count = project_store::count_all(tx.conn()).await?;
+    limits::ensure_within("projects", "projects", to_count(count) + 1, limits.projects)?;
     if project_store::get(tx.conn(), &id).await?.is_some() {
         return Err(ApiError::name_exists(format!(
             "A project with id {id} already exists"
@@ -300,4 +307,9 @@ pub async fn remove_environment(
     })
     .await?;
     Ok(())
+}
+
+/// A SQL count as a `usize`.
+pub(crate) fn to_count(count: i64) -> usize {
+    usize::try_from(count).unwrap_or(usize::MAX)
 }

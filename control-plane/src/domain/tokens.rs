@@ -3,6 +3,7 @@
 //! in a later version; here: the tokens given at start, the first admin token, and authentication.
 
 use super::events::EventType;
+use super::limits::{self, Limits};
 use crate::store::tokens::{self as token_store, TokenRow};
 use crate::store::{timestamp_now, Actor, NewEvent, Store, WriteTx};
 use sha2::{Digest, Sha256};
@@ -151,11 +152,21 @@ async fn insert_if_absent(
     kind: TokenKind,
     secret: &str,
     name: String,
+    limits: &Limits,
 ) -> Result<(), ApiError> {
     let hash = hash_secret(secret);
     if token_store::get_by_hash(tx.conn(), &hash).await?.is_some() {
         return Ok(());
     }
+    let count = token_store::count_all(tx.conn()).await?;
+    limits::ensure_within(
+        "apiTokens",
+        "API tokens",
+        usize::try_from(count)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1),
+        limits.api_tokens,
+    )?;
     let (projects, environment) = match kind {
         TokenKind::Admin => (vec!["*".to_owned()], "*".to_owned()),
         TokenKind::Client | TokenKind::Frontend => parse_scope(secret).ok_or_else(|| {
@@ -203,6 +214,7 @@ pub async fn seed(
     store: &Store,
     tokens: &InitialTokens,
     create_first_admin: bool,
+    limits: &Limits,
 ) -> Result<Option<String>, ApiError> {
     let mut tx = store.begin_write(&Actor::system()).await?;
     for (kind, secrets) in [
@@ -216,7 +228,7 @@ pub async fn seed(
             .filter(|secret| !secret.is_empty());
         for (index, secret) in secrets.enumerate() {
             let name = format!("init-{}-token-{}", kind.as_str(), index + 1);
-            insert_if_absent(&mut tx, kind, secret, name).await?;
+            insert_if_absent(&mut tx, kind, secret, name, limits).await?;
         }
     }
     let mut first_admin = None;
@@ -229,6 +241,7 @@ pub async fn seed(
             TokenKind::Admin,
             &secret,
             "first-admin-token".to_owned(),
+            limits,
         )
         .await?;
         first_admin = Some(secret);

@@ -1,15 +1,21 @@
 //! The HTTP layer: the router, the shared state and thin handlers that extract, call the domain and answer.
 
+pub mod context_fields;
 pub mod environments;
 pub mod events;
 pub mod extract;
 pub mod features;
 pub mod health;
 pub mod openapi;
+pub mod playground;
 pub mod projects;
+pub mod segments;
 pub mod strategies;
+pub mod strategy_definitions;
 pub mod telemetry;
+pub mod variants;
 
+use crate::domain::limits::Limits;
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::OriginalUri;
@@ -28,6 +34,7 @@ pub struct AppState {
     pub prometheus: PrometheusHandle,
     /// The OpenAPI document, rendered once.
     pub openapi: serde_json::Value,
+    pub limits: Limits,
 }
 
 /// Every route, under `base_path` ("" or "/x"), with JSON errors for unknown routes and wrong methods.
@@ -135,6 +142,49 @@ pub fn router(state: Arc<AppState>, base_path: &str, body_limit: usize) -> Route
                 .patch(strategies::patch)
                 .delete(strategies::delete),
         )
+        .route(
+            &format!("{feature_environment}/variants"),
+            get(variants::get).put(variants::put).patch(variants::patch),
+        )
+        .route(
+            &format!("{admin}/segments"),
+            get(segments::list).post(segments::create),
+        )
+        .route(
+            &format!("{admin}/segments/{{id}}"),
+            get(segments::get)
+                .put(segments::update)
+                .delete(segments::delete),
+        )
+        .route(
+            &format!("{admin}/strategies"),
+            get(strategy_definitions::list).post(strategy_definitions::create),
+        )
+        .route(
+            &format!("{admin}/strategies/{{strategyName}}"),
+            get(strategy_definitions::get)
+                .put(strategy_definitions::update)
+                .delete(strategy_definitions::delete),
+        )
+        .route(
+            &format!("{admin}/strategies/{{strategyName}}/deprecate"),
+            post(strategy_definitions::deprecate),
+        )
+        .route(
+            &format!("{admin}/strategies/{{strategyName}}/reactivate"),
+            post(strategy_definitions::reactivate),
+        )
+        .route(
+            &format!("{admin}/context"),
+            get(context_fields::list).post(context_fields::create),
+        )
+        .route(
+            &format!("{admin}/context/{{contextField}}"),
+            get(context_fields::get)
+                .put(context_fields::update)
+                .delete(context_fields::delete),
+        )
+        .route(&format!("{admin}/playground"), post(playground::evaluate))
         .route(&format!("{admin}/events"), get(events::list))
         .route(
             &format!("{admin}/events/{{featureName}}"),

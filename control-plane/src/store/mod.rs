@@ -6,12 +6,16 @@
 //! serialised: on SQLite by a single writer connection, on Postgres by the row lock the revision bump takes
 //! (later statements of the transaction then see every earlier commit), so no update is lost.
 
+pub mod context_fields;
 pub mod environments;
 pub mod events;
 pub mod features;
 pub mod projects;
+pub mod segments;
 pub mod strategies;
+pub mod strategy_definitions;
 pub mod tokens;
+pub mod variants;
 
 use chrono::{SecondsFormat, Utc};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -238,6 +242,11 @@ impl WriteTx {
     /// The timestamp of this write, the same for all its rows and events.
     pub fn now(&self) -> &str {
         &self.now
+    }
+
+    /// Who makes this write.
+    pub fn actor_name(&self) -> &str {
+        &self.actor.name
     }
 
     /// The revision this write commits as.

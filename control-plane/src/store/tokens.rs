@@ -53,3 +53,10 @@ pub async fn count_of_kind(conn: &mut AnyConnection, kind: &str) -> Result<i64, 
             .await?,
     )
 }
+
+/// Every stored API token (admin, client and frontend).
+pub async fn count_all(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM api_tokens")
+        .fetch_one(conn)
+        .await?)
+}

@@ -7,5 +7,8 @@ mod server;
 
 mod admin_flow;
 mod bad_input;
+mod configuration;
 mod crash;
+mod limits;
 mod operations;
+mod playground;

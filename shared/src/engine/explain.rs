@@ -194,10 +194,9 @@ mod tests {
             hostname: Some("h".into()),
         };
         let snapshot = Snapshot::compile_with(&doc, &options);
-        let ctx: Context = serde_json::from_str(
-            r#"{"userId":"ann","appName":"web","properties":{"plan":"pro"}}"#,
-        )
-        .unwrap();
+        let ctx: Context =
+            serde_json::from_str(r#"{"userId":"ann","appName":"web","properties":{"plan":"pro"}}"#)
+                .unwrap();
         let explained = explain_strategies(&doc.features[0], &doc.segments, &ctx, &options);
         let indexes: Vec<usize> = explained.iter().map(|s| s.index).collect();
         assert_eq!(indexes, [1, 0, 2, 3], "sortOrder");
