@@ -5,6 +5,7 @@ use super::limits::{self, Limits};
 use super::names;
 use crate::store::environments as environment_store;
 use crate::store::projects::{self as project_store, ProjectRow};
+use crate::store::segments as segment_store;
 use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
@@ -228,7 +229,8 @@ pub async fn update(tx: &mut WriteTx, id: &str, input: UpdateProject) -> Result<
     Ok(project)
 }
 
-/// Deletes a project that holds no flags (archived ones included); `default` cannot be deleted.
+/// Deletes a project that holds no flags (archived ones included) and owns no segments; `default` cannot be
+/// deleted.
 pub async fn delete(tx: &mut WriteTx, id: &str) -> Result<(), ApiError> {
     if id == DEFAULT_PROJECT {
         return Err(ApiError::validation(
@@ -239,6 +241,11 @@ pub async fn delete(tx: &mut WriteTx, id: &str) -> Result<(), ApiError> {
     if project_store::feature_count(tx.conn(), id, true).await? > 0 {
         return Err(ApiError::validation(format!(
             "Project {id} still holds flags; archive and delete them first"
+        )));
+    }
+    if segment_store::count_in_project(tx.conn(), id).await? > 0 {
+        return Err(ApiError::validation(format!(
+            "Project {id} still owns segments; delete them or make them global first"
         )));
     }
     let before = view(tx.conn(), row).await?;

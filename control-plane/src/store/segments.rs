@@ -107,3 +107,13 @@ pub async fn references(conn: &mut AnyConnection) -> Result<Vec<SegmentReference
     .fetch_all(conn)
     .await?)
 }
+
+/// How many segments belong to a project.
+pub async fn count_in_project(conn: &mut AnyConnection, project: &str) -> Result<i64, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) FROM segments WHERE project_id = $1")
+            .bind(project)
+            .fetch_one(conn)
+            .await?,
+    )
+}

@@ -117,6 +117,11 @@ async fn segments_are_used_by_strategies_and_evaluated(db: TestDb) {
         .expect(201)["id"]
         .as_i64()
         .unwrap();
+    let message = server
+        .delete("/api/admin/projects/checkout")
+        .await
+        .expect_error(400, "ValidationError");
+    assert!(message.contains("segments"), "{message}");
 
     // A flag whose strategy uses the global segment.
     server
