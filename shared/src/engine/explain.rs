@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::constraint::CompiledConstraint;
 use super::strategy::CompiledStrategy;
-use super::{CompileOptions, Eval};
+use super::{CompileOptions, Eval, PropertySlots};
 use crate::context::Context;
 use crate::model::{Feature, FeatureStrategy, Segment};
 
@@ -74,100 +74,148 @@ pub fn explain_strategies(
         .clone()
         .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
     let segments: FxHashMap<i64, &Segment> = segments.iter().map(|s| (s.id, s)).collect();
-    let e = Eval::new(ctx);
     let mut order: Vec<usize> = (0..feature.strategies.len()).collect();
     order.sort_by_key(|&i| feature.strategies[i].sort_order.unwrap_or(0));
-    order
+    // Compile everything first (the property slots must be complete before the context is read), then evaluate.
+    let mut slots = PropertySlots::default();
+    let compiled: Vec<PiecewiseStrategy> = order
         .into_iter()
         .map(|index| {
-            explain_strategy(
+            PiecewiseStrategy::compile(
                 index,
                 &feature.strategies[index],
                 &feature.name,
                 &segments,
                 &hostname,
-                &e,
+                &mut slots,
             )
         })
+        .collect();
+    let e = Eval::new(ctx, &slots, 0);
+    compiled
+        .iter()
+        .map(|strategy| strategy.explain(&e))
         .collect()
 }
 
-fn constraint_holds(constraint: &crate::model::Constraint, e: &Eval<'_>) -> bool {
-    CompiledConstraint::compile(constraint).is_ok_and(|c| c.matches(e))
+/// A constraint that could not be compiled is `None` (it holds for nobody, as the engine turns its flag off).
+type Constraints = Vec<Option<CompiledConstraint>>;
+
+/// One strategy compiled piece by piece: its rule alone, its constraints, each segment's constraints.
+struct PiecewiseStrategy {
+    index: usize,
+    disabled: bool,
+    /// `None` for a custom strategy.
+    rule: Option<Option<CompiledStrategy>>,
+    constraints: Constraints,
+    /// By segment id; `None` when the document has no such segment.
+    segments: Vec<(i64, Option<Constraints>)>,
 }
 
-fn explain_strategy(
-    index: usize,
-    strategy: &FeatureStrategy,
-    flag_name: &str,
-    segments: &FxHashMap<i64, &Segment>,
-    hostname: &str,
-    e: &Eval<'_>,
-) -> StrategyExplanation {
-    let constraints: Vec<bool> = strategy
-        .constraints
+fn compile_constraints(
+    constraints: &[crate::model::Constraint],
+    slots: &mut PropertySlots,
+) -> Constraints {
+    constraints
         .iter()
-        .map(|c| constraint_holds(c, e))
-        .collect();
-    let segment_results: Vec<SegmentExplanation> = strategy
-        .segments
+        .map(|c| CompiledConstraint::compile(c, slots).ok())
+        .collect()
+}
+
+fn results(constraints: &Constraints, e: &Eval<'_>) -> Vec<bool> {
+    constraints
         .iter()
-        .map(|&id| match segments.get(&id) {
-            Some(segment) => {
-                let constraints: Vec<bool> = segment
-                    .constraints
-                    .iter()
-                    .map(|c| constraint_holds(c, e))
-                    .collect();
-                SegmentExplanation {
-                    id,
-                    found: true,
-                    matched: constraints.iter().all(|&c| c),
-                    constraints,
-                }
-            }
-            None => SegmentExplanation {
-                id,
-                found: false,
+        .map(|c| c.as_ref().is_some_and(|c| c.matches(e)))
+        .collect()
+}
+
+impl PiecewiseStrategy {
+    fn compile(
+        index: usize,
+        strategy: &FeatureStrategy,
+        flag_name: &str,
+        segments: &FxHashMap<i64, &Segment>,
+        hostname: &str,
+        slots: &mut PropertySlots,
+    ) -> Self {
+        let built_in = BUILT_IN_STRATEGY_NAMES.contains(&strategy.name.as_str());
+        let rule = built_in.then(|| {
+            // The rule alone: the same strategy without its constraints, segments and variants.
+            let bare = FeatureStrategy {
                 constraints: Vec::new(),
-                matched: false,
-            },
-        })
-        .collect();
-    if strategy.disabled {
-        return StrategyExplanation {
+                segments: Vec::new(),
+                variants: Vec::new(),
+                ..strategy.clone()
+            };
+            CompiledStrategy::compile(&bare, flag_name, &FxHashMap::default(), hostname, slots).ok()
+        });
+        PiecewiseStrategy {
             index,
-            outcome: StrategyOutcome::Unevaluated,
-            rule: None,
-            constraints,
-            segments: segment_results,
-        };
+            disabled: strategy.disabled,
+            rule,
+            constraints: compile_constraints(&strategy.constraints, slots),
+            segments: strategy
+                .segments
+                .iter()
+                .map(|&id| {
+                    let constraints = segments
+                        .get(&id)
+                        .map(|segment| compile_constraints(&segment.constraints, slots));
+                    (id, constraints)
+                })
+                .collect(),
+        }
     }
-    let conditions_hold =
-        constraints.iter().all(|&c| c) && segment_results.iter().all(|s| s.matched);
-    let built_in = BUILT_IN_STRATEGY_NAMES.contains(&strategy.name.as_str());
-    let rule = built_in.then(|| {
-        // The rule alone: the same strategy without its constraints and segments.
-        let bare = FeatureStrategy {
-            constraints: Vec::new(),
-            segments: Vec::new(),
-            variants: Vec::new(),
-            ..strategy.clone()
+
+    fn explain(&self, e: &Eval<'_>) -> StrategyExplanation {
+        let constraints = results(&self.constraints, e);
+        let segments: Vec<SegmentExplanation> = self
+            .segments
+            .iter()
+            .map(|(id, constraints)| match constraints {
+                Some(constraints) => {
+                    let constraints = results(constraints, e);
+                    SegmentExplanation {
+                        id: *id,
+                        found: true,
+                        matched: constraints.iter().all(|&c| c),
+                        constraints,
+                    }
+                }
+                None => SegmentExplanation {
+                    id: *id,
+                    found: false,
+                    constraints: Vec::new(),
+                    matched: false,
+                },
+            })
+            .collect();
+        if self.disabled {
+            return StrategyExplanation {
+                index: self.index,
+                outcome: StrategyOutcome::Unevaluated,
+                rule: None,
+                constraints,
+                segments,
+            };
+        }
+        let conditions_hold = constraints.iter().all(|&c| c) && segments.iter().all(|s| s.matched);
+        let rule = self
+            .rule
+            .as_ref()
+            .map(|compiled| compiled.as_ref().is_some_and(|strategy| strategy.is_on(e)));
+        let outcome = match rule {
+            Some(true) if conditions_hold => StrategyOutcome::Matched,
+            None if conditions_hold => StrategyOutcome::Unknown,
+            _ => StrategyOutcome::NotMatched,
         };
-        CompiledStrategy::compile(&bare, flag_name, &FxHashMap::default(), hostname)
-            .is_ok_and(|compiled| compiled.is_on(e))
-    });
-    let outcome = match rule {
-        Some(true) if conditions_hold => StrategyOutcome::Matched,
-        None if conditions_hold => StrategyOutcome::Unknown,
-        _ => StrategyOutcome::NotMatched,
-    };
-    StrategyExplanation {
-        index,
-        outcome,
-        rule,
-        constraints,
-        segments: segment_results,
+        StrategyExplanation {
+            index: self.index,
+            outcome,
+            rule,
+            constraints,
+            segments,
+        }
     }
 }
 
