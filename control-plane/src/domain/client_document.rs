@@ -142,6 +142,14 @@ fn client_variant(variant: StrategyVariant) -> model::Variant {
 
 fn flag_variant(variant: FlagVariant) -> model::Variant {
     model::Variant {
+        name: variant.name,
+        weight: variant.weight,
+        weight_type: Some(variant.weight_type.as_str().to_owned()),
+        stickiness: Some(variant.stickiness),
+        payload: variant.payload.map(|payload| model::VariantPayload {
+            payload_type: payload.payload_type,
+            value: payload.value,
+        }),
         overrides: variant
             .overrides
             .into_iter()
@@ -150,7 +158,6 @@ fn flag_variant(variant: FlagVariant) -> model::Variant {
                 values: override_.values,
             })
             .collect(),
-        ..client_variant(variant.variant)
     }
 }
 

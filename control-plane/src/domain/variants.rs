@@ -4,7 +4,7 @@
 
 use super::events::{payload, EventType};
 use super::features::{ensure_not_archived, require_in_project, require_project_environment};
-use super::strategies::{normalize_variants, StrategyVariant};
+use super::strategies::{normalize_variants, StrategyVariant, VariantPayload, WeightType};
 use crate::store::variants as variant_store;
 use crate::store::{corrupt_json, NewEvent, StoreError, WriteTx};
 use serde::{Deserialize, Serialize};
@@ -20,14 +20,58 @@ pub struct VariantOverride {
     pub values: Vec<String>,
 }
 
-/// A flag-level variant: a strategy variant plus overrides.
+/// A flag-level variant: the fields of a strategy variant plus overrides. (Spelled out rather than
+/// `#[serde(flatten)]`, which would lose the path of a bad field in error messages.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FlagVariant {
-    #[serde(flatten)]
-    pub variant: StrategyVariant,
+    pub name: String,
+    /// 0 to 1000; `variable` weights are recomputed on write.
+    #[serde(default)]
+    pub weight: u32,
+    /// Default `variable`.
+    #[serde(default = "variable")]
+    pub weight_type: WeightType,
+    /// Default `default`.
+    #[serde(default = "default_stickiness")]
+    pub stickiness: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<VariantPayload>,
     #[serde(default)]
     pub overrides: Vec<VariantOverride>,
+}
+
+fn variable() -> WeightType {
+    WeightType::Variable
+}
+
+fn default_stickiness() -> String {
+    "default".to_owned()
+}
+
+impl FlagVariant {
+    /// Splits into the strategy-variant part (normalised the same way) and the overrides.
+    fn split(self) -> (StrategyVariant, Vec<VariantOverride>) {
+        let variant = StrategyVariant {
+            name: self.name,
+            weight: self.weight,
+            weight_type: self.weight_type,
+            stickiness: self.stickiness,
+            payload: self.payload,
+        };
+        (variant, self.overrides)
+    }
+
+    fn join(variant: StrategyVariant, overrides: Vec<VariantOverride>) -> FlagVariant {
+        FlagVariant {
+            name: variant.name,
+            weight: variant.weight,
+            weight_type: variant.weight_type,
+            stickiness: variant.stickiness,
+            payload: variant.payload,
+            overrides,
+        }
+    }
 }
 
 /// `GET · PUT · PATCH …/environments/:environment/variants`.
@@ -70,7 +114,7 @@ pub async fn get(
 
 /// Sorted by name, weights normalised, overrides checked.
 fn normalize(mut variants: Vec<FlagVariant>) -> Result<Vec<FlagVariant>, ApiError> {
-    variants.sort_by(|a, b| a.variant.name.cmp(&b.variant.name));
+    variants.sort_by(|a, b| a.name.cmp(&b.name));
     for (index, variant) in variants.iter().enumerate() {
         for (position, override_) in variant.overrides.iter().enumerate() {
             super::names::validate(
@@ -79,14 +123,12 @@ fn normalize(mut variants: Vec<FlagVariant>) -> Result<Vec<FlagVariant>, ApiErro
             )?;
         }
     }
-    let (plain, overrides): (Vec<StrategyVariant>, Vec<Vec<VariantOverride>>) = variants
-        .into_iter()
-        .map(|variant| (variant.variant, variant.overrides))
-        .unzip();
+    let (plain, overrides): (Vec<StrategyVariant>, Vec<Vec<VariantOverride>>) =
+        variants.into_iter().map(FlagVariant::split).unzip();
     Ok(normalize_variants(plain)?
         .into_iter()
         .zip(overrides)
-        .map(|(variant, overrides)| FlagVariant { variant, overrides })
+        .map(|(variant, overrides)| FlagVariant::join(variant, overrides))
         .collect())
 }
 
