@@ -56,6 +56,14 @@ pub struct Config {
     #[arg(long, env = "VEXIL_INIT_FRONTEND_TOKENS", value_delimiter = ',')]
     pub init_frontend_tokens: Vec<String>,
 
+    /// Turn off password sign-in (`POST /auth/simple/login`); reported as `disablePasswordAuth`.
+    #[arg(long, env = "VEXIL_DISABLE_PASSWORD_AUTH")]
+    pub disable_password_auth: bool,
+
+    /// The apiTokens resource limit: API tokens that may exist at once (personal access tokens excluded).
+    #[arg(long, env = "VEXIL_LIMIT_API_TOKENS", default_value_t = 2000)]
+    pub limit_api_tokens: u32,
+
     #[arg(long, env = "VEXIL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
@@ -97,6 +105,8 @@ mod tests {
         assert_eq!(config.base_path, "");
         assert_eq!(config.auth_type, AuthType::OpenSource);
         assert_eq!(config.body_limit, 1024 * 1024);
+        assert!(!config.disable_password_auth);
+        assert_eq!(config.limit_api_tokens, 2000);
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",

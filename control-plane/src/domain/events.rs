@@ -33,6 +33,18 @@ pub enum EventType {
     EnvironmentUpdated,
     EnvironmentDeleted,
     ApiTokenCreated,
+    ApiTokenUpdated,
+    ApiTokenDeleted,
+    UserCreated,
+    UserUpdated,
+    UserDeleted,
+    PatCreated,
+    PatDeleted,
+    GroupCreated,
+    GroupUpdated,
+    GroupDeleted,
+    GroupUserAdded,
+    GroupUserRemoved,
 }
 
 impl EventType {
@@ -61,6 +73,18 @@ impl EventType {
             EventType::EnvironmentUpdated => "environment-updated",
             EventType::EnvironmentDeleted => "environment-deleted",
             EventType::ApiTokenCreated => "api-token-created",
+            EventType::ApiTokenUpdated => "api-token-updated",
+            EventType::ApiTokenDeleted => "api-token-deleted",
+            EventType::UserCreated => "user-created",
+            EventType::UserUpdated => "user-updated",
+            EventType::UserDeleted => "user-deleted",
+            EventType::PatCreated => "pat-created",
+            EventType::PatDeleted => "pat-deleted",
+            EventType::GroupCreated => "group-created",
+            EventType::GroupUpdated => "group-updated",
+            EventType::GroupDeleted => "group-deleted",
+            EventType::GroupUserAdded => "group-user-added",
+            EventType::GroupUserRemoved => "group-user-removed",
         }
     }
 }

@@ -2,12 +2,15 @@
 //! every function takes a store connection or a [`WriteTx`](crate::store::WriteTx) and returns the body types
 //! of the API or an [`ApiError`](vexil_shared::ApiError).
 
+pub mod access;
 pub mod client_document;
 pub mod environments;
 pub mod events;
 pub mod features;
 pub mod first_start;
+pub mod groups;
 pub mod names;
 pub mod projects;
 pub mod strategies;
 pub mod tokens;
+pub mod users;
