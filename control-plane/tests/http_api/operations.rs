@@ -174,6 +174,45 @@ async fn every_route_lives_under_the_base_path() {
         .await
         .expect(200);
     server.get("/flags/api/admin/projects").await.expect(200);
+    // The permission rule sees the path without the base path: an admin token has no own account, and
+    // the session cookie is scoped to the base path.
+    server
+        .get("/flags/api/admin/user")
+        .await
+        .expect_error(403, "NoAccessError");
+    server
+        .post(
+            "/flags/api/admin/user-admin",
+            json!({"username": "dora", "password": "correct horse battery", "rootRole": 3}),
+        )
+        .await
+        .expect(201);
+    let response = server
+        .client
+        .post(format!("{}/flags/auth/simple/login", server.base))
+        .json(&json!({"username": "dora", "password": "correct horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    let cookie = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(cookie.contains("Path=/flags"), "{cookie}");
+    let session = cookie.split(';').next().unwrap();
+    server
+        .send_with_headers("GET", "/flags/api/admin/user", None, &[("Cookie", session)])
+        .await
+        .expect(200);
+    server
+        .send_with_headers(
+            "POST",
+            "/flags/api/admin/projects",
+            Some(json!({"id": "p", "name": "p"})),
+            &[("Cookie", session)],
+        )
+        .await
+        .expect_error(403, "NoAccessError");
     server
         .send("GET", "/health", None, None)
         .await
