@@ -9,7 +9,7 @@
 mod generate;
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use vexil_shared::{Projects, Snapshot};
@@ -70,7 +70,49 @@ fn evaluate_all(c: &mut Criterion) {
             })
         });
         group.finish();
+        interleaved(&snapshot, &engine, &contexts, &ygg_contexts, flags);
     }
+}
+
+/// A cross-check of the ratio that shared machines do not skew: the two engines take turns on the same
+/// chunks of 100 contexts, so that whatever else runs on the machine slows both alike. Prints ns per context.
+fn interleaved(
+    snapshot: &Snapshot,
+    engine: &unleash_yggdrasil::EngineState,
+    contexts: &[vexil_shared::Context],
+    ygg_contexts: &[unleash_yggdrasil::Context],
+    flags: usize,
+) {
+    const CHUNK: usize = 100;
+    // About five seconds of yggdrasil at either size.
+    let n = if flags <= 200 {
+        CONTEXTS
+    } else {
+        CONTEXTS / 10
+    };
+    let (mut vexil, mut ygg) = (Duration::ZERO, Duration::ZERO);
+    let mut out = Vec::new();
+    for start in (0..n).step_by(CHUNK) {
+        let t = Instant::now();
+        for ctx in &contexts[start..start + CHUNK] {
+            snapshot.evaluate_all_into(black_box(ctx), &Projects::All, &mut out);
+            black_box(out.len());
+        }
+        vexil += t.elapsed();
+        let t = Instant::now();
+        for ctx in &ygg_contexts[start..start + CHUNK] {
+            black_box(engine.resolve_all(black_box(ctx), &None));
+        }
+        ygg += t.elapsed();
+    }
+    let per = |d: Duration| d.as_nanos() as f64 / n as f64;
+    eprintln!(
+        "interleaved/{flags}: {n} contexts each, alternating chunks of {CHUNK}: vexil {:.0} ns/context, \
+         yggdrasil {:.0} ns/context, ratio {:.1}",
+        per(vexil),
+        per(ygg),
+        per(ygg) / per(vexil),
+    );
 }
 
 criterion_group! {

@@ -9,7 +9,7 @@ use regex::Regex;
 use rustc_hash::FxHashSet;
 use semver::Version;
 
-use super::{CompileError, Eval};
+use super::{CompileError, Eval, PropertySlots};
 use crate::model::Constraint;
 
 /// Where a constraint or a stickiness setting reads its value from.
@@ -21,11 +21,27 @@ pub(crate) enum ContextField {
     Environment,
     AppName,
     CurrentTime,
-    Property(Box<str>),
+    /// A property, by its slot in the snapshot's [`PropertySlots`].
+    Property(u32),
 }
 
 impl ContextField {
-    pub(crate) fn parse(name: &str) -> Self {
+    /// Slots of an evaluation's field table: the six top-level fields, then the snapshot's properties.
+    pub(crate) const FIRST_PROPERTY_SLOT: usize = 6;
+
+    pub(crate) fn slot(&self) -> usize {
+        match self {
+            ContextField::UserId => 0,
+            ContextField::SessionId => 1,
+            ContextField::RemoteAddress => 2,
+            ContextField::Environment => 3,
+            ContextField::AppName => 4,
+            ContextField::CurrentTime => 5,
+            ContextField::Property(slot) => Self::FIRST_PROPERTY_SLOT + *slot as usize,
+        }
+    }
+
+    pub(crate) fn parse(name: &str, properties: &mut PropertySlots) -> Self {
         match name {
             "userId" => ContextField::UserId,
             "sessionId" => ContextField::SessionId,
@@ -33,7 +49,7 @@ impl ContextField {
             "environment" => ContextField::Environment,
             "appName" => ContextField::AppName,
             "currentTime" => ContextField::CurrentTime,
-            other => ContextField::Property(other.into()),
+            other => ContextField::Property(properties.slot(other)),
         }
     }
 }
@@ -87,7 +103,10 @@ enum Op {
 }
 
 impl CompiledConstraint {
-    pub(crate) fn compile(c: &Constraint) -> Result<Self, CompileError> {
+    pub(crate) fn compile(
+        c: &Constraint,
+        properties: &mut PropertySlots,
+    ) -> Result<Self, CompileError> {
         let single = c.value.as_deref().unwrap_or("").trim();
         let op = match c.operator.as_str() {
             "IN" => Op::In(StrSet::new(&c.values)),
@@ -115,10 +134,22 @@ impl CompiledConstraint {
             other => return Err(CompileError::UnknownOperator(other.to_owned())),
         };
         Ok(CompiledConstraint {
-            field: ContextField::parse(&c.context_name),
+            field: ContextField::parse(&c.context_name, properties),
             inverted: c.inverted,
             op,
         })
+    }
+
+    /// A rough cost of evaluating the constraint, so that a strategy tries its cheap constraints first (they
+    /// are all pure: the order changes no result, only how soon a failing one stops the others).
+    pub(crate) fn cost(&self) -> u8 {
+        match self.op {
+            Op::In(_) | Op::NotIn(_) | Op::Unsatisfiable => 0,
+            Op::StartsWith(_) | Op::EndsWith(_) | Op::Contains(_) => 1,
+            Op::Num(..) | Op::DateAfter(_) | Op::DateBefore(_) | Op::InCidr(_) => 2,
+            Op::Semver(..) => 3,
+            Op::Regex(_) => 4,
+        }
     }
 
     /// Whether the context satisfies the constraint. An absent field satisfies only `NOT_IN`; `inverted`
@@ -130,6 +161,13 @@ impl CompiledConstraint {
             Op::InCidr(nets) => e
                 .ip_of(&self.field)
                 .is_some_and(|ip| nets.iter().any(|n| n.contains(&ip))),
+            Op::Num(ord, want) => e.number_of(&self.field).is_some_and(|got| match ord {
+                Ordering::Eq => (got - want).abs() < f64::EPSILON,
+                _ => got.partial_cmp(want).is_some_and(|o| ord.holds(o)),
+            }),
+            Op::Semver(ord, want) => e
+                .version_of(&self.field)
+                .is_some_and(|got| ord.holds(cmp_semver(got, want))),
             op => match e.value(&self.field) {
                 None => matches!(op, Op::NotIn(_)),
                 Some(v) => op.holds_for(v),
@@ -147,16 +185,14 @@ impl Op {
             Op::StartsWith(t) => t.any(v, starts_with_ascii_ci, |h, n| h.starts_with(n)),
             Op::EndsWith(t) => t.any(v, ends_with_ascii_ci, |h, n| h.ends_with(n)),
             Op::Contains(t) => t.any(v, contains_ascii_ci, |h, n| h.contains(n)),
-            Op::Num(ord, want) => v.trim().parse::<f64>().is_ok_and(|got| match ord {
-                Ordering::Eq => (got - want).abs() < f64::EPSILON,
-                _ => got.partial_cmp(want).is_some_and(|o| ord.holds(o)),
-            }),
-            Op::Semver(ord, want) => {
-                Version::parse(v).is_ok_and(|got| ord.holds(cmp_semver(&got, want)))
-            }
             Op::Regex(re) => re.is_match(v),
-            // Dates and CIDRs read typed values (see `matches`); an unsatisfiable constraint matches nothing.
-            Op::DateAfter(_) | Op::DateBefore(_) | Op::InCidr(_) | Op::Unsatisfiable => false,
+            // Typed operators read parsed values (see `matches`); an unsatisfiable constraint matches nothing.
+            Op::Num(..)
+            | Op::Semver(..)
+            | Op::DateAfter(_)
+            | Op::DateBefore(_)
+            | Op::InCidr(_)
+            | Op::Unsatisfiable => false,
         }
     }
 }

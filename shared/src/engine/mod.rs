@@ -6,12 +6,14 @@ mod hash;
 mod strategy;
 mod variant;
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
 use rustc_hash::FxHashMap;
+use semver::Version;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
+use smallvec::SmallVec;
 
 use crate::context::Context;
 use crate::model::{FeaturesDocument, Segment};
@@ -61,6 +63,21 @@ pub struct Snapshot {
     features: Box<[CompiledFeature]>,
     by_name: FxHashMap<Box<str>, u32>,
     projects: Box<[Box<str>]>,
+    properties: PropertySlots,
+    /// How many flags are parents of others (see `CompiledFeature::memo_slot`).
+    parent_count: usize,
+}
+
+/// The context properties a snapshot reads, each given a slot at compile time, so that an evaluation looks
+/// each property up once instead of once per constraint.
+#[derive(Debug, Default)]
+pub(crate) struct PropertySlots(FxHashMap<Box<str>, u32>);
+
+impl PropertySlots {
+    pub(crate) fn slot(&mut self, name: &str) -> u32 {
+        let next = self.0.len() as u32;
+        *self.0.entry(name.into()).or_insert(next)
+    }
 }
 
 #[derive(Debug)]
@@ -75,6 +92,9 @@ struct CompiledFeature {
     strategies: Box<[CompiledStrategy]>,
     variants: Option<VariantSet>,
     dependencies: Box<[Dependency]>,
+    /// For a flag that other flags depend on: where an evaluation keeps its resolution, so that it is worked
+    /// out once per context however many children ask.
+    memo_slot: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -91,6 +111,26 @@ enum Resolution {
     Off,
     /// On, decided by the strategy at this index, or by having no strategy at all.
     On(Option<usize>),
+}
+
+impl Resolution {
+    /// As a memo cell: 0 is "not worked out yet".
+    fn encode(self) -> u32 {
+        match self {
+            Resolution::Off => 1,
+            Resolution::On(None) => 2,
+            Resolution::On(Some(i)) => 3 + i as u32,
+        }
+    }
+
+    fn decode(cell: u32) -> Option<Self> {
+        match cell {
+            0 => None,
+            1 => Some(Resolution::Off),
+            2 => Some(Resolution::On(None)),
+            n => Some(Resolution::On(Some((n - 3) as usize))),
+        }
+    }
 }
 
 /// One flag's result, in the shape of an entry of the frontend API's `toggles`.
@@ -113,55 +153,88 @@ impl Serialize for EvaluatedToggle<'_> {
     }
 }
 
-/// The context of one evaluation, with the typed values that several constraints may need parsed once.
+/// The context of one evaluation: every field the snapshot reads, by slot, with its typed readings (number,
+/// version, time, IP address) parsed at most once however many constraints need them.
 pub(crate) struct Eval<'c> {
     pub(crate) ctx: &'c Context,
-    now: OnceCell<Option<DateTime<Utc>>>,
-    remote_ip: OnceCell<Option<IpAddr>>,
+    fields: SmallVec<[FieldValue<'c>; 16]>,
+    /// Resolutions of parent flags, by memo slot (see [`Resolution::encode`]).
+    parents: SmallVec<[Cell<u32>; 64]>,
+}
+
+#[derive(Clone, Default)]
+struct FieldValue<'c> {
+    text: Option<&'c str>,
+    number: OnceCell<Option<f64>>,
+    version: OnceCell<Option<Version>>,
+    time: OnceCell<Option<DateTime<Utc>>>,
+    ip: OnceCell<Option<IpAddr>>,
 }
 
 impl<'c> Eval<'c> {
-    fn new(ctx: &'c Context) -> Self {
+    fn new(ctx: &'c Context, slots: &PropertySlots, parent_count: usize) -> Self {
+        let mut fields: SmallVec<[FieldValue<'c>; 16]> = smallvec::smallvec![FieldValue::default(); ContextField::FIRST_PROPERTY_SLOT + slots.0.len()];
+        for (field, text) in [
+            (ContextField::UserId, &ctx.user_id),
+            (ContextField::SessionId, &ctx.session_id),
+            (ContextField::RemoteAddress, &ctx.remote_address),
+            (ContextField::Environment, &ctx.environment),
+            (ContextField::AppName, &ctx.app_name),
+            (ContextField::CurrentTime, &ctx.current_time),
+        ] {
+            fields[field.slot()].text = text.as_deref();
+        }
+        for (name, value) in &ctx.properties {
+            if let Some(&slot) = slots.0.get(name.as_str()) {
+                fields[ContextField::FIRST_PROPERTY_SLOT + slot as usize].text =
+                    Some(value.as_str());
+            }
+        }
         Eval {
             ctx,
-            now: OnceCell::new(),
-            remote_ip: OnceCell::new(),
+            fields,
+            parents: smallvec::smallvec![Cell::new(0); parent_count],
         }
     }
 
+    fn field(&self, field: &ContextField) -> Option<&FieldValue<'c>> {
+        self.fields.get(field.slot())
+    }
+
     pub(crate) fn value(&self, field: &ContextField) -> Option<&'c str> {
-        let c = self.ctx;
-        match field {
-            ContextField::UserId => c.user_id.as_deref(),
-            ContextField::SessionId => c.session_id.as_deref(),
-            ContextField::RemoteAddress => c.remote_address.as_deref(),
-            ContextField::Environment => c.environment.as_deref(),
-            ContextField::AppName => c.app_name.as_deref(),
-            ContextField::CurrentTime => c.current_time.as_deref(),
-            ContextField::Property(name) => c.properties.get(&**name).map(String::as_str),
-        }
+        self.field(field).and_then(|f| f.text)
+    }
+
+    /// The field as a number.
+    pub(crate) fn number_of(&self, field: &ContextField) -> Option<f64> {
+        let f = self.field(field)?;
+        *f.number
+            .get_or_init(|| f.text.and_then(|t| t.trim().parse::<f64>().ok()))
+    }
+
+    /// The field as a semantic version.
+    pub(crate) fn version_of(&self, field: &ContextField) -> Option<&Version> {
+        let f = self.field(field)?;
+        f.version
+            .get_or_init(|| f.text.and_then(|t| Version::parse(t).ok()))
+            .as_ref()
     }
 
     /// The field as a timestamp; `currentTime` defaults to now.
     pub(crate) fn time_of(&self, field: &ContextField) -> Option<DateTime<Utc>> {
-        match field {
-            ContextField::CurrentTime => *self.now.get_or_init(|| match &self.ctx.current_time {
-                Some(t) => parse_date(t),
-                None => Some(Utc::now()),
-            }),
-            other => self.value(other).and_then(parse_date),
-        }
+        let f = self.field(field)?;
+        *f.time.get_or_init(|| match (field, f.text) {
+            (_, Some(t)) => parse_date(t),
+            (ContextField::CurrentTime, None) => Some(Utc::now()),
+            (_, None) => None,
+        })
     }
 
     /// The field as an IP address.
     pub(crate) fn ip_of(&self, field: &ContextField) -> Option<IpAddr> {
-        let parse = |v: &str| v.trim().parse::<IpAddr>().ok();
-        match field {
-            ContextField::RemoteAddress => *self
-                .remote_ip
-                .get_or_init(|| self.ctx.remote_address.as_deref().and_then(parse)),
-            other => self.value(other).and_then(parse),
-        }
+        let f = self.field(field)?;
+        *f.ip
+            .get_or_init(|| f.text.and_then(|t| t.trim().parse::<IpAddr>().ok()))
     }
 }
 
@@ -177,6 +250,7 @@ impl Snapshot {
             .clone()
             .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
         let segments: FxHashMap<i64, &Segment> = doc.segments.iter().map(|s| (s.id, s)).collect();
+        let mut properties = PropertySlots::default();
 
         // One entry per name (the last wins), in code-point order.
         let mut sources: Vec<&crate::model::Feature> = Vec::with_capacity(doc.features.len());
@@ -200,12 +274,26 @@ impl Snapshot {
             .map(|(i, f)| (f.name.as_str().into(), i as u32))
             .collect();
 
+        // Flags that others depend on (and that have no parents themselves) get a memo slot each.
+        let mut memo_slots: FxHashMap<u32, u32> = FxHashMap::default();
+        for f in &sources {
+            for d in &f.dependencies {
+                if let Some(&p) = by_name.get(d.feature.as_str()) {
+                    if sources[p as usize].dependencies.is_empty() {
+                        let next = memo_slots.len() as u32;
+                        memo_slots.entry(p).or_insert(next);
+                    }
+                }
+            }
+        }
+
         let mut projects: Vec<Box<str>> = Vec::new();
         let mut project_ids: FxHashMap<&str, u32> = FxHashMap::default();
 
         let features = sources
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(index, f)| {
                 let project = *project_ids.entry(&f.project).or_insert_with(|| {
                     projects.push(f.project.as_str().into());
                     (projects.len() - 1) as u32
@@ -215,7 +303,9 @@ impl Snapshot {
                 let all_disabled = active.is_empty() && !f.strategies.is_empty();
                 let compiled = active
                     .iter()
-                    .map(|s| CompiledStrategy::compile(s, &f.name, &segments, &hostname))
+                    .map(|s| {
+                        CompiledStrategy::compile(s, &f.name, &segments, &hostname, &mut properties)
+                    })
                     .collect::<Result<Vec<_>, _>>();
                 let (strategies, compiled_ok) = match compiled {
                     Ok(s) => (s.into_boxed_slice(), true),
@@ -243,10 +333,12 @@ impl Snapshot {
                     strategies,
                     variants: VariantSet::compile(
                         &f.variants,
-                        strategy::Stickiness::parse(stickiness),
+                        strategy::Stickiness::parse(stickiness, &mut properties),
                         &f.name,
+                        &mut properties,
                     ),
                     dependencies,
+                    memo_slot: memo_slots.get(&(index as u32)).copied(),
                 }
             })
             .collect();
@@ -255,6 +347,8 @@ impl Snapshot {
             features,
             by_name,
             projects: projects.into_boxed_slice(),
+            properties,
+            parent_count: memo_slots.len(),
         }
     }
 
@@ -281,7 +375,7 @@ impl Snapshot {
     /// One flag, enabled or not; `None` for an unknown flag.
     pub fn evaluate(&self, name: &str, ctx: &Context) -> Option<EvaluatedToggle<'_>> {
         let &i = self.by_name.get(name)?;
-        let e = Eval::new(ctx);
+        let e = Eval::new(ctx, &self.properties, self.parent_count);
         Some(self.toggle(&self.features[i as usize], &e))
     }
 
@@ -338,7 +432,7 @@ impl Snapshot {
         projects: &Projects,
         mut found: impl FnMut(&'s CompiledFeature, Option<&'s CompiledVariant>),
     ) {
-        let e = Eval::new(ctx);
+        let e = Eval::new(ctx, &self.properties, self.parent_count);
         let mask: Option<Vec<bool>> = match projects {
             Projects::All => None,
             Projects::Only(list) => Some(
@@ -357,14 +451,14 @@ impl Snapshot {
                     continue;
                 }
             }
-            if let Resolution::On(by) = self.resolve(f, &e) {
+            if let Resolution::On(by) = self.resolved(f, &e) {
                 found(f, self.variant_of(f, by, &e));
             }
         }
     }
 
     fn toggle<'s>(&'s self, f: &'s CompiledFeature, e: &Eval<'_>) -> EvaluatedToggle<'s> {
-        let (enabled, variant) = match self.resolve(f, e) {
+        let (enabled, variant) = match self.resolved(f, e) {
             Resolution::Off => (false, VariantView::disabled(false)),
             Resolution::On(by) => (true, VariantView::of(self.variant_of(f, by, e))),
         };
@@ -374,6 +468,19 @@ impl Snapshot {
             impression_data: f.impression_data,
             variant,
         }
+    }
+
+    /// [`Snapshot::resolve`], remembered for the rest of the evaluation when other flags depend on `f`.
+    fn resolved(&self, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
+        let Some(cell) = f.memo_slot.and_then(|slot| e.parents.get(slot as usize)) else {
+            return self.resolve(f, e);
+        };
+        if let Some(known) = Resolution::decode(cell.get()) {
+            return known;
+        }
+        let resolution = self.resolve(f, e);
+        cell.set(resolution.encode());
+        resolution
     }
 
     fn resolve(&self, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
@@ -399,7 +506,7 @@ impl Snapshot {
             return false;
         };
         let parent = &self.features[p as usize];
-        match self.resolve(parent, e) {
+        match self.resolved(parent, e) {
             Resolution::Off => !d.expect_enabled,
             Resolution::On(by) => {
                 d.expect_enabled

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 use super::constraint::{parse_net, CompiledConstraint, ContextField, StrSet};
 use super::hash::{random_bucket, HashGroup, ROLLOUT_SEED};
 use super::variant::VariantSet;
-use super::{CompileError, Eval};
+use super::{CompileError, Eval, PropertySlots};
 use crate::model::{FeatureStrategy, Segment};
 
 /// Which context value decides a bucket.
@@ -21,11 +21,11 @@ pub(crate) enum Stickiness {
 }
 
 impl Stickiness {
-    pub(crate) fn parse(name: Option<&str>) -> Self {
+    pub(crate) fn parse(name: Option<&str>, properties: &mut PropertySlots) -> Self {
         match name.map(str::trim) {
             None | Some("") | Some("default") => Stickiness::Default,
             Some("random") => Stickiness::Random,
-            Some(field) => Stickiness::Field(ContextField::parse(field)),
+            Some(field) => Stickiness::Field(ContextField::parse(field, properties)),
         }
     }
 }
@@ -63,28 +63,29 @@ impl CompiledStrategy {
         flag_name: &str,
         segments: &FxHashMap<i64, &Segment>,
         hostname: &str,
+        properties: &mut PropertySlots,
     ) -> Result<Self, CompileError> {
         let p = &s.parameters;
         let mut rule = match s.name.as_str() {
             "default" => Rule::Always,
             "flexibleRollout" => Rule::Rollout {
-                stickiness: Stickiness::parse(param(p, "stickiness")),
-                group: HashGroup::new(param(p, "groupId").unwrap_or(flag_name)),
+                stickiness: Stickiness::parse(param(p, "stickiness"), properties),
+                group: HashGroup::new(param(p, "groupId").unwrap_or(flag_name), ROLLOUT_SEED),
                 percentage: percentage(param(p, "rollout")),
             },
             "gradualRolloutUserId" => Rule::Rollout {
                 stickiness: Stickiness::Field(ContextField::UserId),
-                group: HashGroup::new(param(p, "groupId").unwrap_or("")),
+                group: HashGroup::new(param(p, "groupId").unwrap_or(""), ROLLOUT_SEED),
                 percentage: percentage(param(p, "percentage")),
             },
             "gradualRolloutSessionId" => Rule::Rollout {
                 stickiness: Stickiness::Field(ContextField::SessionId),
-                group: HashGroup::new(param(p, "groupId").unwrap_or("")),
+                group: HashGroup::new(param(p, "groupId").unwrap_or(""), ROLLOUT_SEED),
                 percentage: percentage(param(p, "percentage")),
             },
             "gradualRolloutRandom" => Rule::Rollout {
                 stickiness: Stickiness::Random,
-                group: HashGroup::new(""),
+                group: HashGroup::new("", ROLLOUT_SEED),
                 percentage: percentage(param(p, "percentage")),
             },
             "userWithId" => Rule::UserIds(StrSet::new(&csv(param(p, "userIds")))),
@@ -112,24 +113,27 @@ impl CompiledStrategy {
         let mut constraints = s
             .constraints
             .iter()
-            .map(CompiledConstraint::compile)
+            .map(|c| CompiledConstraint::compile(c, properties))
             .collect::<Result<Vec<_>, _>>()?;
         for id in &s.segments {
             match segments.get(id) {
                 Some(segment) => {
                     for c in &segment.constraints {
-                        constraints.push(CompiledConstraint::compile(c)?);
+                        constraints.push(CompiledConstraint::compile(c, properties)?);
                     }
                 }
                 None => rule = Rule::Never,
             }
         }
 
+        constraints.sort_by_key(CompiledConstraint::cost);
+
         let group = param(p, "groupId").unwrap_or(flag_name);
         let variants = VariantSet::compile(
             &s.variants,
-            Stickiness::parse(param(p, "stickiness")),
+            Stickiness::parse(param(p, "stickiness"), properties),
             group,
+            properties,
         );
         Ok(CompiledStrategy {
             rule,
@@ -170,7 +174,7 @@ impl CompiledStrategy {
                     return true;
                 }
                 let bucket = match value {
-                    Some(v) => group.bucket(v, ROLLOUT_SEED, 100),
+                    Some(v) => group.bucket(v, 100),
                     None => random_bucket(100),
                 };
                 bucket <= *percentage

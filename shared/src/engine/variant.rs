@@ -5,7 +5,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use super::constraint::{ContextField, StrSet};
 use super::hash::{random_bucket, HashGroup, VARIANT_SEED};
 use super::strategy::Stickiness;
-use super::Eval;
+use super::{Eval, PropertySlots};
 use crate::model::{Variant, VariantPayload};
 
 /// A variant ready to hand out.
@@ -35,6 +35,7 @@ impl VariantSet {
         variants: &[Variant],
         stickiness: Stickiness,
         group: &str,
+        properties: &mut PropertySlots,
     ) -> Option<Self> {
         if variants.is_empty() {
             return None;
@@ -56,7 +57,12 @@ impl VariantSet {
                 overrides: v
                     .overrides
                     .iter()
-                    .map(|o| (ContextField::parse(&o.context_name), StrSet::new(&o.values)))
+                    .map(|o| {
+                        (
+                            ContextField::parse(&o.context_name, properties),
+                            StrSet::new(&o.values),
+                        )
+                    })
                     .collect(),
             })
             .collect();
@@ -65,7 +71,7 @@ impl VariantSet {
             has_overrides: variants.iter().any(|v| !v.overrides.is_empty()),
             variants,
             stickiness,
-            group: HashGroup::new(group),
+            group: HashGroup::new(group, VARIANT_SEED),
         })
     }
 
@@ -89,7 +95,7 @@ impl VariantSet {
             Stickiness::Field(field) => e.value(field),
         };
         let target = match value {
-            Some(v) => self.group.bucket(v, VARIANT_SEED, self.total_weight),
+            Some(v) => self.group.bucket(v, self.total_weight),
             None => random_bucket(self.total_weight),
         };
         let mut cumulative = 0;
