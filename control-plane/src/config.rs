@@ -57,6 +57,10 @@ pub struct Config {
     #[arg(long, env = "VEXIL_INIT_FRONTEND_TOKENS", value_delimiter = ',')]
     pub init_frontend_tokens: Vec<String>,
 
+    /// Turn off password sign-in (`POST /auth/simple/login`); reported as `disablePasswordAuth`.
+    #[arg(long, env = "VEXIL_DISABLE_PASSWORD_AUTH")]
+    pub disable_password_auth: bool,
+
     #[arg(long, env = "VEXIL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
@@ -103,6 +107,7 @@ mod tests {
         assert_eq!(config.auth_type, AuthType::OpenSource);
         assert_eq!(config.body_limit, 1024 * 1024);
         assert_eq!(config.limits, Limits::default());
+        assert!(!config.disable_password_auth);
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",

@@ -66,6 +66,8 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let state = Arc::new(AppState {
         store: store.clone(),
         auth_enabled,
+        password_auth: !config.disable_password_auth,
+        base_path: config.base_path.clone(),
         prometheus,
         openapi: http::openapi::render(&config.base_path),
         limits: config.limits.clone(),

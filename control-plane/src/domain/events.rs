@@ -45,6 +45,18 @@ pub enum EventType {
     ContextFieldUpdated,
     ContextFieldDeleted,
     FeatureEnvironmentVariantsUpdated,
+    ApiTokenUpdated,
+    ApiTokenDeleted,
+    UserCreated,
+    UserUpdated,
+    UserDeleted,
+    PatCreated,
+    PatDeleted,
+    GroupCreated,
+    GroupUpdated,
+    GroupDeleted,
+    GroupUserAdded,
+    GroupUserRemoved,
 }
 
 impl EventType {
@@ -85,6 +97,18 @@ impl EventType {
             EventType::ContextFieldUpdated => "context-field-updated",
             EventType::ContextFieldDeleted => "context-field-deleted",
             EventType::FeatureEnvironmentVariantsUpdated => "feature-environment-variants-updated",
+            EventType::ApiTokenUpdated => "api-token-updated",
+            EventType::ApiTokenDeleted => "api-token-deleted",
+            EventType::UserCreated => "user-created",
+            EventType::UserUpdated => "user-updated",
+            EventType::UserDeleted => "user-deleted",
+            EventType::PatCreated => "pat-created",
+            EventType::PatDeleted => "pat-deleted",
+            EventType::GroupCreated => "group-created",
+            EventType::GroupUpdated => "group-updated",
+            EventType::GroupDeleted => "group-deleted",
+            EventType::GroupUserAdded => "group-user-added",
+            EventType::GroupUserRemoved => "group-user-removed",
         }
     }
 }

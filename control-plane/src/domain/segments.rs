@@ -198,7 +198,7 @@ pub async fn create(
         description: input.description,
         project_id: input.project,
         constraints: payload(&input.constraints).to_string(),
-        created_by: tx.actor_name().to_owned(),
+        created_by: tx.actor().name.clone(),
         created_at: tx.now().to_owned(),
     };
     segment_store::insert(tx.conn(), &row).await?;

@@ -5,6 +5,7 @@ pub mod environments;
 pub mod events;
 pub mod extract;
 pub mod features;
+pub mod groups;
 pub mod health;
 pub mod openapi;
 pub mod playground;
@@ -13,6 +14,8 @@ pub mod segments;
 pub mod strategies;
 pub mod strategy_definitions;
 pub mod telemetry;
+pub mod tokens;
+pub mod users;
 pub mod variants;
 
 use crate::domain::limits::Limits;
@@ -31,6 +34,10 @@ pub struct AppState {
     pub store: Store,
     /// False with `--auth-type none`.
     pub auth_enabled: bool,
+    /// False with `--disable-password-auth`.
+    pub password_auth: bool,
+    /// "" or "/x".
+    pub base_path: String,
     pub prometheus: PrometheusHandle,
     /// The OpenAPI document, rendered once.
     pub openapi: serde_json::Value,
@@ -189,6 +196,40 @@ pub fn router(state: Arc<AppState>, base_path: &str, body_limit: usize) -> Route
         .route(
             &format!("{admin}/events/{{featureName}}"),
             get(events::of_feature),
+        )
+        .route(
+            &format!("{admin}/api-tokens"),
+            get(tokens::list).post(tokens::create),
+        )
+        .route(
+            &format!("{admin}/api-tokens/{{token}}"),
+            put(tokens::update).delete(tokens::delete),
+        )
+        .route(
+            &format!("{admin}/user-admin"),
+            get(users::list).post(users::create),
+        )
+        .route(
+            &format!("{admin}/user-admin/{{id}}"),
+            get(users::get).put(users::update).delete(users::delete),
+        )
+        .route(&format!("{admin}/user"), get(users::current))
+        .route(
+            &format!("{admin}/user/tokens"),
+            get(users::list_pats).post(users::create_pat),
+        )
+        .route(
+            &format!("{admin}/user/tokens/{{id}}"),
+            delete(users::delete_pat),
+        )
+        .route("/auth/simple/login", post(users::login))
+        .route(
+            &format!("{admin}/groups"),
+            get(groups::list).post(groups::create),
+        )
+        .route(
+            &format!("{admin}/groups/{{groupId}}"),
+            get(groups::get).put(groups::replace).delete(groups::delete),
         )
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
         .fallback(unknown_route)

@@ -75,11 +75,30 @@ use utoipa::{Modify, OpenApi};
         super::playground::evaluate,
         super::events::list,
         super::events::of_feature,
+        super::tokens::list,
+        super::tokens::create,
+        super::tokens::update,
+        super::tokens::delete,
+        super::users::list,
+        super::users::get,
+        super::users::create,
+        super::users::update,
+        super::users::delete,
+        super::users::current,
+        super::users::list_pats,
+        super::users::create_pat,
+        super::users::delete_pat,
+        super::users::login,
+        super::groups::list,
+        super::groups::create,
+        super::groups::get,
+        super::groups::replace,
+        super::groups::delete,
     )
 )]
 pub struct ApiDoc;
 
-/// The `Authorization: <secret>` scheme of admin tokens.
+/// The `Authorization: <secret>` scheme of admin tokens and personal access tokens.
 struct TokenSecurity;
 
 impl Modify for TokenSecurity {

@@ -10,11 +10,13 @@ pub mod context_fields;
 pub mod environments;
 pub mod events;
 pub mod features;
+pub mod groups;
 pub mod projects;
 pub mod segments;
 pub mod strategies;
 pub mod strategy_definitions;
 pub mod tokens;
+pub mod users;
 pub mod variants;
 
 use chrono::{SecondsFormat, Utc};
@@ -125,6 +127,11 @@ impl Store {
         Ok(self.read.acquire().await?)
     }
 
+    /// A connection for writes that are not configuration (login sessions): no revision, no audit event.
+    pub async fn bookkeeping(&self) -> Result<PoolConnection<Any>, StoreError> {
+        Ok(self.write.acquire().await?)
+    }
+
     /// Whether the database answers.
     pub async fn ping(&self) -> Result<(), StoreError> {
         let mut conn = self.read().await?;
@@ -204,6 +211,14 @@ impl Actor {
         }
     }
 
+    /// The actor of a signed-in user (session or personal access token).
+    pub fn user(name: &str, id: i64) -> Actor {
+        Actor {
+            name: name.to_owned(),
+            user_id: id,
+        }
+    }
+
     /// The actor of the system itself (seeding at start).
     pub fn system() -> Actor {
         Actor {
@@ -245,13 +260,23 @@ impl WriteTx {
     }
 
     /// Who makes this write.
-    pub fn actor_name(&self) -> &str {
-        &self.actor.name
+    pub fn actor(&self) -> &Actor {
+        &self.actor
     }
 
     /// The revision this write commits as.
     pub fn revision(&self) -> i64 {
         self.revision
+    }
+
+    /// The next id of a counter of `vexil_counters` (`user`, `group`, `pat`).
+    pub async fn next_id(&mut self, counter: &str) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(
+            "UPDATE vexil_counters SET value = value + 1 WHERE name = $1 RETURNING value",
+        )
+        .bind(counter)
+        .fetch_one(&mut *self.tx)
+        .await?)
     }
 
     /// Records an audit event of this write.

@@ -5,6 +5,7 @@ mod database;
 #[path = "../support/server.rs"]
 mod server;
 
+mod access;
 mod admin_flow;
 mod bad_input;
 mod configuration;
