@@ -1,5 +1,6 @@
 //! Command-line flags, each with its environment variable.
 
+use crate::domain::limits::Limits;
 use clap::{Parser, ValueEnum};
 use std::net::SocketAddr;
 
@@ -69,12 +70,20 @@ pub struct Config {
     #[arg(long, env = "VEXIL_INIT_FRONTEND_TOKENS", value_delimiter = ',')]
     pub init_frontend_tokens: Vec<String>,
 
+    /// Turn off password sign-in (`POST /auth/simple/login`); reported as `disablePasswordAuth`.
+    #[arg(long, env = "VEXIL_DISABLE_PASSWORD_AUTH")]
+    pub disable_password_auth: bool,
+
     #[arg(long, env = "VEXIL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
     /// Largest accepted request body in bytes; larger ones get 413.
     #[arg(long, env = "VEXIL_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,
+
+    /// Resource limits: `--limit-<field>` / `VEXIL_LIMIT_<FIELD>` each.
+    #[command(flatten)]
+    pub limits: Limits,
 }
 
 /// "" or "/x…" without a trailing slash; "x" and "/x/" are read as "/x".
@@ -113,6 +122,8 @@ mod tests {
         assert_eq!(config.grpc_listen.to_string(), "0.0.0.0:4243");
         assert!(config.frontend_api_enabled);
         assert!(!config.trust_proxy);
+        assert_eq!(config.limits, Limits::default());
+        assert!(!config.disable_password_auth);
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",

@@ -44,7 +44,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         client: config.init_client_tokens.clone(),
         frontend: config.init_frontend_tokens.clone(),
     };
-    if let Some(secret) = tokens::seed(&store, &initial, auth_enabled)
+    if let Some(secret) = tokens::seed(&store, &initial, auth_enabled, &config.limits)
         .await
         .map_err(StartError::Tokens)?
     {
@@ -87,8 +87,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let state = Arc::new(AppState {
         store: store.clone(),
         auth_enabled,
+        password_auth: !config.disable_password_auth,
+        base_path: config.base_path.clone(),
         prometheus,
         openapi: http::openapi::render(&config.base_path),
+        limits: config.limits.clone(),
     });
     let app = http::router(state, serving, &config.base_path, config.body_limit);
     let listener = tokio::net::TcpListener::bind(config.listen).await?;

@@ -7,6 +7,7 @@ mod database;
 use database::TestDb;
 use vexil_control_plane::domain::events::{self, EventQuery};
 use vexil_control_plane::domain::features::{self, CreateFeature};
+use vexil_control_plane::domain::limits::Limits;
 use vexil_control_plane::domain::strategies::{self, Constraint, StrategyInput};
 use vexil_control_plane::domain::{client_document, environments, first_start, projects};
 use vexil_control_plane::store::{Actor, Store};
@@ -81,7 +82,7 @@ async fn a_write_commits_its_row_its_event_and_one_revision(db: TestDb) {
     let events_before = event_count(&store).await;
 
     let mut tx = store.begin_write(&tester()).await.unwrap();
-    let created = features::create(&mut tx, "default", flag("alpha"))
+    let created = features::create(&mut tx, "default", flag("alpha"), &Limits::default())
         .await
         .unwrap();
     assert!(tx.commit().await.unwrap());
@@ -108,10 +109,10 @@ async fn a_failed_write_leaves_nothing_behind(db: TestDb) {
     let events_before = event_count(&store).await;
     {
         let mut tx = store.begin_write(&tester()).await.unwrap();
-        features::create(&mut tx, "default", flag("beta"))
+        features::create(&mut tx, "default", flag("beta"), &Limits::default())
             .await
             .unwrap();
-        let error = features::create(&mut tx, "default", flag("beta"))
+        let error = features::create(&mut tx, "default", flag("beta"), &Limits::default())
             .await
             .unwrap_err();
         assert_eq!(error.kind, ErrorKind::NameExists);
@@ -129,7 +130,7 @@ async fn a_failed_write_leaves_nothing_behind(db: TestDb) {
 async fn a_no_op_write_moves_nothing(db: TestDb) {
     let store = seeded_store(&db).await;
     let mut tx = store.begin_write(&tester()).await.unwrap();
-    features::create(&mut tx, "default", flag("gamma"))
+    features::create(&mut tx, "default", flag("gamma"), &Limits::default())
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -146,7 +147,9 @@ async fn a_no_op_write_moves_nothing(db: TestDb) {
     assert_eq!(store.revision().await.unwrap(), revision);
 
     let mut tx = store.begin_write(&tester()).await.unwrap();
-    features::revive(&mut tx, "gamma").await.unwrap();
+    features::revive(&mut tx, "gamma", &Limits::default())
+        .await
+        .unwrap();
     assert!(
         !tx.commit().await.unwrap(),
         "reviving a live flag commits nothing"
@@ -159,7 +162,7 @@ async fn a_no_op_write_moves_nothing(db: TestDb) {
 async fn concurrent_writers_lose_no_update(db: TestDb) {
     let store = seeded_store(&db).await;
     let mut tx = store.begin_write(&tester()).await.unwrap();
-    features::create(&mut tx, "default", flag("delta"))
+    features::create(&mut tx, "default", flag("delta"), &Limits::default())
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -176,6 +179,7 @@ async fn concurrent_writers_lose_no_update(db: TestDb) {
                     "delta",
                     "production",
                     strategy("default", vec![]),
+                    &Limits::default(),
                 )
                 .await
                 .unwrap();
@@ -214,10 +218,10 @@ async fn concurrent_writers_lose_no_update(db: TestDb) {
 async fn the_client_document_compiles_and_evaluates(db: TestDb) {
     let store = seeded_store(&db).await;
     let mut tx = store.begin_write(&tester()).await.unwrap();
-    features::create(&mut tx, "default", flag("epsilon"))
+    features::create(&mut tx, "default", flag("epsilon"), &Limits::default())
         .await
         .unwrap();
-    features::create(&mut tx, "default", flag("archived-one"))
+    features::create(&mut tx, "default", flag("archived-one"), &Limits::default())
         .await
         .unwrap();
     let first = strategies::add(
@@ -226,14 +230,22 @@ async fn the_client_document_compiles_and_evaluates(db: TestDb) {
         "epsilon",
         "development",
         strategy("default", vec![user_in(&["ann"])]),
+        &Limits::default(),
     )
     .await
     .unwrap();
     let mut disabled = strategy("default", vec![]);
     disabled.disabled = Some(true);
-    strategies::add(&mut tx, "default", "epsilon", "development", disabled)
-        .await
-        .unwrap();
+    strategies::add(
+        &mut tx,
+        "default",
+        "epsilon",
+        "development",
+        disabled,
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
     features::set_enabled(&mut tx, "default", "epsilon", "development", true, false)
         .await
         .unwrap();

@@ -17,6 +17,8 @@ pub enum ErrorKind {
     NotFound,
     /// 405: the route exists but not with this method.
     MethodNotAllowed,
+    /// 400: a configured resource limit would be exceeded.
+    ExceedsLimit,
     /// 409: the name is taken.
     NameExists,
     /// 413: the request body is over the configured limit.
@@ -38,6 +40,7 @@ impl ErrorKind {
             ErrorKind::NoAccess => 403,
             ErrorKind::NotFound => 404,
             ErrorKind::MethodNotAllowed => 405,
+            ErrorKind::ExceedsLimit => 400,
             ErrorKind::NameExists => 409,
             ErrorKind::PayloadTooLarge => 413,
             ErrorKind::ContentType => 415,
@@ -54,6 +57,7 @@ impl ErrorKind {
             ErrorKind::NoAccess => "NoAccessError",
             ErrorKind::NotFound => "NotFoundError",
             ErrorKind::MethodNotAllowed => "MethodNotAllowedError",
+            ErrorKind::ExceedsLimit => "ExceedsLimitError",
             ErrorKind::NameExists => "NameExistsError",
             ErrorKind::PayloadTooLarge => "PayloadTooLargeError",
             ErrorKind::ContentType => "ContentTypeError",
@@ -157,6 +161,8 @@ mod tests {
         assert_eq!(ErrorKind::AuthenticationRequired.status(), 401);
         assert_eq!(ErrorKind::NoAccess.status(), 403);
         assert_eq!(ErrorKind::NameExists.status(), 409);
+        assert_eq!(ErrorKind::ExceedsLimit.status(), 400);
+        assert_eq!(ErrorKind::ExceedsLimit.name(), "ExceedsLimitError");
         assert_eq!(ErrorKind::PayloadTooLarge.status(), 413);
         assert_eq!(ErrorKind::ContentType.status(), 415);
         assert_eq!(ApiError::internal().kind.name(), "InternalError");

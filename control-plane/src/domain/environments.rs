@@ -1,7 +1,9 @@
 //! Environments. `development` and `production` exist from the first start.
 
 use super::events::{payload, EventType};
+use super::limits::{self, Limits};
 use super::names;
+use super::projects::to_count;
 use crate::store::environments::{self as environment_store, EnvironmentRow};
 use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
@@ -91,9 +93,20 @@ pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<Environment, Ap
     view(conn, row).await
 }
 
-pub async fn create(tx: &mut WriteTx, input: CreateEnvironment) -> Result<Environment, ApiError> {
+pub async fn create(
+    tx: &mut WriteTx,
+    input: CreateEnvironment,
+    limits: &Limits,
+) -> Result<Environment, ApiError> {
     names::validate("name", &input.name)?;
     validate_type(&input.environment_type)?;
+    let count = environment_store::count_all(tx.conn()).await?;
+    limits::ensure_within(
+        "environments",
+        "environments",
+        to_count(count) + 1,
+        limits.environments,
+    )?;
     if environment_store::get(tx.conn(), &input.name)
         .await?
         .is_some()

@@ -1,9 +1,11 @@
 //! Feature flags: metadata, per-environment switches, archive, revive and delete.
 
 use super::events::{payload, EventType};
+use super::limits::{self, Limits};
 use super::names;
-use super::projects;
+use super::projects::{self, to_count};
 use super::strategies::{self, Strategy};
+use super::variants::{self, FlagVariant};
 use crate::store::features::{self as feature_store, FeatureRow};
 use crate::store::projects as project_store;
 use crate::store::strategies as strategy_store;
@@ -87,8 +89,8 @@ pub struct FeatureEnvironment {
     pub environment_type: String,
     pub sort_order: i64,
     pub strategies: Vec<Strategy>,
-    /// Flag-level variants of the environment (a later version fills them).
-    pub variants: Vec<serde_json::Value>,
+    /// Flag-level variants of the environment.
+    pub variants: Vec<FlagVariant>,
 }
 
 /// A flag with its configuration in every environment of its project.
@@ -274,13 +276,14 @@ async fn view(conn: &mut AnyConnection, row: &FeatureRow) -> Result<Feature, Api
     let mut environments = Vec::new();
     for environment in feature_store::environments(conn, &row.project_id, &row.name).await? {
         let strategies = strategies::list_rows(conn, &row.name, &environment.name).await?;
+        let variants = variants::stored(conn, &row.name, &environment.name).await?;
         environments.push(FeatureEnvironment {
             name: environment.name,
             enabled: environment.enabled != 0,
             environment_type: environment.environment_type,
             sort_order: environment.sort_order,
             strategies,
-            variants: Vec::new(),
+            variants,
         });
     }
     Ok(Feature {
@@ -328,10 +331,12 @@ pub async fn create(
     tx: &mut WriteTx,
     project: &str,
     input: CreateFeature,
+    limits: &Limits,
 ) -> Result<FeatureSummary, ApiError> {
     names::validate("name", &input.name)?;
     projects::require(tx.conn(), project).await?;
     ensure_name_free(tx.conn(), &input.name).await?;
+    ensure_flag_room(tx, limits).await?;
     let row = FeatureRow {
         name: input.name,
         project_id: project.to_owned(),
@@ -503,14 +508,27 @@ pub async fn archive_many(
     Ok(())
 }
 
-/// Brings an archived flag back, off in every environment. Not archived: nothing to do.
-pub async fn revive(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
+/// 400 `ExceedsLimitError` when one more live flag would pass the `featureFlags` limit.
+async fn ensure_flag_room(tx: &mut WriteTx, limits: &Limits) -> Result<(), ApiError> {
+    let live = feature_store::count_live(tx.conn()).await?;
+    limits::ensure_within(
+        "featureFlags",
+        "live flags",
+        to_count(live) + 1,
+        limits.feature_flags,
+    )
+}
+
+/// Brings an archived flag back, off in every environment (it counts against `featureFlags` again). Not
+/// archived: nothing to do.
+pub async fn revive(tx: &mut WriteTx, name: &str, limits: &Limits) -> Result<(), ApiError> {
     let before = feature_store::get(tx.conn(), name)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Flag {name} does not exist")))?;
     if before.archived_at.is_none() {
         return Ok(());
     }
+    ensure_flag_room(tx, limits).await?;
     let after = FeatureRow {
         archived_at: None,
         ..before.clone()

@@ -2,12 +2,13 @@
 //! created by the first write ever (revision 1) with their audit events.
 
 use super::environments::{self, CreateEnvironment};
+use super::limits::Limits;
 use super::projects::{self, CreateProject, DEFAULT_PROJECT};
 use crate::store::{Actor, Store};
 use vexil_shared::ApiError;
 
 /// Seeds a new store; does nothing on a store that has seen any write. Safe for replicas starting together:
-/// only the write that takes revision 1 seeds.
+/// only the write that takes revision 1 seeds. The seed is within the default limits whatever is configured.
 pub async fn seed(store: &Store) -> Result<(), ApiError> {
     let mut tx = store.begin_write(&Actor::system()).await?;
     if tx.revision() != 1 {
@@ -20,7 +21,7 @@ pub async fn seed(store: &Store) -> Result<(), ApiError> {
             enabled: Some(true),
             sort_order: Some(sort_order),
         };
-        environments::create(&mut tx, environment).await?;
+        environments::create(&mut tx, environment, &Limits::default()).await?;
     }
     let project = CreateProject {
         id: Some(DEFAULT_PROJECT.to_owned()),
@@ -30,7 +31,7 @@ pub async fn seed(store: &Store) -> Result<(), ApiError> {
         default_stickiness: None,
         environments: None,
     };
-    projects::create(&mut tx, project).await?;
+    projects::create(&mut tx, project, &Limits::default()).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -2,12 +2,21 @@
 //! every function takes a store connection or a [`WriteTx`](crate::store::WriteTx) and returns the body types
 //! of the API or an [`ApiError`](vexil_shared::ApiError).
 
+pub mod access;
 pub mod client_document;
+pub mod context_fields;
 pub mod environments;
 pub mod events;
 pub mod features;
 pub mod first_start;
+pub mod groups;
+pub mod limits;
 pub mod names;
+pub mod playground;
 pub mod projects;
+pub mod segments;
 pub mod strategies;
+pub mod strategy_definitions;
 pub mod tokens;
+pub mod users;
+pub mod variants;

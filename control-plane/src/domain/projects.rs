@@ -1,9 +1,11 @@
 //! Projects and the environments each uses. `default` always exists.
 
 use super::events::{payload, EventType};
+use super::limits::{self, Limits};
 use super::names;
 use crate::store::environments as environment_store;
 use crate::store::projects::{self as project_store, ProjectRow};
+use crate::store::segments as segment_store;
 use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
@@ -134,10 +136,16 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Project, ApiError
     view(conn, row).await
 }
 
-pub async fn create(tx: &mut WriteTx, input: CreateProject) -> Result<Project, ApiError> {
+pub async fn create(
+    tx: &mut WriteTx,
+    input: CreateProject,
+    limits: &Limits,
+) -> Result<Project, ApiError> {
     let id = input.id.unwrap_or_else(|| input.name.clone());
     names::validate("id", &id)?;
     validate_display_name(&input.name)?;
+    let count = project_store::count_all(tx.conn()).await?;
+    limits::ensure_within("projects", "projects", to_count(count) + 1, limits.projects)?;
     if project_store::get(tx.conn(), &id).await?.is_some() {
         return Err(ApiError::name_exists(format!(
             "A project with id {id} already exists"
@@ -221,7 +229,8 @@ pub async fn update(tx: &mut WriteTx, id: &str, input: UpdateProject) -> Result<
     Ok(project)
 }
 
-/// Deletes a project that holds no flags (archived ones included); `default` cannot be deleted.
+/// Deletes a project that holds no flags (archived ones included) and owns no segments; `default` cannot be
+/// deleted.
 pub async fn delete(tx: &mut WriteTx, id: &str) -> Result<(), ApiError> {
     if id == DEFAULT_PROJECT {
         return Err(ApiError::validation(
@@ -232,6 +241,11 @@ pub async fn delete(tx: &mut WriteTx, id: &str) -> Result<(), ApiError> {
     if project_store::feature_count(tx.conn(), id, true).await? > 0 {
         return Err(ApiError::validation(format!(
             "Project {id} still holds flags; archive and delete them first"
+        )));
+    }
+    if segment_store::count_in_project(tx.conn(), id).await? > 0 {
+        return Err(ApiError::validation(format!(
+            "Project {id} still owns segments; delete them or make them global first"
         )));
     }
     let before = view(tx.conn(), row).await?;
@@ -300,4 +314,9 @@ pub async fn remove_environment(
     })
     .await?;
     Ok(())
+}
+
+/// A SQL count as a `usize`.
+pub(crate) fn to_count(count: i64) -> usize {
+    usize::try_from(count).unwrap_or(usize::MAX)
 }

@@ -1,8 +1,11 @@
-//! The strategies of a flag in an environment: built-in strategy names only (custom strategy definitions come
-//! later), validated constraints, normalised variants, parameters stored as strings. Ids are UUIDs.
+//! The strategies of a flag in an environment: a defined strategy name (built-in or custom), validated
+//! constraints, existing segments (a project segment only in its project), normalised variants, parameters
+//! stored as strings, within the resource limits. Ids are UUIDs.
 
 use super::events::{payload, EventType};
 use super::features::{self, ensure_not_archived, require_in_project, require_project_environment};
+use super::limits::{self, Limits};
+use super::{segments, strategy_definitions};
 use crate::store::features::{self as feature_store, FeatureRow};
 use crate::store::projects as project_store;
 use crate::store::strategies::{self as strategy_store, StrategyRow};
@@ -14,18 +17,6 @@ use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use uuid::Uuid;
 use vexil_shared::ApiError;
-
-/// The built-in strategies a flag may use.
-pub const BUILT_IN_STRATEGIES: [&str; 8] = [
-    "default",
-    "flexibleRollout",
-    "userWithId",
-    "gradualRolloutUserId",
-    "gradualRolloutSessionId",
-    "gradualRolloutRandom",
-    "remoteAddress",
-    "applicationHostname",
-];
 
 /// The constraint operators: the spec's 15 and Vexil's four extras.
 pub const OPERATORS: [&str; 19] = [
@@ -146,7 +137,7 @@ pub struct StrategyInput {
     #[schema(value_type = Option<Object>)]
     pub parameters: Option<serde_json::Map<String, Value>>,
     pub variants: Option<Vec<StrategyVariant>>,
-    /// Segment ids (segments come in a later version: any id is unknown for now).
+    /// Ids of existing segments; a project's segment only in that project.
     pub segments: Option<Vec<i64>>,
 }
 
@@ -238,7 +229,7 @@ async fn writable_feature(
     Ok(row)
 }
 
-fn validate_constraints(constraints: &[Constraint]) -> Result<(), ApiError> {
+pub(crate) fn validate_constraints(constraints: &[Constraint]) -> Result<(), ApiError> {
     for (index, constraint) in constraints.iter().enumerate() {
         super::names::validate(
             &format!("constraints[{index}].contextName"),
@@ -257,7 +248,7 @@ fn validate_constraints(constraints: &[Constraint]) -> Result<(), ApiError> {
 
 /// Checks payloads and weights, then spreads `1000 − Σfix` over the `variable` variants (the remainder one by
 /// one to the first ones).
-fn normalize_variants(
+pub(crate) fn normalize_variants(
     mut variants: Vec<StrategyVariant>,
 ) -> Result<Vec<StrategyVariant>, ApiError> {
     if variants.is_empty() {
@@ -266,6 +257,15 @@ fn normalize_variants(
     let mut fixed_total: u32 = 0;
     for (index, variant) in variants.iter().enumerate() {
         super::names::validate(&format!("variants[{index}].name"), &variant.name)?;
+        if variants[..index]
+            .iter()
+            .any(|other| other.name == variant.name)
+        {
+            return Err(ApiError::validation(format!(
+                "variants[{index}].name: {} is used twice",
+                variant.name
+            )));
+        }
         if let Some(payload) = &variant.payload {
             if !PAYLOAD_TYPES.contains(&payload.payload_type.as_str()) {
                 return Err(ApiError::validation(format!(
@@ -357,13 +357,7 @@ async fn validated_row(
     input: StrategyInput,
     template: StrategyRow,
 ) -> Result<StrategyRow, ApiError> {
-    if !BUILT_IN_STRATEGIES.contains(&input.name.as_str()) {
-        return Err(ApiError::validation(format!(
-            "name: unknown strategy {:?}; expected one of {}",
-            input.name,
-            BUILT_IN_STRATEGIES.join(", ")
-        )));
-    }
+    strategy_definitions::ensure_defined(tx.conn(), &input.name).await?;
     if let Some(title) = &input.title {
         if title.chars().count() > 100 {
             return Err(ApiError::validation(
@@ -374,11 +368,7 @@ async fn validated_row(
     let constraints = input.constraints.unwrap_or_default();
     validate_constraints(&constraints)?;
     let segments = input.segments.unwrap_or_default();
-    if let Some(segment) = segments.first() {
-        return Err(ApiError::validation(format!(
-            "segments: segment {segment} does not exist"
-        )));
-    }
+    segments::check_strategy_segments(tx.conn(), &segments, &feature.project_id).await?;
     let variants = normalize_variants(input.variants.unwrap_or_default())?;
     let project_stickiness = project_store::get(tx.conn(), &feature.project_id)
         .await?
@@ -401,6 +391,31 @@ async fn validated_row(
         segments: to_column(&segments),
         ..template
     })
+}
+
+/// 400 `ExceedsLimitError` for too many constraints, constraint values or segments on one strategy.
+fn check_limits(input: &StrategyInput, limits: &Limits) -> Result<(), ApiError> {
+    let constraints = input.constraints.as_deref().unwrap_or_default();
+    limits::ensure_within(
+        "constraints",
+        "the constraints of this strategy",
+        constraints.len(),
+        limits.constraints,
+    )?;
+    for (index, constraint) in constraints.iter().enumerate() {
+        limits::ensure_within(
+            "constraintValues",
+            &format!("the values of constraints[{index}]"),
+            constraint.values.len(),
+            limits.constraint_values,
+        )?;
+    }
+    limits::ensure_within(
+        "strategySegments",
+        "the segments of this strategy",
+        input.segments.as_ref().map_or(0, Vec::len),
+        limits.strategy_segments,
+    )
 }
 
 fn strategy_event(
@@ -472,12 +487,22 @@ pub async fn add(
     feature: &str,
     environment: &str,
     input: StrategyInput,
+    limits: &Limits,
 ) -> Result<Strategy, ApiError> {
     let feature = writable_feature(tx, project, feature, environment).await?;
+    check_limits(&input, limits)?;
+    let existing = strategy_store::list(tx.conn(), &feature.name, environment).await?;
+    limits::ensure_within(
+        "featureEnvironmentStrategies",
+        "the strategies of this flag in this environment",
+        existing.len() + 1,
+        limits.feature_environment_strategies,
+    )?;
     insert(tx, &feature, environment, input).await
 }
 
-/// The strategy a flag gets when turned on without one: `flexibleRollout` at 100 %.
+/// The strategy a flag gets when turned on without one: `flexibleRollout` at 100 % (not limited: turning a
+/// flag on never fails on `featureEnvironmentStrategies`).
 pub async fn add_default(
     tx: &mut WriteTx,
     feature: &FeatureRow,
@@ -556,8 +581,10 @@ pub async fn update(
     environment: &str,
     id: Uuid,
     input: StrategyInput,
+    limits: &Limits,
 ) -> Result<Strategy, ApiError> {
     let feature = writable_feature(tx, project, feature, environment).await?;
+    check_limits(&input, limits)?;
     let before = require_strategy(tx, &feature.name, environment, &id.to_string()).await?;
     let after = validated_row(tx, &feature, input, before.clone()).await?;
     let (old, new) = (view(&before)?, view(&after)?);
@@ -586,6 +613,7 @@ pub async fn patch(
     environment: &str,
     id: Uuid,
     operations: json_patch::Patch,
+    limits: &Limits,
 ) -> Result<Strategy, ApiError> {
     writable_feature(tx, project, feature, environment).await?;
     let current = view(&require_strategy(tx, feature, environment, &id.to_string()).await?)?;
@@ -608,7 +636,7 @@ pub async fn patch(
             error.inner()
         ))
     })?;
-    update(tx, project, feature, environment, id, input).await
+    update(tx, project, feature, environment, id, input, limits).await
 }
 
 pub async fn delete(

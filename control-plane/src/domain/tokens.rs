@@ -1,14 +1,21 @@
-//! API tokens: secrets `<projects>:<environment>.<random>`, stored as SHA-256 hashes only and looked up by
-//! hash (so no secret is ever compared byte by byte). Creating, listing and revoking tokens over the API comes
-//! in a later version; here: the tokens given at start, the first admin token, and authentication.
+//! API tokens: secrets `<projects>:<environment>.<random>` (224 random bits from the OS CSPRNG), stored as
+//! SHA-256 hashes only and looked up by hash, so no secret is ever compared byte by byte. The secret is shown
+//! once, in the answer that creates it; lists and events never hold it. Also: the tokens given at start and
+//! the first admin token.
 
-use super::events::EventType;
+use super::events::{payload, EventType};
+use super::limits::{self, Limits};
+use crate::store::environments as environment_store;
+use crate::store::projects as project_store;
 use crate::store::tokens::{self as token_store, TokenRow};
-use crate::store::{timestamp_now, Actor, NewEvent, Store, WriteTx};
+use crate::store::{corrupt_json, Actor, NewEvent, Store, WriteTx};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sqlx::AnyConnection;
 use std::fmt::Write as _;
-use vexil_shared::{ApiError, ErrorKind};
+use utoipa::ToSchema;
+use vexil_shared::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenKind {
@@ -26,7 +33,7 @@ impl TokenKind {
         }
     }
 
-    fn parse(text: &str) -> Option<TokenKind> {
+    pub fn parse(text: &str) -> Option<TokenKind> {
         match text {
             "admin" => Some(TokenKind::Admin),
             "client" | "backend" => Some(TokenKind::Client),
@@ -36,40 +43,31 @@ impl TokenKind {
     }
 }
 
-/// Who a valid token belongs to and what it may reach.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
-    pub name: String,
-    pub kind: TokenKind,
-    pub projects: Vec<String>,
-    pub environment: String,
-}
-
-impl Principal {
-    /// The caller when authentication is off (`--auth-type none`).
-    pub fn unauthenticated_admin() -> Principal {
-        Principal {
-            name: "admin".to_owned(),
-            kind: TokenKind::Admin,
-            projects: vec!["*".to_owned()],
-            environment: "*".to_owned(),
-        }
-    }
-
-    pub fn actor(&self) -> Actor {
-        Actor::token(&self.name)
-    }
-}
-
 /// Lowercase hex SHA-256 of a secret.
 pub fn hash_secret(secret: &str) -> String {
-    let digest = Sha256::digest(secret.as_bytes());
-    let mut hex = String::with_capacity(64);
-    for byte in digest {
+    hex(&Sha256::digest(secret.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut hex = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
         let _ = write!(hex, "{byte:02x}");
     }
     hex
 }
+
+/// `bytes` random bytes from the operating system's CSPRNG, as lowercase hex.
+pub fn random_hex(bytes: usize) -> Result<String, ApiError> {
+    let mut buffer = vec![0u8; bytes];
+    getrandom::fill(&mut buffer).map_err(|error| {
+        tracing::error!(%error, "no randomness for a new secret");
+        ApiError::internal()
+    })?;
+    Ok(hex(&buffer))
+}
+
+/// Random bytes of a token secret: 28 bytes (224 bits), 56 hex characters.
+pub const SECRET_RANDOM_BYTES: usize = 28;
 
 /// The scope a secret's prefix declares: `(projects, environment)`.
 fn parse_scope(secret: &str) -> Option<(Vec<String>, String)> {
@@ -81,67 +79,254 @@ fn parse_scope(secret: &str) -> Option<(Vec<String>, String)> {
     Some((vec![projects.to_owned()], environment.to_owned()))
 }
 
-/// Authenticates an `Authorization` header value (`<secret>` or `Bearer <secret>`).
-pub async fn authenticate(
-    conn: &mut AnyConnection,
-    header: Option<&str>,
-) -> Result<Principal, ApiError> {
-    let unauthenticated = |message: &str| ApiError::new(ErrorKind::AuthenticationRequired, message);
-    let header = header.map(str::trim).filter(|value| !value.is_empty());
-    let Some(header) = header else {
-        return Err(unauthenticated(
-            "You must be authenticated: send an API token in the Authorization header",
-        ));
-    };
-    let secret = match (header.get(..7), header.get(7..)) {
-        (Some(prefix), Some(rest)) if prefix.eq_ignore_ascii_case("bearer ") => rest.trim(),
-        _ => header,
-    };
-    let Some(row) = token_store::get_by_hash(conn, &hash_secret(secret)).await? else {
-        return Err(unauthenticated("The API token is not valid"));
-    };
-    if let Some(expires_at) = &row.expires_at {
-        if expires_at.as_str() <= timestamp_now().as_str() {
-            return Err(unauthenticated("The API token has expired"));
-        }
-    }
-    let kind =
-        TokenKind::parse(&row.kind).ok_or_else(|| unauthenticated("The API token is not valid"))?;
-    let projects: Vec<String> = serde_json::from_str(&row.projects).unwrap_or_default();
-    Ok(Principal {
-        name: row.name,
-        kind,
+/// An API token as the API shows it (apiTokenSchema). `secret` is only set in the answer that creates it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiToken {
+    pub secret: Option<String>,
+    pub token_name: String,
+    #[serde(rename = "type")]
+    pub token_type: String,
+    /// `*` for admin tokens.
+    pub environment: String,
+    /// The secret's prefix: one project id, `*` for all, `[]` for several.
+    pub project: String,
+    pub projects: Vec<String>,
+    pub expires_at: Option<String>,
+    pub created_at: String,
+    pub seen_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ApiTokenList {
+    pub tokens: Vec<ApiToken>,
+}
+
+/// `POST /api/admin/api-tokens`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateApiToken {
+    /// Also accepted as `username` (older clients).
+    #[serde(alias = "username")]
+    pub token_name: String,
+    /// `client` (also `backend`), `frontend` or `admin`.
+    #[serde(rename = "type")]
+    pub token_type: String,
+    /// Default `development`; admin tokens are always `*`.
+    pub environment: Option<String>,
+    /// One project (older clients); `projects` wins.
+    pub project: Option<String>,
+    /// Default `["*"]`.
+    pub projects: Option<Vec<String>>,
+    pub expires_at: Option<String>,
+}
+
+/// `PUT /api/admin/api-tokens/:token`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateApiToken {
+    pub expires_at: String,
+}
+
+/// An RFC 3339 timestamp of the body, normalised to UTC with milliseconds (so stored timestamps compare as
+/// text); the message names `field`.
+pub fn parse_timestamp(field: &str, text: &str) -> Result<String, ApiError> {
+    let parsed = DateTime::parse_from_rfc3339(text.trim()).map_err(|error| {
+        ApiError::validation(format!("{field} must be an RFC 3339 date-time: {error}"))
+    })?;
+    Ok(parsed
+        .with_timezone(&Utc)
+        .to_rfc3339_opts(SecondsFormat::Millis, true))
+}
+
+fn view(row: TokenRow, secret: Option<String>) -> Result<ApiToken, ApiError> {
+    let projects: Vec<String> = serde_json::from_str(&row.projects)
+        .map_err(|error| corrupt_json("api_tokens.projects", error))?;
+    Ok(ApiToken {
+        secret,
+        project: scope_prefix(&projects),
         projects,
+        token_name: row.name,
+        token_type: row.kind,
         environment: row.environment,
+        expires_at: row.expires_at,
+        created_at: row.created_at,
+        seen_at: None,
     })
 }
 
-/// 403 unless the principal is an admin.
-pub fn require_admin(principal: &Principal) -> Result<(), ApiError> {
-    if principal.kind != TokenKind::Admin {
-        return Err(ApiError::new(
-            ErrorKind::NoAccess,
-            format!(
-                "A {} token cannot use the admin API",
-                principal.kind.as_str()
-            ),
+fn scope_prefix(projects: &[String]) -> String {
+    match projects {
+        [one] => one.clone(),
+        _ => "[]".to_owned(),
+    }
+}
+
+pub async fn list(conn: &mut AnyConnection) -> Result<ApiTokenList, ApiError> {
+    let tokens = token_store::list(conn)
+        .await?
+        .into_iter()
+        .map(|row| view(row, None))
+        .collect::<Result<_, _>>()?;
+    Ok(ApiTokenList { tokens })
+}
+
+/// Creates a token and returns it with its secret (the only time the secret is shown). Within the apiTokens
+/// resource limit (every API token counts; personal access tokens are elsewhere).
+pub async fn create(
+    tx: &mut WriteTx,
+    input: CreateApiToken,
+    limits: &Limits,
+) -> Result<ApiToken, ApiError> {
+    let name = input.token_name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(ApiError::validation(
+            "tokenName must be 1 to 100 characters long",
         ));
     }
+    let kind = TokenKind::parse(&input.token_type.to_ascii_lowercase()).ok_or_else(|| {
+        ApiError::validation("type must be one of client, backend, frontend or admin")
+    })?;
+    let (projects, environment) = match kind {
+        TokenKind::Admin => {
+            if input.environment.as_deref().is_some_and(|env| env != "*") {
+                return Err(ApiError::validation(
+                    "environment of an admin token must be * (or absent)",
+                ));
+            }
+            (vec!["*".to_owned()], "*".to_owned())
+        }
+        TokenKind::Client | TokenKind::Frontend => {
+            let environment = input
+                .environment
+                .unwrap_or_else(|| "development".to_owned());
+            if environment_store::get(tx.conn(), &environment)
+                .await?
+                .is_none()
+            {
+                return Err(ApiError::validation(format!(
+                    "environment: {environment} does not exist"
+                )));
+            }
+            let mut projects = input
+                .projects
+                .or(input.project.map(|project| vec![project]))
+                .unwrap_or_else(|| vec!["*".to_owned()]);
+            projects.sort();
+            projects.dedup();
+            if projects.is_empty() {
+                return Err(ApiError::validation("projects must not be empty"));
+            }
+            if projects.len() > 1 && projects.iter().any(|project| project == "*") {
+                return Err(ApiError::validation(
+                    "projects: * (all projects) cannot be combined with other projects",
+                ));
+            }
+            for project in projects.iter().filter(|project| *project != "*") {
+                if project_store::get(tx.conn(), project).await?.is_none() {
+                    return Err(ApiError::validation(format!(
+                        "projects: {project} does not exist"
+                    )));
+                }
+            }
+            (projects, environment)
+        }
+    };
+    let expires_at = input
+        .expires_at
+        .map(|text| parse_timestamp("expiresAt", &text))
+        .transpose()?;
+    ensure_token_room(tx, limits).await?;
+    let secret = format!(
+        "{}:{environment}.{}",
+        scope_prefix(&projects),
+        random_hex(SECRET_RANDOM_BYTES)?
+    );
+    let row = TokenRow {
+        secret_hash: hash_secret(&secret),
+        name,
+        kind: kind.as_str().to_owned(),
+        projects: serde_json::json!(projects).to_string(),
+        environment,
+        expires_at,
+        created_at: tx.now().to_owned(),
+    };
+    token_store::insert(tx.conn(), &row).await?;
+    let token = view(row, None)?;
+    tx.record(NewEvent {
+        event_type: EventType::ApiTokenCreated.as_str(),
+        environment: Some(token.environment.clone()),
+        data: Some(payload(&token)),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(ApiToken {
+        secret: Some(secret),
+        ..token
+    })
+}
+
+/// Sets the expiry of the token with this secret (404 if there is none).
+pub async fn update(tx: &mut WriteTx, secret: &str, input: UpdateApiToken) -> Result<(), ApiError> {
+    let expires_at = parse_timestamp("expiresAt", &input.expires_at)?;
+    let hash = hash_secret(secret);
+    let row = token_store::get_by_hash(tx.conn(), &hash)
+        .await?
+        .ok_or_else(|| ApiError::not_found("There is no API token with this secret"))?;
+    if row.expires_at.as_deref() == Some(expires_at.as_str()) {
+        return Ok(());
+    }
+    token_store::set_expiry(tx.conn(), &hash, Some(&expires_at)).await?;
+    let before = view(row.clone(), None)?;
+    let after = ApiToken {
+        expires_at: Some(expires_at),
+        ..before.clone()
+    };
+    tx.record(NewEvent {
+        event_type: EventType::ApiTokenUpdated.as_str(),
+        environment: Some(after.environment.clone()),
+        data: Some(payload(&after)),
+        pre_data: Some(payload(&before)),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(())
+}
+
+/// Deletes the token with this secret; an unknown secret changes nothing (spec endpoint 13).
+pub async fn delete(tx: &mut WriteTx, secret: &str) -> Result<(), ApiError> {
+    let hash = hash_secret(secret);
+    let Some(row) = token_store::get_by_hash(tx.conn(), &hash).await? else {
+        return Ok(());
+    };
+    token_store::delete(tx.conn(), &hash).await?;
+    let before = view(row, None)?;
+    tx.record(NewEvent {
+        event_type: EventType::ApiTokenDeleted.as_str(),
+        environment: Some(before.environment.clone()),
+        pre_data: Some(payload(&before)),
+        ..NewEvent::default()
+    })
+    .await?;
     Ok(())
 }
 
 /// A fresh admin secret: `*:*.` and 56 random hex characters.
 fn generate_admin_secret() -> Result<String, ApiError> {
-    let mut bytes = [0u8; 28];
-    getrandom::fill(&mut bytes).map_err(|error| {
-        tracing::error!(%error, "no randomness for a new token");
-        ApiError::internal()
-    })?;
-    let mut secret = String::from("*:*.");
-    for byte in bytes {
-        let _ = write!(secret, "{byte:02x}");
-    }
-    Ok(secret)
+    Ok(format!("*:*.{}", random_hex(SECRET_RANDOM_BYTES)?))
+}
+
+/// 400 `ExceedsLimitError` when one more API token would pass the apiTokens limit.
+async fn ensure_token_room(tx: &mut WriteTx, limits: &Limits) -> Result<(), ApiError> {
+    let count = token_store::count(tx.conn()).await?;
+    limits::ensure_within(
+        "apiTokens",
+        "API tokens",
+        usize::try_from(count)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1),
+        limits.api_tokens,
+    )
 }
 
 /// Stores a token named `name` unless its hash is already there; records `api-token-created` (without the
@@ -151,11 +336,13 @@ async fn insert_if_absent(
     kind: TokenKind,
     secret: &str,
     name: String,
+    limits: &Limits,
 ) -> Result<(), ApiError> {
     let hash = hash_secret(secret);
     if token_store::get_by_hash(tx.conn(), &hash).await?.is_some() {
         return Ok(());
     }
+    ensure_token_room(tx, limits).await?;
     let (projects, environment) = match kind {
         TokenKind::Admin => (vec!["*".to_owned()], "*".to_owned()),
         TokenKind::Client | TokenKind::Frontend => parse_scope(secret).ok_or_else(|| {
@@ -175,14 +362,11 @@ async fn insert_if_absent(
         created_at: tx.now().to_owned(),
     };
     token_store::insert(tx.conn(), &row).await?;
+    let token = view(row, None)?;
     tx.record(NewEvent {
         event_type: EventType::ApiTokenCreated.as_str(),
-        data: Some(serde_json::json!({
-            "tokenName": row.name,
-            "type": row.kind,
-            "projects": projects,
-            "environment": row.environment,
-        })),
+        environment: Some(token.environment.clone()),
+        data: Some(payload(&token)),
         ..NewEvent::default()
     })
     .await?;
@@ -203,6 +387,7 @@ pub async fn seed(
     store: &Store,
     tokens: &InitialTokens,
     create_first_admin: bool,
+    limits: &Limits,
 ) -> Result<Option<String>, ApiError> {
     let mut tx = store.begin_write(&Actor::system()).await?;
     for (kind, secrets) in [
@@ -216,7 +401,7 @@ pub async fn seed(
             .filter(|secret| !secret.is_empty());
         for (index, secret) in secrets.enumerate() {
             let name = format!("init-{}-token-{}", kind.as_str(), index + 1);
-            insert_if_absent(&mut tx, kind, secret, name).await?;
+            insert_if_absent(&mut tx, kind, secret, name, limits).await?;
         }
     }
     let mut first_admin = None;
@@ -229,6 +414,7 @@ pub async fn seed(
             TokenKind::Admin,
             &secret,
             "first-admin-token".to_owned(),
+            limits,
         )
         .await?;
         first_admin = Some(secret);

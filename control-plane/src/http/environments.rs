@@ -62,7 +62,7 @@ pub async fn create(
     JsonBody(input): JsonBody<CreateEnvironment>,
 ) -> Result<(StatusCode, Json<Environment>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    let environment = environments::create(&mut tx, input).await?;
+    let environment = environments::create(&mut tx, input, &state.limits).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(environment)))
 }

@@ -1,22 +1,28 @@
 //! The extractors: one per cross-cutting concern, each rejecting with an [`ApiError`].
 //!
-//! - [`AdminActor`]: the `Authorization` token, which must be an admin token (401 / 403).
+//! - [`AdminActor`]: the caller of an admin route (API token, personal access token or session cookie, 401)
+//!   with the permission for this method and path ([`access::authorize`], 403).
 //! - [`JsonBody`]: a JSON body (415 without a JSON content type, 413 over the limit, 400 naming the bad field).
 //! - [`PathParams`] and [`QueryParams`]: typed path and query parameters (400 naming the bad one).
 
 use super::AppState;
-use crate::domain::tokens::{self, Principal};
+use crate::domain::access::{self, Area, Caller};
 use crate::store::Actor;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, COOKIE};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use vexil_shared::{ApiError, ErrorKind};
 
-/// The caller of an admin route: an admin token (any token at all is fine with `--auth-type none`).
+/// The name of the session cookie `POST /auth/simple/login` sets.
+pub const SESSION_COOKIE: &str = "vexil-session";
+
+/// The caller of an admin route, authenticated and allowed this method on this path. Every admin handler
+/// takes it, so this is the one place the permission rule is applied. For callers on `/api/admin/user…` it
+/// is always a user (`Actor::user_id` is theirs): the rule gives admin tokens no own account.
 pub struct AdminActor(pub Actor);
 
 impl FromRequestParts<Arc<AppState>> for AdminActor {
@@ -26,23 +32,39 @@ impl FromRequestParts<Arc<AppState>> for AdminActor {
         parts: &mut Parts,
         state: &Arc<AppState>,
     ) -> Result<Self, ApiError> {
-        if !state.auth_enabled {
-            return Ok(AdminActor(Principal::unauthenticated_admin().actor()));
-        }
-        let header = match parts.headers.get(AUTHORIZATION) {
-            Some(value) => Some(value.to_str().map_err(|_| {
-                ApiError::new(
-                    ErrorKind::AuthenticationRequired,
-                    "The Authorization header is not valid text",
-                )
-            })?),
-            None => None,
+        let caller = if state.auth_enabled {
+            let authorization = match parts.headers.get(AUTHORIZATION) {
+                Some(value) => Some(value.to_str().map_err(|_| {
+                    ApiError::new(
+                        ErrorKind::AuthenticationRequired,
+                        "The Authorization header is not valid text",
+                    )
+                })?),
+                None => None,
+            };
+            let session = session_cookie(&parts.headers);
+            let mut conn = state.store.read().await?;
+            access::authenticate(&mut conn, authorization, session.as_deref()).await?
+        } else {
+            Caller::unauthenticated_admin()
         };
-        let mut conn = state.store.read().await?;
-        let principal = tokens::authenticate(&mut conn, header).await?;
-        tokens::require_admin(&principal)?;
-        Ok(AdminActor(principal.actor()))
+        // Under a base path, the nested router sees the path without it.
+        let read = parts.method == Method::GET || parts.method == Method::HEAD;
+        access::authorize(caller.credential, read, Area::of_path(parts.uri.path()))?;
+        Ok(AdminActor(caller.actor))
     }
+}
+
+/// The value of the session cookie, if the request carries one.
+fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(cookie::Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|cookie| cookie.name() == SESSION_COOKIE)
+        .map(|cookie| cookie.value().to_owned())
 }
 
 /// A JSON request body deserialized into `T`.

@@ -80,7 +80,7 @@ pub async fn create(
     JsonBody(input): JsonBody<CreateFeature>,
 ) -> Result<(StatusCode, Json<FeatureSummary>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    let feature = features::create(&mut tx, &path.project_id, input).await?;
+    let feature = features::create(&mut tx, &path.project_id, input, &state.limits).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(feature)))
 }
@@ -307,7 +307,7 @@ pub async fn revive(
     PathParams(path): PathParams<FeatureNamePath>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    features::revive(&mut tx, &path.feature_name).await?;
+    features::revive(&mut tx, &path.feature_name, &state.limits).await?;
     tx.commit().await?;
     Ok(StatusCode::OK)
 }

@@ -1,15 +1,24 @@
 //! The HTTP layer: the router, the shared state and thin handlers that extract, call the domain and answer.
 
+pub mod context_fields;
 pub mod environments;
 pub mod events;
 pub mod extract;
 pub mod features;
+pub mod groups;
 pub mod health;
 pub mod openapi;
+pub mod playground;
 pub mod projects;
+pub mod segments;
 pub mod strategies;
+pub mod strategy_definitions;
 pub mod telemetry;
+pub mod tokens;
+pub mod users;
+pub mod variants;
 
+use crate::domain::limits::Limits;
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::OriginalUri;
@@ -25,9 +34,14 @@ pub struct AppState {
     pub store: Store,
     /// False with `--auth-type none`.
     pub auth_enabled: bool,
+    /// False with `--disable-password-auth`.
+    pub password_auth: bool,
+    /// "" or "/x".
+    pub base_path: String,
     pub prometheus: PrometheusHandle,
     /// The OpenAPI document, rendered once.
     pub openapi: serde_json::Value,
+    pub limits: Limits,
 }
 
 /// Every route, under `base_path` ("" or "/x"), with JSON errors for unknown routes and wrong methods.
@@ -140,10 +154,87 @@ pub fn router(
                 .patch(strategies::patch)
                 .delete(strategies::delete),
         )
+        .route(
+            &format!("{feature_environment}/variants"),
+            get(variants::get).put(variants::put).patch(variants::patch),
+        )
+        .route(
+            &format!("{admin}/segments"),
+            get(segments::list).post(segments::create),
+        )
+        .route(
+            &format!("{admin}/segments/{{id}}"),
+            get(segments::get)
+                .put(segments::update)
+                .delete(segments::delete),
+        )
+        .route(
+            &format!("{admin}/strategies"),
+            get(strategy_definitions::list).post(strategy_definitions::create),
+        )
+        .route(
+            &format!("{admin}/strategies/{{strategyName}}"),
+            get(strategy_definitions::get)
+                .put(strategy_definitions::update)
+                .delete(strategy_definitions::delete),
+        )
+        .route(
+            &format!("{admin}/strategies/{{strategyName}}/deprecate"),
+            post(strategy_definitions::deprecate),
+        )
+        .route(
+            &format!("{admin}/strategies/{{strategyName}}/reactivate"),
+            post(strategy_definitions::reactivate),
+        )
+        .route(
+            &format!("{admin}/context"),
+            get(context_fields::list).post(context_fields::create),
+        )
+        .route(
+            &format!("{admin}/context/{{contextField}}"),
+            get(context_fields::get)
+                .put(context_fields::update)
+                .delete(context_fields::delete),
+        )
+        .route(&format!("{admin}/playground"), post(playground::evaluate))
         .route(&format!("{admin}/events"), get(events::list))
         .route(
             &format!("{admin}/events/{{featureName}}"),
             get(events::of_feature),
+        )
+        .route(
+            &format!("{admin}/api-tokens"),
+            get(tokens::list).post(tokens::create),
+        )
+        .route(
+            &format!("{admin}/api-tokens/{{token}}"),
+            put(tokens::update).delete(tokens::delete),
+        )
+        .route(
+            &format!("{admin}/user-admin"),
+            get(users::list).post(users::create),
+        )
+        .route(
+            &format!("{admin}/user-admin/{{id}}"),
+            get(users::get).put(users::update).delete(users::delete),
+        )
+        .route(&format!("{admin}/user"), get(users::current))
+        .route(
+            &format!("{admin}/user/tokens"),
+            get(users::list_pats).post(users::create_pat),
+        )
+        .route(
+            &format!("{admin}/user/tokens/{{id}}"),
+            delete(users::delete_pat),
+        )
+        .route("/auth/simple/login", post(users::login))
+        .route(
+            &format!("{admin}/groups"),
+            get(groups::list).post(groups::create),
+        )
+        .route(
+            &format!("{admin}/groups/{{groupId}}"),
+            get(groups::get).put(groups::replace).delete(groups::delete),
         )
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
         .with_state(state)

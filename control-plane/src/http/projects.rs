@@ -54,7 +54,7 @@ pub async fn create(
     JsonBody(input): JsonBody<CreateProject>,
 ) -> Result<(StatusCode, Json<Project>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    let project = projects::create(&mut tx, input).await?;
+    let project = projects::create(&mut tx, input, &state.limits).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(project)))
 }

@@ -84,6 +84,7 @@ pub async fn add(
         &path.feature_name,
         &path.environment,
         input,
+        &state.limits,
     )
     .await?;
     tx.commit().await?;
@@ -139,6 +140,7 @@ pub async fn update(
         &path.environment,
         path.strategy_id.0,
         input,
+        &state.limits,
     )
     .await?;
     tx.commit().await?;
@@ -169,6 +171,7 @@ pub async fn patch(
         &path.environment,
         path.strategy_id.0,
         operations,
+        &state.limits,
     )
     .await?;
     tx.commit().await?;

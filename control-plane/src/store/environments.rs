@@ -61,6 +61,7 @@ pub async fn update(conn: &mut AnyConnection, row: &EnvironmentRow) -> Result<()
 pub async fn delete(conn: &mut AnyConnection, name: &str) -> Result<(), StoreError> {
     for sql in [
         "DELETE FROM feature_strategies WHERE environment = $1",
+        "DELETE FROM feature_environment_variants WHERE environment = $1",
         "DELETE FROM feature_environments WHERE environment = $1",
         "DELETE FROM project_environments WHERE environment = $1",
         "DELETE FROM environments WHERE name = $1",
@@ -85,4 +86,10 @@ pub async fn project_count(conn: &mut AnyConnection, name: &str) -> Result<i64, 
             .fetch_one(conn)
             .await?,
     )
+}
+
+pub async fn count_all(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM environments")
+        .fetch_one(conn)
+        .await?)
 }

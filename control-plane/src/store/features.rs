@@ -106,10 +106,11 @@ pub async fn update(conn: &mut AnyConnection, row: &FeatureRow) -> Result<(), St
     Ok(())
 }
 
-/// Deletes the flag with its switches and strategies.
+/// Deletes the flag with its switches, strategies and variants.
 pub async fn delete(conn: &mut AnyConnection, name: &str) -> Result<(), StoreError> {
     for sql in [
         "DELETE FROM feature_strategies WHERE feature_name = $1",
+        "DELETE FROM feature_environment_variants WHERE feature_name = $1",
         "DELETE FROM feature_environments WHERE feature_name = $1",
         "DELETE FROM features WHERE name = $1",
     ] {
@@ -189,4 +190,13 @@ pub async fn enabled_in(
     .bind(environment)
     .fetch_all(conn)
     .await?)
+}
+
+/// Live (not archived) flags, all projects.
+pub async fn count_live(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) FROM features WHERE archived_at IS NULL")
+            .fetch_one(conn)
+            .await?,
+    )
 }

@@ -6,12 +6,18 @@
 //! serialised: on SQLite by a single writer connection, on Postgres by the row lock the revision bump takes
 //! (later statements of the transaction then see every earlier commit), so no update is lost.
 
+pub mod context_fields;
 pub mod environments;
 pub mod events;
 pub mod features;
+pub mod groups;
 pub mod projects;
+pub mod segments;
 pub mod strategies;
+pub mod strategy_definitions;
 pub mod tokens;
+pub mod users;
+pub mod variants;
 
 use chrono::{SecondsFormat, Utc};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -134,6 +140,11 @@ impl Store {
         Ok(self.read.acquire().await?)
     }
 
+    /// A connection for writes that are not configuration (login sessions): no revision, no audit event.
+    pub async fn bookkeeping(&self) -> Result<PoolConnection<Any>, StoreError> {
+        Ok(self.write.acquire().await?)
+    }
+
     /// Whether the database answers.
     pub async fn ping(&self) -> Result<(), StoreError> {
         let mut conn = self.read().await?;
@@ -215,6 +226,14 @@ impl Actor {
         }
     }
 
+    /// The actor of a signed-in user (session or personal access token).
+    pub fn user(name: &str, id: i64) -> Actor {
+        Actor {
+            name: name.to_owned(),
+            user_id: id,
+        }
+    }
+
     /// The actor of the system itself (seeding at start).
     pub fn system() -> Actor {
         Actor {
@@ -257,9 +276,24 @@ impl WriteTx {
         &self.now
     }
 
+    /// Who makes this write.
+    pub fn actor(&self) -> &Actor {
+        &self.actor
+    }
+
     /// The revision this write commits as.
     pub fn revision(&self) -> i64 {
         self.revision
+    }
+
+    /// The next id of a counter of `vexil_counters` (`user`, `group`, `pat`).
+    pub async fn next_id(&mut self, counter: &str) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(
+            "UPDATE vexil_counters SET value = value + 1 WHERE name = $1 RETURNING value",
+        )
+        .bind(counter)
+        .fetch_one(&mut *self.tx)
+        .await?)
     }
 
     /// Records an audit event of this write.

@@ -136,3 +136,9 @@ pub async fn feature_count(
     };
     Ok(sqlx::query_scalar(sql).bind(id).fetch_one(conn).await?)
 }
+
+pub async fn count_all(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM projects")
+        .fetch_one(conn)
+        .await?)
+}

@@ -19,23 +19,11 @@ pub async fn get_by_hash(
     conn: &mut AnyConnection,
     secret_hash: &str,
 ) -> Result<Option<TokenRow>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT secret_hash, name, kind, projects, environment, expires_at, created_at FROM api_tokens \
-         WHERE secret_hash = $1",
-    )
-    .bind(secret_hash)
-    .fetch_optional(conn)
-    .await?)
-}
-
-/// Every token, admin ones included (the edges refuse those with 403).
-pub async fn list(conn: &mut AnyConnection) -> Result<Vec<TokenRow>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT secret_hash, name, kind, projects, environment, expires_at, created_at FROM api_tokens \
-         ORDER BY secret_hash",
-    )
-    .fetch_all(conn)
-    .await?)
+    let sql = format!("SELECT {COLUMNS} FROM api_tokens WHERE secret_hash = $1");
+    Ok(sqlx::query_as(&sql)
+        .bind(secret_hash)
+        .fetch_optional(conn)
+        .await?)
 }
 
 pub async fn insert(conn: &mut AnyConnection, row: &TokenRow) -> Result<(), StoreError> {
@@ -62,4 +50,39 @@ pub async fn count_of_kind(conn: &mut AnyConnection, kind: &str) -> Result<i64, 
             .fetch_one(conn)
             .await?,
     )
+}
+
+const COLUMNS: &str = "secret_hash, name, kind, projects, environment, expires_at, created_at";
+
+/// Every API token, oldest first.
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<TokenRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM api_tokens ORDER BY created_at, name, secret_hash");
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+pub async fn count(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM api_tokens")
+        .fetch_one(conn)
+        .await?)
+}
+
+pub async fn set_expiry(
+    conn: &mut AnyConnection,
+    secret_hash: &str,
+    expires_at: Option<&str>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE api_tokens SET expires_at = $1 WHERE secret_hash = $2")
+        .bind(expires_at)
+        .bind(secret_hash)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn delete(conn: &mut AnyConnection, secret_hash: &str) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM api_tokens WHERE secret_hash = $1")
+        .bind(secret_hash)
+        .execute(conn)
+        .await?;
+    Ok(())
 }

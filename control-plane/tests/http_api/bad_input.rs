@@ -62,6 +62,7 @@ impl Case {
 fn table() -> Vec<Case> {
     let big = format!("{{\"name\":\"{}\"}}", "x".repeat(1024 * 1024 + 10));
     let strategy_path = format!("{STRATEGIES}/not-a-uuid");
+    let variants_path = format!("{FEATURES}/existing/environments/development/variants");
     vec![
         // Malformed JSON, wrong types, missing fields, bad values.
         case("malformed JSON", "POST", FEATURES, Some(r#"{"name":"#)).expect(400, "ValidationError", "not valid JSON"),
@@ -132,6 +133,36 @@ fn table() -> Vec<Case> {
             .expect(400, "ValidationError", "id"),
         case("delete the default project", "DELETE", "/api/admin/projects/default", None)
             .expect(400, "ValidationError", "default"),
+        // Segments, strategy definitions, context fields, flag variants, the playground.
+        case("segment without constraints", "POST", "/api/admin/segments", Some(r#"{"name":"s"}"#))
+            .expect(400, "ValidationError", "`constraints`"),
+        case("segment with an empty name", "POST", "/api/admin/segments", Some(r#"{"name":" ","constraints":[]}"#))
+            .expect(400, "ValidationError", "name"),
+        case("segment id not an integer", "GET", "/api/admin/segments/abc", None).expect(400, "ValidationError", "id"),
+        case("strategy definition with a bad parameter type", "POST", "/api/admin/strategies",
+             Some(r#"{"name":"custom","parameters":[{"name":"a","type":"colour"}]}"#))
+            .expect(400, "ValidationError", "parameters[0].type"),
+        case("strategy definition name not URL-safe", "POST", "/api/admin/strategies", Some(r#"{"name":"a b","parameters":[]}"#))
+            .expect(400, "ValidationError", "name"),
+        case("edit a built-in strategy", "PUT", "/api/admin/strategies/default", Some(r#"{"parameters":[]}"#))
+            .expect(400, "ValidationError", "default"),
+        case("deprecate an unknown strategy", "POST", "/api/admin/strategies/nope/deprecate", None)
+            .expect(404, "NotFoundError", "nope"),
+        case("legal values not a list", "POST", "/api/admin/context", Some(r#"{"name":"plan","legalValues":"pro"}"#))
+            .expect(400, "ValidationError", "legalValues"),
+        case("duplicate context field", "POST", "/api/admin/context", Some(r#"{"name":"userId"}"#))
+            .expect(409, "NameExistsError", "userId"),
+        case("delete a built-in context field", "DELETE", "/api/admin/context/userId", None)
+            .expect(400, "ValidationError", "userId"),
+        case("negative variant weight", "PUT", &variants_path, Some(r#"[{"name":"a","weight":-1}]"#))
+            .expect(400, "ValidationError", "[0].weight"),
+        case("variants of an unknown flag", "PUT", &format!("{FEATURES}/nothing/environments/development/variants"), Some("[]"))
+            .expect(404, "NotFoundError", "nothing"),
+        case("playground without environment", "POST", "/api/admin/playground", Some(r#"{"context":{"appName":"a"}}"#))
+            .expect(400, "ValidationError", "`environment`"),
+        case("playground with bad projects", "POST", "/api/admin/playground",
+             Some(r#"{"environment":"development","projects":[1],"context":{"appName":"a"}}"#))
+            .expect(400, "ValidationError", "projects"),
         // Conflicts and unknown resources.
         case("duplicate flag", "POST", FEATURES, Some(r#"{"name":"existing"}"#)).expect(409, "NameExistsError", "existing"),
         case("duplicate project", "POST", "/api/admin/projects", Some(r#"{"id":"default","name":"D"}"#))

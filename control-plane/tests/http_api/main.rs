@@ -5,7 +5,11 @@ mod database;
 #[path = "../support/server.rs"]
 mod server;
 
+mod access;
 mod admin_flow;
 mod bad_input;
+mod configuration;
 mod crash;
+mod limits;
 mod operations;
+mod playground;

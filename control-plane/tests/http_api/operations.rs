@@ -100,6 +100,46 @@ async fn the_openapi_document_covers_every_route() {
         ),
         ("/api/admin/events", "get"),
         ("/api/admin/events/{featureName}", "get"),
+        (&format!("{environment}/variants"), "get"),
+        (&format!("{environment}/variants"), "put"),
+        (&format!("{environment}/variants"), "patch"),
+        ("/api/admin/segments", "get"),
+        ("/api/admin/segments", "post"),
+        ("/api/admin/segments/{id}", "get"),
+        ("/api/admin/segments/{id}", "put"),
+        ("/api/admin/segments/{id}", "delete"),
+        ("/api/admin/strategies", "get"),
+        ("/api/admin/strategies", "post"),
+        ("/api/admin/strategies/{strategyName}", "get"),
+        ("/api/admin/strategies/{strategyName}", "put"),
+        ("/api/admin/strategies/{strategyName}", "delete"),
+        ("/api/admin/strategies/{strategyName}/deprecate", "post"),
+        ("/api/admin/strategies/{strategyName}/reactivate", "post"),
+        ("/api/admin/context", "get"),
+        ("/api/admin/context", "post"),
+        ("/api/admin/context/{contextField}", "get"),
+        ("/api/admin/context/{contextField}", "put"),
+        ("/api/admin/context/{contextField}", "delete"),
+        ("/api/admin/playground", "post"),
+        ("/api/admin/api-tokens", "get"),
+        ("/api/admin/api-tokens", "post"),
+        ("/api/admin/api-tokens/{token}", "put"),
+        ("/api/admin/api-tokens/{token}", "delete"),
+        ("/api/admin/user-admin", "get"),
+        ("/api/admin/user-admin", "post"),
+        ("/api/admin/user-admin/{id}", "get"),
+        ("/api/admin/user-admin/{id}", "put"),
+        ("/api/admin/user-admin/{id}", "delete"),
+        ("/api/admin/user", "get"),
+        ("/api/admin/user/tokens", "get"),
+        ("/api/admin/user/tokens", "post"),
+        ("/api/admin/user/tokens/{id}", "delete"),
+        ("/auth/simple/login", "post"),
+        ("/api/admin/groups", "get"),
+        ("/api/admin/groups", "post"),
+        ("/api/admin/groups/{groupId}", "get"),
+        ("/api/admin/groups/{groupId}", "put"),
+        ("/api/admin/groups/{groupId}", "delete"),
         ("/api/frontend", "get"),
         ("/api/frontend", "post"),
         ("/api/frontend", "options"),
@@ -145,6 +185,11 @@ async fn the_openapi_document_covers_every_route() {
         "ArchivedFeatureList",
         "ErrorBody",
         "Project",
+        "Segment",
+        "StrategyDefinition",
+        "ContextField",
+        "FlagVariant",
+        "PlaygroundResponse",
     ] {
         assert!(
             document["components"]["schemas"][schema].is_object(),
@@ -162,6 +207,45 @@ async fn every_route_lives_under_the_base_path() {
         .await
         .expect(200);
     server.get("/flags/api/admin/projects").await.expect(200);
+    // The permission rule sees the path without the base path: an admin token has no own account, and
+    // the session cookie is scoped to the base path.
+    server
+        .get("/flags/api/admin/user")
+        .await
+        .expect_error(403, "NoAccessError");
+    server
+        .post(
+            "/flags/api/admin/user-admin",
+            json!({"username": "dora", "password": "correct horse battery", "rootRole": 3}),
+        )
+        .await
+        .expect(201);
+    let response = server
+        .client
+        .post(format!("{}/flags/auth/simple/login", server.base))
+        .json(&json!({"username": "dora", "password": "correct horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    let cookie = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(cookie.contains("Path=/flags"), "{cookie}");
+    let session = cookie.split(';').next().unwrap();
+    server
+        .send_with_headers("GET", "/flags/api/admin/user", None, &[("Cookie", session)])
+        .await
+        .expect(200);
+    server
+        .send_with_headers(
+            "POST",
+            "/flags/api/admin/projects",
+            Some(json!({"id": "p", "name": "p"})),
+            &[("Cookie", session)],
+        )
+        .await
+        .expect_error(403, "NoAccessError");
     server
         .send("GET", "/health", None, None)
         .await
@@ -228,10 +312,12 @@ async fn the_first_admin_token_is_printed_once_and_works() {
         )
         .await;
     let event = &created.expect(200)["events"][0];
-    assert_eq!(
-        event["data"],
-        json!({"tokenName": "first-admin-token", "type": "admin", "projects": ["*"], "environment": "*"})
-    );
+    let data = &event["data"];
+    assert_eq!(data["tokenName"], "first-admin-token");
+    assert_eq!(data["type"], "admin");
+    assert_eq!(data["projects"], json!(["*"]));
+    assert_eq!(data["environment"], "*");
+    assert!(data["secret"].is_null(), "{data}");
     assert_eq!(event["createdBy"], "system");
     assert!(
         !event.to_string().contains(&secret[4..]),

@@ -19,6 +19,8 @@ pub struct Server {
     /// What the binary printed on standard output before `listening on`.
     pub printed: Vec<String>,
     pub client: reqwest::Client,
+    /// Where standard error goes when the test reads the logs ([`Server::start_logged`]).
+    log: Option<tempfile::NamedTempFile>,
 }
 
 /// An answer: status and JSON body (`Null` when empty).
@@ -49,13 +51,48 @@ impl Server {
 
     /// Starts the binary with exactly these arguments.
     pub async fn start_with_args(args: &[&str]) -> Server {
+        Server::spawn(args, None).await
+    }
+
+    /// Like [`Server::start`], logging everything (`RUST_LOG=trace`) to a file [`Server::logs`] reads.
+    pub async fn start_logged(db: &TestDb, extra: &[&str]) -> Server {
+        let log = tempfile::NamedTempFile::new().expect("log file");
+        let mut args = vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            &db.url,
+            "--init-admin-tokens",
+            ADMIN_TOKEN,
+        ];
+        args.extend_from_slice(extra);
+        Server::spawn(&args, Some(log)).await
+    }
+
+    /// Everything the server logged so far (only for [`Server::start_logged`]).
+    pub fn logs(&self) -> String {
+        let log = self
+            .log
+            .as_ref()
+            .expect("a server started with start_logged");
+        std::fs::read_to_string(log.path()).expect("read the log file")
+    }
+
+    async fn spawn(args: &[&str], log: Option<tempfile::NamedTempFile>) -> Server {
+        let (level, stderr) = match &log {
+            Some(file) => (
+                "trace",
+                Stdio::from(file.reopen().expect("reopen the log file")),
+            ),
+            None => ("warn", Stdio::inherit()),
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
             .args(args)
             // Tests run in parallel: never the default gRPC port.
             .env("VEXIL_GRPC_LISTEN", "127.0.0.1:0")
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", level)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("start vexil-control-plane");
         let stdout = child.stdout.take().expect("stdout");
@@ -85,6 +122,7 @@ impl Server {
             base,
             printed,
             client: reqwest::Client::new(),
+            log,
         }
     }
 
@@ -118,10 +156,25 @@ impl Server {
         body: Option<Value>,
         token: Option<&str>,
     ) -> Answer {
+        let headers: Vec<(&str, &str)> = token
+            .map(|token| ("Authorization", token))
+            .into_iter()
+            .collect();
+        self.send_with_headers(method, path, body, &headers).await
+    }
+
+    /// Sends a request with these headers (e.g. `Cookie`) and a JSON body when given.
+    pub async fn send_with_headers(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Answer {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut request = self.client.request(method, format!("{}{path}", self.base));
-        if let Some(token) = token {
-            request = request.header("Authorization", token);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
         }
         if let Some(body) = body {
             request = request.json(&body);

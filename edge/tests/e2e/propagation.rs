@@ -163,13 +163,16 @@ async fn a_revoked_or_expired_token_is_refused_by_the_edge_within_a_second() {
     })
     .await;
 
-    // Expiring in a moment: refused once the moment passes, with nothing else happening.
+    // Expiring in a moment (the token API's PUT): refused once the moment passes, with nothing else happening.
     let before = revision_of(&edge).await;
     let soon = (chrono::Utc::now() + chrono::Duration::milliseconds(1500))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    change_token(
-        &db,
-        &format!("UPDATE api_tokens SET expires_at = '{soon}' WHERE secret_hash = $1"),
+    let token_path = format!("/api/admin/api-tokens/{FRONTEND_TOKEN}");
+    admin(
+        &control_plane,
+        "PUT",
+        &token_path,
+        Some(serde_json::json!({"expiresAt": soon})),
     )
     .await;
     eventually(
@@ -184,7 +187,7 @@ async fn a_revoked_or_expired_token_is_refused_by_the_edge_within_a_second() {
     assert_eq!(expired.status, 401, "{}", expired.body);
     assert_eq!(expired.body["name"], "AuthenticationRequired");
 
-    // Valid again, then revoked.
+    // Valid again (a row change made outside the API, with its revision bump), then revoked on the API.
     change_token(
         &db,
         "UPDATE api_tokens SET expires_at = NULL WHERE secret_hash = $1",
@@ -194,7 +197,7 @@ async fn a_revoked_or_expired_token_is_refused_by_the_edge_within_a_second() {
         frontend_flags(&edge).await.status == 200
     })
     .await;
-    change_token(&db, "DELETE FROM api_tokens WHERE secret_hash = $1").await;
+    admin(&control_plane, "DELETE", &token_path, None).await;
     let took = eventually(
         Duration::from_secs(1),
         "the revoked token is refused",

@@ -2,6 +2,7 @@
 //! contexts without locks, without mutation, and without allocating for flags that do not match.
 
 mod constraint;
+pub mod explain;
 mod hash;
 mod strategy;
 mod variant;
@@ -646,6 +647,35 @@ mod tests {
             &mut empty,
         );
         assert_eq!(empty, b"[]");
+    }
+
+    #[test]
+    fn segments_are_checked() {
+        let s = snapshot(
+            r#"{"features":[
+                {"name":"a","enabled":true,"strategies":[{"name":"default","segments":[1]}]},
+                {"name":"b","enabled":true,"strategies":[{"name":"default","segments":[1,2]}]},
+                {"name":"broken","enabled":true,"strategies":[{"name":"default","segments":[3]},{"name":"default"}]},
+                {"name":"missing","enabled":true,"strategies":[{"name":"default","segments":[9]}]}
+            ],"segments":[
+                {"id":1,"constraints":[{"contextName":"plan","operator":"IN","values":["pro"]}]},
+                {"id":2,"constraints":[{"contextName":"userId","operator":"IN","values":["u1"]}]},
+                {"id":3,"constraints":[{"contextName":"plan","operator":"BOGUS","values":["pro"]}]}
+            ]}"#,
+        );
+        let on = |c: &str| -> Vec<&str> {
+            let ctx = ctx(c);
+            s.evaluate_all(&ctx, &Projects::All)
+                .iter()
+                .map(|t| t.name)
+                .collect()
+        };
+        assert_eq!(
+            on(r#"{"userId":"u1","properties":{"plan":"pro"}}"#),
+            ["a", "b"]
+        );
+        assert_eq!(on(r#"{"userId":"u2","properties":{"plan":"pro"}}"#), ["a"]);
+        assert!(on(r#"{"userId":"u1","properties":{"plan":"free"}}"#).is_empty());
     }
 
     #[test]

@@ -1,0 +1,199 @@
+//! Who is calling and what they may do: authentication of a credential (API token, personal access token or
+//! session cookie) into a [`Caller`], and the permission rule of the admin API ([`authorize`]).
+
+use super::tokens::{self, TokenKind};
+use super::users::{self, RootRole};
+use crate::store::tokens as token_store;
+use crate::store::users as user_store;
+use crate::store::{timestamp_now, Actor};
+use sqlx::AnyConnection;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// What a caller authenticated as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    /// An API token of this kind (`--auth-type none`: an admin token).
+    Token(TokenKind),
+    /// A user (session or personal access token) with their effective root role.
+    User(RootRole),
+}
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub actor: Actor,
+    pub credential: Credential,
+}
+
+impl Caller {
+    /// The caller when authentication is off (`--auth-type none`).
+    pub fn unauthenticated_admin() -> Caller {
+        Caller {
+            actor: Actor::token("admin"),
+            credential: Credential::Token(TokenKind::Admin),
+        }
+    }
+}
+
+fn unauthenticated(message: &str) -> ApiError {
+    ApiError::new(ErrorKind::AuthenticationRequired, message)
+}
+
+/// Authenticates the `Authorization` header value (`<secret>` or `Bearer <secret>`: an API token, or a
+/// personal access token `user:…`) or, without that header, the session id of the session cookie.
+pub async fn authenticate(
+    conn: &mut AnyConnection,
+    authorization: Option<&str>,
+    session: Option<&str>,
+) -> Result<Caller, ApiError> {
+    let authorization = authorization
+        .map(str::trim)
+        .filter(|value| !value.is_empty());
+    if let Some(header) = authorization {
+        let secret = match (header.get(..7), header.get(7..)) {
+            (Some(prefix), Some(rest)) if prefix.eq_ignore_ascii_case("bearer ") => rest.trim(),
+            _ => header,
+        };
+        let hash = tokens::hash_secret(secret);
+        if secret.starts_with(users::PAT_PREFIX) {
+            let user = user_store::pat_user(conn, &hash, &timestamp_now())
+                .await?
+                .ok_or_else(|| {
+                    unauthenticated("The personal access token is not valid or has expired")
+                })?;
+            return users::caller(conn, user).await;
+        }
+        let row = token_store::get_by_hash(conn, &hash)
+            .await?
+            .ok_or_else(|| unauthenticated("The API token is not valid"))?;
+        if let Some(expires_at) = &row.expires_at {
+            if expires_at.as_str() <= timestamp_now().as_str() {
+                return Err(unauthenticated("The API token has expired"));
+            }
+        }
+        let kind = TokenKind::parse(&row.kind)
+            .ok_or_else(|| unauthenticated("The API token is not valid"))?;
+        return Ok(Caller {
+            actor: Actor::token(&row.name),
+            credential: Credential::Token(kind),
+        });
+    }
+    if let Some(session) = session {
+        let hash = tokens::hash_secret(session);
+        let user = user_store::session_user(conn, &hash, &timestamp_now())
+            .await?
+            .ok_or_else(|| {
+                unauthenticated("The session is not valid or has expired; sign in again")
+            })?;
+        return users::caller(conn, user).await;
+    }
+    Err(unauthenticated(
+        "You must be authenticated: send an API token in the Authorization header or sign in",
+    ))
+}
+
+/// What part of the admin API a path belongs to, by its first segment after `/api/admin/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Area {
+    /// `/api/admin/user…`: the caller's own account and personal access tokens.
+    OwnAccount,
+    /// `/api/admin/user-admin…`, `/api/admin/groups…`, `/api/admin/api-tokens…`.
+    Access,
+    /// `/api/admin/ui-config…`, `/api/admin/settings…`.
+    Settings,
+    /// Everything else: projects, environments, flags, strategies, segments, context fields, events…
+    Configuration,
+}
+
+impl Area {
+    pub fn of_path(path: &str) -> Area {
+        let first = path
+            .strip_prefix("/api/admin/")
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_default();
+        match first {
+            "user" => Area::OwnAccount,
+            "user-admin" | "groups" | "api-tokens" => Area::Access,
+            "ui-config" | "settings" => Area::Settings,
+            _ => Area::Configuration,
+        }
+    }
+}
+
+/// The permission rule of the admin API. Admin tokens and Admin users may do everything (admin tokens have
+/// no own account); Editors everything but access management and settings changes; Viewers read
+/// configuration and settings only; every user manages their own account. Client and frontend tokens have no
+/// business here. `read` is true for GET and HEAD.
+pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), ApiError> {
+    let allowed = match credential {
+        Credential::Token(TokenKind::Client | TokenKind::Frontend) => false,
+        Credential::Token(TokenKind::Admin) => area != Area::OwnAccount,
+        Credential::User(RootRole::Admin) => true,
+        Credential::User(role) => match area {
+            Area::OwnAccount => true,
+            Area::Access => false,
+            Area::Settings => read,
+            Area::Configuration => read || role == RootRole::Editor,
+        },
+    };
+    if allowed {
+        return Ok(());
+    }
+    let message = match credential {
+        Credential::Token(TokenKind::Admin) => {
+            "An admin token has no user account; use a personal access token or sign in".to_owned()
+        }
+        Credential::Token(kind) => format!("A {} token cannot use the admin API", kind.as_str()),
+        Credential::User(role) => format!(
+            "The {} role may not {} this",
+            role.name(),
+            if read { "read" } else { "change" }
+        ),
+    };
+    Err(ApiError::new(ErrorKind::NoAccess, message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn areas_come_from_the_first_segment() {
+        assert_eq!(Area::of_path("/api/admin/user"), Area::OwnAccount);
+        assert_eq!(Area::of_path("/api/admin/user/tokens/3"), Area::OwnAccount);
+        assert_eq!(Area::of_path("/api/admin/user-admin/3"), Area::Access);
+        assert_eq!(Area::of_path("/api/admin/groups"), Area::Access);
+        assert_eq!(Area::of_path("/api/admin/api-tokens/x"), Area::Access);
+        assert_eq!(Area::of_path("/api/admin/ui-config"), Area::Settings);
+        assert_eq!(
+            Area::of_path("/api/admin/projects/default/features/groups"),
+            Area::Configuration
+        );
+    }
+
+    #[test]
+    fn the_rule() {
+        use Area::*;
+        let admin = Credential::User(RootRole::Admin);
+        let editor = Credential::User(RootRole::Editor);
+        let viewer = Credential::User(RootRole::Viewer);
+        let token = Credential::Token(TokenKind::Admin);
+        let client = Credential::Token(TokenKind::Client);
+        for area in [OwnAccount, Access, Settings, Configuration] {
+            for read in [true, false] {
+                assert!(authorize(admin, read, area).is_ok());
+                assert!(authorize(client, read, area).is_err());
+                assert_eq!(authorize(token, read, area).is_ok(), area != OwnAccount);
+            }
+        }
+        assert!(authorize(editor, false, Configuration).is_ok());
+        assert!(authorize(editor, true, Access).is_err());
+        assert!(authorize(editor, true, Settings).is_ok());
+        assert!(authorize(editor, false, Settings).is_err());
+        assert!(authorize(viewer, true, Configuration).is_ok());
+        assert!(authorize(viewer, false, Configuration).is_err());
+        assert!(authorize(viewer, false, OwnAccount).is_ok());
+        let error = authorize(viewer, false, Configuration).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::NoAccess);
+    }
+}

@@ -1,0 +1,203 @@
+//! Context fields: the built-ins (appName, currentTime, environment, sessionId, userId, remoteAddress) and
+//! custom ones, each with a `stickiness` flag and optional legal values. Built-ins can be edited, not deleted.
+
+use super::events::{payload, EventType};
+use super::names;
+use crate::store::context_fields::{self as field_store, ContextFieldRow};
+use crate::store::{corrupt_json, NewEvent, StoreError, WriteTx};
+use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
+use utoipa::ToSchema;
+use vexil_shared::ApiError;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LegalValue {
+    pub value: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A context field as `GET /api/admin/context` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextField {
+    pub name: String,
+    pub description: Option<String>,
+    /// Whether it can be chosen as stickiness.
+    pub stickiness: bool,
+    pub sort_order: i64,
+    pub legal_values: Vec<LegalValue>,
+    pub created_at: String,
+}
+
+/// `POST /api/admin/context` and `PUT /api/admin/context/:name` (absent fields keep their value on PUT).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextFieldInput {
+    /// Required on POST; on PUT, if present, must be the field's name.
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub stickiness: Option<bool>,
+    pub sort_order: Option<i64>,
+    pub legal_values: Option<Vec<LegalValue>>,
+}
+
+fn view(row: &ContextFieldRow) -> Result<ContextField, StoreError> {
+    Ok(ContextField {
+        name: row.name.clone(),
+        description: row.description.clone(),
+        stickiness: row.stickiness != 0,
+        sort_order: row.sort_order,
+        legal_values: serde_json::from_str(&row.legal_values)
+            .map_err(|error| corrupt_json("context_fields.legal_values", error))?,
+        created_at: row.created_at.clone(),
+    })
+}
+
+async fn require(conn: &mut AnyConnection, name: &str) -> Result<ContextFieldRow, ApiError> {
+    field_store::get(conn, name)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Context field {name} does not exist")))
+}
+
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<ContextField>, ApiError> {
+    Ok(field_store::list(conn)
+        .await?
+        .iter()
+        .map(view)
+        .collect::<Result<_, _>>()?)
+}
+
+pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<ContextField, ApiError> {
+    Ok(view(&require(conn, name).await?)?)
+}
+
+fn validate_legal_values(values: &[LegalValue]) -> Result<(), ApiError> {
+    for (index, legal) in values.iter().enumerate() {
+        let length = legal.value.chars().count();
+        if length == 0 || length > 100 {
+            return Err(ApiError::validation(format!(
+                "legalValues[{index}].value must be 1 to 100 characters long"
+            )));
+        }
+        if values[..index]
+            .iter()
+            .any(|other| other.value == legal.value)
+        {
+            return Err(ApiError::validation(format!(
+                "legalValues[{index}].value: {} is listed twice",
+                legal.value
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn field_event(
+    event_type: EventType,
+    data: Option<serde_json::Value>,
+    pre_data: Option<serde_json::Value>,
+) -> NewEvent {
+    NewEvent {
+        event_type: event_type.as_str(),
+        data,
+        pre_data,
+        ..NewEvent::default()
+    }
+}
+
+pub async fn create(tx: &mut WriteTx, input: ContextFieldInput) -> Result<ContextField, ApiError> {
+    let name = input
+        .name
+        .ok_or_else(|| ApiError::validation("name is required"))?;
+    names::validate("name", &name)?;
+    let legal_values = input.legal_values.unwrap_or_default();
+    validate_legal_values(&legal_values)?;
+    if field_store::get(tx.conn(), &name).await?.is_some() {
+        return Err(ApiError::name_exists(format!(
+            "Context field {name} already exists"
+        )));
+    }
+    let sort_order = match input.sort_order {
+        Some(sort_order) => sort_order,
+        None => field_store::max_sort_order(tx.conn()).await? + 1,
+    };
+    let row = ContextFieldRow {
+        name,
+        description: input.description,
+        stickiness: i64::from(input.stickiness.unwrap_or(false)),
+        sort_order,
+        legal_values: payload(&legal_values).to_string(),
+        built_in: 0,
+        created_at: tx.now().to_owned(),
+    };
+    field_store::insert(tx.conn(), &row).await?;
+    let created = view(&row)?;
+    tx.record(field_event(
+        EventType::ContextFieldCreated,
+        Some(payload(&created)),
+        None,
+    ))
+    .await?;
+    Ok(created)
+}
+
+pub async fn update(
+    tx: &mut WriteTx,
+    name: &str,
+    input: ContextFieldInput,
+) -> Result<ContextField, ApiError> {
+    let before_row = require(tx.conn(), name).await?;
+    if let Some(new_name) = &input.name {
+        if new_name != name {
+            return Err(ApiError::validation(format!(
+                "name: a context field cannot be renamed ({new_name} ≠ {name})"
+            )));
+        }
+    }
+    if let Some(values) = &input.legal_values {
+        validate_legal_values(values)?;
+    }
+    let row = ContextFieldRow {
+        description: input.description.or(before_row.description.clone()),
+        stickiness: input
+            .stickiness
+            .map(i64::from)
+            .unwrap_or(before_row.stickiness),
+        sort_order: input.sort_order.unwrap_or(before_row.sort_order),
+        legal_values: input
+            .legal_values
+            .map(|values| payload(&values).to_string())
+            .unwrap_or(before_row.legal_values.clone()),
+        ..before_row.clone()
+    };
+    let (before, after) = (view(&before_row)?, view(&row)?);
+    if before != after {
+        field_store::update(tx.conn(), &row).await?;
+        tx.record(field_event(
+            EventType::ContextFieldUpdated,
+            Some(payload(&after)),
+            Some(payload(&before)),
+        ))
+        .await?;
+    }
+    Ok(after)
+}
+
+/// Deletes a custom field; built-ins → 400.
+pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
+    let row = require(tx.conn(), name).await?;
+    if row.built_in != 0 {
+        return Err(ApiError::validation(format!(
+            "Context field {name} is built in and cannot be deleted"
+        )));
+    }
+    field_store::delete(tx.conn(), name).await?;
+    tx.record(field_event(
+        EventType::ContextFieldDeleted,
+        None,
+        Some(payload(&view(&row)?)),
+    ))
+    .await?;
+    Ok(())
+}

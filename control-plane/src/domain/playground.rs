@@ -1,0 +1,289 @@
+//! The playground (`POST /api/admin/playground`): every live flag of the chosen projects evaluated for one
+//! context in one environment, with the engine the edges use (`vexil_shared::Snapshot` on the same client
+//! document), and per strategy why: its result, each constraint's and each segment's
+//! (`vexil_shared::engine::explain`).
+
+use super::client_document::{self, Detail};
+use super::variants::{self, FlagVariant};
+use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+use vexil_shared::engine::explain::{self, StrategyOutcome};
+use vexil_shared::model::{Constraint as ModelConstraint, FeaturesDocument};
+use vexil_shared::{ApiError, CompileOptions, Context, Projects, Snapshot};
+
+/// The request body.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlaygroundRequest {
+    pub environment: String,
+    /// `"*"` (the default) or a list of project ids.
+    #[schema(value_type = Object)]
+    #[serde(default)]
+    pub projects: Option<serde_json::Value>,
+    /// An Unleash context; `appName` is required. `environment` defaults to the request's.
+    #[schema(value_type = Object)]
+    pub context: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PlaygroundResponse {
+    pub input: PlaygroundRequest,
+    pub features: Vec<PlaygroundFeature>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlaygroundFeature {
+    pub name: String,
+    pub project_id: String,
+    /// What SDKs and edges answer for this context.
+    pub is_enabled: bool,
+    /// The flag's switch in the environment.
+    pub is_enabled_in_current_environment: bool,
+    /// `{name, enabled, payload?, feature_enabled}` as the frontend API answers.
+    #[schema(value_type = Object)]
+    pub variant: serde_json::Value,
+    /// The flag-level variants of the environment.
+    pub variants: Vec<FlagVariant>,
+    pub strategies: PlaygroundStrategies,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PlaygroundStrategies {
+    /// true, false or "unknown" (only custom strategies could have enabled the flag).
+    #[schema(value_type = Object)]
+    pub result: serde_json::Value,
+    pub data: Vec<PlaygroundStrategy>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlaygroundStrategy {
+    pub id: Option<String>,
+    pub name: String,
+    pub title: Option<String>,
+    pub disabled: bool,
+    pub parameters: BTreeMap<String, String>,
+    pub result: StrategyResult,
+    pub constraints: Vec<PlaygroundConstraint>,
+    pub segments: Vec<PlaygroundSegment>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyResult {
+    /// `complete`, `incomplete` (a custom strategy) or `unevaluated` (disabled).
+    pub evaluation_status: String,
+    /// true, false, or "unknown" when incomplete.
+    #[schema(value_type = Object)]
+    pub enabled: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlaygroundConstraint {
+    pub context_name: String,
+    pub operator: String,
+    pub values: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub case_insensitive: bool,
+    pub inverted: bool,
+    pub result: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PlaygroundSegment {
+    pub id: i64,
+    pub name: String,
+    pub result: bool,
+    pub constraints: Vec<PlaygroundConstraint>,
+}
+
+fn projects_of(value: Option<&serde_json::Value>) -> Result<Projects, ApiError> {
+    let invalid = || ApiError::validation("projects must be \"*\" or a list of project ids");
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(Projects::All),
+        Some(serde_json::Value::String(text)) if text == "*" => Ok(Projects::All),
+        Some(serde_json::Value::Array(items)) => {
+            let ids = items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned).ok_or_else(invalid))
+                .collect::<Result<Vec<String>, _>>()?;
+            Ok(Projects::from_list(&ids))
+        }
+        Some(_) => Err(invalid()),
+    }
+}
+
+/// The context of a request: `appName` required, `environment` defaulting to the request's.
+fn context_of(request: &PlaygroundRequest) -> Result<Context, ApiError> {
+    let object = request
+        .context
+        .as_object()
+        .ok_or_else(|| ApiError::validation("context must be an object"))?;
+    if object.get("appName").is_none_or(serde_json::Value::is_null) {
+        return Err(ApiError::validation("context.appName is required"));
+    }
+    let mut context: Context =
+        serde_path_to_error::deserialize(&request.context).map_err(|error| {
+            ApiError::validation(format!("context.{}: {}", error.path(), error.inner()))
+        })?;
+    if context.environment.is_none() {
+        context.environment = Some(request.environment.clone());
+    }
+    Ok(context)
+}
+
+fn constraint_view(constraint: &ModelConstraint, result: bool) -> PlaygroundConstraint {
+    PlaygroundConstraint {
+        context_name: constraint.context_name.clone(),
+        operator: constraint.operator.clone(),
+        values: constraint.values.clone(),
+        value: constraint.value.clone(),
+        case_insensitive: constraint.case_insensitive,
+        inverted: constraint.inverted,
+        result,
+    }
+}
+
+/// Evaluates the playground request.
+pub async fn evaluate(
+    conn: &mut AnyConnection,
+    request: PlaygroundRequest,
+) -> Result<PlaygroundResponse, ApiError> {
+    let projects = projects_of(request.projects.as_ref())?;
+    let context = context_of(&request)?;
+    if crate::store::environments::get(conn, &request.environment)
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::validation(format!(
+            "environment: environment {} does not exist",
+            request.environment
+        )));
+    }
+    let document = client_document::document(conn, &request.environment, Detail::Admin).await?;
+    let mut features = Vec::new();
+    for feature in explain_all(&document, &context, &projects) {
+        let variants = variants::stored(conn, &feature.name, &request.environment).await?;
+        features.push(PlaygroundFeature {
+            variants,
+            ..feature
+        });
+    }
+    Ok(PlaygroundResponse {
+        input: request,
+        features,
+    })
+}
+
+/// Every flag of the projects in scope, by name, as the engine evaluates it, with the explanation.
+fn explain_all(
+    document: &FeaturesDocument,
+    context: &Context,
+    projects: &Projects,
+) -> Vec<PlaygroundFeature> {
+    let options = CompileOptions::default();
+    let snapshot = Snapshot::compile_with(document, &options);
+    let segment_names: BTreeMap<i64, &str> = document
+        .segments
+        .iter()
+        .map(|segment| (segment.id, segment.name.as_deref().unwrap_or("")))
+        .collect();
+    let mut features: Vec<PlaygroundFeature> = document
+        .features
+        .iter()
+        .filter(|feature| match projects {
+            Projects::All => true,
+            Projects::Only(list) => list.contains(&feature.project),
+        })
+        .map(|feature| {
+            let (is_enabled, variant) = match snapshot.evaluate(&feature.name, context) {
+                Some(toggle) => (toggle.enabled, serde_json::to_value(toggle.variant)),
+                None => (false, Ok(serde_json::Value::Null)),
+            };
+            let explained =
+                explain::explain_strategies(feature, &document.segments, context, &options);
+            let data: Vec<PlaygroundStrategy> = explained
+                .iter()
+                .map(|strategy| {
+                    let source = &feature.strategies[strategy.index];
+                    let (status, enabled) = match strategy.outcome {
+                        StrategyOutcome::Matched => ("complete", serde_json::json!(true)),
+                        StrategyOutcome::NotMatched => ("complete", serde_json::json!(false)),
+                        StrategyOutcome::Unknown => ("incomplete", serde_json::json!("unknown")),
+                        StrategyOutcome::Unevaluated => ("unevaluated", serde_json::json!(false)),
+                    };
+                    PlaygroundStrategy {
+                        id: source.id.clone(),
+                        name: source.name.clone(),
+                        title: source.title.clone(),
+                        disabled: source.disabled,
+                        parameters: source.parameters.clone(),
+                        result: StrategyResult {
+                            evaluation_status: status.to_owned(),
+                            enabled,
+                        },
+                        constraints: source
+                            .constraints
+                            .iter()
+                            .zip(&strategy.constraints)
+                            .map(|(constraint, &result)| constraint_view(constraint, result))
+                            .collect(),
+                        segments: strategy
+                            .segments
+                            .iter()
+                            .map(|segment| PlaygroundSegment {
+                                id: segment.id,
+                                name: segment_names
+                                    .get(&segment.id)
+                                    .map_or_else(String::new, |name| (*name).to_owned()),
+                                result: segment.matched,
+                                constraints: document
+                                    .segments
+                                    .iter()
+                                    .find(|s| s.id == segment.id)
+                                    .map(|s| {
+                                        s.constraints
+                                            .iter()
+                                            .zip(&segment.constraints)
+                                            .map(|(c, &result)| constraint_view(c, result))
+                                            .collect()
+                                    })
+                                    .unwrap_or_default(),
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            let result = if explained.is_empty()
+                || explained
+                    .iter()
+                    .any(|s| s.outcome == StrategyOutcome::Matched)
+            {
+                serde_json::json!(true)
+            } else if explained
+                .iter()
+                .any(|s| s.outcome == StrategyOutcome::Unknown)
+            {
+                serde_json::json!("unknown")
+            } else {
+                serde_json::json!(false)
+            };
+            PlaygroundFeature {
+                name: feature.name.clone(),
+                project_id: feature.project.clone(),
+                is_enabled,
+                is_enabled_in_current_environment: feature.enabled,
+                variant: variant.unwrap_or(serde_json::Value::Null),
+                variants: Vec::new(),
+                strategies: PlaygroundStrategies { result, data },
+            }
+        })
+        .collect();
+    features.sort_by(|a, b| a.name.cmp(&b.name));
+    features
+}

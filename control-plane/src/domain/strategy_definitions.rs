@@ -1,0 +1,284 @@
+//! Strategy definitions: the built-ins (not editable) and custom ones with their parameter lists, and their
+//! deprecation. A flag's strategy must name a definition; deprecated ones stay usable.
+
+use super::events::{payload, EventType};
+use super::names;
+use crate::store::strategy_definitions::{self as definition_store, StrategyDefinitionRow};
+use crate::store::{corrupt_json, NewEvent, StoreError, WriteTx};
+use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
+use utoipa::ToSchema;
+use vexil_shared::ApiError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ParameterType {
+    String,
+    Percentage,
+    List,
+    Number,
+    Boolean,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StrategyParameter {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub parameter_type: ParameterType,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// A strategy definition as `GET /api/admin/strategies` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyDefinition {
+    pub name: String,
+    pub display_name: Option<String>,
+    pub description: Option<String>,
+    /// False for the built-ins.
+    pub editable: bool,
+    pub deprecated: bool,
+    pub parameters: Vec<StrategyParameter>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct StrategyDefinitionList {
+    pub version: u32,
+    pub strategies: Vec<StrategyDefinition>,
+}
+
+/// `POST /api/admin/strategies`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateStrategyDefinition {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub parameters: Vec<StrategyParameter>,
+}
+
+/// `PUT /api/admin/strategies/:name`: absent title/description keep their value.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateStrategyDefinition {
+    /// If present, must be the definition's name.
+    pub name: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub parameters: Vec<StrategyParameter>,
+}
+
+fn view(row: &StrategyDefinitionRow) -> Result<StrategyDefinition, StoreError> {
+    Ok(StrategyDefinition {
+        name: row.name.clone(),
+        display_name: row.title.clone(),
+        description: row.description.clone(),
+        editable: row.built_in == 0,
+        deprecated: row.deprecated != 0,
+        parameters: serde_json::from_str(&row.parameters)
+            .map_err(|error| corrupt_json("strategy_definitions.parameters", error))?,
+    })
+}
+
+fn not_found(name: &str) -> ApiError {
+    ApiError::not_found(format!("Strategy {name} does not exist"))
+}
+
+/// The definition or 404.
+async fn require(conn: &mut AnyConnection, name: &str) -> Result<StrategyDefinitionRow, ApiError> {
+    definition_store::get(conn, name)
+        .await?
+        .ok_or_else(|| not_found(name))
+}
+
+/// 400 unless `name` is a defined strategy (for a flag's strategy).
+pub async fn ensure_defined(conn: &mut AnyConnection, name: &str) -> Result<(), ApiError> {
+    if definition_store::get(conn, name).await?.is_none() {
+        return Err(ApiError::validation(format!(
+            "name: unknown strategy {name:?}; define it first (POST /api/admin/strategies)"
+        )));
+    }
+    Ok(())
+}
+
+pub async fn list(conn: &mut AnyConnection) -> Result<StrategyDefinitionList, ApiError> {
+    let strategies = definition_store::list(conn)
+        .await?
+        .iter()
+        .map(view)
+        .collect::<Result<_, _>>()?;
+    Ok(StrategyDefinitionList {
+        version: 1,
+        strategies,
+    })
+}
+
+pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<StrategyDefinition, ApiError> {
+    Ok(view(&require(conn, name).await?)?)
+}
+
+fn validate_parameters(parameters: &[StrategyParameter]) -> Result<(), ApiError> {
+    for (index, parameter) in parameters.iter().enumerate() {
+        let length = parameter.name.trim().chars().count();
+        if length == 0 || length > 100 {
+            return Err(ApiError::validation(format!(
+                "parameters[{index}].name must be 1 to 100 characters long"
+            )));
+        }
+        if parameters[..index]
+            .iter()
+            .any(|other| other.name == parameter.name)
+        {
+            return Err(ApiError::validation(format!(
+                "parameters[{index}].name: {} is listed twice",
+                parameter.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn definition_event(
+    event_type: EventType,
+    data: Option<serde_json::Value>,
+    pre_data: Option<serde_json::Value>,
+) -> NewEvent {
+    NewEvent {
+        event_type: event_type.as_str(),
+        data,
+        pre_data,
+        ..NewEvent::default()
+    }
+}
+
+pub async fn create(
+    tx: &mut WriteTx,
+    input: CreateStrategyDefinition,
+) -> Result<StrategyDefinition, ApiError> {
+    names::validate("name", &input.name)?;
+    validate_parameters(&input.parameters)?;
+    if definition_store::get(tx.conn(), &input.name)
+        .await?
+        .is_some()
+    {
+        return Err(ApiError::name_exists(format!(
+            "Strategy {} already exists",
+            input.name
+        )));
+    }
+    let row = StrategyDefinitionRow {
+        name: input.name,
+        title: input.title,
+        description: input.description,
+        parameters: payload(&input.parameters).to_string(),
+        built_in: 0,
+        deprecated: 0,
+        created_at: tx.now().to_owned(),
+    };
+    definition_store::insert(tx.conn(), &row).await?;
+    let created = view(&row)?;
+    tx.record(definition_event(
+        EventType::StrategyCreated,
+        Some(payload(&created)),
+        None,
+    ))
+    .await?;
+    Ok(created)
+}
+
+fn ensure_editable(row: &StrategyDefinitionRow) -> Result<(), ApiError> {
+    if row.built_in != 0 {
+        return Err(ApiError::validation(format!(
+            "Strategy {} is built in and cannot be changed or deleted",
+            row.name
+        )));
+    }
+    Ok(())
+}
+
+pub async fn update(
+    tx: &mut WriteTx,
+    name: &str,
+    input: UpdateStrategyDefinition,
+) -> Result<StrategyDefinition, ApiError> {
+    let before_row = require(tx.conn(), name).await?;
+    ensure_editable(&before_row)?;
+    if let Some(new_name) = &input.name {
+        if new_name != name {
+            return Err(ApiError::validation(format!(
+                "name: a strategy cannot be renamed ({new_name} ≠ {name})"
+            )));
+        }
+    }
+    validate_parameters(&input.parameters)?;
+    let row = StrategyDefinitionRow {
+        title: input.title.or(before_row.title.clone()),
+        description: input.description.or(before_row.description.clone()),
+        parameters: payload(&input.parameters).to_string(),
+        ..before_row.clone()
+    };
+    let (before, after) = (view(&before_row)?, view(&row)?);
+    if before != after {
+        definition_store::update(tx.conn(), &row).await?;
+        tx.record(definition_event(
+            EventType::StrategyUpdated,
+            Some(payload(&after)),
+            Some(payload(&before)),
+        ))
+        .await?;
+    }
+    Ok(after)
+}
+
+/// Deletes a custom definition that no flag strategy uses (400 otherwise, as for built-ins).
+pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
+    let row = require(tx.conn(), name).await?;
+    ensure_editable(&row)?;
+    let used = definition_store::usage_count(tx.conn(), name).await?;
+    if used > 0 {
+        return Err(ApiError::validation(format!(
+            "Strategy {name} is used by {used} flag strateg{}; remove those first",
+            if used == 1 { "y" } else { "ies" }
+        )));
+    }
+    definition_store::delete(tx.conn(), name).await?;
+    tx.record(definition_event(
+        EventType::StrategyDeleted,
+        None,
+        Some(payload(&view(&row)?)),
+    ))
+    .await?;
+    Ok(())
+}
+
+/// Deprecates (or reactivates) a definition; 404 for an unknown one; an event only on a change.
+pub async fn set_deprecated(
+    tx: &mut WriteTx,
+    name: &str,
+    deprecated: bool,
+) -> Result<(), ApiError> {
+    let before_row = require(tx.conn(), name).await?;
+    if (before_row.deprecated != 0) == deprecated {
+        return Ok(());
+    }
+    let row = StrategyDefinitionRow {
+        deprecated: i64::from(deprecated),
+        ..before_row.clone()
+    };
+    definition_store::update(tx.conn(), &row).await?;
+    let event_type = if deprecated {
+        EventType::StrategyDeprecated
+    } else {
+        EventType::StrategyReactivated
+    };
+    tx.record(definition_event(
+        event_type,
+        Some(payload(&view(&row)?)),
+        Some(payload(&view(&before_row)?)),
+    ))
+    .await?;
+    Ok(())
+}

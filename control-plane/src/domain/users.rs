@@ -1,0 +1,577 @@
+//! Users with root roles (1 Admin, 2 Editor, 3 Viewer), password sign-in with sessions, and personal access
+//! tokens (`user:<random>`) that act as their user. Passwords are argon2id PHC strings; session ids and PAT
+//! secrets are stored as SHA-256 hashes and shown once. A user's effective role is the highest of their own
+//! root role and their groups' root roles.
+
+use super::access::{Caller, Credential};
+use super::events::{payload, EventType};
+use super::tokens::{hash_secret, parse_timestamp, random_hex, SECRET_RANDOM_BYTES};
+use crate::store::users::{self as user_store, PatRow, UserRow};
+use crate::store::{timestamp_now, Actor, NewEvent, Store, WriteTx};
+use argon2::password_hash::rand_core::OsRng;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use chrono::{SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
+use std::sync::OnceLock;
+use utoipa::ToSchema;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// The prefix of personal access token secrets.
+pub const PAT_PREFIX: &str = "user:";
+/// How long a sign-in lasts.
+pub const SESSION_HOURS: i64 = 48;
+/// The shortest accepted password.
+pub const MIN_PASSWORD_LENGTH: usize = 8;
+
+/// The root roles, by their Unleash ids; a lower id is more powerful.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RootRole {
+    Admin = 1,
+    Editor = 2,
+    Viewer = 3,
+}
+
+impl RootRole {
+    pub const ALL: [RootRole; 3] = [RootRole::Admin, RootRole::Editor, RootRole::Viewer];
+
+    pub fn id(self) -> i64 {
+        self as i64
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RootRole::Admin => "Admin",
+            RootRole::Editor => "Editor",
+            RootRole::Viewer => "Viewer",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            RootRole::Admin => "Users with the root admin role have superuser access to Vexil.",
+            RootRole::Editor => {
+                "Users with the root editor role may change flags, strategies, segments and context fields."
+            }
+            RootRole::Viewer => "Users with the root viewer role can only read root resources.",
+        }
+    }
+
+    pub fn from_id(id: i64) -> Option<RootRole> {
+        RootRole::ALL.into_iter().find(|role| role.id() == id)
+    }
+
+    /// A body's `rootRole`: an id or a name; the message names `field`.
+    pub fn from_reference(field: &str, reference: &RoleReference) -> Result<RootRole, ApiError> {
+        let role = match reference {
+            RoleReference::Id(id) => RootRole::from_id(*id),
+            RoleReference::Name(name) => RootRole::ALL
+                .into_iter()
+                .find(|role| role.name().eq_ignore_ascii_case(name)),
+        };
+        role.ok_or_else(|| {
+            ApiError::validation(format!(
+                "{field} must be 1 (Admin), 2 (Editor) or 3 (Viewer)"
+            ))
+        })
+    }
+}
+
+/// A root role as a body gives it: its id or its name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum RoleReference {
+    Id(i64),
+    Name(String),
+}
+
+/// A root role as `GET /api/admin/user-admin` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Role {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    #[serde(rename = "type")]
+    pub role_type: String,
+}
+
+/// A user (userSchema). Never carries the password.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    pub id: i64,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub username: Option<String>,
+    /// The user's own root role (groups may give a higher one).
+    pub root_role: i64,
+    pub created_at: String,
+    /// Last sign-in.
+    pub seen_at: Option<String>,
+    #[serde(rename = "isAPI")]
+    pub is_api: bool,
+    pub account_type: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserList {
+    pub users: Vec<User>,
+    pub root_roles: Vec<Role>,
+}
+
+/// `GET /api/admin/user`: the caller.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CurrentUser {
+    /// With `rootRole` the effective one (groups included).
+    pub user: User,
+}
+
+/// `POST /api/admin/user-admin`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateUser {
+    /// `username` or `email` is required.
+    pub username: Option<String>,
+    pub email: Option<String>,
+    pub name: Option<String>,
+    /// Without one, the user cannot sign in with a password.
+    pub password: Option<String>,
+    pub root_role: RoleReference,
+}
+
+/// `PUT /api/admin/user-admin/:id`: absent fields keep their value.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateUser {
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub root_role: Option<RoleReference>,
+}
+
+/// `POST /auth/simple/login`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct Login {
+    /// The username or the e-mail.
+    pub username: String,
+    pub password: String,
+}
+
+/// A personal access token (patSchema). `secret` is only set in the answer that creates it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Pat {
+    pub id: i64,
+    pub secret: Option<String>,
+    pub description: String,
+    pub expires_at: String,
+    pub created_at: String,
+    pub seen_at: Option<String>,
+    pub user_id: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PatList {
+    pub pats: Vec<Pat>,
+}
+
+/// `POST /api/admin/user/tokens`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatePat {
+    pub description: String,
+    /// In the future.
+    pub expires_at: String,
+}
+
+pub fn view(row: UserRow) -> User {
+    User {
+        id: row.id,
+        name: row.name,
+        email: row.email,
+        username: row.username,
+        root_role: row.root_role,
+        created_at: row.created_at,
+        seen_at: row.seen_at,
+        is_api: false,
+        account_type: "User".to_owned(),
+    }
+}
+
+fn display_name(row: &UserRow) -> String {
+    row.username
+        .clone()
+        .or_else(|| row.email.clone())
+        .or_else(|| row.name.clone())
+        .unwrap_or_else(|| format!("user-{}", row.id))
+}
+
+/// The caller a user row authenticates as: their effective root role (the highest of their own and their
+/// groups').
+pub async fn caller(conn: &mut AnyConnection, row: UserRow) -> Result<Caller, ApiError> {
+    let own = RootRole::from_id(row.root_role).unwrap_or(RootRole::Viewer);
+    let from_groups = user_store::group_root_role(conn, row.id)
+        .await?
+        .and_then(RootRole::from_id);
+    let role = from_groups.map_or(own, |group_role| own.min(group_role));
+    Ok(Caller {
+        actor: Actor::user(&display_name(&row), row.id),
+        credential: Credential::User(role),
+    })
+}
+
+/// The user row or 404.
+pub async fn require(conn: &mut AnyConnection, id: i64) -> Result<UserRow, ApiError> {
+    user_store::get(conn, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("User {id} does not exist")))
+}
+
+pub fn root_roles() -> Vec<Role> {
+    RootRole::ALL
+        .into_iter()
+        .map(|role| Role {
+            id: role.id(),
+            name: role.name().to_owned(),
+            description: role.description().to_owned(),
+            role_type: "root".to_owned(),
+        })
+        .collect()
+}
+
+pub async fn list(conn: &mut AnyConnection) -> Result<UserList, ApiError> {
+    let users = user_store::list(conn)
+        .await?
+        .into_iter()
+        .map(view)
+        .collect();
+    Ok(UserList {
+        users,
+        root_roles: root_roles(),
+    })
+}
+
+pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<User, ApiError> {
+    Ok(view(require(conn, id).await?))
+}
+
+/// The caller's own user, with their effective root role.
+pub async fn current(conn: &mut AnyConnection, actor: &Actor) -> Result<CurrentUser, ApiError> {
+    let row = require(conn, actor.user_id).await?;
+    let Credential::User(role) = caller(conn, row.clone()).await?.credential else {
+        return Err(ApiError::internal());
+    };
+    let mut user = view(row);
+    user.root_role = role.id();
+    Ok(CurrentUser { user })
+}
+
+fn clean(value: Option<String>) -> Option<String> {
+    value
+        .map(|text| text.trim().to_owned())
+        .filter(|text| !text.is_empty())
+}
+
+fn validate_email(email: &str) -> Result<(), ApiError> {
+    let valid = email.split_once('@').is_some_and(|(local, domain)| {
+        !local.is_empty() && !domain.is_empty() && !email.contains(char::is_whitespace)
+    });
+    if !valid || email.chars().count() > 254 {
+        return Err(ApiError::validation("email is not a valid e-mail address"));
+    }
+    Ok(())
+}
+
+fn validate_username(username: &str) -> Result<(), ApiError> {
+    if username.chars().count() > 100 || username.contains(char::is_whitespace) {
+        return Err(ApiError::validation(
+            "username must be at most 100 characters, without spaces",
+        ));
+    }
+    Ok(())
+}
+
+/// Hashes a password with argon2id (random salt), off the async threads.
+pub async fn hash_password(password: String) -> Result<String, ApiError> {
+    if password.chars().count() < MIN_PASSWORD_LENGTH {
+        return Err(ApiError::validation(format!(
+            "password must be at least {MIN_PASSWORD_LENGTH} characters long"
+        )));
+    }
+    tokio::task::spawn_blocking(move || {
+        let salt = SaltString::generate(&mut OsRng);
+        Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|hash| hash.to_string())
+    })
+    .await
+    .map_err(|error| {
+        tracing::error!(%error, "password hashing task failed");
+        ApiError::internal()
+    })?
+    .map_err(|error| {
+        tracing::error!(%error, "cannot hash a password");
+        ApiError::internal()
+    })
+}
+
+/// Creates a user; `password_hash` comes from [`hash_password`] (computed before the write starts).
+pub async fn create(
+    tx: &mut WriteTx,
+    input: CreateUser,
+    password_hash: Option<String>,
+) -> Result<User, ApiError> {
+    let username = clean(input.username);
+    let email = clean(input.email);
+    if username.is_none() && email.is_none() {
+        return Err(ApiError::validation("username or email is required"));
+    }
+    if let Some(username) = &username {
+        validate_username(username)?;
+    }
+    if let Some(email) = &email {
+        validate_email(email)?;
+    }
+    let role = RootRole::from_reference("rootRole", &input.root_role)?;
+    if user_store::login_taken(tx.conn(), username.as_deref(), email.as_deref(), 0).await? {
+        return Err(ApiError::name_exists(
+            "A user with this username or email already exists",
+        ));
+    }
+    let row = UserRow {
+        id: tx.next_id("user").await?,
+        name: clean(input.name),
+        email,
+        username,
+        password_hash,
+        root_role: role.id(),
+        created_at: tx.now().to_owned(),
+        seen_at: None,
+    };
+    user_store::insert(tx.conn(), &row).await?;
+    let user = view(row);
+    tx.record(NewEvent {
+        event_type: EventType::UserCreated.as_str(),
+        data: Some(payload(&user)),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(user)
+}
+
+pub async fn update(tx: &mut WriteTx, id: i64, input: UpdateUser) -> Result<User, ApiError> {
+    let before = require(tx.conn(), id).await?;
+    let email = match input.email {
+        Some(email) => clean(Some(email)),
+        None => before.email.clone(),
+    };
+    if let Some(email) = &email {
+        validate_email(email)?;
+        if user_store::login_taken(tx.conn(), None, Some(email), id).await? {
+            return Err(ApiError::name_exists("Another user has this email address"));
+        }
+    }
+    let root_role = match &input.root_role {
+        Some(reference) => RootRole::from_reference("rootRole", reference)?.id(),
+        None => before.root_role,
+    };
+    let row = UserRow {
+        name: match input.name {
+            Some(name) => clean(Some(name)),
+            None => before.name.clone(),
+        },
+        email,
+        root_role,
+        ..before.clone()
+    };
+    let user = view(row.clone());
+    let previous = view(before);
+    if user == previous {
+        return Ok(user);
+    }
+    user_store::update(tx.conn(), &row).await?;
+    tx.record(NewEvent {
+        event_type: EventType::UserUpdated.as_str(),
+        data: Some(payload(&user)),
+        pre_data: Some(payload(&previous)),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(user)
+}
+
+/// Deletes a user with their sessions, personal access tokens and group memberships.
+pub async fn delete(tx: &mut WriteTx, id: i64) -> Result<(), ApiError> {
+    let before = view(require(tx.conn(), id).await?);
+    user_store::delete(tx.conn(), id).await?;
+    tx.record(NewEvent {
+        event_type: EventType::UserDeleted.as_str(),
+        pre_data: Some(payload(&before)),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(())
+}
+
+/// A PHC string no password matches, verified against for unknown users so that a wrong username takes as
+/// long as a wrong password.
+fn decoy_hash() -> &'static str {
+    static DECOY: OnceLock<String> = OnceLock::new();
+    DECOY.get_or_init(|| {
+        let salt = SaltString::generate(&mut OsRng);
+        Argon2::default()
+            .hash_password(b"decoy password of no user", &salt)
+            .map(|hash| hash.to_string())
+            .unwrap_or_default()
+    })
+}
+
+/// Signs in with a username (or e-mail) and password: returns the user and a new session id (to be set as a
+/// cookie; only its hash is stored). Wrong credentials → 401.
+pub async fn login(store: &Store, input: Login) -> Result<(User, String), ApiError> {
+    let row = {
+        let mut conn = store.read().await?;
+        user_store::find_by_login(&mut conn, input.username.trim()).await?
+    };
+    let stored = row.as_ref().and_then(|row| row.password_hash.clone());
+    let password = input.password;
+    let matches = tokio::task::spawn_blocking(move || {
+        let phc = stored.as_deref().unwrap_or_else(|| decoy_hash());
+        let Ok(parsed) = PasswordHash::new(phc) else {
+            return false;
+        };
+        Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+    })
+    .await
+    .map_err(|error| {
+        tracing::error!(%error, "password verification task failed");
+        ApiError::internal()
+    })?;
+    let Some(row) = row.filter(|row| matches && row.password_hash.is_some()) else {
+        return Err(ApiError::new(
+            ErrorKind::AuthenticationRequired,
+            "Wrong username or password",
+        ));
+    };
+    let session = random_hex(32)?;
+    let now = Utc::now();
+    let expires_at =
+        (now + chrono::Duration::hours(SESSION_HOURS)).to_rfc3339_opts(SecondsFormat::Millis, true);
+    let created_at = now.to_rfc3339_opts(SecondsFormat::Millis, true);
+    let mut conn = store.bookkeeping().await?;
+    user_store::insert_session(
+        &mut conn,
+        &hash_secret(&session),
+        row.id,
+        &created_at,
+        &expires_at,
+    )
+    .await?;
+    let mut user = view(row);
+    user.seen_at = Some(created_at);
+    Ok((user, session))
+}
+
+fn pat_view(row: PatRow, secret: Option<String>) -> Pat {
+    Pat {
+        id: row.id,
+        secret,
+        description: row.description,
+        expires_at: row.expires_at,
+        created_at: row.created_at,
+        seen_at: None,
+        user_id: row.user_id,
+    }
+}
+
+/// The personal access tokens of a user, without secrets.
+pub async fn pats(conn: &mut AnyConnection, user_id: i64) -> Result<PatList, ApiError> {
+    let pats = user_store::pats_of(conn, user_id)
+        .await?
+        .into_iter()
+        .map(|row| pat_view(row, None))
+        .collect();
+    Ok(PatList { pats })
+}
+
+/// Creates a personal access token of `user_id`, returned with its secret (the only time it is shown).
+pub async fn create_pat(tx: &mut WriteTx, user_id: i64, input: CreatePat) -> Result<Pat, ApiError> {
+    let description = input.description.trim().to_owned();
+    if description.is_empty() || description.chars().count() > 100 {
+        return Err(ApiError::validation(
+            "description must be 1 to 100 characters long",
+        ));
+    }
+    let expires_at = parse_timestamp("expiresAt", &input.expires_at)?;
+    if expires_at.as_str() <= timestamp_now().as_str() {
+        return Err(ApiError::validation("expiresAt must be in the future"));
+    }
+    require(tx.conn(), user_id).await?;
+    let secret = format!("{PAT_PREFIX}{}", random_hex(SECRET_RANDOM_BYTES)?);
+    let row = PatRow {
+        id: tx.next_id("pat").await?,
+        secret_hash: hash_secret(&secret),
+        user_id,
+        description,
+        expires_at,
+        created_at: tx.now().to_owned(),
+    };
+    user_store::insert_pat(tx.conn(), &row).await?;
+    let pat = pat_view(row, None);
+    tx.record(NewEvent {
+        event_type: EventType::PatCreated.as_str(),
+        data: Some(payload(&pat)),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(Pat {
+        secret: Some(secret),
+        ..pat
+    })
+}
+
+/// Deletes a personal access token of `user_id` (404 if it is not theirs).
+pub async fn delete_pat(tx: &mut WriteTx, user_id: i64, id: i64) -> Result<(), ApiError> {
+    let row = user_store::get_pat(tx.conn(), id)
+        .await?
+        .filter(|row| row.user_id == user_id)
+        .ok_or_else(|| ApiError::not_found(format!("You have no personal access token {id}")))?;
+    user_store::delete_pat(tx.conn(), id).await?;
+    tx.record(NewEvent {
+        event_type: EventType::PatDeleted.as_str(),
+        pre_data: Some(payload(&pat_view(row, None))),
+        ..NewEvent::default()
+    })
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_by_id_or_name() {
+        assert_eq!(
+            RootRole::from_reference("rootRole", &RoleReference::Id(2)).unwrap(),
+            RootRole::Editor
+        );
+        assert_eq!(
+            RootRole::from_reference("rootRole", &RoleReference::Name("viewer".into())).unwrap(),
+            RootRole::Viewer
+        );
+        assert!(RootRole::from_reference("rootRole", &RoleReference::Id(4)).is_err());
+        assert!(RootRole::Admin < RootRole::Viewer);
+    }
+
+    #[test]
+    fn emails() {
+        assert!(validate_email("a@b.c").is_ok());
+        assert!(validate_email("ab.c").is_err());
+        assert!(validate_email("a @b.c").is_err());
+    }
+}

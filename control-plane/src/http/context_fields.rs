@@ -1,0 +1,111 @@
+//! `/api/admin/context`: context fields.
+
+use super::extract::{AdminActor, JsonBody, PathParams};
+use super::AppState;
+use crate::domain::context_fields::{self, ContextField, ContextFieldInput};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use std::sync::Arc;
+use utoipa::IntoParams;
+use vexil_shared::{ApiError, ErrorBody};
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Path)]
+pub struct ContextFieldPath {
+    pub context_field: String,
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/context", tag = "Context fields", security(("apiToken" = [])),
+    responses(
+        (status = 200, body = Vec<ContextField>, description = "By sortOrder"), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody)
+    )
+)]
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+) -> Result<Json<Vec<ContextField>>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(context_fields::list(&mut conn).await?))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/context/{contextField}", tag = "Context fields", security(("apiToken" = [])),
+    params(ContextFieldPath),
+    responses(
+        (status = 200, body = ContextField), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody)
+    )
+)]
+pub async fn get(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<ContextFieldPath>,
+) -> Result<Json<ContextField>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(
+        context_fields::get(&mut conn, &path.context_field).await?,
+    ))
+}
+
+#[utoipa::path(
+    post, path = "/api/admin/context", tag = "Context fields", security(("apiToken" = [])),
+    request_body = ContextFieldInput,
+    responses(
+        (status = 201, body = ContextField), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    JsonBody(input): JsonBody<ContextFieldInput>,
+) -> Result<(StatusCode, Json<ContextField>), ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    let field = context_fields::create(&mut tx, input).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(field)))
+}
+
+#[utoipa::path(
+    put, path = "/api/admin/context/{contextField}", tag = "Context fields", security(("apiToken" = [])),
+    params(ContextFieldPath), request_body = ContextFieldInput,
+    responses(
+        (status = 200, body = ContextField), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn update(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    PathParams(path): PathParams<ContextFieldPath>,
+    JsonBody(input): JsonBody<ContextFieldInput>,
+) -> Result<Json<ContextField>, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    let field = context_fields::update(&mut tx, &path.context_field, input).await?;
+    tx.commit().await?;
+    Ok(Json(field))
+}
+
+#[utoipa::path(
+    delete, path = "/api/admin/context/{contextField}", tag = "Context fields", security(("apiToken" = [])),
+    params(ContextFieldPath),
+    responses(
+        (status = 200, description = "Deleted"), (status = 400, body = ErrorBody, description = "Built in"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)
+    )
+)]
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    PathParams(path): PathParams<ContextFieldPath>,
+) -> Result<StatusCode, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    context_fields::delete(&mut tx, &path.context_field).await?;
+    tx.commit().await?;
+    Ok(StatusCode::OK)
+}

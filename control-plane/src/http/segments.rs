@@ -1,0 +1,109 @@
+//! `/api/admin/segments`.
+
+use super::extract::{AdminActor, JsonBody, PathParams};
+use super::AppState;
+use crate::domain::segments::{self, Segment, SegmentInput, SegmentList};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use std::sync::Arc;
+use utoipa::IntoParams;
+use vexil_shared::{ApiError, ErrorBody};
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct SegmentPath {
+    /// An integer; anything else is 400.
+    pub id: i64,
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/segments", tag = "Segments", security(("apiToken" = [])),
+    responses((status = 200, body = SegmentList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+)]
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+) -> Result<Json<SegmentList>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(segments::list(&mut conn).await?))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/segments/{id}", tag = "Segments", security(("apiToken" = [])),
+    params(SegmentPath),
+    responses(
+        (status = 200, body = Segment), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)
+    )
+)]
+pub async fn get(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<SegmentPath>,
+) -> Result<Json<Segment>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(segments::get(&mut conn, path.id).await?))
+}
+
+#[utoipa::path(
+    post, path = "/api/admin/segments", tag = "Segments", security(("apiToken" = [])),
+    request_body = SegmentInput,
+    responses(
+        (status = 201, body = Segment), (status = 400, body = ErrorBody, description = "Invalid, or ExceedsLimitError"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    JsonBody(input): JsonBody<SegmentInput>,
+) -> Result<(StatusCode, Json<Segment>), ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    let segment = segments::create(&mut tx, input, &state.limits).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(segment)))
+}
+
+#[utoipa::path(
+    put, path = "/api/admin/segments/{id}", tag = "Segments", security(("apiToken" = [])),
+    params(SegmentPath), request_body = SegmentInput,
+    responses(
+        (status = 204, description = "Replaced"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn update(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    PathParams(path): PathParams<SegmentPath>,
+    JsonBody(input): JsonBody<SegmentInput>,
+) -> Result<StatusCode, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    segments::update(&mut tx, path.id, input, &state.limits).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    delete, path = "/api/admin/segments/{id}", tag = "Segments", security(("apiToken" = [])),
+    params(SegmentPath),
+    responses(
+        (status = 204, description = "Deleted"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "Used by flag strategies")
+    )
+)]
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    PathParams(path): PathParams<SegmentPath>,
+) -> Result<StatusCode, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    segments::delete(&mut tx, path.id).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,91 @@
+//! Flag-level variants of a flag in an environment: `…/environments/:environment/variants`.
+
+use super::extract::{AdminActor, JsonBody, PathParams};
+use super::features::FeatureEnvironmentPath;
+use super::AppState;
+use crate::domain::variants::{self, FlagVariant, FlagVariants};
+use axum::extract::State;
+use axum::Json;
+use std::sync::Arc;
+use vexil_shared::{ApiError, ErrorBody};
+
+#[utoipa::path(
+    get, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+    tag = "Variants", security(("apiToken" = [])), params(FeatureEnvironmentPath),
+    responses(
+        (status = 200, body = FlagVariants), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody)
+    )
+)]
+pub async fn get(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<FeatureEnvironmentPath>,
+) -> Result<Json<FlagVariants>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(
+        variants::get(
+            &mut conn,
+            &path.project_id,
+            &path.feature_name,
+            &path.environment,
+        )
+        .await?,
+    ))
+}
+
+#[utoipa::path(
+    put, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+    tag = "Variants", security(("apiToken" = [])), params(FeatureEnvironmentPath), request_body = Vec<FlagVariant>,
+    responses(
+        (status = 200, body = FlagVariants, description = "Sorted by name, weights normalised"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn put(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    PathParams(path): PathParams<FeatureEnvironmentPath>,
+    JsonBody(input): JsonBody<Vec<FlagVariant>>,
+) -> Result<Json<FlagVariants>, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    let variants = variants::set(
+        &mut tx,
+        &path.project_id,
+        &path.feature_name,
+        &path.environment,
+        input,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(variants))
+}
+
+#[utoipa::path(
+    patch, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+    tag = "Variants", security(("apiToken" = [])), params(FeatureEnvironmentPath),
+    request_body(content = Vec<Object>, description = "JSON Patch (RFC 6902) over the variants array"),
+    responses(
+        (status = 200, body = FlagVariants), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn patch(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    PathParams(path): PathParams<FeatureEnvironmentPath>,
+    JsonBody(operations): JsonBody<json_patch::Patch>,
+) -> Result<Json<FlagVariants>, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    let variants = variants::patch(
+        &mut tx,
+        &path.project_id,
+        &path.feature_name,
+        &path.environment,
+        operations,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(variants))
+}

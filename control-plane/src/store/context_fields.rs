@@ -1,0 +1,80 @@
+//! SQL of context fields (built-in rows come with the migration). Legal values are JSON text.
+
+use super::StoreError;
+use sqlx::AnyConnection;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ContextFieldRow {
+    pub name: String,
+    pub description: Option<String>,
+    pub stickiness: i64,
+    pub sort_order: i64,
+    pub legal_values: String,
+    pub built_in: i64,
+    pub created_at: String,
+}
+
+const COLUMNS: &str =
+    "name, description, stickiness, sort_order, legal_values, built_in, created_at";
+
+/// By sortOrder, then name.
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<ContextFieldRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM context_fields ORDER BY sort_order, name");
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+pub async fn get(
+    conn: &mut AnyConnection,
+    name: &str,
+) -> Result<Option<ContextFieldRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM context_fields WHERE name = $1");
+    Ok(sqlx::query_as(&sql).bind(name).fetch_optional(conn).await?)
+}
+
+pub async fn max_sort_order(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    let max: Option<i64> = sqlx::query_scalar("SELECT MAX(sort_order) FROM context_fields")
+        .fetch_one(conn)
+        .await?;
+    Ok(max.unwrap_or(0))
+}
+
+pub async fn insert(conn: &mut AnyConnection, row: &ContextFieldRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO context_fields (name, description, stickiness, sort_order, legal_values, built_in, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(row.stickiness)
+    .bind(row.sort_order)
+    .bind(&row.legal_values)
+    .bind(row.built_in)
+    .bind(&row.created_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Writes description, stickiness, sortOrder and legal values.
+pub async fn update(conn: &mut AnyConnection, row: &ContextFieldRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE context_fields SET description = $2, stickiness = $3, sort_order = $4, legal_values = $5 \
+         WHERE name = $1",
+    )
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(row.stickiness)
+    .bind(row.sort_order)
+    .bind(&row.legal_values)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn delete(conn: &mut AnyConnection, name: &str) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM context_fields WHERE name = $1")
+        .bind(name)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! SQL of user groups and their members.
+
+use super::StoreError;
+use sqlx::AnyConnection;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct GroupRow {
+    pub id: i64,
+    pub name: String,
+    pub description: Option<String>,
+    /// JSON array of strings.
+    pub mappings_sso: String,
+    pub root_role: Option<i64>,
+    pub created_by: Option<String>,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MemberRow {
+    pub user_id: i64,
+    pub joined_at: String,
+    pub created_by: Option<String>,
+}
+
+const COLUMNS: &str = "id, name, description, mappings_sso, root_role, created_by, created_at";
+
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<GroupRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM user_groups ORDER BY name, id");
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<GroupRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM user_groups WHERE id = $1");
+    Ok(sqlx::query_as(&sql).bind(id).fetch_optional(conn).await?)
+}
+
+/// The id of the group named `name`, if any.
+pub async fn id_of_name(conn: &mut AnyConnection, name: &str) -> Result<Option<i64>, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT id FROM user_groups WHERE name = $1")
+            .bind(name)
+            .fetch_optional(conn)
+            .await?,
+    )
+}
+
+pub async fn insert(conn: &mut AnyConnection, row: &GroupRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO user_groups (id, name, description, mappings_sso, root_role, created_by, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(row.id)
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(&row.mappings_sso)
+    .bind(row.root_role)
+    .bind(&row.created_by)
+    .bind(&row.created_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Updates name, description, SSO mappings and root role.
+pub async fn update(conn: &mut AnyConnection, row: &GroupRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE user_groups SET name = $1, description = $2, mappings_sso = $3, root_role = $4 WHERE id = $5",
+    )
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(&row.mappings_sso)
+    .bind(row.root_role)
+    .bind(row.id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM user_groups WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Members in the order they joined.
+pub async fn members(
+    conn: &mut AnyConnection,
+    group_id: i64,
+) -> Result<Vec<MemberRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT user_id, joined_at, created_by FROM user_group_members WHERE group_id = $1 \
+         ORDER BY joined_at, user_id",
+    )
+    .bind(group_id)
+    .fetch_all(conn)
+    .await?)
+}
+
+pub async fn add_member(
+    conn: &mut AnyConnection,
+    group_id: i64,
+    member: &MemberRow,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO user_group_members (group_id, user_id, joined_at, created_by) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(group_id)
+    .bind(member.user_id)
+    .bind(&member.joined_at)
+    .bind(&member.created_by)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn remove_member(
+    conn: &mut AnyConnection,
+    group_id: i64,
+    user_id: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2")
+        .bind(group_id)
+        .bind(user_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! SQL of segments. Ids come from the `segment` counter; constraints are JSON text.
+
+use super::StoreError;
+use sqlx::AnyConnection;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SegmentRow {
+    pub id: i64,
+    pub name: String,
+    pub description: Option<String>,
+    pub project_id: Option<String>,
+    pub constraints: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+const COLUMNS: &str = "id, name, description, project_id, constraints, created_by, created_at";
+
+/// Every segment, by id.
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<SegmentRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM segments ORDER BY id");
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<SegmentRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM segments WHERE id = $1");
+    Ok(sqlx::query_as(&sql).bind(id).fetch_optional(conn).await?)
+}
+
+pub async fn get_by_name(
+    conn: &mut AnyConnection,
+    name: &str,
+) -> Result<Option<SegmentRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM segments WHERE name = $1");
+    Ok(sqlx::query_as(&sql).bind(name).fetch_optional(conn).await?)
+}
+
+pub async fn count(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM segments")
+        .fetch_one(conn)
+        .await?)
+}
+
+/// The next segment id (within the caller's write transaction).
+pub async fn next_id(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "UPDATE vexil_counters SET value = value + 1 WHERE name = 'segment' RETURNING value",
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
+pub async fn insert(conn: &mut AnyConnection, row: &SegmentRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO segments (id, name, description, project_id, constraints, created_by, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(row.id)
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(&row.project_id)
+    .bind(&row.constraints)
+    .bind(&row.created_by)
+    .bind(&row.created_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Writes name, description, project and constraints.
+pub async fn update(conn: &mut AnyConnection, row: &SegmentRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE segments SET name = $2, description = $3, project_id = $4, constraints = $5 WHERE id = $1",
+    )
+    .bind(row.id)
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(&row.project_id)
+    .bind(&row.constraints)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM segments WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// A strategy that references segments: its flag, the flag's project and the JSON list of segment ids.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SegmentReference {
+    pub feature_name: String,
+    pub project_id: String,
+    pub segments: String,
+}
+
+/// Every strategy (of any flag, archived ones included) with at least one segment.
+pub async fn references(conn: &mut AnyConnection) -> Result<Vec<SegmentReference>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT s.feature_name, f.project_id, s.segments FROM feature_strategies s \
+         JOIN features f ON f.name = s.feature_name WHERE s.segments <> '[]' ORDER BY s.feature_name",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// How many segments belong to a project.
+pub async fn count_in_project(conn: &mut AnyConnection, project: &str) -> Result<i64, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) FROM segments WHERE project_id = $1")
+            .bind(project)
+            .fetch_one(conn)
+            .await?,
+    )
+}

@@ -1,0 +1,233 @@
+//! SQL of users, their login sessions and their personal access tokens. Sessions and PATs are stored as
+//! SHA-256 hashes of their secrets; passwords as argon2 PHC strings.
+
+use super::StoreError;
+use sqlx::AnyConnection;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct UserRow {
+    pub id: i64,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub username: Option<String>,
+    pub password_hash: Option<String>,
+    pub root_role: i64,
+    pub created_at: String,
+    pub seen_at: Option<String>,
+}
+
+const USER_COLUMNS: &str =
+    "id, name, email, username, password_hash, root_role, created_at, seen_at";
+
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<UserRow>, StoreError> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY id");
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
+    Ok(sqlx::query_as(&sql).bind(id).fetch_optional(conn).await?)
+}
+
+/// The user whose username is `login`, or whose e-mail is `login` in any case.
+pub async fn find_by_login(
+    conn: &mut AnyConnection,
+    login: &str,
+) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!(
+        "SELECT {USER_COLUMNS} FROM users WHERE username = $1 OR LOWER(email) = LOWER($1) ORDER BY id"
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(login)
+        .fetch_optional(conn)
+        .await?)
+}
+
+/// Whether another user than `except` has this username or (case-insensitively) this e-mail.
+pub async fn login_taken(
+    conn: &mut AnyConnection,
+    username: Option<&str>,
+    email: Option<&str>,
+    except: i64,
+) -> Result<bool, StoreError> {
+    let count: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM users WHERE id <> $1 AND (username = $2 OR LOWER(email) = LOWER($3))",
+    )
+    .bind(except)
+    .bind(username)
+    .bind(email)
+    .fetch_one(conn)
+    .await?;
+    Ok(count > 0)
+}
+
+pub async fn insert(conn: &mut AnyConnection, row: &UserRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO users (id, name, email, username, password_hash, root_role, created_at, seen_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(row.id)
+    .bind(&row.name)
+    .bind(&row.email)
+    .bind(&row.username)
+    .bind(&row.password_hash)
+    .bind(row.root_role)
+    .bind(&row.created_at)
+    .bind(&row.seen_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Updates name, e-mail and root role.
+pub async fn update(conn: &mut AnyConnection, row: &UserRow) -> Result<(), StoreError> {
+    sqlx::query("UPDATE users SET name = $1, email = $2, root_role = $3 WHERE id = $4")
+        .bind(&row.name)
+        .bind(&row.email)
+        .bind(row.root_role)
+        .bind(row.id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM users WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The lowest (most powerful) root role among the groups `user_id` belongs to, if any gives one.
+pub async fn group_root_role(
+    conn: &mut AnyConnection,
+    user_id: i64,
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT MIN(g.root_role) FROM user_groups g JOIN user_group_members m ON m.group_id = g.id \
+         WHERE m.user_id = $1 AND g.root_role IS NOT NULL",
+    )
+    .bind(user_id)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Records a login: a new session and the user's `seen_at`, in one transaction.
+pub async fn insert_session(
+    conn: &mut AnyConnection,
+    session_hash: &str,
+    user_id: i64,
+    created_at: &str,
+    expires_at: &str,
+) -> Result<(), StoreError> {
+    use sqlx::Connection;
+    let mut tx = conn.begin().await?;
+    sqlx::query(
+        "INSERT INTO user_sessions (session_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(session_hash)
+    .bind(user_id)
+    .bind(created_at)
+    .bind(expires_at)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("UPDATE users SET seen_at = $1 WHERE id = $2")
+        .bind(created_at)
+        .bind(user_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The user of an unexpired session.
+pub async fn session_user(
+    conn: &mut AnyConnection,
+    session_hash: &str,
+    now: &str,
+) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!(
+        "SELECT {} FROM users u JOIN user_sessions s ON s.user_id = u.id \
+         WHERE s.session_hash = $1 AND s.expires_at > $2",
+        qualified("u")
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(session_hash)
+        .bind(now)
+        .fetch_optional(conn)
+        .await?)
+}
+
+fn qualified(alias: &str) -> String {
+    USER_COLUMNS
+        .split(", ")
+        .map(|column| format!("{alias}.{column}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PatRow {
+    pub id: i64,
+    pub secret_hash: String,
+    pub user_id: i64,
+    pub description: String,
+    pub expires_at: String,
+    pub created_at: String,
+}
+
+const PAT_COLUMNS: &str = "id, secret_hash, user_id, description, expires_at, created_at";
+
+pub async fn insert_pat(conn: &mut AnyConnection, row: &PatRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO personal_access_tokens (id, secret_hash, user_id, description, expires_at, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(row.id)
+    .bind(&row.secret_hash)
+    .bind(row.user_id)
+    .bind(&row.description)
+    .bind(&row.expires_at)
+    .bind(&row.created_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn pats_of(conn: &mut AnyConnection, user_id: i64) -> Result<Vec<PatRow>, StoreError> {
+    let sql =
+        format!("SELECT {PAT_COLUMNS} FROM personal_access_tokens WHERE user_id = $1 ORDER BY id");
+    Ok(sqlx::query_as(&sql).bind(user_id).fetch_all(conn).await?)
+}
+
+pub async fn get_pat(conn: &mut AnyConnection, id: i64) -> Result<Option<PatRow>, StoreError> {
+    let sql = format!("SELECT {PAT_COLUMNS} FROM personal_access_tokens WHERE id = $1");
+    Ok(sqlx::query_as(&sql).bind(id).fetch_optional(conn).await?)
+}
+
+pub async fn delete_pat(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM personal_access_tokens WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The user of an unexpired personal access token.
+pub async fn pat_user(
+    conn: &mut AnyConnection,
+    secret_hash: &str,
+    now: &str,
+) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!(
+        "SELECT {} FROM users u JOIN personal_access_tokens p ON p.user_id = u.id \
+         WHERE p.secret_hash = $1 AND p.expires_at > $2",
+        qualified("u")
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(secret_hash)
+        .bind(now)
+        .fetch_optional(conn)
+        .await?)
+}
