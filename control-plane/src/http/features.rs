@@ -190,8 +190,9 @@ pub async fn archive_many(
     request_body = ValidateFeatureName,
     responses(
         (status = 200, description = "The name is free"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
-        (status = 415, body = ErrorBody)
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody, description = "The given projectId does not exist"),
+        (status = 409, body = ErrorBody), (status = 415, body = ErrorBody)
     )
 )]
 pub async fn validate(
