@@ -144,8 +144,9 @@ fn main() {
         per_flag(&doc, &snapshot, &contexts[..per_flag_n]);
         by_construct(&doc, &contexts[..per_flag_n]);
 
-        // The same flags, none of which can match: every strategy gets a last constraint no context meets,
-        // so all the earlier constraints are still evaluated.
+        // The same flags, none of which can match: every strategy gets a constraint no context meets. (The
+        // engine may try that constraint first, so this shows what an evaluation costs beyond the flags
+        // themselves; `per_flag` above shows what flags that do not match cost.)
         let mut none = doc.clone();
         for f in &mut none.features {
             if f.strategies.is_empty() {
