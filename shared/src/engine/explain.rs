@@ -147,7 +147,17 @@ impl PiecewiseStrategy {
                 variants: Vec::new(),
                 ..strategy.clone()
             };
-            CompiledStrategy::compile(&bare, flag_name, &FxHashMap::default(), hostname, slots).ok()
+            // No constraints: its constraint range is empty, in a scratch array.
+            let mut no_constraints = Vec::new();
+            CompiledStrategy::compile(
+                &bare,
+                flag_name,
+                &FxHashMap::default(),
+                hostname,
+                slots,
+                &mut no_constraints,
+            )
+            .ok()
         });
         PiecewiseStrategy {
             index,
@@ -200,10 +210,11 @@ impl PiecewiseStrategy {
             };
         }
         let conditions_hold = constraints.iter().all(|&c| c) && segments.iter().all(|s| s.matched);
-        let rule = self
-            .rule
-            .as_ref()
-            .map(|compiled| compiled.as_ref().is_some_and(|strategy| strategy.is_on(e)));
+        let rule = self.rule.as_ref().map(|compiled| {
+            compiled
+                .as_ref()
+                .is_some_and(|strategy| strategy.is_on(e, &[]))
+        });
         let outcome = match rule {
             Some(true) if conditions_hold => StrategyOutcome::Matched,
             None if conditions_hold => StrategyOutcome::Unknown,

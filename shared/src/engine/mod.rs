@@ -9,6 +9,7 @@ mod variant;
 
 use std::cell::{Cell, OnceCell};
 use std::net::IpAddr;
+use std::ops::Range;
 
 use chrono::{DateTime, Utc};
 use rustc_hash::FxHashMap;
@@ -18,7 +19,7 @@ use smallvec::SmallVec;
 
 use crate::context::Context;
 use crate::model::{FeaturesDocument, Segment};
-use constraint::{parse_date, ContextField};
+use constraint::{parse_date, CompiledConstraint, ContextField};
 use strategy::CompiledStrategy;
 pub use variant::VariantView;
 use variant::{CompiledVariant, VariantSet};
@@ -67,6 +68,10 @@ pub struct Snapshot {
     properties: PropertySlots,
     /// How many flags are parents of others (see `CompiledFeature::memo_slot`).
     parent_count: usize,
+    /// Every flag's strategies and every strategy's constraints, each in one contiguous array in flag order,
+    /// so that evaluating all flags walks memory forwards instead of chasing a box per flag and strategy.
+    strategies: Box<[CompiledStrategy]>,
+    constraints: Box<[CompiledConstraint]>,
 }
 
 /// The context properties a snapshot reads, each given a slot at compile time, so that an evaluation looks
@@ -90,7 +95,8 @@ struct CompiledFeature {
     impression_data: bool,
     /// False when switched off, when every strategy is disabled, or when the flag could not be compiled.
     switched_on: bool,
-    strategies: Box<[CompiledStrategy]>,
+    /// Its strategies, within the snapshot's one array of strategies.
+    strategies: Range<u32>,
     variants: Option<VariantSet>,
     dependencies: Box<[Dependency]>,
     /// For a flag that other flags depend on: where an evaluation keeps its resolution, so that it is worked
@@ -291,10 +297,11 @@ impl Snapshot {
         let mut projects: Vec<Box<str>> = Vec::new();
         let mut project_ids: FxHashMap<&str, u32> = FxHashMap::default();
 
-        let features = sources
-            .iter()
-            .enumerate()
-            .map(|(index, f)| {
+        let mut all_strategies: Vec<CompiledStrategy> = Vec::new();
+        let mut all_constraints: Vec<CompiledConstraint> = Vec::new();
+        let mut features = Vec::with_capacity(sources.len());
+        for (index, f) in sources.iter().enumerate() {
+            {
                 let project = *project_ids.entry(&f.project).or_insert_with(|| {
                     projects.push(f.project.as_str().into());
                     (projects.len() - 1) as u32
@@ -302,16 +309,32 @@ impl Snapshot {
                 let mut active: Vec<_> = f.strategies.iter().filter(|s| !s.disabled).collect();
                 active.sort_by_key(|s| s.sort_order.unwrap_or(0));
                 let all_disabled = active.is_empty() && !f.strategies.is_empty();
+                let constraints_mark = all_constraints.len();
                 let compiled = active
                     .iter()
                     .map(|s| {
-                        CompiledStrategy::compile(s, &f.name, &segments, &hostname, &mut properties)
+                        CompiledStrategy::compile(
+                            s,
+                            &f.name,
+                            &segments,
+                            &hostname,
+                            &mut properties,
+                            &mut all_constraints,
+                        )
                     })
                     .collect::<Result<Vec<_>, _>>();
-                let (strategies, compiled_ok) = match compiled {
-                    Ok(s) => (s.into_boxed_slice(), true),
-                    Err(_) => (Box::default(), false),
+                let start = all_strategies.len() as u32;
+                let compiled_ok = match compiled {
+                    Ok(s) => {
+                        all_strategies.extend(s);
+                        true
+                    }
+                    Err(_) => {
+                        all_constraints.truncate(constraints_mark);
+                        false
+                    }
                 };
+                let strategies = start..all_strategies.len() as u32;
                 let stickiness = f.variants.first().and_then(|v| v.stickiness.as_deref());
                 let dependencies = f
                     .dependencies
@@ -325,7 +348,7 @@ impl Snapshot {
                         variants: d.variants.iter().map(|v| v.as_str().into()).collect(),
                     })
                     .collect();
-                CompiledFeature {
+                features.push(CompiledFeature {
                     name: f.name.as_str().into(),
                     json_head: toggle_json_head(&f.name, f.impression_data),
                     project,
@@ -340,16 +363,18 @@ impl Snapshot {
                     ),
                     dependencies,
                     memo_slot: memo_slots.get(&(index as u32)).copied(),
-                }
-            })
-            .collect();
+                });
+            }
+        }
 
         Snapshot {
-            features,
+            features: features.into_boxed_slice(),
             by_name,
             projects: projects.into_boxed_slice(),
             properties,
             parent_count: memo_slots.len(),
+            strategies: all_strategies.into_boxed_slice(),
+            constraints: all_constraints.into_boxed_slice(),
         }
     }
 
@@ -493,13 +518,21 @@ impl Snapshot {
                 return Resolution::Off;
             }
         }
-        if f.strategies.is_empty() {
+        let strategies = self.strategies_of(f);
+        if strategies.is_empty() {
             return Resolution::On(None);
         }
-        match f.strategies.iter().position(|s| s.is_on(e)) {
+        match strategies
+            .iter()
+            .position(|s| s.is_on(e, &self.constraints))
+        {
             Some(i) => Resolution::On(Some(i)),
             None => Resolution::Off,
         }
+    }
+
+    fn strategies_of(&self, f: &CompiledFeature) -> &[CompiledStrategy] {
+        &self.strategies[f.strategies.start as usize..f.strategies.end as usize]
     }
 
     fn dependency_met(&self, d: &Dependency, e: &Eval<'_>) -> bool {
@@ -527,7 +560,7 @@ impl Snapshot {
         by: Option<usize>,
         e: &Eval<'_>,
     ) -> Option<&'s CompiledVariant> {
-        by.and_then(|i| f.strategies[i].variants.as_ref())
+        by.and_then(|i| self.strategies_of(f)[i].variants.as_deref())
             .or(f.variants.as_ref())
             .and_then(|s| s.select(e))
     }

@@ -1,6 +1,7 @@
 //! Activation strategies compiled once per snapshot.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use ipnet::IpNet;
 use rustc_hash::FxHashMap;
@@ -34,8 +35,10 @@ impl Stickiness {
 #[derive(Debug)]
 pub(crate) struct CompiledStrategy {
     rule: Rule,
-    constraints: Box<[CompiledConstraint]>,
-    pub(crate) variants: Option<VariantSet>,
+    /// Its constraints, within the snapshot's one array of constraints.
+    constraints: Range<u32>,
+    /// Boxed: needed only once the strategy matched, so kept out of the way of the walk over strategies.
+    pub(crate) variants: Option<Box<VariantSet>>,
 }
 
 #[derive(Debug)]
@@ -64,6 +67,7 @@ impl CompiledStrategy {
         segments: &FxHashMap<i64, &Segment>,
         hostname: &str,
         properties: &mut PropertySlots,
+        all_constraints: &mut Vec<CompiledConstraint>,
     ) -> Result<Self, CompileError> {
         let p = &s.parameters;
         let mut rule = match s.name.as_str() {
@@ -127,6 +131,9 @@ impl CompiledStrategy {
         }
 
         constraints.sort_by_key(CompiledConstraint::cost);
+        let start = all_constraints.len() as u32;
+        all_constraints.extend(constraints);
+        let constraints = start..all_constraints.len() as u32;
 
         let group = param(p, "groupId").unwrap_or(flag_name);
         let variants = VariantSet::compile(
@@ -137,17 +144,18 @@ impl CompiledStrategy {
         );
         Ok(CompiledStrategy {
             rule,
-            constraints: constraints.into_boxed_slice(),
-            variants,
+            constraints,
+            variants: variants.map(Box::new),
         })
     }
 
     /// Whether the strategy is on for this context: its constraints first, then its own rule.
-    pub(crate) fn is_on(&self, e: &Eval<'_>) -> bool {
+    pub(crate) fn is_on(&self, e: &Eval<'_>, all_constraints: &[CompiledConstraint]) -> bool {
         if matches!(self.rule, Rule::Never) {
             return false;
         }
-        self.constraints.iter().all(|c| c.matches(e)) && self.rule_holds(e)
+        let own = &all_constraints[self.constraints.start as usize..self.constraints.end as usize];
+        own.iter().all(|c| c.matches(e)) && self.rule_holds(e)
     }
 
     fn rule_holds(&self, e: &Eval<'_>) -> bool {
