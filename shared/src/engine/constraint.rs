@@ -271,7 +271,8 @@ impl StrSet {
 struct TextValues {
     values: Box<[Box<str>]>,
     case_insensitive: bool,
-    all_ascii: bool,
+    /// When case-insensitive: the lower-cased values that are ASCII, the only ones ASCII text can contain.
+    ascii_values: Box<[Box<str>]>,
 }
 
 impl TextValues {
@@ -286,11 +287,15 @@ impl TextValues {
                 }
             })
             .collect();
-        let all_ascii = values.iter().all(|v| v.is_ascii());
+        let ascii_values = if case_insensitive {
+            values.iter().filter(|v| v.is_ascii()).cloned().collect()
+        } else {
+            Box::default()
+        };
         TextValues {
             values,
             case_insensitive,
-            all_ascii,
+            ascii_values,
         }
     }
 
@@ -305,9 +310,10 @@ impl TextValues {
         if !self.case_insensitive {
             return self.values.iter().any(|n| test(hay, n));
         }
-        if self.all_ascii && hay.is_ascii() {
+        if hay.is_ascii() {
+            // Lower-cased ASCII text is ASCII: a value with other characters cannot occur in it.
             return self
-                .values
+                .ascii_values
                 .iter()
                 .any(|n| ascii_ci(hay.as_bytes(), n.as_bytes()));
         }
@@ -343,6 +349,17 @@ mod tests {
         assert!(ends_with_ascii_ci(b"HeLLo", b"llo"));
         assert!(contains_ascii_ci(b"xxHeLLoxx", b"hello"));
         assert!(!contains_ascii_ci(b"xxHeLoxx", b"hello"));
+    }
+
+    #[test]
+    fn case_insensitive_values_with_other_characters_still_match() {
+        let t = TextValues::new(&["ØYVIND".to_owned(), "Zoe".to_owned()], true);
+        let contains = |hay: &str| t.any(hay, contains_ascii_ci, |h, n| h.contains(n));
+        assert!(contains("hi ZOE!"));
+        assert!(contains("øyvind@x"));
+        assert!(contains("hi ZOË and ØYVIND"));
+        assert!(!contains("hi zoë"));
+        assert!(!contains("OYVIND"));
     }
 
     #[test]
