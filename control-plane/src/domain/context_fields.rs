@@ -4,7 +4,7 @@
 use super::events::{payload, EventType};
 use super::names;
 use crate::store::context_fields::{self as field_store, ContextFieldRow};
-use crate::store::{corrupt_json, NewEvent, StoreError, WriteTx};
+use crate::store::{corrupt_json, StoreError, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
@@ -93,19 +93,6 @@ fn validate_legal_values(values: &[LegalValue]) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn field_event(
-    event_type: EventType,
-    data: Option<serde_json::Value>,
-    pre_data: Option<serde_json::Value>,
-) -> NewEvent {
-    NewEvent {
-        event_type: event_type.as_str(),
-        data,
-        pre_data,
-        ..NewEvent::default()
-    }
-}
-
 pub async fn create(tx: &mut WriteTx, input: ContextFieldInput) -> Result<ContextField, ApiError> {
     let name = input
         .name
@@ -133,12 +120,8 @@ pub async fn create(tx: &mut WriteTx, input: ContextFieldInput) -> Result<Contex
     };
     field_store::insert(tx.conn(), &row).await?;
     let created = view(&row)?;
-    tx.record(field_event(
-        EventType::ContextFieldCreated,
-        Some(payload(&created)),
-        None,
-    ))
-    .await?;
+    tx.record(EventType::ContextFieldCreated.instance_wide(Some(payload(&created)), None))
+        .await?;
     Ok(created)
 }
 
@@ -174,11 +157,10 @@ pub async fn update(
     let (before, after) = (view(&before_row)?, view(&row)?);
     if before != after {
         field_store::update(tx.conn(), &row).await?;
-        tx.record(field_event(
-            EventType::ContextFieldUpdated,
-            Some(payload(&after)),
-            Some(payload(&before)),
-        ))
+        tx.record(
+            EventType::ContextFieldUpdated
+                .instance_wide(Some(payload(&after)), Some(payload(&before))),
+        )
         .await?;
     }
     Ok(after)
@@ -193,11 +175,7 @@ pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
         )));
     }
     field_store::delete(tx.conn(), name).await?;
-    tx.record(field_event(
-        EventType::ContextFieldDeleted,
-        None,
-        Some(payload(&view(&row)?)),
-    ))
-    .await?;
+    tx.record(EventType::ContextFieldDeleted.instance_wide(None, Some(payload(&view(&row)?))))
+        .await?;
     Ok(())
 }

@@ -60,6 +60,23 @@ pub enum EventType {
 }
 
 impl EventType {
+    /// An event about something that belongs to no project, environment or flag (a strategy definition,
+    /// a context field).
+    pub fn instance_wide(
+        self,
+        data: Option<serde_json::Value>,
+        pre_data: Option<serde_json::Value>,
+    ) -> crate::store::NewEvent {
+        crate::store::NewEvent {
+            event_type: self.as_str(),
+            data,
+            pre_data,
+            ..crate::store::NewEvent::default()
+        }
+    }
+}
+
+impl EventType {
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::FeatureCreated => "feature-created",

@@ -4,7 +4,7 @@
 use super::events::{payload, EventType};
 use super::names;
 use crate::store::strategy_definitions::{self as definition_store, StrategyDefinitionRow};
-use crate::store::{corrupt_json, NewEvent, StoreError, WriteTx};
+use crate::store::{corrupt_json, StoreError, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
@@ -141,19 +141,6 @@ fn validate_parameters(parameters: &[StrategyParameter]) -> Result<(), ApiError>
     Ok(())
 }
 
-fn definition_event(
-    event_type: EventType,
-    data: Option<serde_json::Value>,
-    pre_data: Option<serde_json::Value>,
-) -> NewEvent {
-    NewEvent {
-        event_type: event_type.as_str(),
-        data,
-        pre_data,
-        ..NewEvent::default()
-    }
-}
-
 pub async fn create(
     tx: &mut WriteTx,
     input: CreateStrategyDefinition,
@@ -180,12 +167,8 @@ pub async fn create(
     };
     definition_store::insert(tx.conn(), &row).await?;
     let created = view(&row)?;
-    tx.record(definition_event(
-        EventType::StrategyCreated,
-        Some(payload(&created)),
-        None,
-    ))
-    .await?;
+    tx.record(EventType::StrategyCreated.instance_wide(Some(payload(&created)), None))
+        .await?;
     Ok(created)
 }
 
@@ -223,11 +206,9 @@ pub async fn update(
     let (before, after) = (view(&before_row)?, view(&row)?);
     if before != after {
         definition_store::update(tx.conn(), &row).await?;
-        tx.record(definition_event(
-            EventType::StrategyUpdated,
-            Some(payload(&after)),
-            Some(payload(&before)),
-        ))
+        tx.record(
+            EventType::StrategyUpdated.instance_wide(Some(payload(&after)), Some(payload(&before))),
+        )
         .await?;
     }
     Ok(after)
@@ -245,12 +226,8 @@ pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
         )));
     }
     definition_store::delete(tx.conn(), name).await?;
-    tx.record(definition_event(
-        EventType::StrategyDeleted,
-        None,
-        Some(payload(&view(&row)?)),
-    ))
-    .await?;
+    tx.record(EventType::StrategyDeleted.instance_wide(None, Some(payload(&view(&row)?))))
+        .await?;
     Ok(())
 }
 
@@ -274,8 +251,7 @@ pub async fn set_deprecated(
     } else {
         EventType::StrategyReactivated
     };
-    tx.record(definition_event(
-        event_type,
+    tx.record(event_type.instance_wide(
         Some(payload(&view(&row)?)),
         Some(payload(&view(&before_row)?)),
     ))
