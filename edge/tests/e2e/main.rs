@@ -8,3 +8,4 @@ mod processes;
 
 mod propagation;
 mod replicas;
+mod sdk;

@@ -1,0 +1,54 @@
+// Drives the server SDK `unleash-client` (Node) for edge/tests/e2e/sdk.rs.
+//
+// Usage: node server-sdk.cjs API_URL CLIENT_TOKEN REFRESH_MS   (API_URL ends in /api; NODE_PATH =
+// .test-deps/node_modules)
+// Prints `{"ready":true}` once the SDK has synchronized with the server, then answers each stdin line
+// `{"context"?: {...}, "flags": [names]}` with `{"context": <the context the SDK evaluated: its static
+// appName and environment plus the given one (or the previous one)>, "results": [{name, enabled, variant}]}`.
+// The SDK evaluates locally, from the document its own refresh timer last fetched.
+'use strict';
+const readline = require('node:readline');
+const { initialize, InMemStorageProvider } = require('unleash-client');
+
+const [url, token, refreshMs] = process.argv.slice(2);
+const appName = 'vexil-sdk-test-server';
+const environment = 'development';
+
+function reply(value) {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+const client = initialize({
+  url,
+  appName,
+  environment,
+  customHeaders: { Authorization: token },
+  refreshInterval: Number(refreshMs),
+  disableMetrics: true,
+  storageProvider: new InMemStorageProvider(),
+});
+client.on('error', (error) => process.stderr.write(`unleash-client error: ${error}\n`));
+client.on('warn', (warning) => process.stderr.write(`unleash-client warning: ${warning}\n`));
+
+const started = setTimeout(() => {
+  reply({ error: 'unleash-client did not synchronize within 20 s' });
+  process.exit(1);
+}, 20000);
+
+client.once('synchronized', async () => {
+  clearTimeout(started);
+  reply({ ready: true });
+  const lines = readline.createInterface({ input: process.stdin });
+  let context = {};
+  for await (const line of lines) {
+    const request = JSON.parse(line);
+    context = request.context ?? context;
+    const results = request.flags.map((name) => ({
+      name,
+      enabled: client.isEnabled(name, context),
+      variant: client.getVariant(name, context),
+    }));
+    reply({ context: { appName, environment, ...context }, results });
+  }
+  client.destroy();
+});
