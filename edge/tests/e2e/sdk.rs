@@ -176,7 +176,7 @@ async fn create_flags(control_plane: &Process) {
         ),
         (
             "new-search",
-            json!({"name": "userWithId", "parameters": {"userIds": "alice,bob,carol,user-3,user-4"}}),
+            json!({"name": "userWithId", "parameters": {"userIds": "alice,bob,carol,dave,user-1,user-2,user-3,user-4,user-5"}}),
         ),
         (
             "dark-mode",
@@ -314,15 +314,21 @@ fn variant_core(variant: &Value) -> Value {
     })
 }
 
+/// What an SDK reported: per context (as the SDK reports it used it), one result per flag of `FLAGS`.
+struct Reported {
+    contexts: Vec<Value>,
+    results: Vec<Value>,
+}
+
 /// Asks the SDK about every flag for every context and compares with `vexil-edge eval` on the context the SDK
 /// reports it used (`remote_address`: what the server adds when the context has none, as the frontend API
-/// does with the caller's address). Returns how many (context, flag) pairs were enabled, and the variant names
-/// seen, so the caller can check the contexts exercised something.
+/// does with the caller's address). Checks that the contexts reach every kind of answer: flags on and off,
+/// strategy variants, flag-level variants and overrides, and the placeholder.
 async fn assert_agrees_with_eval(
     sdk: &mut NodeSdk,
     control_plane: &Process,
     remote_address: Option<&str>,
-) -> (usize, Vec<String>) {
+) -> Reported {
     let mut used = Vec::new();
     let mut reported = Vec::new();
     for context in contexts() {
@@ -336,7 +342,7 @@ async fn assert_agrees_with_eval(
     }
     let expected = eval_expected(control_plane, &used).await;
     let mut enabled_count = 0;
-    let mut variants = Vec::new();
+    let mut variants: Vec<String> = Vec::new();
     for ((context, results), toggles) in used.iter().zip(&reported).zip(&expected) {
         for (flag, result) in FLAGS.iter().zip(results.as_array().expect("results")) {
             let toggle = toggles
@@ -359,24 +365,20 @@ async fn assert_agrees_with_eval(
             }
         }
     }
-    variants.sort();
-    variants.dedup();
-    (enabled_count, variants)
-}
-
-/// The contexts reach every kind of answer: flags on and off, strategy variants, flag-level variants and
-/// overrides, and the placeholder.
-fn assert_exercised((enabled, variants): (usize, Vec<String>)) {
     let pairs = contexts().len() * FLAGS.len();
     assert!(
-        enabled > pairs / 4 && enabled < pairs * 3 / 4,
-        "{enabled} of {pairs} enabled"
+        enabled_count > pairs / 4 && enabled_count < pairs * 3 / 4,
+        "{enabled_count} of {pairs} enabled"
     );
     for name in ["accurate", "blue", "disabled", "fast", "green"] {
         assert!(
             variants.iter().any(|v| v == name),
             "no context got variant {name}: {variants:?}"
         );
+    }
+    Reported {
+        contexts: used,
+        results: reported,
     }
 }
 
@@ -410,7 +412,29 @@ async fn unleash_proxy_client_on_the_edge_frontend_api_agrees_with_eval() {
     let (_db, control_plane, edge) = stack().await;
     let url = format!("{}/api/frontend", edge.base);
     let mut sdk = NodeSdk::start("frontend-sdk.cjs", &[&url, FRONTEND_TOKEN, "1"]).await;
-    assert_exercised(assert_agrees_with_eval(&mut sdk, &control_plane, Some("127.0.0.1")).await);
+    let reported = assert_agrees_with_eval(&mut sdk, &control_plane, Some("127.0.0.1")).await;
+
+    // The edge's answers also agree with an engine that is not Vexil's: unleash-client's own, evaluating the
+    // same contexts from the control plane's client document.
+    let api = format!("{}/api", control_plane.base);
+    let mut server_sdk = NodeSdk::start("server-sdk.cjs", &[&api, CLIENT_TOKEN, "500"]).await;
+    for (context, results) in reported.contexts.iter().zip(&reported.results) {
+        let answer = server_sdk.ask(Some(context), FLAGS).await;
+        for (flag, (own, other)) in FLAGS.iter().zip(
+            results
+                .as_array()
+                .expect("results")
+                .iter()
+                .zip(answer["results"].as_array().expect("results")),
+        ) {
+            assert_eq!(
+                (&own["enabled"], variant_core(&own["variant"])),
+                (&other["enabled"], variant_core(&other["variant"])),
+                "flag {flag}, context {context}: the edge (left) and unleash-client (right) disagree"
+            );
+        }
+    }
+
     assert_switch_reaches_sdk(&mut sdk, &control_plane).await;
 }
 
@@ -420,7 +444,7 @@ async fn unleash_client_on_the_edge_client_api_agrees_with_eval() {
     let (_db, control_plane, edge) = stack().await;
     let url = format!("{}/api", edge.base);
     let mut sdk = NodeSdk::start("server-sdk.cjs", &[&url, CLIENT_TOKEN, "500"]).await;
-    assert_exercised(assert_agrees_with_eval(&mut sdk, &control_plane, None).await);
+    assert_agrees_with_eval(&mut sdk, &control_plane, None).await;
     assert_switch_reaches_sdk(&mut sdk, &control_plane).await;
 }
 
@@ -430,6 +454,6 @@ async fn unleash_client_on_the_control_plane_client_api_agrees_with_eval() {
     let (_db, control_plane, _edge) = stack().await;
     let url = format!("{}/api", control_plane.base);
     let mut sdk = NodeSdk::start("server-sdk.cjs", &[&url, CLIENT_TOKEN, "500"]).await;
-    assert_exercised(assert_agrees_with_eval(&mut sdk, &control_plane, None).await);
+    assert_agrees_with_eval(&mut sdk, &control_plane, None).await;
     assert_switch_reaches_sdk(&mut sdk, &control_plane).await;
 }
