@@ -138,8 +138,8 @@ async fn change_request_configuration_is_clamped(db: TestDb) {
         (json!(0), 1),
         (json!(11), 10),
         (json!(-3), 1),
-        (json!(4), 4),
         (json!(1u64 << 62), 10),
+        (json!(4), 4),
     ] {
         let answer = server
             .put(
@@ -850,7 +850,7 @@ async fn the_state_table(db: TestDb) {
         ("change-discarded", 2),
         ("change-request-discarded", 1),
         ("change-request-sent-to-review", 1 + 1 + 1 + 2),
-        ("change-request-approval-added", 6 + 2 + 1),
+        ("change-request-approval-added", 6 + 2 + 2),
         ("change-request-approved", 3 + 1 + 1),
         ("change-request-applied", 1),
         ("change-request-rejected", 2),
@@ -949,11 +949,7 @@ async fn a_failing_change_applies_nothing(db: TestDb) {
 }
 
 async fn ui_config_round_trip(db: TestDb) {
-    let server = Server::start(
-        &db,
-        &["--disable-password-auth", "--limit-segment-values", "77"],
-    )
-    .await;
+    let mut server = Server::start(&db, &["--limit-segment-values", "77"]).await;
     let config = server.get("/api/admin/ui-config").await.expect(200).clone();
     for field in [
         "slogan",
@@ -988,7 +984,7 @@ async fn ui_config_round_trip(db: TestDb) {
     assert_eq!(config["environment"], "Open Source");
     assert_eq!(config["baseUriPath"], "");
     assert_eq!(config["authenticationType"], "open-source");
-    assert_eq!(config["disablePasswordAuth"], true);
+    assert_eq!(config["disablePasswordAuth"], false);
     assert_eq!(config["flags"], json!({}));
     assert_eq!(config["frontendApiOrigins"], json!(["*"]));
     assert_eq!(config["resourceLimits"]["segmentValues"], 77);
@@ -1119,4 +1115,12 @@ async fn ui_config_round_trip(db: TestDb) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(events_of_type(&server, "setting-updated").await.len(), 2);
+
+    // Password sign-in off: reported.
+    server.kill();
+    let server = Server::start(&db, &["--disable-password-auth"]).await;
+    let config = server.get("/api/admin/ui-config").await.expect(200).clone();
+    assert_eq!(config["disablePasswordAuth"], true);
+    assert_eq!(config["resourceLimits"]["segmentValues"], 1000);
+    assert_eq!(config["frontendApiOrigins"], json!(["*"]));
 }
