@@ -197,6 +197,46 @@ pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError>
     Ok(())
 }
 
+/// Removes the settings and requests of a project (`column` = `project_id`) or an environment
+/// (`environment`) that is deleted, so that one re-created under the same name starts clean.
+async fn delete_where(
+    conn: &mut AnyConnection,
+    column: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    for table in [
+        "change_request_changes",
+        "change_request_reviews",
+        "change_request_comments",
+    ] {
+        sqlx::query(&format!(
+            "DELETE FROM {table} WHERE change_request_id IN \
+             (SELECT id FROM change_requests WHERE {column} = $1)"
+        ))
+        .bind(value)
+        .execute(&mut *conn)
+        .await?;
+    }
+    for table in ["change_requests", "change_request_settings"] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE {column} = $1"))
+            .bind(value)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+pub async fn delete_of_project(conn: &mut AnyConnection, project: &str) -> Result<(), StoreError> {
+    delete_where(conn, "project_id", project).await
+}
+
+pub async fn delete_of_environment(
+    conn: &mut AnyConnection,
+    environment: &str,
+) -> Result<(), StoreError> {
+    delete_where(conn, "environment", environment).await
+}
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ChangeRow {
     pub id: i64,

@@ -229,6 +229,38 @@ async fn change_request_configuration_is_clamped(db: TestDb) {
         events[0]["preData"],
         json!({"changeRequestsEnabled": true, "requiredApprovals": 4})
     );
+
+    // A deleted project takes its settings and requests along: re-created, it starts clean.
+    server
+        .post(
+            "/api/admin/projects",
+            json!({"id": "other", "name": "Other", "environments": ["development"]}),
+        )
+        .await
+        .expect(201);
+    let other = "/api/admin/projects/other";
+    server
+        .put(
+            &format!("{other}/environments/development/change-requests/config"),
+            json!({"changeRequestsEnabled": true, "requiredApprovals": 3}),
+        )
+        .await
+        .expect(200);
+    server.delete(other).await.expect(200);
+    server
+        .post(
+            "/api/admin/projects",
+            json!({"id": "other", "name": "Other", "environments": ["development"]}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(
+        server
+            .get(&format!("{other}/change-requests/config"))
+            .await
+            .expect(200),
+        &json!([{"environment": "development", "type": "development", "changeRequestEnabled": false, "requiredApprovals": 1}])
+    );
 }
 
 async fn direct_writes_are_refused_while_change_requests_are_on(db: TestDb) {
