@@ -70,7 +70,10 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         }
     });
 
-    let serving = Arc::new(ServingState::new(config.trust_proxy));
+    let serving = Arc::new(ServingState {
+        anonymous: !auth_enabled,
+        ..ServingState::new(config.trust_proxy)
+    });
     let publisher = Publisher::start(
         store.clone(),
         &config.database_url,

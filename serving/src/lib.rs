@@ -31,6 +31,9 @@ pub use snapshot::{ServingSnapshot, Settings, TokenGrant, TokenKind};
 pub struct ServingState {
     pub current: ArcSwapOption<ServingSnapshot>,
     pub trust_proxy: bool,
+    /// Authentication `none` (API.md §2): a call without an `Authorization` header acts as a token for
+    /// every project in `development`.
+    pub anonymous: bool,
 }
 
 impl ServingState {
@@ -38,6 +41,7 @@ impl ServingState {
         ServingState {
             current: ArcSwapOption::empty(),
             trust_proxy,
+            anonymous: false,
         }
     }
 
