@@ -11,5 +11,6 @@ mod bad_input;
 mod configuration;
 mod crash;
 mod limits;
+mod metrics;
 mod operations;
 mod playground;
