@@ -1,6 +1,7 @@
 //! The metrics views with an injected clock, on SQLite and on Postgres: each window (last minute, last hour,
 //! last day) exactly at its edges, the roll-up of minute buckets into hours, and an edge batch counted once.
 
+#[allow(dead_code)] // shared with the store suite
 #[path = "support/database.rs"]
 mod database;
 
