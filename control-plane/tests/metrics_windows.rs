@@ -89,7 +89,10 @@ async fn the_minute_and_hour_windows_hold_exactly_at_their_edges(db: TestDb) {
     assert_eq!(inside[0].app_name, "shop");
     assert_eq!(inside[0].seen_toggles, ["checkout"]);
     assert_eq!(inside[0].metrics_count, 4);
-    assert!(metrics::seen_toggles(&store, edge).await.unwrap().is_empty());
+    assert!(metrics::seen_toggles(&store, edge)
+        .await
+        .unwrap()
+        .is_empty());
     let apps = metrics::seen_apps(&store, edge - 1).await.unwrap();
     assert_eq!(apps["checkout"][0].app_name, "shop");
     assert!(metrics::seen_apps(&store, edge).await.unwrap().is_empty());
@@ -122,7 +125,11 @@ async fn the_last_day_holds_exactly_at_its_edge(db: TestDb) {
     assert_eq!(listed(seen_at - 1).await, 0, "seen after now");
     assert_eq!(listed(seen_at).await, 1);
     assert_eq!(listed(seen_at + DAY_MS - 1).await, 1);
-    assert_eq!(listed(seen_at + DAY_MS).await, 0, "(N − 24 h, N] excludes N − 24 h");
+    assert_eq!(
+        listed(seen_at + DAY_MS).await,
+        0,
+        "(N − 24 h, N] excludes N − 24 h"
+    );
     let filtered = metrics::applications(&store, Some("flexibleRollout"), "", seen_at)
         .await
         .unwrap();
@@ -171,7 +178,11 @@ async fn old_minutes_roll_up_into_hours_and_old_hours_go(db: TestDb) {
         .await
         .unwrap();
     assert_eq!(rolled, 2);
-    assert_eq!(hourly(T0 + 2 * HOUR_MS).await, before, "same hours, same sums");
+    assert_eq!(
+        hourly(T0 + 2 * HOUR_MS).await,
+        before,
+        "same hours, same sums"
+    );
     // A second roll-up adds nothing twice.
     metrics::roll_up(&store, T0 + 49 * HOUR_MS, 90 * DAY_MS)
         .await
@@ -202,8 +213,12 @@ async fn a_retried_batch_is_counted_once(db: TestDb) {
             disabled: 2,
         }],
     };
-    assert!(!metrics::ingest_batch(&store, batch.clone(), T0).await.unwrap());
-    assert!(metrics::ingest_batch(&store, batch.clone(), T0 + 1).await.unwrap());
+    assert!(!metrics::ingest_batch(&store, batch.clone(), T0)
+        .await
+        .unwrap());
+    assert!(metrics::ingest_batch(&store, batch.clone(), T0 + 1)
+        .await
+        .unwrap());
     let other = v1::UsageBatch {
         batch_id: "b2".to_owned(),
         ..batch.clone()
@@ -220,6 +235,8 @@ async fn a_retried_batch_is_counted_once(db: TestDb) {
     assert_eq!(edges[0].applied_revision, 4);
     assert_eq!(edges[0].evaluations_last_hour.enabled, 10);
     assert_eq!(edges[0].evaluations_last_hour.not_enabled, 4);
-    let later = metrics::edges(&store, T0 + HOUR_MS + MINUTE_MS).await.unwrap();
+    let later = metrics::edges(&store, T0 + HOUR_MS + MINUTE_MS)
+        .await
+        .unwrap();
     assert_eq!(later.edges[0].evaluations_last_hour.enabled, 0);
 }

@@ -403,10 +403,17 @@ mod tests {
             ..Usage::default()
         });
         assert_eq!(aggregate.len(), 6);
-        let latest_a = &aggregate.counts[&(120_000, "a".into(), "web".into(), "development".into())];
-        assert_eq!((latest_a.yes, latest_a.no, latest_a.variants["red"]), (5, 2, 5));
+        let latest_a =
+            &aggregate.counts[&(120_000, "a".into(), "web".into(), "development".into())];
+        assert_eq!(
+            (latest_a.yes, latest_a.no, latest_a.variants["red"]),
+            (5, 2, 5)
+        );
         assert_eq!(aggregate.trim(4), 2);
-        assert!(aggregate.counts.keys().all(|k| k.0 >= 60_000), "minute 0 dropped first");
+        assert!(
+            aggregate.counts.keys().all(|k| k.0 >= 60_000),
+            "minute 0 dropped first"
+        );
     }
 
     #[test]

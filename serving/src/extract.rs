@@ -171,7 +171,12 @@ impl FromRequestParts<Arc<ServingState>> for FrontendScope {
         let environment = grant.environment.clone();
         let projects = grant.projects.clone();
         let wildcard = environment == "*";
-        Ok(FrontendScope(scope(snapshot, &environment, projects, wildcard)))
+        Ok(FrontendScope(scope(
+            snapshot,
+            &environment,
+            projects,
+            wildcard,
+        )))
     }
 }
 
@@ -195,7 +200,12 @@ impl FromRequestParts<Arc<ServingState>> for ClientScope {
         };
         let projects = grant.projects.clone();
         let wildcard = grant.environment == "*";
-        Ok(ClientScope(scope(snapshot, &environment, projects, wildcard)))
+        Ok(ClientScope(scope(
+            snapshot,
+            &environment,
+            projects,
+            wildcard,
+        )))
     }
 }
 

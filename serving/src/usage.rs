@@ -35,7 +35,10 @@ pub struct Usage {
 
 /// Where a binary puts the SDKs' usage.
 pub trait UsageSink: Send + Sync {
-    fn record(&self, usage: Usage) -> Pin<Box<dyn Future<Output = Result<(), ApiError>> + Send + '_>>;
+    fn record(
+        &self,
+        usage: Usage,
+    ) -> Pin<Box<dyn Future<Output = Result<(), ApiError>> + Send + '_>>;
 }
 
 /// Unix milliseconds now.
@@ -555,7 +558,11 @@ mod tests {
         ] {
             assert!(metrics_usage(body, &poster()).is_err());
         }
-        assert!(register_usage(br#"{"appName":"web","strategies":[],"started":1}"#, &poster()).is_err());
+        assert!(register_usage(
+            br#"{"appName":"web","strategies":[],"started":1}"#,
+            &poster()
+        )
+        .is_err());
         assert!(register_usage(
             br#"{"appName":"web","strategies":["default"],"started":"2026-01-01T00:00:00Z","interval":10000}"#,
             &poster()
@@ -585,7 +592,9 @@ mod tests {
         }
         counters.one_flag(engine.flag_index("b").unwrap(), false);
         let mut seen = Vec::new();
-        counters.harvest(&engine, |name, yes, no| seen.push((name.to_owned(), yes, no)));
+        counters.harvest(&engine, |name, yes, no| {
+            seen.push((name.to_owned(), yes, no))
+        });
         assert_eq!(
             seen,
             [("a".to_owned(), 2, 0), ("b".to_owned(), 0, 2)],

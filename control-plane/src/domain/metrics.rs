@@ -44,9 +44,9 @@ fn sorted(mut usage: Usage) -> Usage {
     usage
         .applications
         .sort_by(|a, b| a.app_name.cmp(&b.app_name));
-    usage.instances.sort_by(|a, b| {
-        (&a.app_name, &a.instance_id).cmp(&(&b.app_name, &b.instance_id))
-    });
+    usage
+        .instances
+        .sort_by(|a, b| (&a.app_name, &a.instance_id).cmp(&(&b.app_name, &b.instance_id)));
     usage.counts.sort_by(|a, b| {
         (&a.feature_name, &a.app_name, &a.environment, a.minute_ms).cmp(&(
             &b.feature_name,
@@ -58,10 +58,7 @@ fn sorted(mut usage: Usage) -> Usage {
     usage
 }
 
-async fn write_usage(
-    conn: &mut sqlx::AnyConnection,
-    usage: &Usage,
-) -> Result<(), StoreError> {
+async fn write_usage(conn: &mut sqlx::AnyConnection, usage: &Usage) -> Result<(), StoreError> {
     for app in &usage.applications {
         sql::upsert_application(&mut *conn, app).await?;
     }
@@ -114,7 +111,14 @@ pub async fn ingest_batch(
         return Ok(true);
     }
     let revision = i64::try_from(batch.applied_revision).unwrap_or(i64::MAX);
-    sql::upsert_edge(&mut tx, &batch.edge_id, &batch.edge_version, revision, now_ms).await?;
+    sql::upsert_edge(
+        &mut tx,
+        &batch.edge_id,
+        &batch.edge_version,
+        revision,
+        now_ms,
+    )
+    .await?;
     write_usage(&mut tx, &usage).await?;
     for evaluation in &evaluations {
         sql::add_evaluations(&mut tx, &batch.edge_id, evaluation).await?;
@@ -449,7 +453,11 @@ pub async fn set_metadata(
     if app_name.trim().is_empty() || app_name.len() > 255 {
         return Err(ApiError::validation("appName must be 1 to 255 characters"));
     }
-    if input.app_name.as_deref().is_some_and(|name| name != app_name) {
+    if input
+        .app_name
+        .as_deref()
+        .is_some_and(|name| name != app_name)
+    {
         return Err(ApiError::validation(
             "appName in the body differs from the path",
         ));

@@ -262,7 +262,10 @@ pub fn router(
             &format!("{admin}/metrics/applications/{{appName}}"),
             get(metrics::application).post(metrics::set_metadata),
         )
-        .route(&format!("{admin}/metrics/seen-apps"), get(metrics::seen_apps))
+        .route(
+            &format!("{admin}/metrics/seen-apps"),
+            get(metrics::seen_apps),
+        )
         .route(&format!("{admin}/metrics/edges"), get(metrics::edges))
         .route(
             &format!("{admin}/client-metrics/features/{{name}}"),

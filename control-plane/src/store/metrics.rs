@@ -253,7 +253,8 @@ pub struct ApplicationRow {
     pub last_seen_ms: i64,
 }
 
-const APPLICATION_COLUMNS: &str = "app_name, description, url, color, icon, strategies, created_at_ms, \
+const APPLICATION_COLUMNS: &str =
+    "app_name, description, url, color, icon, strategies, created_at_ms, \
     updated_at_ms, last_seen_ms";
 
 /// Applications last seen in `[from_ms, to_ms]`, by name.

@@ -2,7 +2,9 @@
 //! endpoints 1–5, bad bodies 400 with nothing stored, the token kinds, application metadata.
 
 use crate::database::TestDb;
-use crate::server::{assert_error_body, assert_timestamp, Server, ADMIN_TOKEN, CLIENT_TOKEN, FRONTEND_TOKEN};
+use crate::server::{
+    assert_error_body, assert_timestamp, Server, ADMIN_TOKEN, CLIENT_TOKEN, FRONTEND_TOKEN,
+};
 use serde_json::{json, Value};
 
 crate::on_sqlite_and_postgres!(
@@ -54,7 +56,13 @@ async fn views(server: &Server) -> Vec<Value> {
 async fn sdk_posts_show_up_in_the_five_views(db: TestDb) {
     let server = Server::start(&db, &[]).await;
     assert_eq!(
-        post(&server, "/api/client/register", CLIENT_TOKEN, register_body("shop", "i1", &["default", "userWithId"])).await,
+        post(
+            &server,
+            "/api/client/register",
+            CLIENT_TOKEN,
+            register_body("shop", "i1", &["default", "userWithId"])
+        )
+        .await,
         202
     );
     assert_eq!(
@@ -68,15 +76,33 @@ async fn sdk_posts_show_up_in_the_five_views(db: TestDb) {
         202
     );
     assert_eq!(
-        post(&server, "/api/client/metrics", CLIENT_TOKEN, metrics_body("shop", "i2", json!({"checkout": {"yes": 1, "no": 1}}))).await,
+        post(
+            &server,
+            "/api/client/metrics",
+            CLIENT_TOKEN,
+            metrics_body("shop", "i2", json!({"checkout": {"yes": 1, "no": 1}}))
+        )
+        .await,
         202
     );
     assert_eq!(
-        post(&server, "/api/frontend/client/metrics", FRONTEND_TOKEN, metrics_body("web", "browser", json!({"checkout": {"yes": 5, "no": 0}}))).await,
+        post(
+            &server,
+            "/api/frontend/client/metrics",
+            FRONTEND_TOKEN,
+            metrics_body("web", "browser", json!({"checkout": {"yes": 5, "no": 0}}))
+        )
+        .await,
         200
     );
     assert_eq!(
-        post(&server, "/api/frontend/client/register", FRONTEND_TOKEN, register_body("web", "browser", &[])).await,
+        post(
+            &server,
+            "/api/frontend/client/register",
+            FRONTEND_TOKEN,
+            register_body("web", "browser", &[])
+        )
+        .await,
         200
     );
     assert_eq!(
@@ -112,7 +138,9 @@ async fn sdk_posts_show_up_in_the_five_views(db: TestDb) {
             "lastMinute": {"checkout": {"yes": 9, "no": 2}, "search": {"yes": 4, "no": 6}}
         })
     );
-    let one = server.get("/api/admin/metrics/feature-toggles/checkout").await;
+    let one = server
+        .get("/api/admin/metrics/feature-toggles/checkout")
+        .await;
     assert_eq!(one.expect(200)["lastHour"], json!({"yes": 9, "no": 2}));
     // 3
     let apps = server.get("/api/admin/metrics/applications").await;
@@ -125,7 +153,10 @@ async fn sdk_posts_show_up_in_the_five_views(db: TestDb) {
         .map(|a| a["appName"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["batch", "shop", "web"]);
-    assert_eq!(apps["applications"][1]["strategies"], json!(["default", "userWithId"]));
+    assert_eq!(
+        apps["applications"][1]["strategies"],
+        json!(["default", "userWithId"])
+    );
     assert_eq!(
         apps["applications"][1]["links"]["appDetails"],
         "/api/admin/metrics/applications/shop"
@@ -181,11 +212,16 @@ async fn sdk_posts_show_up_in_the_five_views(db: TestDb) {
         .status;
     assert_eq!(status, 202);
     let seen_apps = server.get("/api/admin/metrics/seen-apps").await;
-    assert_eq!(seen_apps.expect(200)["checkout"][0]["description"], "The shop");
+    assert_eq!(
+        seen_apps.expect(200)["checkout"][0]["description"],
+        "The shop"
+    );
     assert_eq!(seen_apps.body["checkout"][0]["icon"], "cart");
 
     // One flag's hours.
-    let usage = server.get("/api/admin/client-metrics/features/checkout").await;
+    let usage = server
+        .get("/api/admin/client-metrics/features/checkout")
+        .await;
     let usage = usage.expect(200);
     assert_eq!(usage["version"], 1);
     let total: i64 = usage["data"]
@@ -216,7 +252,10 @@ async fn sdk_posts_show_up_in_the_five_views(db: TestDb) {
         "/api/frontend/client/metrics",
         "/api/frontend/client/register",
     ] {
-        assert!(doc.body["paths"].get(path).is_some(), "{path} is documented");
+        assert!(
+            doc.body["paths"].get(path).is_some(),
+            "{path} is documented"
+        );
     }
 }
 
@@ -225,23 +264,90 @@ async fn bad_usage_bodies_are_refused_and_store_nothing(db: TestDb) {
     let before = views(&server).await;
     let good_bucket = json!({"start": "2026-11-22T00:00:00.000Z", "stop": "2026-11-22T00:01:00.000Z", "toggles": {"a": {"yes": 1, "no": 1}}});
     let cases: Vec<(&str, &str, Value, &str)> = vec![
-        ("/api/client/metrics", CLIENT_TOKEN, json!({"bucket": good_bucket}), "appName"),
-        ("/api/client/metrics", CLIENT_TOKEN, json!({"appName": "x"}), "bucket"),
-        ("/api/client/metrics", CLIENT_TOKEN, json!({"appName": "x", "bucket": {"start": "2026-11-22T00:00:00Z", "stop": "2026-11-22T00:00:00Z"}}), "toggles"),
-        ("/api/client/metrics", CLIENT_TOKEN, json!({"appName": "x", "bucket": {"start": "soon", "stop": "2026-11-22T00:00:00Z", "toggles": {}}}), "bucket.start"),
-        ("/api/client/metrics", CLIENT_TOKEN, json!({"appName": "x", "bucket": {"start": 1, "stop": 2, "toggles": {"a": {"yes": -1, "no": 0}}}}), "body"),
-        ("/api/client/metrics", CLIENT_TOKEN, json!({"appName": "x", "bucket": {"start": 1, "stop": 2, "toggles": {"a": {"yes": "many"}}}}), "body"),
+        (
+            "/api/client/metrics",
+            CLIENT_TOKEN,
+            json!({"bucket": good_bucket}),
+            "appName",
+        ),
+        (
+            "/api/client/metrics",
+            CLIENT_TOKEN,
+            json!({"appName": "x"}),
+            "bucket",
+        ),
+        (
+            "/api/client/metrics",
+            CLIENT_TOKEN,
+            json!({"appName": "x", "bucket": {"start": "2026-11-22T00:00:00Z", "stop": "2026-11-22T00:00:00Z"}}),
+            "toggles",
+        ),
+        (
+            "/api/client/metrics",
+            CLIENT_TOKEN,
+            json!({"appName": "x", "bucket": {"start": "soon", "stop": "2026-11-22T00:00:00Z", "toggles": {}}}),
+            "bucket.start",
+        ),
+        (
+            "/api/client/metrics",
+            CLIENT_TOKEN,
+            json!({"appName": "x", "bucket": {"start": 1, "stop": 2, "toggles": {"a": {"yes": -1, "no": 0}}}}),
+            "body",
+        ),
+        (
+            "/api/client/metrics",
+            CLIENT_TOKEN,
+            json!({"appName": "x", "bucket": {"start": 1, "stop": 2, "toggles": {"a": {"yes": "many"}}}}),
+            "body",
+        ),
         ("/api/client/metrics", CLIENT_TOKEN, json!([1, 2]), "body"),
-        ("/api/client/register", CLIENT_TOKEN, json!({"appName": "x", "strategies": [], "started": "2026-11-22T00:00:00Z"}), "interval"),
-        ("/api/client/register", CLIENT_TOKEN, json!({"appName": "x", "started": "2026-11-22T00:00:00Z", "interval": 1}), "strategies"),
-        ("/api/client/register", CLIENT_TOKEN, json!({"appName": "", "strategies": [], "started": 1, "interval": 1}), "appName"),
-        ("/api/client/metrics/bulk", CLIENT_TOKEN, json!({"metrics": [{"featureName": "a", "appName": "x", "yes": 1}]}), "environment"),
-        ("/api/client/metrics/bulk", CLIENT_TOKEN, json!({"applications": [{"appName": "x", "environment": "development"}]}), "instanceId"),
-        ("/api/frontend/client/metrics", FRONTEND_TOKEN, json!({"appName": "x", "bucket": {"start": 1}}), "stop"),
-        ("/api/frontend/client/register", FRONTEND_TOKEN, json!({"strategies": []}), "appName"),
+        (
+            "/api/client/register",
+            CLIENT_TOKEN,
+            json!({"appName": "x", "strategies": [], "started": "2026-11-22T00:00:00Z"}),
+            "interval",
+        ),
+        (
+            "/api/client/register",
+            CLIENT_TOKEN,
+            json!({"appName": "x", "started": "2026-11-22T00:00:00Z", "interval": 1}),
+            "strategies",
+        ),
+        (
+            "/api/client/register",
+            CLIENT_TOKEN,
+            json!({"appName": "", "strategies": [], "started": 1, "interval": 1}),
+            "appName",
+        ),
+        (
+            "/api/client/metrics/bulk",
+            CLIENT_TOKEN,
+            json!({"metrics": [{"featureName": "a", "appName": "x", "yes": 1}]}),
+            "environment",
+        ),
+        (
+            "/api/client/metrics/bulk",
+            CLIENT_TOKEN,
+            json!({"applications": [{"appName": "x", "environment": "development"}]}),
+            "instanceId",
+        ),
+        (
+            "/api/frontend/client/metrics",
+            FRONTEND_TOKEN,
+            json!({"appName": "x", "bucket": {"start": 1}}),
+            "stop",
+        ),
+        (
+            "/api/frontend/client/register",
+            FRONTEND_TOKEN,
+            json!({"strategies": []}),
+            "appName",
+        ),
     ];
     for (path, token, body, mentions) in cases {
-        let answer = server.send("POST", path, Some(body.clone()), Some(token)).await;
+        let answer = server
+            .send("POST", path, Some(body.clone()), Some(token))
+            .await;
         assert_eq!(answer.status, 400, "{path} {body}: {}", answer.body);
         let message = assert_error_body(&answer.body, "ValidationError");
         assert!(message.contains(mentions), "{path} {body}: {message}");
@@ -258,19 +364,44 @@ async fn bad_usage_bodies_are_refused_and_store_nothing(db: TestDb) {
     assert_eq!(answer.status, 400);
     // Wrong or no token.
     let body = metrics_body("x", "i", json!({"a": {"yes": 1, "no": 0}}));
-    assert_eq!(post(&server, "/api/client/metrics", FRONTEND_TOKEN, body.clone()).await, 403);
-    assert_eq!(post(&server, "/api/client/metrics", ADMIN_TOKEN, body.clone()).await, 403);
-    assert_eq!(post(&server, "/api/frontend/client/metrics", CLIENT_TOKEN, body.clone()).await, 403);
-    let answer = server.send("POST", "/api/client/metrics", Some(body), None).await;
+    assert_eq!(
+        post(&server, "/api/client/metrics", FRONTEND_TOKEN, body.clone()).await,
+        403
+    );
+    assert_eq!(
+        post(&server, "/api/client/metrics", ADMIN_TOKEN, body.clone()).await,
+        403
+    );
+    assert_eq!(
+        post(
+            &server,
+            "/api/frontend/client/metrics",
+            CLIENT_TOKEN,
+            body.clone()
+        )
+        .await,
+        403
+    );
+    let answer = server
+        .send("POST", "/api/client/metrics", Some(body), None)
+        .await;
     assert_eq!(answer.status, 401);
     // Admin views need an admin credential.
     let answer = server
-        .send("GET", "/api/admin/metrics/feature-toggles", None, Some(CLIENT_TOKEN))
+        .send(
+            "GET",
+            "/api/admin/metrics/feature-toggles",
+            None,
+            Some(CLIENT_TOKEN),
+        )
         .await;
     assert_eq!(answer.status, 403);
     assert_eq!(
         server
-            .post("/api/admin/metrics/applications/x", json!({"description": 3}))
+            .post(
+                "/api/admin/metrics/applications/x",
+                json!({"description": 3})
+            )
             .await
             .status,
         400
