@@ -71,9 +71,10 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         }
     });
 
-    let serving = Arc::new(
-        ServingState::new(config.trust_proxy).with_usage(crate::ingest::sink(store.clone())),
-    );
+    let serving = Arc::new(ServingState {
+        anonymous: !auth_enabled,
+        ..ServingState::new(config.trust_proxy).with_usage(crate::ingest::sink(store.clone()))
+    });
     let settings = v1::Settings {
         frontend_api_origins: vec!["*".to_owned()],
         frontend_api_enabled: config.frontend_api_enabled,

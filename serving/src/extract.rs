@@ -167,7 +167,7 @@ impl FromRequestParts<Arc<ServingState>> for FrontendScope {
         if !snapshot.settings.frontend_api_enabled {
             return Err(ApiError::not_found("The frontend API is disabled"));
         }
-        let grant = granted(parts, &snapshot, TokenKind::Frontend)?;
+        let grant = granted(parts, state, &snapshot, TokenKind::Frontend)?;
         let environment = grant.environment.clone();
         let projects = grant.projects.clone();
         let wildcard = environment == "*";
@@ -188,7 +188,7 @@ impl FromRequestParts<Arc<ServingState>> for ClientScope {
         state: &Arc<ServingState>,
     ) -> Result<Self, ApiError> {
         let snapshot = state.loaded()?;
-        let grant = granted(parts, &snapshot, TokenKind::Client)?;
+        let grant = granted(parts, state, &snapshot, TokenKind::Client)?;
         let environment = if grant.environment == "*" {
             form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
                 .filter(|(key, value)| key == "environment" && !value.is_empty())
@@ -234,16 +234,32 @@ fn scope(
     }
 }
 
+/// What a call without a token may read under authentication `none`: every project, `development`.
+static ANONYMOUS: std::sync::LazyLock<TokenGrant> = std::sync::LazyLock::new(|| TokenGrant {
+    kind: TokenKind::Frontend,
+    projects: Projects::All,
+    environment: "development".to_owned(),
+    expires_at_ms: None,
+});
+
 fn granted<'s>(
     parts: &Parts,
+    state: &ServingState,
     snapshot: &'s ServingSnapshot,
     kind: TokenKind,
 ) -> Result<&'s TokenGrant, ApiError> {
     let unauthenticated = |message: &str| ApiError::new(ErrorKind::AuthenticationRequired, message);
-    let secret = parts
-        .headers
-        .get(AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
+    let Some(header) = parts.headers.get(AUTHORIZATION) else {
+        if state.anonymous {
+            return Ok(&ANONYMOUS);
+        }
+        return Err(unauthenticated(
+            "An API token is required in the Authorization header",
+        ));
+    };
+    let secret = header
+        .to_str()
+        .ok()
         .map(strip_bearer)
         .filter(|secret| !secret.is_empty())
         .ok_or_else(|| unauthenticated("An API token is required in the Authorization header"))?;

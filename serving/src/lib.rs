@@ -35,6 +35,9 @@ pub struct ServingState {
     pub trust_proxy: bool,
     pub usage: Option<Arc<dyn usage::UsageSink>>,
     pub count_evaluations: bool,
+    /// Authentication `none` (API.md §2): a call without an `Authorization` header acts as a token for
+    /// every project in `development`.
+    pub anonymous: bool,
 }
 
 impl ServingState {
@@ -44,6 +47,7 @@ impl ServingState {
             trust_proxy,
             usage: None,
             count_evaluations: false,
+            anonymous: false,
         }
     }
 

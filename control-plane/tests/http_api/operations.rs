@@ -351,6 +351,49 @@ async fn auth_type_none_needs_no_token() {
         .expect(200)
         .clone();
     assert_eq!(events["events"][0]["createdBy"], "admin");
+
+    // SDK calls without a header read every project in `development` (API.md §2); a wrong token is
+    // still refused.
+    server
+        .send(
+            "POST",
+            "/api/admin/projects/default/features/open/environments/development/on",
+            None,
+            None,
+        )
+        .await
+        .expect(200);
+    let flag_served = || async {
+        let toggles = server
+            .send("GET", "/api/frontend", None, None)
+            .await
+            .expect(200)
+            .clone();
+        toggles["toggles"][0]["name"] == "open"
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !flag_served().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the flag was never served"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let client = server
+        .send("GET", "/api/client/features", None, None)
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(client["features"][0]["name"], "open");
+    server
+        .send(
+            "GET",
+            "/api/frontend",
+            None,
+            Some("default:development.unknown"),
+        )
+        .await
+        .expect_error(401, "AuthenticationRequired");
 }
 
 #[tokio::test]
