@@ -55,7 +55,10 @@ for EDGE in "$ON" "$OFF"; do
 done
 echo "== GET /api/frontend, $FLAGS flags all on; ${DURATION}s runs, $CONNECTIONS connections, $THREADS wrk threads"
 for ROUND in $(seq "$ROUNDS"); do
-  for TARGET in "counting $ON" "not-counting $OFF"; do
+  # Odd rounds start with the counting edge, even rounds with the other.
+  ORDER=("counting $ON" "not-counting $OFF")
+  [ $((ROUND % 2)) = 0 ] && ORDER=("not-counting $OFF" "counting $ON")
+  for TARGET in "${ORDER[@]}"; do
     set -- $TARGET
     printf 'round %s %-13s ' "$ROUND" "$1"
     nice -n 15 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s bench/frontend.lua "http://$2" \

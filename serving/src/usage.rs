@@ -402,8 +402,8 @@ pub async fn frontend_register(
     Ok(StatusCode::OK)
 }
 
-/// How many shards the evaluation counters have: about one per core, so that threads rarely share one.
-fn shard_count() -> usize {
+/// How many threads get a shard of their own: about one per core (the runtime's workers).
+fn exclusive_shards() -> usize {
     static COUNT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *COUNT.get_or_init(|| {
         std::thread::available_parallelism()
@@ -412,13 +412,13 @@ fn shard_count() -> usize {
     })
 }
 
-/// This thread's shard, assigned round-robin on first use.
-fn shard_index() -> usize {
+/// This thread's number, assigned in order on first use and never reused.
+fn thread_number() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
-        static SHARD: Cell<usize> = const { Cell::new(usize::MAX) };
+        static NUMBER: Cell<usize> = const { Cell::new(usize::MAX) };
     }
-    SHARD.with(|cell| {
+    NUMBER.with(|cell| {
         if cell.get() == usize::MAX {
             cell.set(NEXT.fetch_add(1, Ordering::Relaxed));
         }
@@ -426,50 +426,80 @@ fn shard_index() -> usize {
     })
 }
 
-/// One environment's evaluations per flag, in per-thread shards of relaxed atomics: no lock, no allocation.
-/// Per shard: `enabled[flag]`, `single[flag]` (one-flag evaluations), `requests[project]` (all-flag
-/// evaluations of project-scoped tokens) and `requests_all` (of `*` tokens). A flag was evaluated
-/// `requests_all + requests[its project] + single[flag]` times, `enabled[flag]` of them enabled.
+/// One environment's evaluations per flag, without locks or allocation. Per shard: `enabled[flag]`,
+/// `single[flag]` (one-flag evaluations), `requests[project]` (all-flag evaluations of project-scoped tokens)
+/// and `requests_all` (of `*` tokens); a flag was evaluated `requests_all + requests[its project] +
+/// single[flag]` times, `enabled[flag]` of them enabled.
+///
+/// The first threads (one per core) each own a shard and add with a plain relaxed load and store (no atomic
+/// read-modify-write: only the owner writes it); any further thread adds to a shared last shard with
+/// `fetch_add`. Counters only grow; a harvest takes the difference from the previous harvest.
 #[derive(Debug)]
 pub struct EvaluationCounters {
     flags: usize,
     projects: usize,
     shards: Box<[Box<[AtomicU64]>]>,
+    harvested: Box<[AtomicU64]>,
 }
 
 /// Counter cells a shard is padded with, so that two shards never share a cache line.
 const PAD: usize = 16;
 
+/// The shard an evaluation adds to.
+#[derive(Clone, Copy)]
+pub struct Shard<'c> {
+    cells: &'c [AtomicU64],
+    owned: bool,
+}
+
+impl Shard<'_> {
+    #[inline]
+    fn bump(self, cell: usize) {
+        let counter = &self.cells[cell];
+        if self.owned {
+            counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        } else {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
 impl EvaluationCounters {
     pub fn new(engine: &Snapshot) -> EvaluationCounters {
         let flags = engine.len();
         let projects = engine.project_names().len();
-        let cells = 2 * flags + projects + 1 + PAD;
-        let shards = (0..shard_count())
-            .map(|_| (0..cells).map(|_| AtomicU64::new(0)).collect())
+        let cells = 2 * flags + projects + 1;
+        let zeros = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect();
+        let shards = (0..=exclusive_shards())
+            .map(|_| zeros(cells + PAD))
             .collect();
         EvaluationCounters {
             flags,
             projects,
             shards,
+            harvested: zeros(cells),
         }
     }
 
-    fn shard(&self) -> &[AtomicU64] {
-        &self.shards[shard_index() % self.shards.len()]
+    fn shard(&self) -> Shard<'_> {
+        let owned = self.shards.len() - 1;
+        let number = thread_number();
+        let index = number.min(owned);
+        Shard {
+            cells: &self.shards[index],
+            owned: number < owned,
+        }
     }
 
     /// An all-flags evaluation for `projects` began; call [`Self::enabled`] for each flag it found enabled.
-    pub fn all_flags(&self, engine: &Snapshot, projects: &Projects) -> &[AtomicU64] {
+    pub fn all_flags(&self, engine: &Snapshot, projects: &Projects) -> Shard<'_> {
         let shard = self.shard();
         match projects {
-            Projects::All => {
-                shard[2 * self.flags + self.projects].fetch_add(1, Ordering::Relaxed);
-            }
+            Projects::All => shard.bump(2 * self.flags + self.projects),
             Projects::Only(list) => {
                 for (index, name) in engine.project_names().iter().enumerate() {
                     if list.iter().any(|p| **p == **name) {
-                        shard[2 * self.flags + index].fetch_add(1, Ordering::Relaxed);
+                        shard.bump(2 * self.flags + index);
                     }
                 }
             }
@@ -479,27 +509,29 @@ impl EvaluationCounters {
 
     /// Flag `index` was enabled in the evaluation whose shard `all_flags` returned.
     #[inline]
-    pub fn enabled(shard: &[AtomicU64], index: usize) {
-        shard[index].fetch_add(1, Ordering::Relaxed);
+    pub fn enabled(shard: Shard<'_>, index: usize) {
+        shard.bump(index);
     }
 
     /// One flag evaluated on its own.
     pub fn one_flag(&self, index: usize, enabled: bool) {
         let shard = self.shard();
-        shard[self.flags + index].fetch_add(1, Ordering::Relaxed);
+        shard.bump(self.flags + index);
         if enabled {
-            shard[index].fetch_add(1, Ordering::Relaxed);
+            shard.bump(index);
         }
     }
 
-    /// Takes (and zeroes) the counts: `(flag, enabled, not enabled)` for each flag evaluated at least once.
-    /// An evaluation running meanwhile lands in this harvest or the next, off by at most itself.
+    /// The counts since the previous harvest: `(flag, enabled, not enabled)` for each flag evaluated. An
+    /// evaluation running meanwhile lands in this harvest or the next, off by at most itself.
     pub fn harvest(&self, engine: &Snapshot, mut each: impl FnMut(&str, u64, u64)) {
         let take = |cell: usize| -> u64 {
-            self.shards
+            let total = self
+                .shards
                 .iter()
-                .map(|shard| shard[cell].swap(0, Ordering::Relaxed))
-                .sum()
+                .map(|shard| shard[cell].load(Ordering::Relaxed))
+                .fold(0u64, u64::wrapping_add);
+            total.wrapping_sub(self.harvested[cell].swap(total, Ordering::Relaxed))
         };
         let all = take(2 * self.flags + self.projects);
         let requests: Vec<u64> = (0..self.projects)
