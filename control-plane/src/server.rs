@@ -1,8 +1,8 @@
 //! Start-up and shutdown: store, tokens, metrics recorder, router, listener, signals.
 
 use crate::config::{AuthType, Config};
-use crate::domain::first_start;
 use crate::domain::tokens::{self, InitialTokens};
+use crate::domain::{first_start, ui_config};
 use crate::http::{self, telemetry, AppState};
 use crate::publisher::grpc::SnapshotService;
 use crate::publisher::Publisher;
@@ -11,7 +11,6 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
-use vexil_proto::v1;
 use vexil_proto::v1::snapshots_server::SnapshotsServer;
 use vexil_proto::v1::usage_server::UsageServer;
 use vexil_serving::ServingState;
@@ -37,6 +36,7 @@ pub enum StartError {
 pub async fn run(config: Config) -> Result<(), StartError> {
     let store = Store::connect(&config.database_url).await?;
     first_start::seed(&store).await.map_err(StartError::Seed)?;
+    ui_config::ensure_instance_id(&store).await?;
     tracing::info!(backend = ?store.backend(), "store ready, migrations applied");
 
     let auth_enabled = config.auth_type == AuthType::OpenSource;
@@ -75,14 +75,10 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         anonymous: !auth_enabled,
         ..ServingState::new(config.trust_proxy).with_usage(crate::ingest::sink(store.clone()))
     });
-    let settings = v1::Settings {
-        frontend_api_origins: vec!["*".to_owned()],
-        frontend_api_enabled: config.frontend_api_enabled,
-    };
     let publisher = Publisher::start(
         store.clone(),
         &config.database_url,
-        settings,
+        config.frontend_api_enabled,
         serving.clone(),
     )
     .await

@@ -114,6 +114,12 @@ impl Subscriber {
                 let _ = self.retired.send(old);
             }
             self.status.touch();
+            // When this revision started being served (the propagation benchmark reads it).
+            metrics::gauge!("snapshot_applied_unix_seconds").set(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64()),
+            );
             if let Some(path) = &self.cache {
                 let path = path.clone();
                 let written = tokio::task::spawn_blocking(move || {

@@ -101,7 +101,7 @@ pub async fn feature(
     let view = &scope.environment;
     let feature = view
         .features
-        .get(&name)
+        .get(name.as_str())
         .filter(|f| visible(&scope, &filter, f))
         .ok_or_else(|| ApiError::not_found(format!("No flag named {name}")))?;
     let body = serde_json::to_vec(&client_feature(feature, &view.segments, filter.segments))

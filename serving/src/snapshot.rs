@@ -51,11 +51,15 @@ impl Default for Settings {
     }
 }
 
+/// A flag of an environment view, shared by the views of successive snapshots (a delta copies the map, not
+/// the flags).
+pub type SharedFeature = Arc<Feature>;
+
 /// One environment's configuration: its document (by name and by id) and the compiled engine.
 #[derive(Debug)]
 pub struct EnvironmentView {
     pub name: String,
-    pub features: BTreeMap<String, Feature>,
+    pub features: BTreeMap<Arc<str>, SharedFeature>,
     pub segments: BTreeMap<i64, Segment>,
     pub engine: Snapshot,
     /// The evaluations answered from this view, per flag (when the server counts them).
@@ -65,11 +69,12 @@ pub struct EnvironmentView {
 impl EnvironmentView {
     fn build(
         name: String,
-        features: BTreeMap<String, Feature>,
+        features: BTreeMap<Arc<str>, SharedFeature>,
         segments: BTreeMap<i64, Segment>,
         options: &CompileOptions,
     ) -> EnvironmentView {
-        let engine = Snapshot::compile_with(&document(&features, &segments), options);
+        let engine =
+            Snapshot::compile_parts(features.values().map(|f| &**f), segments.values(), options);
         EnvironmentView {
             name,
             features,
@@ -92,7 +97,7 @@ impl EnvironmentView {
             features: doc
                 .features
                 .into_iter()
-                .map(|f| (f.name.clone(), f))
+                .map(|f| (f.name.as_str().into(), Arc::new(f)))
                 .collect(),
             segments: doc.segments.into_iter().map(|s| (s.id, s)).collect(),
             engine,
@@ -106,12 +111,12 @@ impl EnvironmentView {
 }
 
 fn document(
-    features: &BTreeMap<String, Feature>,
+    features: &BTreeMap<Arc<str>, SharedFeature>,
     segments: &BTreeMap<i64, Segment>,
 ) -> FeaturesDocument {
     FeaturesDocument {
         version: 2,
-        features: features.values().cloned().collect(),
+        features: features.values().map(|f| (**f).clone()).collect(),
         segments: segments.values().cloned().collect(),
     }
 }
@@ -191,11 +196,11 @@ impl ServingSnapshot {
                 None => (BTreeMap::new(), BTreeMap::new()),
             };
             for name in &change.removed_features {
-                features.remove(name);
+                features.remove(name.as_str());
             }
             for feature in change.upserted_features {
                 let feature: Feature = feature.into();
-                features.insert(feature.name.clone(), feature);
+                features.insert(feature.name.as_str().into(), Arc::new(feature));
             }
             for id in &change.removed_segments {
                 segments.remove(id);

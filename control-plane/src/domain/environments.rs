@@ -202,6 +202,7 @@ pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
         )));
     }
     let before = view(tx.conn(), row).await?;
+    crate::store::change_requests::delete_of_environment(tx.conn(), name).await?;
     environment_store::delete(tx.conn(), name).await?;
     tx.record(NewEvent {
         event_type: EventType::EnvironmentDeleted.as_str(),

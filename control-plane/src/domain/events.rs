@@ -57,6 +57,19 @@ pub enum EventType {
     GroupDeleted,
     GroupUserAdded,
     GroupUserRemoved,
+    ChangeRequestConfigurationUpdated,
+    ChangeRequestCreated,
+    ChangeRequestDiscarded,
+    ChangeAdded,
+    ChangeEdited,
+    ChangeDiscarded,
+    ChangeRequestSentToReview,
+    ChangeRequestApprovalAdded,
+    ChangeRequestApproved,
+    ChangeRequestRejected,
+    ChangeRequestCancelled,
+    ChangeRequestApplied,
+    SettingUpdated,
 }
 
 impl EventType {
@@ -126,6 +139,19 @@ impl EventType {
             EventType::GroupDeleted => "group-deleted",
             EventType::GroupUserAdded => "group-user-added",
             EventType::GroupUserRemoved => "group-user-removed",
+            EventType::ChangeRequestConfigurationUpdated => "change-request-configuration-updated",
+            EventType::ChangeRequestCreated => "change-request-created",
+            EventType::ChangeRequestDiscarded => "change-request-discarded",
+            EventType::ChangeAdded => "change-added",
+            EventType::ChangeEdited => "change-edited",
+            EventType::ChangeDiscarded => "change-discarded",
+            EventType::ChangeRequestSentToReview => "change-request-sent-to-review",
+            EventType::ChangeRequestApprovalAdded => "change-request-approval-added",
+            EventType::ChangeRequestApproved => "change-request-approved",
+            EventType::ChangeRequestRejected => "change-request-rejected",
+            EventType::ChangeRequestCancelled => "change-request-cancelled",
+            EventType::ChangeRequestApplied => "change-request-applied",
+            EventType::SettingUpdated => "setting-updated",
         }
     }
 }

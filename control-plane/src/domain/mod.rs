@@ -3,6 +3,7 @@
 //! of the API or an [`ApiError`](vexil_shared::ApiError).
 
 pub mod access;
+pub mod change_requests;
 pub mod client_document;
 pub mod context_fields;
 pub mod environments;
@@ -19,5 +20,6 @@ pub mod segments;
 pub mod strategies;
 pub mod strategy_definitions;
 pub mod tokens;
+pub mod ui_config;
 pub mod users;
 pub mod variants;

@@ -249,6 +249,7 @@ pub async fn delete(tx: &mut WriteTx, id: &str) -> Result<(), ApiError> {
         )));
     }
     let before = view(tx.conn(), row).await?;
+    crate::store::change_requests::delete_of_project(tx.conn(), id).await?;
     project_store::delete(tx.conn(), id).await?;
     tx.record(NewEvent {
         event_type: EventType::ProjectDeleted.as_str(),

@@ -1,5 +1,6 @@
 //! The HTTP layer: the router, the shared state and thin handlers that extract, call the domain and answer.
 
+pub mod change_requests;
 pub mod context_fields;
 pub mod environments;
 pub mod events;
@@ -16,6 +17,7 @@ pub mod strategies;
 pub mod strategy_definitions;
 pub mod telemetry;
 pub mod tokens;
+pub mod ui_config;
 pub mod users;
 pub mod variants;
 
@@ -270,6 +272,46 @@ pub fn router(
         .route(
             &format!("{admin}/client-metrics/features/{{name}}"),
             get(metrics::feature_usage),
+        )
+        .route(
+            &format!("{project}/change-requests/config"),
+            get(change_requests::configuration),
+        )
+        .route(
+            &format!("{project}/environments/{{environment}}/change-requests/config"),
+            put(change_requests::configure),
+        )
+        .route(
+            &format!("{project}/environments/{{environment}}/change-requests"),
+            post(change_requests::add_changes),
+        )
+        .route(
+            &format!("{project}/change-requests"),
+            get(change_requests::list),
+        )
+        .route(
+            &format!("{project}/change-requests/{{id}}"),
+            get(change_requests::get).delete(change_requests::discard),
+        )
+        .route(
+            &format!("{project}/change-requests/{{id}}/changes/{{changeId}}"),
+            put(change_requests::edit_change).delete(change_requests::discard_change),
+        )
+        .route(
+            &format!("{project}/change-requests/{{id}}/state"),
+            put(change_requests::change_state),
+        )
+        .route(
+            &format!("{project}/change-requests/{{id}}/comments"),
+            post(change_requests::comment),
+        )
+        .route(
+            &format!("{admin}/ui-config"),
+            get(ui_config::get).post(ui_config::set),
+        )
+        .route(
+            &format!("{admin}/ui-config/cors"),
+            post(ui_config::set_cors),
         )
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
         .with_state(state)

@@ -3,6 +3,7 @@
 use super::extract::{AdminActor, JsonBody, PathParams};
 use super::features::FeatureEnvironmentPath;
 use super::AppState;
+use crate::domain::change_requests;
 use crate::domain::strategies::{self, Strategy, StrategyInput, StrategySortOrder};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -78,6 +79,8 @@ pub async fn add(
     JsonBody(input): JsonBody<StrategyInput>,
 ) -> Result<Json<Strategy>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
+    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
+        .await?;
     let strategy = strategies::add(
         &mut tx,
         &path.project_id,
@@ -133,6 +136,8 @@ pub async fn update(
     JsonBody(input): JsonBody<StrategyInput>,
 ) -> Result<Json<Strategy>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
+    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
+        .await?;
     let strategy = strategies::update(
         &mut tx,
         &path.project_id,
@@ -164,6 +169,8 @@ pub async fn patch(
     JsonBody(operations): JsonBody<json_patch::Patch>,
 ) -> Result<Json<Strategy>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
+    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
+        .await?;
     let strategy = strategies::patch(
         &mut tx,
         &path.project_id,
@@ -193,6 +200,8 @@ pub async fn delete(
     PathParams(path): PathParams<StrategyPath>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
+    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
+        .await?;
     strategies::delete(
         &mut tx,
         &path.project_id,
@@ -222,6 +231,8 @@ pub async fn set_sort_order(
     JsonBody(entries): JsonBody<Vec<StrategySortOrder>>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
+    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
+        .await?;
     strategies::set_sort_order(
         &mut tx,
         &path.project_id,

@@ -3,6 +3,7 @@
 use super::extract::{AdminActor, JsonBody, PathParams};
 use super::features::FeatureEnvironmentPath;
 use super::AppState;
+use crate::domain::change_requests;
 use crate::domain::variants::{self, FlagVariant, FlagVariants};
 use axum::extract::State;
 use axum::Json;
@@ -50,6 +51,8 @@ pub async fn put(
     JsonBody(input): JsonBody<Vec<FlagVariant>>,
 ) -> Result<Json<FlagVariants>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
+    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
+        .await?;
     let variants = variants::set(
         &mut tx,
         &path.project_id,
@@ -78,6 +81,8 @@ pub async fn patch(
     JsonBody(operations): JsonBody<json_patch::Patch>,
 ) -> Result<Json<FlagVariants>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
+    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
+        .await?;
     let variants = variants::patch(
         &mut tx,
         &path.project_id,

@@ -59,6 +59,8 @@ async fn stream_updates(
                 let update = v1::SnapshotUpdate {
                     update: Some(update),
                 };
+                metrics::counter!("snapshot_update_bytes_total")
+                    .increment(prost::Message::encoded_len(&update) as u64);
                 if sender.send(Ok(update)).await.is_err() {
                     return finish(&request.edge_id);
                 }

@@ -20,7 +20,7 @@ use vexil_proto::v1;
 use vexil_serving::ServingSnapshot;
 use vexil_shared::{ApiError, CompileOptions};
 
-use crate::domain::client_document;
+use crate::domain::{client_document, ui_config};
 use crate::store::tokens::{self as token_store, TokenRow};
 use crate::store::{
     environments as environment_store, Backend, Store, StoreError, REVISION_CHANNEL,
@@ -42,10 +42,10 @@ impl Publisher {
     pub async fn start(
         store: Store,
         database_url: &str,
-        settings: v1::Settings,
+        frontend_api_enabled: bool,
         serving: Arc<vexil_serving::ServingState>,
     ) -> Result<Publisher, ApiError> {
-        let first = read_configuration(&store, &settings).await?;
+        let first = read_configuration(&store, frontend_api_enabled).await?;
         let options = CompileOptions::default();
         serving
             .current
@@ -65,7 +65,7 @@ impl Publisher {
                     () = tokio::time::sleep(POLL_INTERVAL) => {}
                 }
                 // A failure is logged and counted by its conversion to ApiError; the next wake retries.
-                let _ = refresh(&store, &settings, &sender, &serving, &options).await;
+                let _ = refresh(&store, frontend_api_enabled, &sender, &serving, &options).await;
             }
         });
         Ok(Publisher { published })
@@ -79,7 +79,7 @@ impl Publisher {
 /// Re-reads the configuration if the revision moved, and publishes the delta.
 async fn refresh(
     store: &Store,
-    settings: &v1::Settings,
+    frontend_api_enabled: bool,
     sender: &watch::Sender<Arc<Published>>,
     serving: &vexil_serving::ServingState,
     options: &CompileOptions,
@@ -88,7 +88,7 @@ async fn refresh(
     if store.revision().await? as u64 == current {
         return Ok(());
     }
-    let next = read_configuration(store, settings).await?;
+    let next = read_configuration(store, frontend_api_enabled).await?;
     if next.revision <= current {
         return Ok(());
     }
@@ -140,11 +140,12 @@ async fn listen_for_revisions(database_url: String, wake: Arc<tokio::sync::Notif
     }
 }
 
-/// Every environment's client document, the tokens and the settings, read in one transaction so that they
-/// belong to one revision (Postgres: REPEATABLE READ; SQLite: a read transaction sees one WAL snapshot).
+/// Every environment's client document, the tokens and the settings (the stored `frontendApiOrigins`, and
+/// `--frontend-api-enabled`), read in one transaction so that they belong to one revision (Postgres:
+/// REPEATABLE READ; SQLite: a read transaction sees one WAL snapshot).
 pub async fn read_configuration(
     store: &Store,
-    settings: &v1::Settings,
+    frontend_api_enabled: bool,
 ) -> Result<Configuration, ApiError> {
     let mut conn = store.read().await?;
     let mut tx = conn.begin().await.map_err(StoreError)?;
@@ -181,12 +182,16 @@ pub async fn read_configuration(
         .filter_map(grant_of)
         .map(|grant| (grant.sha256.clone(), grant))
         .collect();
+    let settings = v1::Settings {
+        frontend_api_origins: ui_config::frontend_api_origins(&mut tx).await?,
+        frontend_api_enabled,
+    };
     tx.rollback().await.map_err(StoreError)?;
     Ok(Configuration {
         revision: revision as u64,
         environments,
         tokens,
-        settings: settings.clone(),
+        settings,
     })
 }
 

@@ -6,6 +6,7 @@
 //! serialised: on SQLite by a single writer connection, on Postgres by the row lock the revision bump takes
 //! (later statements of the transaction then see every earlier commit), so no update is lost.
 
+pub mod change_requests;
 pub mod context_fields;
 pub mod environments;
 pub mod events;
@@ -14,6 +15,7 @@ pub mod groups;
 pub mod metrics;
 pub mod projects;
 pub mod segments;
+pub mod settings;
 pub mod strategies;
 pub mod strategy_definitions;
 pub mod tokens;

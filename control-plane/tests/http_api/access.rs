@@ -325,7 +325,7 @@ async fn create_user(server: &Server, username: &str, role: Value) -> i64 {
 }
 
 /// A new user of this role, signed in, with a personal access token made with the session: `(id, secret)`.
-async fn user_with_pat(server: &Server, username: &str, role: &str) -> (i64, String) {
+pub(crate) async fn user_with_pat(server: &Server, username: &str, role: &str) -> (i64, String) {
     let id = create_user(server, username, json!(role)).await;
     let cookie = sign_in(server, username, "correct horse battery").await;
     let pat = server

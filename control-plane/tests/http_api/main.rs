@@ -8,6 +8,7 @@ mod server;
 mod access;
 mod admin_flow;
 mod bad_input;
+mod change_requests;
 mod configuration;
 mod crash;
 mod limits;

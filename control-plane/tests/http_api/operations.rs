@@ -140,6 +140,46 @@ async fn the_openapi_document_covers_every_route() {
         ("/api/admin/groups/{groupId}", "get"),
         ("/api/admin/groups/{groupId}", "put"),
         ("/api/admin/groups/{groupId}", "delete"),
+        (
+            "/api/admin/projects/{projectId}/change-requests/config",
+            "get",
+        ),
+        (
+            "/api/admin/projects/{projectId}/environments/{environment}/change-requests/config",
+            "put",
+        ),
+        (
+            "/api/admin/projects/{projectId}/environments/{environment}/change-requests",
+            "post",
+        ),
+        ("/api/admin/projects/{projectId}/change-requests", "get"),
+        (
+            "/api/admin/projects/{projectId}/change-requests/{id}",
+            "get",
+        ),
+        (
+            "/api/admin/projects/{projectId}/change-requests/{id}",
+            "delete",
+        ),
+        (
+            "/api/admin/projects/{projectId}/change-requests/{id}/changes/{changeId}",
+            "put",
+        ),
+        (
+            "/api/admin/projects/{projectId}/change-requests/{id}/changes/{changeId}",
+            "delete",
+        ),
+        (
+            "/api/admin/projects/{projectId}/change-requests/{id}/state",
+            "put",
+        ),
+        (
+            "/api/admin/projects/{projectId}/change-requests/{id}/comments",
+            "post",
+        ),
+        ("/api/admin/ui-config", "get"),
+        ("/api/admin/ui-config", "post"),
+        ("/api/admin/ui-config/cors", "post"),
         ("/api/frontend", "get"),
         ("/api/frontend", "post"),
         ("/api/frontend", "options"),

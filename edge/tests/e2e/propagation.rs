@@ -236,3 +236,89 @@ async fn the_frontend_api_switch_and_token_kinds_reach_the_edges() {
         assert_eq!(get(&url, Some(CLIENT_TOKEN)).await.status, 200);
     }
 }
+
+/// The `Access-Control-Allow-Origin` a process answers to a CORS preflight of the frontend API from `origin`.
+async fn allowed_origin(process: &Process, origin: &str) -> Option<String> {
+    let answer = request(
+        "OPTIONS",
+        &format!("{}/api/frontend", process.base),
+        None,
+        &[("Origin", origin), ("Access-Control-Request-Method", "GET")],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, 204);
+    answer
+        .header("access-control-allow-origin")
+        .map(str::to_owned)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_allowed_origins_set_on_the_control_plane_reach_the_edges() {
+    let db = TestDb::sqlite().await;
+    let control_plane = Process::control_plane(&db.url, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("snapshot.bin");
+    let cache = cache.to_str().unwrap();
+    let mut edge = Process::edge(&[control_plane.grpc()], &["--snapshot-cache", cache]);
+    eventually(Duration::from_secs(10), "edge ready", || async {
+        get(&format!("{}/ready", edge.base), None).await.status == 200
+    })
+    .await;
+    assert_eq!(
+        allowed_origin(&edge, "https://evil.example")
+            .await
+            .as_deref(),
+        Some("*")
+    );
+
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/ui-config",
+        Some(serde_json::json!({"frontendSettings": {"frontendApiOrigins": ["https://app.example"]}})),
+    )
+    .await;
+    eventually(
+        Duration::from_secs(2),
+        "the edge allows only the new origin",
+        || async {
+            allowed_origin(&edge, "https://app.example")
+                .await
+                .as_deref()
+                == Some("https://app.example")
+        },
+    )
+    .await;
+    assert_eq!(allowed_origin(&edge, "https://evil.example").await, None);
+    // A real request answers the same way, and the control plane's own frontend API agrees.
+    let answer = request(
+        "GET",
+        &format!("{}/api/frontend", edge.base),
+        Some(FRONTEND_TOKEN),
+        &[("Origin", "https://app.example")],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(
+        answer.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+    assert_eq!(
+        allowed_origin(&control_plane, "https://evil.example").await,
+        None
+    );
+
+    // The origins are part of the snapshot the edge caches: a restart without the control plane keeps them.
+    edge.kill();
+    drop(control_plane);
+    let edge = Process::edge(&["http://127.0.0.1:9"], &["--snapshot-cache", cache]);
+    assert_eq!(
+        allowed_origin(&edge, "https://app.example")
+            .await
+            .as_deref(),
+        Some("https://app.example")
+    );
+    assert_eq!(allowed_origin(&edge, "https://evil.example").await, None);
+}

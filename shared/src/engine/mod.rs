@@ -252,18 +252,29 @@ impl Snapshot {
     }
 
     pub fn compile_with(doc: &FeaturesDocument, options: &CompileOptions) -> Self {
+        Self::compile_parts(&doc.features, &doc.segments, options)
+    }
+
+    /// [`Snapshot::compile_with`] from borrowed flags (in any order; of two with one name the last wins)
+    /// and segments, so that a caller holding them elsewhere need not assemble a document.
+    pub fn compile_parts<'d>(
+        features: impl IntoIterator<Item = &'d crate::model::Feature>,
+        segments: impl IntoIterator<Item = &'d Segment>,
+        options: &CompileOptions,
+    ) -> Self {
         let hostname = options
             .hostname
             .clone()
             .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
-        let segments: FxHashMap<i64, &Segment> = doc.segments.iter().map(|s| (s.id, s)).collect();
+        let segments: FxHashMap<i64, &Segment> = segments.into_iter().map(|s| (s.id, s)).collect();
         let mut properties = PropertySlots::default();
 
         // One entry per name (the last wins), in code-point order.
-        let mut sources: Vec<&crate::model::Feature> = Vec::with_capacity(doc.features.len());
+        let features = features.into_iter();
+        let mut sources: Vec<&crate::model::Feature> = Vec::with_capacity(features.size_hint().0);
         {
             let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
-            for f in &doc.features {
+            for f in features {
                 match seen.get(f.name.as_str()) {
                     Some(&i) => sources[i] = f,
                     None => {
