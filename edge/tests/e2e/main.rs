@@ -6,5 +6,6 @@ mod database;
 #[allow(dead_code)] // shared with the offline tests
 mod processes;
 
+mod metrics;
 mod propagation;
 mod replicas;
