@@ -81,6 +81,10 @@ pub struct Config {
     #[arg(long, env = "VEXIL_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,
 
+    /// Days the hourly usage buckets (minute buckets older than 48 h, rolled up) are kept.
+    #[arg(long, env = "VEXIL_METRICS_RETENTION_DAYS", default_value_t = 90)]
+    pub metrics_retention_days: u32,
+
     /// Resource limits: `--limit-<field>` / `VEXIL_LIMIT_<FIELD>` each.
     #[command(flatten)]
     pub limits: Limits,

@@ -7,6 +7,7 @@
 pub mod config;
 pub mod domain;
 pub mod http;
+pub mod ingest;
 pub mod publisher;
 pub mod server;
 pub mod store;

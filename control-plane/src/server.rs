@@ -12,6 +12,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 use vexil_proto::v1::snapshots_server::SnapshotsServer;
+use vexil_proto::v1::usage_server::UsageServer;
 use vexil_serving::ServingState;
 
 /// Why the server could not start or stopped with an error.
@@ -72,7 +73,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
 
     let serving = Arc::new(ServingState {
         anonymous: !auth_enabled,
-        ..ServingState::new(config.trust_proxy)
+        ..ServingState::new(config.trust_proxy).with_usage(crate::ingest::sink(store.clone()))
     });
     let publisher = Publisher::start(
         store.clone(),
@@ -83,7 +84,14 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     .await
     .map_err(StartError::Publisher)?;
 
+    let clock: http::Clock = Arc::new(vexil_serving::usage::now_ms);
+    tokio::spawn(crate::ingest::roll_up_forever(
+        store.clone(),
+        clock.clone(),
+        Duration::from_secs(u64::from(config.metrics_retention_days) * 86_400),
+    ));
     let state = Arc::new(AppState {
+        clock: clock.clone(),
         store: store.clone(),
         auth_enabled,
         password_auth: !config.disable_password_auth,
@@ -102,10 +110,15 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let snapshots = SnapshotsServer::new(SnapshotService {
         published: publisher.watch(),
     });
+    let usage = UsageServer::new(crate::ingest::UsageService {
+        store: store.clone(),
+        clock,
+    });
     tokio::spawn(async move {
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(grpc_listener);
         if let Err(error) = tonic::transport::Server::builder()
             .add_service(snapshots)
+            .add_service(usage)
             .serve_with_incoming(incoming)
             .await
         {

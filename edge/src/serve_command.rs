@@ -3,11 +3,18 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use vexil_serving::ServingState;
 
 use crate::http_server::{self, UpstreamStatus};
-use crate::{snapshot_cache, subscriber};
+use crate::{snapshot_cache, subscriber, usage_reporter};
+
+/// `<hostname>-<8 random hex digits>`.
+fn default_edge_id() -> String {
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    format!("{host}-{:08x}", fastrand::u32(..))
+}
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
@@ -27,13 +34,36 @@ pub struct ServeArgs {
     /// Take the caller's IP from the first `X-Forwarded-For` hop (behind a trusted proxy only).
     #[arg(long, env = "VEXIL_TRUST_PROXY")]
     trust_proxy: bool,
-    /// This edge's identity towards the control plane; a random one when absent.
+    /// This edge's identity towards the control plane (its usage batches and `/api/admin/metrics/edges`);
+    /// default: `<hostname>-<8 random hex digits>`, new at each start. Set it (e.g. to the pod name) to keep
+    /// one identity across restarts.
     #[arg(long, env = "VEXIL_EDGE_ID")]
     edge_id: Option<String>,
+    /// How often the usage batch (the SDKs' metrics and this edge's evaluations) is sent: `10s`, `1s`, `500ms`.
+    #[arg(long, env = "VEXIL_METRICS_INTERVAL", default_value = "10s", value_parser = usage_reporter::parse_interval)]
+    metrics_interval: Duration,
+    /// Most usage entries (per flag, application, environment and minute) kept while the control plane is
+    /// unreachable; past it the oldest minutes are dropped (`usage_dropped_total`).
+    #[arg(long, env = "VEXIL_METRICS_BUFFER", default_value_t = 100_000)]
+    metrics_buffer: usize,
+    /// Count the evaluations served per flag (reported in `/api/admin/metrics/edges`); `false` turns it off.
+    #[arg(long, env = "VEXIL_COUNT_EVALUATIONS", default_value_t = true, action = clap::ArgAction::Set)]
+    count_evaluations: bool,
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
-    let serving = Arc::new(ServingState::new(args.trust_proxy));
+    let edge_id = args.edge_id.clone().unwrap_or_else(default_edge_id);
+    let (reporter, feeds) = usage_reporter::Reporter::new(
+        args.upstream.clone(),
+        edge_id.clone(),
+        args.metrics_interval,
+        args.metrics_buffer,
+    );
+    let serving = Arc::new(
+        ServingState::new(args.trust_proxy)
+            .with_usage(feeds.sink.clone())
+            .counting_evaluations(args.count_evaluations),
+    );
     if let Some(path) = &args.snapshot_cache {
         match snapshot_cache::load(path) {
             Ok(Some(snapshot)) => {
@@ -50,13 +80,13 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     let link = subscriber::Subscriber {
         upstreams: args.upstream,
         environments: args.environments,
-        edge_id: args
-            .edge_id
-            .unwrap_or_else(|| format!("edge-{}", uuid::Uuid::new_v4())),
+        edge_id,
         serving: serving.clone(),
         status: status.clone(),
         cache: args.snapshot_cache,
+        retired: feeds.retired,
     };
     tokio::spawn(link.run());
+    tokio::spawn(reporter.run(serving.clone()));
     http_server::serve(args.listen, serving, status).await
 }

@@ -31,6 +31,8 @@ pub struct Subscriber {
     pub serving: Arc<ServingState>,
     pub status: Arc<UpstreamStatus>,
     pub cache: Option<PathBuf>,
+    /// Where replaced snapshots go, so that the evaluations counted on them are still reported.
+    pub retired: tokio::sync::mpsc::UnboundedSender<Arc<ServingSnapshot>>,
 }
 
 impl Subscriber {
@@ -108,7 +110,9 @@ impl Subscriber {
             };
             tracing::debug!(revision = next.revision, "snapshot updated");
             let next = Arc::new(next);
-            self.serving.current.store(Some(next.clone()));
+            if let Some(old) = self.serving.current.swap(Some(next.clone())) {
+                let _ = self.retired.send(old);
+            }
             self.status.touch();
             // When this revision started being served (the propagation benchmark reads it).
             metrics::gauge!("snapshot_applied_unix_seconds").set(

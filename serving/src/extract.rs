@@ -144,6 +144,8 @@ pub struct Scope {
     pub snapshot: Arc<ServingSnapshot>,
     pub environment: Arc<EnvironmentView>,
     pub projects: Projects,
+    /// The token is for every environment (`*`): `environment` came from the request.
+    pub wildcard_environment: bool,
 }
 
 /// A frontend token's scope; 404 when the frontend API is off (before auth), 401 no/unknown/expired token,
@@ -168,7 +170,13 @@ impl FromRequestParts<Arc<ServingState>> for FrontendScope {
         let grant = granted(parts, state, &snapshot, TokenKind::Frontend)?;
         let environment = grant.environment.clone();
         let projects = grant.projects.clone();
-        Ok(FrontendScope(scope(snapshot, &environment, projects)))
+        let wildcard = environment == "*";
+        Ok(FrontendScope(scope(
+            snapshot,
+            &environment,
+            projects,
+            wildcard,
+        )))
     }
 }
 
@@ -191,11 +199,22 @@ impl FromRequestParts<Arc<ServingState>> for ClientScope {
             grant.environment.clone()
         };
         let projects = grant.projects.clone();
-        Ok(ClientScope(scope(snapshot, &environment, projects)))
+        let wildcard = grant.environment == "*";
+        Ok(ClientScope(scope(
+            snapshot,
+            &environment,
+            projects,
+            wildcard,
+        )))
     }
 }
 
-fn scope(snapshot: Arc<ServingSnapshot>, environment: &str, projects: Projects) -> Scope {
+fn scope(
+    snapshot: Arc<ServingSnapshot>,
+    environment: &str,
+    projects: Projects,
+    wildcard_environment: bool,
+) -> Scope {
     let environment = snapshot
         .environments
         .get(environment)
@@ -211,6 +230,7 @@ fn scope(snapshot: Arc<ServingSnapshot>, environment: &str, projects: Projects) 
         snapshot,
         environment,
         projects,
+        wildcard_environment,
     }
 }
 

@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 use vexil_shared::{ApiError, Context};
 
 use crate::extract::{context_of_body, ClientIp, FrontendScope, QueryContext, Scope};
+use crate::usage::EvaluationCounters;
 use crate::{json_response, ServingState};
 
 /// `GET /api/frontend`: the enabled flags of the token's projects for the query's context.
@@ -27,12 +28,13 @@ use crate::{json_response, ServingState};
         (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody))
 ))]
 pub async fn evaluate_query(
+    State(state): State<Arc<ServingState>>,
     FrontendScope(scope): FrontendScope,
     ClientIp(ip): ClientIp,
     QueryContext(ctx): QueryContext,
     headers: HeaderMap,
 ) -> Response {
-    toggles(&scope, with_ip(ctx, ip), &headers)
+    toggles(&state, &scope, with_ip(ctx, ip), &headers)
 }
 
 /// `POST /api/frontend`: the same for the body's `{context}`; the query is ignored.
@@ -43,6 +45,7 @@ pub async fn evaluate_query(
         (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody))
 ))]
 pub async fn evaluate_body(
+    State(state): State<Arc<ServingState>>,
     FrontendScope(scope): FrontendScope,
     ClientIp(ip): ClientIp,
     headers: HeaderMap,
@@ -55,7 +58,7 @@ pub async fn evaluate_body(
             .map_err(|error| ApiError::validation(format!("body: {error}")))?
     };
     let ctx = context_of_body(&value)?;
-    Ok(toggles(&scope, with_ip(ctx, ip), &headers))
+    Ok(toggles(&state, &scope, with_ip(ctx, ip), &headers))
 }
 
 /// `GET /api/frontend/features/:name`: one flag, enabled or not; unknown or out of scope → 404.
@@ -66,6 +69,7 @@ pub async fn evaluate_body(
         (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody), (status = 404, body = vexil_shared::ErrorBody))
 ))]
 pub async fn evaluate_one(
+    State(state): State<Arc<ServingState>>,
     FrontendScope(scope): FrontendScope,
     ClientIp(ip): ClientIp,
     QueryContext(ctx): QueryContext,
@@ -83,6 +87,11 @@ pub async fn evaluate_one(
         .then(|| view.engine.evaluate(&name, &ctx))
         .flatten()
         .ok_or_else(|| ApiError::not_found(format!("No flag named {name}")))?;
+    if state.count_evaluations {
+        if let Some(index) = view.engine.flag_index(&name) {
+            view.evaluations.one_flag(index, toggle.enabled);
+        }
+    }
     let body = serde_json::to_vec(&toggle).map_err(|_| ApiError::internal())?;
     Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
 }
@@ -94,13 +103,20 @@ fn with_ip(mut ctx: Context, ip: Option<String>) -> Context {
     ctx
 }
 
-fn toggles(scope: &Scope, ctx: Context, headers: &HeaderMap) -> Response {
+fn toggles(state: &ServingState, scope: &Scope, ctx: Context, headers: &HeaderMap) -> Response {
     let mut body = Vec::with_capacity(1024);
     body.extend_from_slice(b"{\"toggles\":");
-    scope
-        .environment
-        .engine
-        .write_toggles_json(&ctx, &scope.projects, &mut body);
+    let view = &scope.environment;
+    if state.count_evaluations {
+        let shard = view.evaluations.all_flags(&view.engine, &scope.projects);
+        view.engine
+            .write_toggles_json_counted(&ctx, &scope.projects, &mut body, |index| {
+                EvaluationCounters::enabled(shard, index)
+            });
+    } else {
+        view.engine
+            .write_toggles_json(&ctx, &scope.projects, &mut body);
+    }
     body.push(b'}');
     let etag = weak_etag(&body);
     let not_modified = headers

@@ -11,6 +11,7 @@ pub mod extract;
 pub mod frontend;
 pub mod snapshot;
 pub mod telemetry;
+pub mod usage;
 
 use std::sync::Arc;
 
@@ -19,18 +20,21 @@ use axum::body::Body;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use vexil_shared::{ApiError, ErrorKind};
 
 pub use snapshot::{ServingSnapshot, Settings, TokenGrant, TokenKind};
 
-/// What the SDK-facing handlers read: the current snapshot (none until one is loaded) and whether to trust
-/// `X-Forwarded-For`.
+/// What the SDK-facing handlers read: the current snapshot (none until one is loaded), whether to trust
+/// `X-Forwarded-For`, where the SDKs' usage goes (none: accepted and dropped) and whether the frontend
+/// API counts the evaluations it answers.
 #[derive(Default)]
 pub struct ServingState {
     pub current: ArcSwapOption<ServingSnapshot>,
     pub trust_proxy: bool,
+    pub usage: Option<Arc<dyn usage::UsageSink>>,
+    pub count_evaluations: bool,
     /// Authentication `none` (API.md §2): a call without an `Authorization` header acts as a token for
     /// every project in `development`.
     pub anonymous: bool,
@@ -41,8 +45,22 @@ impl ServingState {
         ServingState {
             current: ArcSwapOption::empty(),
             trust_proxy,
+            usage: None,
+            count_evaluations: false,
             anonymous: false,
         }
+    }
+
+    /// The SDKs' register and metrics posts go to `sink`.
+    pub fn with_usage(mut self, sink: Arc<dyn usage::UsageSink>) -> ServingState {
+        self.usage = Some(sink);
+        self
+    }
+
+    /// The frontend API counts its evaluations per flag ([`usage::EvaluationCounters`]).
+    pub fn counting_evaluations(mut self, on: bool) -> ServingState {
+        self.count_evaluations = on;
+        self
     }
 
     /// The current snapshot; 503 while none is loaded.
@@ -59,7 +77,8 @@ impl ServingState {
 /// The header every evaluation answer carries: the revision it was computed at.
 pub const REVISION_HEADER: &str = "x-vexil-revision";
 
-/// `/api/frontend`, `/api/frontend/features/{name}`, `/api/client/features`, `/api/client/features/{name}`.
+/// `/api/frontend`, `/api/frontend/features/{name}`, `/api/frontend/client/{metrics,register}`,
+/// `/api/client/features`, `/api/client/features/{name}`, `/api/client/{register,metrics,metrics/bulk}`.
 pub fn routes(state: Arc<ServingState>) -> Router {
     let frontend = Router::new()
         .route(
@@ -72,13 +91,24 @@ pub fn routes(state: Arc<ServingState>) -> Router {
             "/api/frontend/features/{name}",
             get(frontend::evaluate_one).options(preflight_feature),
         )
+        .route(
+            "/api/frontend/client/metrics",
+            post(usage::frontend_metrics).options(preflight),
+        )
+        .route(
+            "/api/frontend/client/register",
+            post(usage::frontend_register).options(preflight),
+        )
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             frontend::cors,
         ));
     let client = Router::new()
         .route("/api/client/features", get(client_api::features))
-        .route("/api/client/features/{name}", get(client_api::feature));
+        .route("/api/client/features/{name}", get(client_api::feature))
+        .route("/api/client/register", post(usage::client_register))
+        .route("/api/client/metrics", post(usage::client_metrics))
+        .route("/api/client/metrics/bulk", post(usage::client_metrics_bulk));
     frontend
         .merge(client)
         .route_layer(axum::middleware::from_fn(telemetry::record_request))

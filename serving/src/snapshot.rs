@@ -13,6 +13,8 @@ use vexil_proto::v1;
 use vexil_shared::model::{Feature, FeaturesDocument, Segment};
 use vexil_shared::{CompileOptions, Projects, Snapshot};
 
+use crate::usage::EvaluationCounters;
+
 /// What kind of SDK a token is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenKind {
@@ -60,6 +62,8 @@ pub struct EnvironmentView {
     pub features: BTreeMap<Arc<str>, SharedFeature>,
     pub segments: BTreeMap<i64, Segment>,
     pub engine: Snapshot,
+    /// The evaluations answered from this view, per flag (when the server counts them).
+    pub evaluations: EvaluationCounters,
 }
 
 impl EnvironmentView {
@@ -75,6 +79,7 @@ impl EnvironmentView {
             name,
             features,
             segments,
+            evaluations: EvaluationCounters::new(&engine),
             engine,
         }
     }
@@ -87,6 +92,7 @@ impl EnvironmentView {
     ) -> EnvironmentView {
         let engine = Snapshot::compile_with(&doc, options);
         EnvironmentView {
+            evaluations: EvaluationCounters::new(&engine),
             name: name.to_owned(),
             features: doc
                 .features

@@ -12,6 +12,7 @@ pub mod features;
 pub mod first_start;
 pub mod groups;
 pub mod limits;
+pub mod metrics;
 pub mod names;
 pub mod playground;
 pub mod projects;

@@ -8,6 +8,7 @@ pub mod extract;
 pub mod features;
 pub mod groups;
 pub mod health;
+pub mod metrics;
 pub mod openapi;
 pub mod playground;
 pub mod projects;
@@ -44,7 +45,12 @@ pub struct AppState {
     /// The OpenAPI document, rendered once.
     pub openapi: serde_json::Value,
     pub limits: Limits,
+    /// Unix milliseconds now: the metrics views' windows are relative to it (tests inject their own).
+    pub clock: Clock,
 }
+
+/// A source of the current time in Unix milliseconds.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 /// Every route, under `base_path` ("" or "/x"), with JSON errors for unknown routes and wrong methods.
 pub fn router(
@@ -237,6 +243,35 @@ pub fn router(
         .route(
             &format!("{admin}/groups/{{groupId}}"),
             get(groups::get).put(groups::replace).delete(groups::delete),
+        )
+        .route(
+            &format!("{admin}/metrics/seen-toggles"),
+            get(metrics::seen_toggles),
+        )
+        .route(
+            &format!("{admin}/metrics/feature-toggles"),
+            get(metrics::feature_toggles),
+        )
+        .route(
+            &format!("{admin}/metrics/feature-toggles/{{name}}"),
+            get(metrics::feature_toggle),
+        )
+        .route(
+            &format!("{admin}/metrics/applications"),
+            get(metrics::applications),
+        )
+        .route(
+            &format!("{admin}/metrics/applications/{{appName}}"),
+            get(metrics::application).post(metrics::set_metadata),
+        )
+        .route(
+            &format!("{admin}/metrics/seen-apps"),
+            get(metrics::seen_apps),
+        )
+        .route(&format!("{admin}/metrics/edges"), get(metrics::edges))
+        .route(
+            &format!("{admin}/client-metrics/features/{{name}}"),
+            get(metrics::feature_usage),
         )
         .route(
             &format!("{project}/change-requests/config"),

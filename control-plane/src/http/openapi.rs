@@ -94,6 +94,15 @@ use utoipa::{Modify, OpenApi};
         super::groups::get,
         super::groups::replace,
         super::groups::delete,
+        super::metrics::seen_toggles,
+        super::metrics::feature_toggles,
+        super::metrics::feature_toggle,
+        super::metrics::applications,
+        super::metrics::application,
+        super::metrics::set_metadata,
+        super::metrics::seen_apps,
+        super::metrics::feature_usage,
+        super::metrics::edges,
         super::change_requests::configuration,
         super::change_requests::configure,
         super::change_requests::add_changes,
@@ -114,6 +123,11 @@ use utoipa::{Modify, OpenApi};
         vexil_serving::preflight_feature,
         vexil_serving::client_api::features,
         vexil_serving::client_api::feature,
+        vexil_serving::usage::client_register,
+        vexil_serving::usage::client_metrics,
+        vexil_serving::usage::client_metrics_bulk,
+        vexil_serving::usage::frontend_metrics,
+        vexil_serving::usage::frontend_register,
     )
 )]
 pub struct ApiDoc;

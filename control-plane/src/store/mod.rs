@@ -12,6 +12,7 @@ pub mod environments;
 pub mod events;
 pub mod features;
 pub mod groups;
+pub mod metrics;
 pub mod projects;
 pub mod segments;
 pub mod settings;
@@ -46,7 +47,7 @@ pub struct StoreError(#[from] pub sqlx::Error);
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         tracing::error!(%error, "store operation failed");
-        metrics::counter!("store_errors_total").increment(1);
+        ::metrics::counter!("store_errors_total").increment(1);
         ApiError::internal()
     }
 }

@@ -12,5 +12,6 @@ mod change_requests;
 mod configuration;
 mod crash;
 mod limits;
+mod metrics;
 mod operations;
 mod playground;

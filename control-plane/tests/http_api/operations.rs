@@ -187,6 +187,20 @@ async fn the_openapi_document_covers_every_route() {
         ("/api/frontend/features/{name}", "options"),
         ("/api/client/features", "get"),
         ("/api/client/features/{name}", "get"),
+        ("/api/client/register", "post"),
+        ("/api/client/metrics", "post"),
+        ("/api/client/metrics/bulk", "post"),
+        ("/api/frontend/client/metrics", "post"),
+        ("/api/frontend/client/register", "post"),
+        ("/api/admin/metrics/seen-toggles", "get"),
+        ("/api/admin/metrics/feature-toggles", "get"),
+        ("/api/admin/metrics/feature-toggles/{name}", "get"),
+        ("/api/admin/metrics/applications", "get"),
+        ("/api/admin/metrics/applications/{appName}", "get"),
+        ("/api/admin/metrics/applications/{appName}", "post"),
+        ("/api/admin/metrics/seen-apps", "get"),
+        ("/api/admin/metrics/edges", "get"),
+        ("/api/admin/client-metrics/features/{name}", "get"),
     ];
     let paths = document["paths"].as_object().unwrap();
     let documented: usize = paths

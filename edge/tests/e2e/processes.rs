@@ -36,11 +36,16 @@ fn control_plane_binary() -> PathBuf {
 impl Process {
     /// A control plane on `database_url` with the test tokens.
     pub fn control_plane(database_url: &str, extra: &[&str]) -> Process {
+        Process::control_plane_at(database_url, "127.0.0.1:0", extra)
+    }
+
+    /// A control plane whose gRPC listener is at `grpc_listen` (to restart one where its edges look).
+    pub fn control_plane_at(database_url: &str, grpc_listen: &str, extra: &[&str]) -> Process {
         let mut args = vec![
             "--listen",
             "127.0.0.1:0",
             "--grpc-listen",
-            "127.0.0.1:0",
+            grpc_listen,
             "--database-url",
             database_url,
             "--init-admin-tokens",

@@ -256,24 +256,28 @@ async fn stack() -> (TestDb, Process, Process) {
     let control_plane = Process::control_plane(&db.url, &[]);
     create_flags(&control_plane).await;
     let edge = Process::edge(&[control_plane.grpc()], &[]);
-    // The control plane's own client API follows its publisher too: wait for the last write (not-released's
-    // strategy) there, then for the edge to serve the same document.
+    wait_until_served(&control_plane, &edge).await;
+    (db, control_plane, edge)
+}
+
+/// The control plane's own client API follows its publisher too: waits for the last write of `create_flags`
+/// (not-released's strategy) there, then for the edge to serve the same document.
+async fn wait_until_served(control_plane: &Process, edge: &Process) {
     eventually(
         Duration::from_secs(30),
         "the edge serves the control plane's last write",
         || async {
-            let own = client_features(&control_plane).await;
+            let own = client_features(control_plane).await;
             let last_write_seen = own.as_array().is_some_and(|features| {
                 features.iter().any(|feature| {
                     feature["name"] == "not-released"
                         && feature["strategies"][0]["name"] == "default"
                 })
             });
-            last_write_seen && client_features(&edge).await == own
+            last_write_seen && client_features(edge).await == own
         },
     )
     .await;
-    (db, control_plane, edge)
 }
 
 async fn client_features(process: &Process) -> Value {
@@ -475,4 +479,103 @@ async fn unleash_client_on_the_control_plane_client_api_agrees_with_eval() {
     let mut sdk = NodeSdk::start("server-sdk.cjs", &[&url, CLIENT_TOKEN, "500"]).await;
     assert_agrees_with_eval(&mut sdk, &control_plane, None).await;
     assert_switch_reaches_sdk(&mut sdk, &control_plane).await;
+}
+
+/// The SDKs' own reports, through an edge, reach the control plane's metrics views: the server SDK's
+/// registration (its instance, SDK version and strategies), the flags both SDKs saw, and their usage counts,
+/// each exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk_registration_and_metrics_reach_the_metrics_views() {
+    require_package(PROXY_CLIENT);
+    require_package(NODE_CLIENT);
+    let db = TestDb::sqlite().await;
+    let control_plane = Process::control_plane(&db.url, &[]);
+    create_flags(&control_plane).await;
+    let edge = Process::edge(&[control_plane.grpc()], &["--metrics-interval", "200ms"]);
+    wait_until_served(&control_plane, &edge).await;
+    let frontend = format!("{}/api/frontend", edge.base);
+    let api = format!("{}/api", edge.base);
+    // Metrics every second (browser SDK) and every 300 ms (server SDK).
+    let mut browser =
+        NodeSdk::start("frontend-sdk.cjs", &[&frontend, FRONTEND_TOKEN, "1", "1"]).await;
+    let mut server = NodeSdk::start("server-sdk.cjs", &[&api, CLIENT_TOKEN, "500", "300"]).await;
+    // Both SDKs count isEnabled and getVariant each as one evaluation.
+    let mut expected = json!({});
+    for context in contexts().iter().take(3) {
+        for sdk in [&mut browser, &mut server] {
+            let answer = sdk.ask(Some(context), FLAGS).await;
+            for (flag, result) in FLAGS
+                .iter()
+                .zip(answer["results"].as_array().expect("results"))
+            {
+                let side = if result["enabled"] == true {
+                    "yes"
+                } else {
+                    "no"
+                };
+                let count = &mut expected[*flag];
+                for key in ["yes", "no"] {
+                    count[key] =
+                        json!(count[key].as_i64().unwrap_or(0) + if key == side { 2 } else { 0 });
+                }
+            }
+        }
+    }
+
+    let apps = ["vexil-sdk-test-frontend", "vexil-sdk-test-server"];
+    let mut seen = Value::Null;
+    for _ in 0..150 {
+        seen = metrics_views(&control_plane, &apps).await;
+        let registered = seen["vexil-sdk-test-server"]["instances"][0]["sdkVersion"]
+            .as_str()
+            .is_some_and(|version| version.contains("6.12.1"))
+            && seen["vexil-sdk-test-server"]["strategies"][0]["strategies"]
+                .as_array()
+                .is_some_and(|names| names.iter().any(|name| name == "flexibleRollout"));
+        let all_seen = apps.iter().all(|app| {
+            FLAGS.iter().all(|flag| {
+                seen[*app]["seenToggles"]
+                    .as_array()
+                    .is_some_and(|s| s.contains(&json!(flag)))
+            })
+        });
+        if registered && all_seen && seen["lastHour"] == expected {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "the SDKs' registration and metrics did not reach the metrics views within 15 s: {seen:#}"
+    );
+}
+
+/// `{lastHour, <app>: application details or null}` from the admin metrics views.
+async fn metrics_views(control_plane: &Process, apps: &[&str]) -> Value {
+    let toggles = admin(
+        control_plane,
+        "GET",
+        "/api/admin/metrics/feature-toggles",
+        None,
+    )
+    .await;
+    let mut views = json!({ "lastHour": toggles.body["lastHour"] });
+    for app in apps {
+        let details = request(
+            "GET",
+            &format!(
+                "{}/api/admin/metrics/applications/{app}",
+                control_plane.base
+            ),
+            Some(ADMIN_TOKEN),
+            &[],
+            None,
+        )
+        .await;
+        views[*app] = if details.status == 200 {
+            details.body
+        } else {
+            Value::Null
+        };
+    }
+    views
 }

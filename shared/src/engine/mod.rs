@@ -398,6 +398,26 @@ impl Snapshot {
         self.features.is_empty()
     }
 
+    /// The name of the flag at `index` (flags are indexed `0..len()` in name order).
+    pub fn flag_name(&self, index: usize) -> &str {
+        &self.features[index].name
+    }
+
+    /// The index of a flag by name.
+    pub fn flag_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).map(|&i| i as usize)
+    }
+
+    /// The index, within [`Snapshot::project_names`], of the project of the flag at `index`.
+    pub fn flag_project(&self, index: usize) -> usize {
+        self.features[index].project as usize
+    }
+
+    /// Every project that has a flag here, indexed.
+    pub fn project_names(&self) -> &[Box<str>] {
+        &self.projects
+    }
+
     /// Whether the named flag is enabled for the context; an unknown flag is not.
     pub fn is_enabled(&self, name: &str, ctx: &Context) -> bool {
         self.evaluate(name, ctx).is_some_and(|t| t.enabled)
@@ -432,7 +452,7 @@ impl Snapshot {
         out: &mut Vec<EvaluatedToggle<'s>>,
     ) {
         out.clear();
-        self.for_each_enabled(ctx, projects, |f, variant| {
+        self.for_each_enabled(ctx, projects, |_, f, variant| {
             out.push(EvaluatedToggle {
                 name: &f.name,
                 enabled: true,
@@ -445,9 +465,22 @@ impl Snapshot {
     /// Writes the JSON array of [`Snapshot::evaluate_all`] (`[{"name":…,"enabled":true,…}, …]`) into `out`,
     /// appending. Every piece was serialized at compile time: this only copies bytes.
     pub fn write_toggles_json(&self, ctx: &Context, projects: &Projects, out: &mut Vec<u8>) {
+        self.write_toggles_json_counted(ctx, projects, out, |_| {});
+    }
+
+    /// [`Snapshot::write_toggles_json`], calling `enabled` with the index ([`Snapshot::flag_name`]) of each
+    /// flag it writes, so that a caller can count evaluations without a second pass.
+    pub fn write_toggles_json_counted(
+        &self,
+        ctx: &Context,
+        projects: &Projects,
+        out: &mut Vec<u8>,
+        mut enabled: impl FnMut(usize),
+    ) {
         out.push(b'[');
         let mut first = true;
-        self.for_each_enabled(ctx, projects, |f, variant| {
+        self.for_each_enabled(ctx, projects, |index, f, variant| {
+            enabled(index);
             if !first {
                 out.push(b',');
             }
@@ -467,7 +500,7 @@ impl Snapshot {
         &'s self,
         ctx: &Context,
         projects: &Projects,
-        mut found: impl FnMut(&'s CompiledFeature, Option<&'s CompiledVariant>),
+        mut found: impl FnMut(usize, &'s CompiledFeature, Option<&'s CompiledVariant>),
     ) {
         let e = Eval::new(ctx, &self.properties, self.parent_count);
         let mask: Option<Vec<bool>> = match projects {
@@ -479,7 +512,7 @@ impl Snapshot {
                     .collect(),
             ),
         };
-        for f in self.features.iter() {
+        for (index, f) in self.features.iter().enumerate() {
             if !f.switched_on {
                 continue;
             }
@@ -489,7 +522,7 @@ impl Snapshot {
                 }
             }
             if let Resolution::On(by) = self.resolved(f, &e) {
-                found(f, self.variant_of(f, by, &e));
+                found(index, f, self.variant_of(f, by, &e));
             }
         }
     }

@@ -1,6 +1,7 @@
 // Drives the browser SDK `unleash-proxy-client` in Node for edge/tests/e2e/sdk.rs.
 //
-// Usage: node frontend-sdk.cjs URL FRONTEND_TOKEN REFRESH_SECONDS   (NODE_PATH = .test-deps/node_modules)
+// Usage: node frontend-sdk.cjs URL FRONTEND_TOKEN REFRESH_SECONDS [METRICS_SECONDS]
+// (NODE_PATH = .test-deps/node_modules; no METRICS_SECONDS, or 0: the SDK sends no metrics)
 // Prints `{"ready":true}` once the first fetch succeeded, then answers each stdin line
 // `{"context"?: {...}, "flags": [names]}` with `{"context": <the SDK's context>, "results": [{name, enabled,
 // variant}]}`. With a context the SDK switches to it (`updateContext`, which fetches); without one it answers
@@ -9,13 +10,15 @@
 const readline = require('node:readline');
 const { UnleashClient, InMemoryStorageProvider } = require('unleash-proxy-client');
 
-const [url, clientKey, refreshSeconds] = process.argv.slice(2);
+const [url, clientKey, refreshSeconds, metricsSeconds = '0'] = process.argv.slice(2);
 const client = new UnleashClient({
   url,
   clientKey,
   appName: 'vexil-sdk-test-frontend',
   refreshInterval: Number(refreshSeconds),
-  disableMetrics: true,
+  disableMetrics: Number(metricsSeconds) === 0,
+  metricsInterval: Number(metricsSeconds),
+  metricsIntervalInitial: Number(metricsSeconds),
   storageProvider: new InMemoryStorageProvider(),
   fetch,
 });

@@ -1,7 +1,7 @@
 // Drives the server SDK `unleash-client` (Node) for edge/tests/e2e/sdk.rs.
 //
-// Usage: node server-sdk.cjs API_URL CLIENT_TOKEN REFRESH_MS   (API_URL ends in /api; NODE_PATH =
-// .test-deps/node_modules)
+// Usage: node server-sdk.cjs API_URL CLIENT_TOKEN REFRESH_MS [METRICS_MS]   (API_URL ends in /api; NODE_PATH =
+// .test-deps/node_modules; no METRICS_MS, or 0: the SDK neither registers nor sends metrics)
 // Prints `{"ready":true}` once the SDK has synchronized with the server, then answers each stdin line
 // `{"context"?: {...}, "flags": [names]}` with `{"context": <the context the SDK evaluated: its static
 // appName and environment plus the given one (or the previous one)>, "results": [{name, enabled, variant}]}`.
@@ -10,7 +10,7 @@
 const readline = require('node:readline');
 const { initialize, InMemStorageProvider } = require('unleash-client');
 
-const [url, token, refreshMs] = process.argv.slice(2);
+const [url, token, refreshMs, metricsMs = '0'] = process.argv.slice(2);
 const appName = 'vexil-sdk-test-server';
 const environment = 'development';
 
@@ -24,7 +24,8 @@ const client = initialize({
   environment,
   customHeaders: { Authorization: token },
   refreshInterval: Number(refreshMs),
-  disableMetrics: true,
+  disableMetrics: Number(metricsMs) === 0,
+  metricsInterval: Number(metricsMs),
   storageProvider: new InMemStorageProvider(),
 });
 client.on('error', (error) => process.stderr.write(`unleash-client error: ${error}\n`));

@@ -1,0 +1,581 @@
+//! Usage metrics (API.md §6): ingest of the SDKs' usage (posted here, or batched by the edges over gRPC,
+//! a retried batch counted once) and the views #1–#5, one flag's hourly usage, and the edges.
+//!
+//! The clock is a parameter: every function that depends on the time takes `now_ms` (Unix milliseconds).
+//!
+//! Windows: counts sit in minute buckets (the minute they were received in, `[m, m + 60 s)`). A window
+//! (N − W, N] takes every bucket that overlaps it: `m > N − W − 60 s` and `m ≤ N`. Nothing reported in the
+//! window is left out; up to a minute before it may be included. Applications are "seen in the last day" when
+//! `lastSeen ∈ (N − 24 h, N]`, exactly.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, SecondsFormat};
+use serde::{Deserialize, Serialize};
+use sqlx::Connection;
+use utoipa::ToSchema;
+use vexil_proto::v1;
+use vexil_serving::usage::Usage;
+use vexil_shared::ApiError;
+
+use crate::store::metrics::{self as sql, ApplicationMetadata, ApplicationRow};
+use crate::store::{Store, StoreError};
+
+pub const MINUTE_MS: i64 = 60_000;
+pub const HOUR_MS: i64 = 60 * MINUTE_MS;
+pub const DAY_MS: i64 = 24 * HOUR_MS;
+/// Minute buckets older than this are rolled up into hours.
+pub const MINUTE_BUCKETS_KEPT_MS: i64 = 48 * HOUR_MS;
+
+/// RFC 3339 UTC with milliseconds.
+pub fn timestamp(ms: i64) -> String {
+    DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// The first bucket start (inclusive) and the last of the minute buckets that overlap (N − W, N].
+fn window(now_ms: i64, width_ms: i64) -> (i64, i64) {
+    (now_ms - width_ms - MINUTE_MS + 1, now_ms)
+}
+
+/// Sorted, so that concurrent transactions take row locks in the same order (no deadlock on Postgres).
+fn sorted(mut usage: Usage) -> Usage {
+    usage
+        .applications
+        .sort_by(|a, b| a.app_name.cmp(&b.app_name));
+    usage
+        .instances
+        .sort_by(|a, b| (&a.app_name, &a.instance_id).cmp(&(&b.app_name, &b.instance_id)));
+    usage.counts.sort_by(|a, b| {
+        (&a.feature_name, &a.app_name, &a.environment, a.minute_ms).cmp(&(
+            &b.feature_name,
+            &b.app_name,
+            &b.environment,
+            b.minute_ms,
+        ))
+    });
+    usage
+}
+
+async fn write_usage(conn: &mut sqlx::AnyConnection, usage: &Usage) -> Result<(), StoreError> {
+    for app in &usage.applications {
+        sql::upsert_application(&mut *conn, app).await?;
+    }
+    for instance in &usage.instances {
+        sql::upsert_instance(&mut *conn, instance).await?;
+    }
+    for count in &usage.counts {
+        sql::add_count(&mut *conn, count).await?;
+    }
+    Ok(())
+}
+
+/// Stores one SDK post's usage in one transaction. No audit event (API.md §3.7: SDK calls are not audited).
+pub async fn ingest(store: &Store, usage: Usage) -> Result<(), ApiError> {
+    let usage = sorted(usage);
+    let mut conn = store.bookkeeping().await?;
+    let mut tx = conn.begin().await.map_err(StoreError::from)?;
+    write_usage(&mut tx, &usage).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
+/// Stores an edge's batch in one transaction with its `(edge_id, batch_id)`; returns true (and changes
+/// nothing) when that batch was counted before.
+pub async fn ingest_batch(
+    store: &Store,
+    batch: v1::UsageBatch,
+    now_ms: i64,
+) -> Result<bool, ApiError> {
+    if batch.edge_id.is_empty() || batch.batch_id.is_empty() {
+        return Err(ApiError::validation("edge_id and batch_id are required"));
+    }
+    let usage = sorted(Usage {
+        applications: batch.applications,
+        instances: batch.instances,
+        counts: batch.counts,
+    });
+    let mut evaluations = batch.evaluations;
+    evaluations.sort_by(|a, b| {
+        (&a.environment, &a.feature_name, a.minute_ms).cmp(&(
+            &b.environment,
+            &b.feature_name,
+            b.minute_ms,
+        ))
+    });
+    let mut conn = store.bookkeeping().await?;
+    let mut tx = conn.begin().await.map_err(StoreError::from)?;
+    if !sql::claim_batch(&mut tx, &batch.edge_id, &batch.batch_id, now_ms).await? {
+        tx.rollback().await.map_err(StoreError::from)?;
+        return Ok(true);
+    }
+    let revision = i64::try_from(batch.applied_revision).unwrap_or(i64::MAX);
+    sql::upsert_edge(
+        &mut tx,
+        &batch.edge_id,
+        &batch.edge_version,
+        revision,
+        now_ms,
+    )
+    .await?;
+    write_usage(&mut tx, &usage).await?;
+    for evaluation in &evaluations {
+        sql::add_evaluations(&mut tx, &batch.edge_id, evaluation).await?;
+    }
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(false)
+}
+
+/// Counts received edge batches in `usage_batches_total{duplicate}`.
+pub fn count_batch(duplicate: bool) {
+    let label = if duplicate { "true" } else { "false" };
+    ::metrics::counter!("usage_batches_total", "duplicate" => label).increment(1);
+}
+
+/// #1: an application's flags and count over the last hour.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SeenToggles {
+    pub app_name: String,
+    pub seen_toggles: Vec<String>,
+    pub metrics_count: i64,
+}
+
+pub async fn seen_toggles(store: &Store, now_ms: i64) -> Result<Vec<SeenToggles>, ApiError> {
+    let mut conn = store.read().await?;
+    let (from, to) = window(now_ms, HOUR_MS);
+    let mut apps: BTreeMap<String, SeenToggles> = BTreeMap::new();
+    for sum in sql::usage_between(&mut conn, from, to).await? {
+        let entry = apps
+            .entry(sum.app_name.clone())
+            .or_insert_with(|| SeenToggles {
+                app_name: sum.app_name.clone(),
+                seen_toggles: Vec::new(),
+                metrics_count: 0,
+            });
+        entry.seen_toggles.push(sum.feature_name);
+        entry.metrics_count += sum.yes_count + sum.no_count;
+    }
+    Ok(apps
+        .into_values()
+        .map(|mut app| {
+            app.seen_toggles.sort();
+            app.seen_toggles.dedup();
+            app
+        })
+        .collect())
+}
+
+/// A yes/no pair.
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema, PartialEq, Eq)]
+pub struct YesNo {
+    pub yes: i64,
+    pub no: i64,
+}
+
+/// #2.
+#[derive(Debug, Clone, Default, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureToggles {
+    pub last_hour: BTreeMap<String, YesNo>,
+    pub last_minute: BTreeMap<String, YesNo>,
+}
+
+async fn per_flag(
+    conn: &mut sqlx::AnyConnection,
+    now_ms: i64,
+    width_ms: i64,
+) -> Result<BTreeMap<String, YesNo>, StoreError> {
+    let (from, to) = window(now_ms, width_ms);
+    let mut flags: BTreeMap<String, YesNo> = BTreeMap::new();
+    for sum in sql::usage_between(conn, from, to).await? {
+        let pair = flags.entry(sum.feature_name).or_default();
+        pair.yes += sum.yes_count;
+        pair.no += sum.no_count;
+    }
+    Ok(flags)
+}
+
+/// #2: every flag with usage in the last hour, with its last hour's and last minute's counts.
+pub async fn feature_toggles(store: &Store, now_ms: i64) -> Result<FeatureToggles, ApiError> {
+    let mut conn = store.read().await?;
+    let last_hour = per_flag(&mut conn, now_ms, HOUR_MS).await?;
+    let minute = per_flag(&mut conn, now_ms, MINUTE_MS).await?;
+    let last_minute = last_hour
+        .keys()
+        .map(|name| (name.clone(), minute.get(name).copied().unwrap_or_default()))
+        .collect();
+    Ok(FeatureToggles {
+        last_hour,
+        last_minute,
+    })
+}
+
+/// #2 for one flag (compat: `/api/admin/metrics/feature-toggles/:name`).
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureToggle {
+    pub last_hour: YesNo,
+    pub last_minute: YesNo,
+}
+
+pub async fn feature_toggle(
+    store: &Store,
+    name: &str,
+    now_ms: i64,
+) -> Result<FeatureToggle, ApiError> {
+    let all = feature_toggles(store, now_ms).await?;
+    Ok(FeatureToggle {
+        last_hour: all.last_hour.get(name).copied().unwrap_or_default(),
+        last_minute: all.last_minute.get(name).copied().unwrap_or_default(),
+    })
+}
+
+/// #3's entry.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSummary {
+    pub app_name: String,
+    pub strategies: Vec<String>,
+    pub created_at: String,
+    pub description: Option<String>,
+    pub url: Option<String>,
+    pub color: Option<String>,
+    pub icon: Option<String>,
+    pub links: ApplicationLinks,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationLinks {
+    pub app_details: String,
+}
+
+/// #3.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+pub struct Applications {
+    pub applications: Vec<ApplicationSummary>,
+    pub total: usize,
+}
+
+fn strategies_of(json: &str) -> Result<Vec<String>, StoreError> {
+    serde_json::from_str(json).map_err(|error| crate::store::corrupt_json("strategies", error))
+}
+
+/// #3: applications seen in the last day, implementing `strategy_name` if given.
+pub async fn applications(
+    store: &Store,
+    strategy_name: Option<&str>,
+    base_path: &str,
+    now_ms: i64,
+) -> Result<Applications, ApiError> {
+    let mut conn = store.read().await?;
+    let rows = sql::applications_seen_between(&mut conn, now_ms - DAY_MS + 1, now_ms).await?;
+    let mut applications = Vec::with_capacity(rows.len());
+    for row in rows {
+        let strategies = strategies_of(&row.strategies)?;
+        if strategy_name.is_some_and(|wanted| !strategies.iter().any(|s| s == wanted)) {
+            continue;
+        }
+        let app_details = format!(
+            "{base_path}/api/admin/metrics/applications/{}",
+            percent_encoding::utf8_percent_encode(
+                &row.app_name,
+                percent_encoding::NON_ALPHANUMERIC
+            )
+        );
+        applications.push(ApplicationSummary {
+            created_at: timestamp(row.created_at_ms),
+            app_name: row.app_name,
+            strategies,
+            description: row.description,
+            url: row.url,
+            color: row.color,
+            icon: row.icon,
+            links: ApplicationLinks { app_details },
+        });
+    }
+    Ok(Applications {
+        total: applications.len(),
+        applications,
+    })
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Instance {
+    pub instance_id: String,
+    pub client_ip: Option<String>,
+    pub last_seen: String,
+    pub created_at: String,
+    pub sdk_version: Option<String>,
+    pub environment: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisteredStrategies {
+    pub app_name: String,
+    pub strategies: Vec<String>,
+}
+
+/// #4.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationDetails {
+    pub app_name: String,
+    pub description: Option<String>,
+    pub url: Option<String>,
+    pub color: Option<String>,
+    pub icon: Option<String>,
+    pub created_at: String,
+    pub instances: Vec<Instance>,
+    pub strategies: Vec<RegisteredStrategies>,
+    pub seen_toggles: Vec<String>,
+}
+
+/// #4: unknown → 404.
+pub async fn application(store: &Store, app_name: &str) -> Result<ApplicationDetails, ApiError> {
+    let mut conn = store.read().await?;
+    let row = sql::application(&mut conn, app_name)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("No application named {app_name}")))?;
+    let instances = sql::instances(&mut conn, app_name)
+        .await?
+        .into_iter()
+        .map(|i| Instance {
+            instance_id: i.instance_id,
+            client_ip: i.client_ip,
+            last_seen: timestamp(i.last_seen_ms),
+            created_at: timestamp(i.created_at_ms),
+            sdk_version: i.sdk_version,
+            environment: i.environment,
+        })
+        .collect();
+    let mut strategies = Vec::new();
+    for list in sql::registrations(&mut conn, app_name).await? {
+        strategies.push(RegisteredStrategies {
+            app_name: app_name.to_owned(),
+            strategies: strategies_of(&list)?,
+        });
+    }
+    let seen_toggles = sql::seen_toggles(&mut conn, app_name).await?;
+    Ok(ApplicationDetails {
+        app_name: row.app_name,
+        description: row.description,
+        url: row.url,
+        color: row.color,
+        icon: row.icon,
+        created_at: timestamp(row.created_at_ms),
+        instances,
+        strategies,
+        seen_toggles,
+    })
+}
+
+/// #5's application record.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationRecord {
+    pub app_name: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub description: Option<String>,
+    pub strategies: Vec<String>,
+    pub url: Option<String>,
+    pub color: Option<String>,
+    pub icon: Option<String>,
+}
+
+fn record(row: ApplicationRow) -> Result<ApplicationRecord, StoreError> {
+    Ok(ApplicationRecord {
+        strategies: strategies_of(&row.strategies)?,
+        app_name: row.app_name,
+        created_at: timestamp(row.created_at_ms),
+        updated_at: timestamp(row.updated_at_ms),
+        description: row.description,
+        url: row.url,
+        color: row.color,
+        icon: row.icon,
+    })
+}
+
+/// #5: each flag with usage in the last hour → the applications that reported it, by name.
+pub async fn seen_apps(
+    store: &Store,
+    now_ms: i64,
+) -> Result<BTreeMap<String, Vec<ApplicationRecord>>, ApiError> {
+    let mut conn = store.read().await?;
+    let (from, to) = window(now_ms, HOUR_MS);
+    let mut by_flag: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for sum in sql::usage_between(&mut conn, from, to).await? {
+        by_flag
+            .entry(sum.feature_name)
+            .or_default()
+            .insert(sum.app_name);
+    }
+    let names: BTreeSet<String> = by_flag.values().flatten().cloned().collect();
+    let names: Vec<String> = names.into_iter().collect();
+    let mut records = BTreeMap::new();
+    for row in sql::applications_named(&mut conn, &names).await? {
+        records.insert(row.app_name.clone(), record(row)?);
+    }
+    Ok(by_flag
+        .into_iter()
+        .map(|(flag, apps)| {
+            let apps = apps
+                .iter()
+                .filter_map(|name| records.get(name).cloned())
+                .collect();
+            (flag, apps)
+        })
+        .collect())
+}
+
+/// `POST /api/admin/metrics/applications/:appName`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationMetadataInput {
+    pub app_name: Option<String>,
+    pub description: Option<String>,
+    pub url: Option<String>,
+    pub color: Option<String>,
+    pub icon: Option<String>,
+}
+
+pub async fn set_metadata(
+    store: &Store,
+    app_name: &str,
+    input: ApplicationMetadataInput,
+    now_ms: i64,
+) -> Result<(), ApiError> {
+    if app_name.trim().is_empty() || app_name.len() > 255 {
+        return Err(ApiError::validation("appName must be 1 to 255 characters"));
+    }
+    if input
+        .app_name
+        .as_deref()
+        .is_some_and(|name| name != app_name)
+    {
+        return Err(ApiError::validation(
+            "appName in the body differs from the path",
+        ));
+    }
+    let metadata = ApplicationMetadata {
+        description: input.description,
+        url: input.url,
+        color: input.color,
+        icon: input.icon,
+    };
+    let mut conn = store.bookkeeping().await?;
+    sql::upsert_metadata(&mut conn, app_name, &metadata, now_ms).await?;
+    Ok(())
+}
+
+/// One hour of one flag's usage.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureHour {
+    pub feature_name: String,
+    pub app_name: String,
+    pub environment: String,
+    /// The start of the hour.
+    pub timestamp: String,
+    pub yes: i64,
+    pub no: i64,
+}
+
+/// `GET /api/admin/client-metrics/features/:name`.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+pub struct FeatureMetrics {
+    pub version: i64,
+    pub maturity: &'static str,
+    pub data: Vec<FeatureHour>,
+}
+
+/// One flag's usage per hour, application and environment, over the hours that overlap the last 48 h.
+pub async fn feature_usage(
+    store: &Store,
+    name: &str,
+    now_ms: i64,
+) -> Result<FeatureMetrics, ApiError> {
+    let mut conn = store.read().await?;
+    let from = now_ms - MINUTE_BUCKETS_KEPT_MS;
+    let from = from - from.rem_euclid(HOUR_MS);
+    let data = sql::hourly_usage(&mut conn, name, from, now_ms)
+        .await?
+        .into_iter()
+        .map(|h| FeatureHour {
+            feature_name: name.to_owned(),
+            app_name: h.app_name,
+            environment: h.environment,
+            timestamp: timestamp(h.hour_ms),
+            yes: h.yes_count,
+            no: h.no_count,
+        })
+        .collect();
+    Ok(FeatureMetrics {
+        version: 1,
+        maturity: "stable",
+        data,
+    })
+}
+
+/// An edge as its reports describe it.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Edge {
+    pub edge_id: String,
+    pub version: String,
+    pub applied_revision: i64,
+    pub last_report: String,
+    /// Frontend-API evaluations it served over the last hour (same window rule as #2).
+    pub evaluations_last_hour: Evaluations,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Evaluations {
+    pub enabled: i64,
+    pub not_enabled: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+pub struct Edges {
+    pub edges: Vec<Edge>,
+}
+
+/// `GET /api/admin/metrics/edges`.
+pub async fn edges(store: &Store, now_ms: i64) -> Result<Edges, ApiError> {
+    let mut conn = store.read().await?;
+    let (from, to) = window(now_ms, HOUR_MS);
+    let edges = sql::edges(&mut conn, from, to)
+        .await?
+        .into_iter()
+        .map(|e| Edge {
+            edge_id: e.edge_id,
+            version: e.version,
+            applied_revision: e.applied_revision,
+            last_report: timestamp(e.last_report_ms),
+            evaluations_last_hour: Evaluations {
+                enabled: e.enabled_count,
+                not_enabled: e.disabled_count,
+            },
+        })
+        .collect();
+    Ok(Edges { edges })
+}
+
+/// Rolls minute buckets older than 48 h into hours and drops hours older than `hours_kept_ms`, in one
+/// transaction. Returns how many minute buckets were rolled up.
+pub async fn roll_up(store: &Store, now_ms: i64, hours_kept_ms: i64) -> Result<u64, ApiError> {
+    let minutes_before = now_ms - MINUTE_BUCKETS_KEPT_MS;
+    // Whole hours only, so that an hour is never split between the two tables' retention.
+    let minutes_before = minutes_before - minutes_before.rem_euclid(HOUR_MS);
+    let mut conn = store.bookkeeping().await?;
+    let mut tx = conn.begin().await.map_err(StoreError::from)?;
+    let rolled = sql::roll_up(&mut tx, minutes_before, now_ms - hours_kept_ms).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(rolled)
+}

@@ -1,0 +1,242 @@
+//! The metrics views with an injected clock, on SQLite and on Postgres: each window (last minute, last hour,
+//! last day) exactly at its edges, the roll-up of minute buckets into hours, and an edge batch counted once.
+
+#[allow(dead_code)] // shared with the store suite
+#[path = "support/database.rs"]
+mod database;
+
+use database::TestDb;
+use vexil_control_plane::domain::metrics::{self, YesNo, DAY_MS, HOUR_MS, MINUTE_MS};
+use vexil_control_plane::store::Store;
+use vexil_proto::v1;
+use vexil_serving::usage::Usage;
+
+on_sqlite_and_postgres!(
+    the_minute_and_hour_windows_hold_exactly_at_their_edges,
+    the_last_day_holds_exactly_at_its_edge,
+    old_minutes_roll_up_into_hours_and_old_hours_go,
+    a_retried_batch_is_counted_once,
+);
+
+/// A whole hour, so that minute and hour arithmetic is easy to follow.
+const T0: i64 = 1_800_000_000_000 - 1_800_000_000_000 % HOUR_MS;
+
+fn count(flag: &str, app: &str, minute_ms: i64, yes: u64, no: u64) -> v1::FlagCount {
+    v1::FlagCount {
+        feature_name: flag.to_owned(),
+        app_name: app.to_owned(),
+        environment: "development".to_owned(),
+        minute_ms,
+        yes,
+        no,
+        variants: Default::default(),
+    }
+}
+
+fn seen(app: &str, at_ms: i64) -> v1::ApplicationSeen {
+    v1::ApplicationSeen {
+        app_name: app.to_owned(),
+        seen_at_ms: at_ms,
+        registered: true,
+        strategies: vec!["default".to_owned()],
+    }
+}
+
+async fn store(db: &TestDb) -> Store {
+    Store::connect(&db.url).await.unwrap()
+}
+
+async fn last_hour(store: &Store, now: i64) -> Option<YesNo> {
+    let views = metrics::feature_toggles(store, now).await.unwrap();
+    views.last_hour.get("checkout").copied()
+}
+
+async fn last_minute(store: &Store, now: i64) -> Option<YesNo> {
+    let views = metrics::feature_toggles(store, now).await.unwrap();
+    views.last_minute.get("checkout").copied()
+}
+
+async fn the_minute_and_hour_windows_hold_exactly_at_their_edges(db: TestDb) {
+    let store = store(&db).await;
+    metrics::ingest(
+        &store,
+        Usage {
+            applications: vec![seen("shop", T0)],
+            instances: vec![],
+            counts: vec![count("checkout", "shop", T0, 3, 1)],
+        },
+    )
+    .await
+    .unwrap();
+    let pair = Some(YesNo { yes: 3, no: 1 });
+    // The bucket [T0, T0 + 60 s) overlaps (N − 60 s, N] for N in [T0, T0 + 120 s).
+    assert_eq!(last_minute(&store, T0 - 1).await, None, "not yet received");
+    assert_eq!(last_minute(&store, T0).await, pair);
+    assert_eq!(last_minute(&store, T0 + 2 * MINUTE_MS - 1).await, pair);
+    assert_eq!(
+        last_minute(&store, T0 + 2 * MINUTE_MS).await,
+        Some(YesNo::default()),
+        "out of the last minute, still in the hour: zeros"
+    );
+    // … and (N − 60 min, N] for N in [T0, T0 + 61 min).
+    assert_eq!(last_hour(&store, T0 + HOUR_MS + MINUTE_MS - 1).await, pair);
+    assert_eq!(last_hour(&store, T0 + HOUR_MS + MINUTE_MS).await, None);
+
+    // #1 and #5 use the hour too.
+    let edge = T0 + HOUR_MS + MINUTE_MS;
+    let inside = metrics::seen_toggles(&store, edge - 1).await.unwrap();
+    assert_eq!(inside.len(), 1);
+    assert_eq!(inside[0].app_name, "shop");
+    assert_eq!(inside[0].seen_toggles, ["checkout"]);
+    assert_eq!(inside[0].metrics_count, 4);
+    assert!(metrics::seen_toggles(&store, edge)
+        .await
+        .unwrap()
+        .is_empty());
+    let apps = metrics::seen_apps(&store, edge - 1).await.unwrap();
+    assert_eq!(apps["checkout"][0].app_name, "shop");
+    assert!(metrics::seen_apps(&store, edge).await.unwrap().is_empty());
+    // #4 remembers every name ever reported.
+    let details = metrics::application(&store, "shop").await.unwrap();
+    assert_eq!(details.seen_toggles, ["checkout"]);
+}
+
+async fn the_last_day_holds_exactly_at_its_edge(db: TestDb) {
+    let store = store(&db).await;
+    let seen_at = T0 + 1234;
+    metrics::ingest(
+        &store,
+        Usage {
+            applications: vec![seen("shop", seen_at)],
+            ..Usage::default()
+        },
+    )
+    .await
+    .unwrap();
+    let listed = |now| {
+        let store = store.clone();
+        async move {
+            metrics::applications(&store, None, "", now)
+                .await
+                .unwrap()
+                .total
+        }
+    };
+    assert_eq!(listed(seen_at - 1).await, 0, "seen after now");
+    assert_eq!(listed(seen_at).await, 1);
+    assert_eq!(listed(seen_at + DAY_MS - 1).await, 1);
+    assert_eq!(
+        listed(seen_at + DAY_MS).await,
+        0,
+        "(N − 24 h, N] excludes N − 24 h"
+    );
+    let filtered = metrics::applications(&store, Some("flexibleRollout"), "", seen_at)
+        .await
+        .unwrap();
+    assert_eq!(filtered.total, 0);
+    let filtered = metrics::applications(&store, Some("default"), "/x", seen_at)
+        .await
+        .unwrap();
+    assert_eq!(
+        filtered.applications[0].links.app_details,
+        "/x/api/admin/metrics/applications/shop"
+    );
+}
+
+async fn old_minutes_roll_up_into_hours_and_old_hours_go(db: TestDb) {
+    let store = store(&db).await;
+    metrics::ingest(
+        &store,
+        Usage {
+            counts: vec![
+                count("checkout", "shop", T0, 3, 1),
+                count("checkout", "shop", T0 + 59 * MINUTE_MS, 2, 0),
+                count("checkout", "shop", T0 + HOUR_MS, 7, 7),
+            ],
+            ..Usage::default()
+        },
+    )
+    .await
+    .unwrap();
+    let hourly = |now| {
+        let store = store.clone();
+        async move {
+            metrics::feature_usage(&store, "checkout", now)
+                .await
+                .unwrap()
+                .data
+                .into_iter()
+                .map(|h| (h.timestamp, h.yes, h.no))
+                .collect::<Vec<_>>()
+        }
+    };
+    let before = hourly(T0 + 2 * HOUR_MS).await;
+    assert_eq!(before.len(), 2);
+    assert_eq!((before[0].1, before[0].2), (5, 1));
+    // At T0 + 49 h the hour of T0 is older than 48 h: rolled up; the next hour stays in minutes.
+    let rolled = metrics::roll_up(&store, T0 + 49 * HOUR_MS, 90 * DAY_MS)
+        .await
+        .unwrap();
+    assert_eq!(rolled, 2);
+    assert_eq!(
+        hourly(T0 + 2 * HOUR_MS).await,
+        before,
+        "same hours, same sums"
+    );
+    // A second roll-up adds nothing twice.
+    metrics::roll_up(&store, T0 + 49 * HOUR_MS, 90 * DAY_MS)
+        .await
+        .unwrap();
+    assert_eq!(hourly(T0 + 2 * HOUR_MS).await, before);
+    // Hours older than the retention go.
+    metrics::roll_up(&store, T0 + 49 * HOUR_MS, 48 * HOUR_MS + 1)
+        .await
+        .unwrap();
+    assert_eq!(hourly(T0 + 2 * HOUR_MS).await, before[1..].to_vec());
+}
+
+async fn a_retried_batch_is_counted_once(db: TestDb) {
+    let store = store(&db).await;
+    let batch = v1::UsageBatch {
+        edge_id: "edge-a".to_owned(),
+        batch_id: "b1".to_owned(),
+        applied_revision: 4,
+        edge_version: "0.1.0".to_owned(),
+        applications: vec![seen("shop", T0)],
+        instances: vec![],
+        counts: vec![count("checkout", "shop", T0, 3, 1)],
+        evaluations: vec![v1::EvaluationCount {
+            environment: "development".to_owned(),
+            feature_name: "checkout".to_owned(),
+            minute_ms: T0,
+            enabled: 5,
+            disabled: 2,
+        }],
+    };
+    assert!(!metrics::ingest_batch(&store, batch.clone(), T0)
+        .await
+        .unwrap());
+    assert!(metrics::ingest_batch(&store, batch.clone(), T0 + 1)
+        .await
+        .unwrap());
+    let other = v1::UsageBatch {
+        batch_id: "b2".to_owned(),
+        ..batch.clone()
+    };
+    assert!(!metrics::ingest_batch(&store, other, T0 + 2).await.unwrap());
+    assert_eq!(
+        last_hour(&store, T0 + 2).await,
+        Some(YesNo { yes: 6, no: 2 }),
+        "b1 once, b2 once"
+    );
+    let edges = metrics::edges(&store, T0 + 2).await.unwrap().edges;
+    assert_eq!(edges.len(), 1);
+    assert_eq!(edges[0].edge_id, "edge-a");
+    assert_eq!(edges[0].applied_revision, 4);
+    assert_eq!(edges[0].evaluations_last_hour.enabled, 10);
+    assert_eq!(edges[0].evaluations_last_hour.not_enabled, 4);
+    let later = metrics::edges(&store, T0 + HOUR_MS + MINUTE_MS)
+        .await
+        .unwrap();
+    assert_eq!(later.edges[0].evaluations_last_hour.enabled, 0);
+}
