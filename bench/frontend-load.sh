@@ -35,7 +35,7 @@ start() {
 start_unleash_edge() {
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  "$UNLEASH_EDGE" --interface 127.0.0.1 --port "$port" offline --bootstrap-file "$1" --tokens "$TOKEN" \
+  "$UNLEASH_EDGE" --interface 127.0.0.1 --port "$port" offline --bootstrap-file "$1" --client-tokens "$TOKEN" \
     --frontend-tokens "$TOKEN" > "$WORK/unleash-edge.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 100); do
