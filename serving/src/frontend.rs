@@ -104,7 +104,9 @@ fn with_ip(mut ctx: Context, ip: Option<String>) -> Context {
 }
 
 fn toggles(state: &ServingState, scope: &Scope, ctx: Context, headers: &HeaderMap) -> Response {
-    let mut body = Vec::with_capacity(1024);
+    const WRAPPER: &[u8] = b"{\"toggles\":}";
+    let mut body =
+        Vec::with_capacity(scope.environment.engine.toggles_json_bound() + WRAPPER.len());
     body.extend_from_slice(b"{\"toggles\":");
     let view = &scope.environment;
     if state.count_evaluations {

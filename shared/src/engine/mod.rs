@@ -72,6 +72,9 @@ pub struct Snapshot {
     /// so that evaluating all flags walks memory forwards instead of chasing a box per flag and strategy.
     strategies: Box<[CompiledStrategy]>,
     constraints: Box<[CompiledConstraint]>,
+    /// The most bytes [`Snapshot::write_toggles_json`] can write (every flag on with its longest variant),
+    /// so that a response buffer is allocated once.
+    toggles_json_bound: usize,
 }
 
 /// The context properties a snapshot reads, each given a slot at compile time, so that an evaluation looks
@@ -378,6 +381,22 @@ impl Snapshot {
             }
         }
 
+        let toggles_json_bound = 2 + features
+            .iter()
+            .map(|f: &CompiledFeature| {
+                let strategy_variants = all_strategies
+                    [f.strategies.start as usize..f.strategies.end as usize]
+                    .iter()
+                    .filter_map(|s| s.variants.as_deref())
+                    .chain(f.variants.as_ref())
+                    .map(VariantSet::longest_json)
+                    .max()
+                    .unwrap_or(0);
+                let variant =
+                    strategy_variants.max(variant::DISABLED_VARIANT_OF_ENABLED_FLAG_JSON.len());
+                f.json_head.len() + variant + 2
+            })
+            .sum::<usize>();
         Snapshot {
             features: features.into_boxed_slice(),
             by_name,
@@ -386,7 +405,13 @@ impl Snapshot {
             parent_count: memo_slots.len(),
             strategies: all_strategies.into_boxed_slice(),
             constraints: all_constraints.into_boxed_slice(),
+            toggles_json_bound,
         }
+    }
+
+    /// At least as many bytes as [`Snapshot::write_toggles_json`] writes for any context.
+    pub fn toggles_json_bound(&self) -> usize {
+        self.toggles_json_bound
     }
 
     /// Number of flags.
@@ -711,6 +736,7 @@ mod tests {
             let ctx = ctx(c);
             let mut written = Vec::new();
             s.write_toggles_json(&ctx, &Projects::All, &mut written);
+            assert!(written.len() <= s.toggles_json_bound(), "the bound holds");
             let expected = serde_json::to_vec(&s.evaluate_all(&ctx, &Projects::All)).unwrap();
             assert_eq!(
                 String::from_utf8(written).unwrap(),

@@ -30,6 +30,15 @@ pub(crate) struct VariantSet {
 }
 
 impl VariantSet {
+    /// The length of the longest variant object this set can hand out.
+    pub(crate) fn longest_json(&self) -> usize {
+        self.variants
+            .iter()
+            .map(|v| v.json.len())
+            .max()
+            .unwrap_or(0)
+    }
+
     /// `None` when there is nothing to pick from.
     pub(crate) fn compile(
         variants: &[Variant],
