@@ -3,7 +3,7 @@
 use crate::config::{AuthType, Config};
 use crate::domain::tokens::{self, InitialTokens};
 use crate::domain::{first_start, ui_config};
-use crate::http::{self, telemetry, AppState};
+use crate::http::{self, AppState};
 use crate::publisher::grpc::SnapshotService;
 use crate::publisher::Publisher;
 use crate::store::Store;
@@ -56,7 +56,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let prometheus = PrometheusBuilder::new()
         .set_buckets_for_metric(
             Matcher::Full("http_request_duration_seconds".to_owned()),
-            &telemetry::LATENCY_BUCKETS,
+            &vexil_serving::telemetry::LATENCY_BUCKETS,
         )
         .map_err(|error| StartError::Metrics(error.to_string()))?
         .install_recorder()
