@@ -16,14 +16,15 @@ TOKEN=default:development.bench-frontend
 FLAG_SIZES=${FLAG_SIZES:-200 2000}
 UNLEASH_EDGE=${UNLEASH_EDGE:-}
 WORK=$(mktemp -d)
-PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
+# Servers are started inside $(…) subshells, so their pids go to a file the exit trap reads.
+trap 'while read -r p; do kill "$p" 2>/dev/null || true; done < "$WORK/pids"; rm -rf "$WORK"' EXIT
+: > "$WORK/pids"
 
 # Starts a server in the background; prints its address once it printed `listening on ADDR`.
 start() {
   local log=$WORK/$1.log; shift
   "$@" > "$log" 2>/dev/null &
-  PIDS+=($!)
+  echo $! >> "$WORK/pids"
   for _ in $(seq 100); do
     if grep -q '^listening on ' "$log"; then sed -n 's/^listening on //p' "$log" | head -1; return; fi
     sleep 0.1
@@ -37,7 +38,7 @@ start_unleash_edge() {
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   "$UNLEASH_EDGE" --interface 127.0.0.1 --port "$port" offline --bootstrap-file "$1" --client-tokens "$TOKEN" \
     --frontend-tokens "$TOKEN" > "$WORK/unleash-edge.log" 2>&1 &
-  PIDS+=($!)
+  echo $! >> "$WORK/pids"
   for _ in $(seq 100); do
     if curl -sf -o /dev/null -H "Authorization: $TOKEN" "http://127.0.0.1:$port/api/frontend"; then
       echo "127.0.0.1:$port"; return
