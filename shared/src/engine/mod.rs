@@ -8,8 +8,10 @@ mod strategy;
 mod variant;
 
 use std::cell::{Cell, OnceCell};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::ops::Range;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use rustc_hash::FxHashMap;
@@ -18,7 +20,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use smallvec::SmallVec;
 
 use crate::context::Context;
-use crate::model::{FeaturesDocument, Segment};
+use crate::model::{Feature, FeaturesDocument, Segment};
 use constraint::{parse_date, CompiledConstraint, ContextField};
 use strategy::CompiledStrategy;
 pub use variant::VariantView;
@@ -61,25 +63,62 @@ impl Projects {
 /// An immutable, compiled features document. Share it through `Arc`; every method takes `&self`.
 #[derive(Debug)]
 pub struct Snapshot {
-    /// Sorted by name (code points).
-    features: Box<[CompiledFeature]>,
-    by_name: FxHashMap<Box<str>, u32>,
+    /// The flags in name order (code points), in chunks of about [`CHUNK`] flags. A chunk keeps its flags'
+    /// strategies and constraints in contiguous arrays, so that evaluating all flags walks memory forwards
+    /// instead of chasing a box per flag and strategy; a snapshot made by [`Snapshot::update`] shares the
+    /// chunks the update did not touch.
+    chunks: Box<[Arc<Chunk>]>,
+    /// The index of each chunk's first flag, then the number of flags.
+    starts: Box<[u32]>,
+    by_name: Arc<FxHashMap<Box<str>, u32>>,
     projects: Box<[Box<str>]>,
     properties: PropertySlots,
     /// How many flags are parents of others (see `CompiledFeature::memo_slot`).
     parent_count: usize,
-    /// Every flag's strategies and every strategy's constraints, each in one contiguous array in flag order,
-    /// so that evaluating all flags walks memory forwards instead of chasing a box per flag and strategy.
-    strategies: Box<[CompiledStrategy]>,
-    constraints: Box<[CompiledConstraint]>,
+    /// Whether any flag depends on another; [`Snapshot::update`] then declines.
+    has_dependencies: bool,
     /// The most bytes [`Snapshot::write_toggles_json`] can write (every flag on with its longest variant),
     /// so that a response buffer is allocated once.
     toggles_json_bound: usize,
 }
 
+/// How many flags a chunk gets when a snapshot is compiled; an update splits a chunk that grew past twice
+/// as many. Small enough that recompiling one is cheap next to compiling thousands of flags, large enough
+/// that moving from chunk to chunk costs nothing measurable in an evaluation.
+const CHUNK: usize = 64;
+
+/// A run of consecutive flags (by name) with their strategies and constraints.
+#[derive(Debug)]
+struct Chunk {
+    features: Box<[CompiledFeature]>,
+    strategies: Box<[CompiledStrategy]>,
+    constraints: Box<[CompiledConstraint]>,
+    /// Its flags' share of `Snapshot::toggles_json_bound`.
+    toggles_json_bound: usize,
+}
+
+impl Chunk {
+    fn strategies_of(&self, f: &CompiledFeature) -> &[CompiledStrategy] {
+        &self.strategies[f.strategies.start as usize..f.strategies.end as usize]
+    }
+
+    /// The variant of an enabled flag of this chunk: the deciding strategy's variants if it has any, else
+    /// the flag's; `None` when there is none to give.
+    fn variant_of<'s>(
+        &'s self,
+        f: &'s CompiledFeature,
+        by: Option<usize>,
+        e: &Eval<'_>,
+    ) -> Option<&'s CompiledVariant> {
+        by.and_then(|i| self.strategies_of(f)[i].variants.as_deref())
+            .or(f.variants.as_ref())
+            .and_then(|s| s.select(e))
+    }
+}
+
 /// The context properties a snapshot reads, each given a slot at compile time, so that an evaluation looks
 /// each property up once instead of once per constraint.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct PropertySlots(FxHashMap<Box<str>, u32>);
 
 impl PropertySlots {
@@ -98,7 +137,7 @@ struct CompiledFeature {
     impression_data: bool,
     /// False when switched off, when every strategy is disabled, or when the flag could not be compiled.
     switched_on: bool,
-    /// Its strategies, within the snapshot's one array of strategies.
+    /// Its strategies, within its chunk's array of strategies.
     strategies: Range<u32>,
     variants: Option<VariantSet>,
     dependencies: Box<[Dependency]>,
@@ -109,7 +148,7 @@ struct CompiledFeature {
 
 #[derive(Debug)]
 struct Dependency {
-    /// `None` when the parent is missing or has parents of its own: never satisfied.
+    /// The parent's index; `None` when the parent is missing or has parents of its own: never satisfied.
     parent: Option<u32>,
     expect_enabled: bool,
     variants: Box<[Box<str>]>,
@@ -248,6 +287,177 @@ impl<'c> Eval<'c> {
     }
 }
 
+/// What compiling flags into chunks needs besides the flags: the segments, the host name, and the property
+/// slots and projects met so far (an update starts from the previous snapshot's, so that the chunks it
+/// keeps stay valid).
+struct Compiler<'d> {
+    hostname: String,
+    segments: FxHashMap<i64, &'d Segment>,
+    properties: PropertySlots,
+    projects: Vec<Box<str>>,
+    project_ids: FxHashMap<Box<str>, u32>,
+}
+
+/// How flags find their parents, in a compilation of the whole document.
+struct Links<'a, 'd> {
+    /// Every flag, in name order.
+    sources: &'a [&'d Feature],
+    by_name: &'a FxHashMap<Box<str>, u32>,
+    memo_slots: &'a FxHashMap<u32, u32>,
+}
+
+impl<'d> Compiler<'d> {
+    fn new(
+        options: &CompileOptions,
+        segments: impl IntoIterator<Item = &'d Segment>,
+        properties: PropertySlots,
+        projects: Vec<Box<str>>,
+    ) -> Self {
+        let hostname = options
+            .hostname
+            .clone()
+            .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
+        let project_ids = projects
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.clone(), i as u32))
+            .collect();
+        Compiler {
+            hostname,
+            segments: segments.into_iter().map(|s| (s.id, s)).collect(),
+            properties,
+            projects,
+            project_ids,
+        }
+    }
+
+    /// One chunk of consecutive flags (in name order), the first of which has index `first`.
+    fn chunk(&mut self, flags: &[&Feature], first: usize, links: Option<&Links<'_, '_>>) -> Chunk {
+        let mut strategies: Vec<CompiledStrategy> = Vec::new();
+        let mut constraints: Vec<CompiledConstraint> = Vec::new();
+        let mut features = Vec::with_capacity(flags.len());
+        for (offset, f) in flags.iter().enumerate() {
+            let index = (first + offset) as u32;
+            let project = match self.project_ids.get(f.project.as_str()) {
+                Some(&id) => id,
+                None => {
+                    let id = self.projects.len() as u32;
+                    self.projects.push(f.project.as_str().into());
+                    self.project_ids.insert(f.project.as_str().into(), id);
+                    id
+                }
+            };
+            let mut active: Vec<_> = f.strategies.iter().filter(|s| !s.disabled).collect();
+            active.sort_by_key(|s| s.sort_order.unwrap_or(0));
+            let all_disabled = active.is_empty() && !f.strategies.is_empty();
+            let constraints_mark = constraints.len();
+            let compiled = active
+                .iter()
+                .map(|s| {
+                    CompiledStrategy::compile(
+                        s,
+                        &f.name,
+                        &self.segments,
+                        &self.hostname,
+                        &mut self.properties,
+                        &mut constraints,
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>();
+            let start = strategies.len() as u32;
+            let compiled_ok = match compiled {
+                Ok(s) => {
+                    strategies.extend(s);
+                    true
+                }
+                Err(_) => {
+                    constraints.truncate(constraints_mark);
+                    false
+                }
+            };
+            let stickiness = f.variants.first().and_then(|v| v.stickiness.as_deref());
+            let dependencies = f
+                .dependencies
+                .iter()
+                .map(|d| Dependency {
+                    parent: links.and_then(|l| {
+                        l.by_name.get(d.feature.as_str()).copied().filter(|&p| {
+                            // A parent must have no parents of its own.
+                            l.sources[p as usize].dependencies.is_empty()
+                        })
+                    }),
+                    expect_enabled: d.enabled,
+                    variants: d.variants.iter().map(|v| v.as_str().into()).collect(),
+                })
+                .collect();
+            features.push(CompiledFeature {
+                name: f.name.as_str().into(),
+                json_head: toggle_json_head(&f.name, f.impression_data),
+                project,
+                impression_data: f.impression_data,
+                switched_on: f.enabled && compiled_ok && !all_disabled,
+                strategies: start..strategies.len() as u32,
+                variants: VariantSet::compile(
+                    &f.variants,
+                    strategy::Stickiness::parse(stickiness, &mut self.properties),
+                    &f.name,
+                    &mut self.properties,
+                ),
+                dependencies,
+                memo_slot: links.and_then(|l| l.memo_slots.get(&index).copied()),
+            });
+        }
+        let toggles_json_bound = features
+            .iter()
+            .map(|f: &CompiledFeature| {
+                let strategy_variants = strategies
+                    [f.strategies.start as usize..f.strategies.end as usize]
+                    .iter()
+                    .filter_map(|s| s.variants.as_deref())
+                    .chain(f.variants.as_ref())
+                    .map(VariantSet::longest_json)
+                    .max()
+                    .unwrap_or(0);
+                let variant =
+                    strategy_variants.max(variant::DISABLED_VARIANT_OF_ENABLED_FLAG_JSON.len());
+                f.json_head.len() + variant + 2
+            })
+            .sum::<usize>();
+        Chunk {
+            features: features.into_boxed_slice(),
+            strategies: strategies.into_boxed_slice(),
+            constraints: constraints.into_boxed_slice(),
+            toggles_json_bound,
+        }
+    }
+
+    fn finish(
+        self,
+        chunks: Vec<Arc<Chunk>>,
+        by_name: Arc<FxHashMap<Box<str>, u32>>,
+        parent_count: usize,
+        has_dependencies: bool,
+    ) -> Snapshot {
+        let mut starts = Vec::with_capacity(chunks.len() + 1);
+        let mut count = 0u32;
+        for chunk in &chunks {
+            starts.push(count);
+            count += chunk.features.len() as u32;
+        }
+        starts.push(count);
+        Snapshot {
+            toggles_json_bound: 2 + chunks.iter().map(|c| c.toggles_json_bound).sum::<usize>(),
+            chunks: chunks.into_boxed_slice(),
+            starts: starts.into_boxed_slice(),
+            by_name,
+            projects: self.projects.into_boxed_slice(),
+            properties: self.properties,
+            parent_count,
+            has_dependencies,
+        }
+    }
+}
+
 impl Snapshot {
     /// Compiles a document, with `applicationHostname` compared against this machine's host name.
     pub fn compile(doc: &FeaturesDocument) -> Self {
@@ -261,20 +471,15 @@ impl Snapshot {
     /// [`Snapshot::compile_with`] from borrowed flags (in any order; of two with one name the last wins)
     /// and segments, so that a caller holding them elsewhere need not assemble a document.
     pub fn compile_parts<'d>(
-        features: impl IntoIterator<Item = &'d crate::model::Feature>,
+        features: impl IntoIterator<Item = &'d Feature>,
         segments: impl IntoIterator<Item = &'d Segment>,
         options: &CompileOptions,
     ) -> Self {
-        let hostname = options
-            .hostname
-            .clone()
-            .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
-        let segments: FxHashMap<i64, &Segment> = segments.into_iter().map(|s| (s.id, s)).collect();
-        let mut properties = PropertySlots::default();
+        let mut compiler = Compiler::new(options, segments, PropertySlots::default(), Vec::new());
 
         // One entry per name (the last wins), in code-point order.
         let features = features.into_iter();
-        let mut sources: Vec<&crate::model::Feature> = Vec::with_capacity(features.size_hint().0);
+        let mut sources: Vec<&Feature> = Vec::with_capacity(features.size_hint().0);
         {
             let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
             for f in features {
@@ -307,106 +512,116 @@ impl Snapshot {
                 }
             }
         }
+        let has_dependencies = sources.iter().any(|f| !f.dependencies.is_empty());
 
-        let mut projects: Vec<Box<str>> = Vec::new();
-        let mut project_ids: FxHashMap<&str, u32> = FxHashMap::default();
+        let links = Links {
+            sources: &sources,
+            by_name: &by_name,
+            memo_slots: &memo_slots,
+        };
+        let chunks = sources
+            .chunks(CHUNK)
+            .enumerate()
+            .map(|(i, flags)| Arc::new(compiler.chunk(flags, i * CHUNK, Some(&links))))
+            .collect();
+        compiler.finish(
+            chunks,
+            Arc::new(by_name),
+            memo_slots.len(),
+            has_dependencies,
+        )
+    }
 
-        let mut all_strategies: Vec<CompiledStrategy> = Vec::new();
-        let mut all_constraints: Vec<CompiledConstraint> = Vec::new();
-        let mut features = Vec::with_capacity(sources.len());
-        for (index, f) in sources.iter().enumerate() {
-            {
-                let project = *project_ids.entry(&f.project).or_insert_with(|| {
-                    projects.push(f.project.as_str().into());
-                    (projects.len() - 1) as u32
-                });
-                let mut active: Vec<_> = f.strategies.iter().filter(|s| !s.disabled).collect();
-                active.sort_by_key(|s| s.sort_order.unwrap_or(0));
-                let all_disabled = active.is_empty() && !f.strategies.is_empty();
-                let constraints_mark = all_constraints.len();
-                let compiled = active
-                    .iter()
-                    .map(|s| {
-                        CompiledStrategy::compile(
-                            s,
-                            &f.name,
-                            &segments,
-                            &hostname,
-                            &mut properties,
-                            &mut all_constraints,
-                        )
-                    })
-                    .collect::<Result<Vec<_>, _>>();
-                let start = all_strategies.len() as u32;
-                let compiled_ok = match compiled {
-                    Ok(s) => {
-                        all_strategies.extend(s);
-                        true
-                    }
-                    Err(_) => {
-                        all_constraints.truncate(constraints_mark);
-                        false
-                    }
-                };
-                let strategies = start..all_strategies.len() as u32;
-                let stickiness = f.variants.first().and_then(|v| v.stickiness.as_deref());
-                let dependencies = f
-                    .dependencies
-                    .iter()
-                    .map(|d| Dependency {
-                        parent: by_name.get(d.feature.as_str()).copied().filter(|&p| {
-                            // A parent must have no parents of its own.
-                            sources[p as usize].dependencies.is_empty()
-                        }),
-                        expect_enabled: d.enabled,
-                        variants: d.variants.iter().map(|v| v.as_str().into()).collect(),
-                    })
-                    .collect();
-                features.push(CompiledFeature {
-                    name: f.name.as_str().into(),
-                    json_head: toggle_json_head(&f.name, f.impression_data),
-                    project,
-                    impression_data: f.impression_data,
-                    switched_on: f.enabled && compiled_ok && !all_disabled,
-                    strategies,
-                    variants: VariantSet::compile(
-                        &f.variants,
-                        strategy::Stickiness::parse(stickiness, &mut properties),
-                        &f.name,
-                        &mut properties,
-                    ),
-                    dependencies,
-                    memo_slot: memo_slots.get(&(index as u32)).copied(),
-                });
+    /// This snapshot with the flags named in `changed` recompiled: each is taken from `source`, or removed
+    /// when `source` has no flag of that name. Only the chunks holding those flags are compiled again (from
+    /// `source`, which must have every flag of the snapshot); the others are shared with this snapshot, so
+    /// the cost follows the change, not the number of flags. `segments` must be this snapshot's.
+    ///
+    /// `None` when an update cannot be done this way: the snapshot or a changed flag has dependencies (a
+    /// change to one flag can change how its children resolve), or `source` lacks a flag it should have.
+    /// Compile the whole document then.
+    pub fn update<'d>(
+        &self,
+        changed: &[&str],
+        source: impl Fn(&str) -> Option<&'d Feature>,
+        segments: impl IntoIterator<Item = &'d Segment>,
+        options: &CompileOptions,
+    ) -> Option<Snapshot> {
+        let mut changed = changed.to_vec();
+        changed.sort_unstable();
+        changed.dedup();
+        if self.has_dependencies
+            || self.chunks.is_empty()
+            || changed
+                .iter()
+                .any(|name| source(name).is_some_and(|f| !f.dependencies.is_empty()))
+        {
+            return None;
+        }
+        // The chunk each changed flag belongs in: its own, or for a new flag the last chunk that starts
+        // at or before it.
+        let mut affected: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+        for &name in &changed {
+            let chunk = match self.by_name.get(name) {
+                Some(&index) => self.chunk_of(index),
+                None => self
+                    .chunks
+                    .partition_point(|c| &*c.features[0].name <= name)
+                    .saturating_sub(1),
+            };
+            affected.entry(chunk).or_default().push(name);
+        }
+        let mut compiler = Compiler::new(
+            options,
+            segments,
+            self.properties.clone(),
+            self.projects.to_vec(),
+        );
+        let mut chunks: Vec<Arc<Chunk>> = Vec::with_capacity(self.chunks.len() + affected.len());
+        let mut names_changed = false;
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            let Some(names) = affected.get(&c) else {
+                chunks.push(chunk.clone());
+                continue;
+            };
+            let mut all: Vec<&str> = chunk.features.iter().map(|f| &*f.name).collect();
+            all.extend(names.iter().copied());
+            all.sort_unstable();
+            all.dedup();
+            let mut flags = Vec::with_capacity(all.len());
+            for name in all {
+                match source(name) {
+                    Some(f) if f.name == name => flags.push(f),
+                    Some(_) => return None,
+                    None if changed.binary_search(&name).is_ok() => {}
+                    None => return None,
+                }
+            }
+            names_changed |= flags.len() != chunk.features.len()
+                || names.iter().any(|n| !self.by_name.contains_key(*n));
+            // A chunk that grew past twice its size is split; the first index is fixed up by `finish`.
+            let parts = if flags.len() > 2 * CHUNK {
+                CHUNK
+            } else {
+                2 * CHUNK
+            };
+            for part in flags.chunks(parts) {
+                chunks.push(Arc::new(compiler.chunk(part, 0, None)));
             }
         }
-
-        let toggles_json_bound = 2 + features
-            .iter()
-            .map(|f: &CompiledFeature| {
-                let strategy_variants = all_strategies
-                    [f.strategies.start as usize..f.strategies.end as usize]
+        let by_name = if names_changed {
+            Arc::new(
+                chunks
                     .iter()
-                    .filter_map(|s| s.variants.as_deref())
-                    .chain(f.variants.as_ref())
-                    .map(VariantSet::longest_json)
-                    .max()
-                    .unwrap_or(0);
-                let variant =
-                    strategy_variants.max(variant::DISABLED_VARIANT_OF_ENABLED_FLAG_JSON.len());
-                f.json_head.len() + variant + 2
-            })
-            .sum::<usize>();
-        Snapshot {
-            features: features.into_boxed_slice(),
-            by_name,
-            projects: projects.into_boxed_slice(),
-            properties,
-            parent_count: memo_slots.len(),
-            strategies: all_strategies.into_boxed_slice(),
-            constraints: all_constraints.into_boxed_slice(),
-            toggles_json_bound,
-        }
+                    .flat_map(|c| c.features.iter())
+                    .enumerate()
+                    .map(|(i, f)| (f.name.clone(), i as u32))
+                    .collect(),
+            )
+        } else {
+            self.by_name.clone()
+        };
+        Some(compiler.finish(chunks, by_name, 0, false))
     }
 
     /// At least as many bytes as [`Snapshot::write_toggles_json`] writes for any context.
@@ -416,16 +631,28 @@ impl Snapshot {
 
     /// Number of flags.
     pub fn len(&self) -> usize {
-        self.features.len()
+        self.by_name.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.features.is_empty()
+        self.by_name.is_empty()
+    }
+
+    /// The chunk of the flag at `index`.
+    fn chunk_of(&self, index: u32) -> usize {
+        self.starts.partition_point(|&s| s <= index) - 1
+    }
+
+    /// The flag at `index` and its chunk.
+    fn locate(&self, index: u32) -> (&Chunk, &CompiledFeature) {
+        let c = self.chunk_of(index);
+        let chunk = &self.chunks[c];
+        (chunk, &chunk.features[(index - self.starts[c]) as usize])
     }
 
     /// The name of the flag at `index` (flags are indexed `0..len()` in name order).
     pub fn flag_name(&self, index: usize) -> &str {
-        &self.features[index].name
+        &self.locate(index as u32).1.name
     }
 
     /// The index of a flag by name.
@@ -435,10 +662,10 @@ impl Snapshot {
 
     /// The index, within [`Snapshot::project_names`], of the project of the flag at `index`.
     pub fn flag_project(&self, index: usize) -> usize {
-        self.features[index].project as usize
+        self.locate(index as u32).1.project as usize
     }
 
-    /// Every project that has a flag here, indexed.
+    /// Every project that has (or, after an update, had) a flag here, indexed.
     pub fn project_names(&self) -> &[Box<str>] {
         &self.projects
     }
@@ -458,7 +685,17 @@ impl Snapshot {
     pub fn evaluate(&self, name: &str, ctx: &Context) -> Option<EvaluatedToggle<'_>> {
         let &i = self.by_name.get(name)?;
         let e = Eval::new(ctx, &self.properties, self.parent_count);
-        Some(self.toggle(&self.features[i as usize], &e))
+        let (chunk, f) = self.locate(i);
+        let (enabled, variant) = match self.resolved(chunk, f, &e) {
+            Resolution::Off => (false, VariantView::disabled(false)),
+            Resolution::On(by) => (true, VariantView::of(chunk.variant_of(f, by, &e))),
+        };
+        Some(EvaluatedToggle {
+            name: &f.name,
+            enabled,
+            impression_data: f.impression_data,
+            variant,
+        })
     }
 
     /// The enabled flags of the projects in scope, sorted by name, in the shape of the frontend API's
@@ -537,48 +774,37 @@ impl Snapshot {
                     .collect(),
             ),
         };
-        for (index, f) in self.features.iter().enumerate() {
-            if !f.switched_on {
-                continue;
-            }
-            if let Some(mask) = &mask {
-                if !mask[f.project as usize] {
+        for (chunk, &start) in self.chunks.iter().zip(self.starts.iter()) {
+            for (offset, f) in chunk.features.iter().enumerate() {
+                if !f.switched_on {
                     continue;
                 }
+                if let Some(mask) = &mask {
+                    if !mask[f.project as usize] {
+                        continue;
+                    }
+                }
+                if let Resolution::On(by) = self.resolved(chunk, f, &e) {
+                    found(start as usize + offset, f, chunk.variant_of(f, by, &e));
+                }
             }
-            if let Resolution::On(by) = self.resolved(f, &e) {
-                found(index, f, self.variant_of(f, by, &e));
-            }
-        }
-    }
-
-    fn toggle<'s>(&'s self, f: &'s CompiledFeature, e: &Eval<'_>) -> EvaluatedToggle<'s> {
-        let (enabled, variant) = match self.resolved(f, e) {
-            Resolution::Off => (false, VariantView::disabled(false)),
-            Resolution::On(by) => (true, VariantView::of(self.variant_of(f, by, e))),
-        };
-        EvaluatedToggle {
-            name: &f.name,
-            enabled,
-            impression_data: f.impression_data,
-            variant,
         }
     }
 
     /// [`Snapshot::resolve`], remembered for the rest of the evaluation when other flags depend on `f`.
-    fn resolved(&self, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
+    fn resolved(&self, chunk: &Chunk, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
         let Some(cell) = f.memo_slot.and_then(|slot| e.parents.get(slot as usize)) else {
-            return self.resolve(f, e);
+            return self.resolve(chunk, f, e);
         };
         if let Some(known) = Resolution::decode(cell.get()) {
             return known;
         }
-        let resolution = self.resolve(f, e);
+        let resolution = self.resolve(chunk, f, e);
         cell.set(resolution.encode());
         resolution
     }
 
-    fn resolve(&self, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
+    fn resolve(&self, chunk: &Chunk, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
         if !f.switched_on {
             return Resolution::Off;
         }
@@ -587,51 +813,34 @@ impl Snapshot {
                 return Resolution::Off;
             }
         }
-        let strategies = self.strategies_of(f);
+        let strategies = chunk.strategies_of(f);
         if strategies.is_empty() {
             return Resolution::On(None);
         }
         match strategies
             .iter()
-            .position(|s| s.is_on(e, &self.constraints))
+            .position(|s| s.is_on(e, &chunk.constraints))
         {
             Some(i) => Resolution::On(Some(i)),
             None => Resolution::Off,
         }
     }
 
-    fn strategies_of(&self, f: &CompiledFeature) -> &[CompiledStrategy] {
-        &self.strategies[f.strategies.start as usize..f.strategies.end as usize]
-    }
-
     fn dependency_met(&self, d: &Dependency, e: &Eval<'_>) -> bool {
         let Some(p) = d.parent else {
             return false;
         };
-        let parent = &self.features[p as usize];
-        match self.resolved(parent, e) {
+        let (chunk, parent) = self.locate(p);
+        match self.resolved(chunk, parent, e) {
             Resolution::Off => !d.expect_enabled,
             Resolution::On(by) => {
                 d.expect_enabled
                     && (d.variants.is_empty() || {
-                        let chosen = VariantView::of(self.variant_of(parent, by, e));
+                        let chosen = VariantView::of(chunk.variant_of(parent, by, e));
                         d.variants.iter().any(|v| **v == *chosen.name)
                     })
             }
         }
-    }
-
-    /// The variant of an enabled flag: the deciding strategy's variants if it has any, else the flag's;
-    /// `None` when there is none to give.
-    fn variant_of<'s>(
-        &'s self,
-        f: &'s CompiledFeature,
-        by: Option<usize>,
-        e: &Eval<'_>,
-    ) -> Option<&'s CompiledVariant> {
-        by.and_then(|i| self.strategies_of(f)[i].variants.as_deref())
-            .or(f.variants.as_ref())
-            .and_then(|s| s.select(e))
     }
 }
 
@@ -657,6 +866,191 @@ mod tests {
 
     fn ctx(json: &str) -> Context {
         serde_json::from_str(json).unwrap()
+    }
+
+    /// A flag whose answer depends on the context in several ways (rollout, user ids, a property
+    /// constraint, a segment, variants), varied by `n` so that neighbours differ.
+    fn varied_flag(name: &str, n: usize) -> Feature {
+        let json = match n % 5 {
+            0 => serde_json::json!({"name": name, "project": "p1", "enabled": true,
+                "strategies": [{"name": "flexibleRollout", "parameters": {"rollout": (n * 7 % 100).to_string(), "stickiness": "default"}}]}),
+            1 => serde_json::json!({"name": name, "project": "p2", "enabled": true,
+                "strategies": [{"name": "userWithId", "parameters": {"userIds": format!("u{n},u{},u3", n + 1)}}],
+                "variants": [{"name": "blue", "weight": 500, "weightType": "variable", "stickiness": "default"},
+                             {"name": "green", "weight": 500, "weightType": "variable", "stickiness": "default"}]}),
+            2 => serde_json::json!({"name": name, "project": "p1", "enabled": !n.is_multiple_of(3),
+                "strategies": [{"name": "default", "constraints": [{"contextName": format!("prop{}", n % 4), "operator": "IN", "values": ["a", "b"]}]}]}),
+            3 => serde_json::json!({"name": name, "project": "p3", "enabled": true,
+                "strategies": [{"name": "default", "segments": [1]}]}),
+            _ => {
+                serde_json::json!({"name": name, "project": "p2", "enabled": true, "impressionData": true,
+                "strategies": [{"name": "flexibleRollout", "parameters": {"rollout": "50", "stickiness": "default", "groupId": "g"},
+                    "variants": [{"name": "on", "weight": 1000, "weightType": "variable", "stickiness": "default",
+                        "payload": {"type": "string", "value": format!("v{n}")}}]}]})
+            }
+        };
+        serde_json::from_value(json).unwrap()
+    }
+
+    fn contexts() -> Vec<Context> {
+        (0..40)
+            .map(|i| {
+                ctx(&format!(
+                    r#"{{"userId":"u{i}","properties":{{"prop0":"a","prop1":"{}","prop2":"b","prop3":"x","region":"r{}"}}}}"#,
+                    if i % 2 == 0 { "a" } else { "z" },
+                    i % 3
+                ))
+            })
+            .collect()
+    }
+
+    /// `updated` answers exactly as a snapshot compiled from scratch on the same flags.
+    fn assert_same(updated: &Snapshot, flags: &BTreeMap<String, Feature>, segments: &[Segment]) {
+        let fresh = Snapshot::compile_parts(
+            flags.values(),
+            segments,
+            &CompileOptions {
+                hostname: Some("web-1".into()),
+            },
+        );
+        assert_eq!(updated.len(), fresh.len());
+        assert_eq!(updated.toggles_json_bound(), fresh.toggles_json_bound());
+        for (i, name) in flags.keys().enumerate() {
+            assert_eq!(updated.flag_name(i), name);
+            assert_eq!(updated.flag_index(name), Some(i));
+            assert_eq!(
+                updated.project_names()[updated.flag_project(i)],
+                fresh.project_names()[fresh.flag_project(i)]
+            );
+        }
+        for scope in [Projects::All, Projects::from_list(&["p2", "p3"])] {
+            for c in contexts() {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                updated.write_toggles_json(&c, &scope, &mut a);
+                fresh.write_toggles_json(&c, &scope, &mut b);
+                assert_eq!(String::from_utf8(a), String::from_utf8(b));
+                let mut counted = Vec::new();
+                updated
+                    .write_toggles_json_counted(&c, &scope, &mut Vec::new(), |i| counted.push(i));
+                let expected: Vec<usize> = fresh
+                    .evaluate_all(&c, &scope)
+                    .iter()
+                    .map(|t| fresh.flag_index(t.name).unwrap())
+                    .collect();
+                assert_eq!(counted, expected);
+            }
+        }
+    }
+
+    #[test]
+    fn an_update_answers_as_a_full_compile() {
+        let options = CompileOptions {
+            hostname: Some("web-1".into()),
+        };
+        let segments: Vec<Segment> = vec![serde_json::from_value(serde_json::json!(
+            {"id": 1, "constraints": [{"contextName": "region", "operator": "IN", "values": ["r1"]}]}
+        ))
+        .unwrap()];
+        let mut flags: BTreeMap<String, Feature> = (0..300)
+            .map(|i| {
+                let name = format!("flag-{:04}", i * 10);
+                (name.clone(), varied_flag(&name, i))
+            })
+            .collect();
+        let mut snapshot = Snapshot::compile_parts(flags.values(), &segments, &options);
+        assert_same(&snapshot, &flags, &segments);
+
+        let mut step = |flags: &mut BTreeMap<String, Feature>,
+                        changes: Vec<(String, Option<Feature>)>| {
+            for (name, feature) in &changes {
+                match feature {
+                    Some(f) => flags.insert(name.clone(), f.clone()),
+                    None => flags.remove(name),
+                };
+            }
+            let names: Vec<&str> = changes.iter().map(|(n, _)| n.as_str()).collect();
+            let next = snapshot
+                .update(&names, |n| flags.get(n), &segments, &options)
+                .expect("an update without dependencies");
+            assert_same(&next, flags, &segments);
+            snapshot = next;
+        };
+        // A changed flag: a toggle, then a new strategy.
+        let mut f = flags["flag-0100"].clone();
+        f.enabled = !f.enabled;
+        step(&mut flags, vec![("flag-0100".into(), Some(f))]);
+        step(
+            &mut flags,
+            vec![("flag-0110".into(), Some(varied_flag("flag-0110", 3)))],
+        );
+        // New flags before the first, between two, after the last, and in a new project.
+        let mut newcomer = varied_flag("flag-0015", 4);
+        newcomer.project = "p9".into();
+        step(
+            &mut flags,
+            vec![
+                ("a-first".into(), Some(varied_flag("a-first", 1))),
+                ("flag-0015".into(), Some(newcomer)),
+                ("z-last".into(), Some(varied_flag("z-last", 2))),
+            ],
+        );
+        // Removed flags, and one named twice.
+        step(
+            &mut flags,
+            vec![
+                ("flag-0000".into(), None),
+                ("flag-2990".into(), None),
+                ("flag-2990".into(), None),
+                ("no-such-flag".into(), None),
+            ],
+        );
+        // A chunk that grows past twice its size is split.
+        let crowd: Vec<(String, Option<Feature>)> = (0..150)
+            .map(|i| {
+                let name = format!("flag-0500-{i:03}");
+                let f = varied_flag(&name, i);
+                (name, Some(f))
+            })
+            .collect();
+        step(&mut flags, crowd);
+        // A whole chunk removed.
+        let gone: Vec<(String, Option<Feature>)> = (0..70)
+            .map(|i| (format!("flag-{:04}", 1000 + i * 10), None))
+            .collect();
+        step(&mut flags, gone);
+    }
+
+    #[test]
+    fn an_update_declines_dependencies() {
+        let options = CompileOptions::default();
+        let child: Feature = serde_json::from_value(serde_json::json!(
+            {"name": "child", "enabled": true, "dependencies": [{"feature": "parent"}]}
+        ))
+        .unwrap();
+        let parent: Feature =
+            serde_json::from_value(serde_json::json!({"name": "parent", "enabled": true})).unwrap();
+        let plain = Snapshot::compile_parts([&parent], [], &options);
+        assert!(plain
+            .update(
+                &["child"],
+                |n| (n == "child")
+                    .then_some(&child)
+                    .or((n == "parent").then_some(&parent)),
+                [],
+                &options
+            )
+            .is_none());
+        let both = Snapshot::compile_parts([&parent, &child], [], &options);
+        assert!(both
+            .update(
+                &["parent"],
+                |n| (n == "child")
+                    .then_some(&child)
+                    .or((n == "parent").then_some(&parent)),
+                [],
+                &options
+            )
+            .is_none());
     }
 
     #[test]
