@@ -67,14 +67,12 @@ pub struct EnvironmentView {
 }
 
 impl EnvironmentView {
-    fn build(
+    fn new(
         name: String,
         features: BTreeMap<Arc<str>, SharedFeature>,
         segments: BTreeMap<i64, Segment>,
-        options: &CompileOptions,
+        engine: Snapshot,
     ) -> EnvironmentView {
-        let engine =
-            Snapshot::compile_parts(features.values().map(|f| &**f), segments.values(), options);
         EnvironmentView {
             name,
             features,
@@ -177,7 +175,9 @@ impl ServingSnapshot {
         }
     }
 
-    /// A new snapshot: this one with `delta` applied. Only the environments it touches are recompiled.
+    /// A new snapshot: this one with `delta` applied. Environments it does not touch are shared; in those
+    /// it touches, only the engine chunks of the changed flags are compiled again (see
+    /// [`Snapshot::update`]), so the cost follows the size of the change, not the number of flags.
     pub fn apply(
         &self,
         delta: v1::Delta,
@@ -191,17 +191,25 @@ impl ServingSnapshot {
         }
         let mut environments = self.environments.clone();
         for change in delta.environments {
-            let (mut features, mut segments) = match environments.get(&change.environment) {
+            let previous = environments.get(&change.environment);
+            let (mut features, mut segments) = match previous {
                 Some(view) => (view.features.clone(), view.segments.clone()),
                 None => (BTreeMap::new(), BTreeMap::new()),
             };
+            let mut changed: Vec<Arc<str>> =
+                Vec::with_capacity(change.removed_features.len() + change.upserted_features.len());
             for name in &change.removed_features {
                 features.remove(name.as_str());
+                changed.push(name.as_str().into());
             }
             for feature in change.upserted_features {
                 let feature: Feature = feature.into();
-                features.insert(feature.name.as_str().into(), Arc::new(feature));
+                let name: Arc<str> = feature.name.as_str().into();
+                features.insert(name.clone(), Arc::new(feature));
+                changed.push(name);
             }
+            let segments_changed =
+                !(change.removed_segments.is_empty() && change.upserted_segments.is_empty());
             for id in &change.removed_segments {
                 segments.remove(id);
             }
@@ -209,8 +217,22 @@ impl ServingSnapshot {
                 let segment: Segment = segment.into();
                 segments.insert(segment.id, segment);
             }
+            // Only the changed flags' chunks are compiled again, unless segments changed (strategies
+            // carry their segments' constraints) or the engine declines.
+            let updated = previous.filter(|_| !segments_changed).and_then(|view| {
+                let names: Vec<&str> = changed.iter().map(|n| &**n).collect();
+                view.engine.update(
+                    &names,
+                    |name| features.get(name).map(|f| &**f),
+                    segments.values(),
+                    options,
+                )
+            });
+            let engine = updated.unwrap_or_else(|| {
+                Snapshot::compile_parts(features.values().map(|f| &**f), segments.values(), options)
+            });
             let name = change.environment;
-            let view = EnvironmentView::build(name.clone(), features, segments, options);
+            let view = EnvironmentView::new(name.clone(), features, segments, engine);
             environments.insert(name, Arc::new(view));
         }
         let mut tokens = self.tokens.clone();
@@ -386,6 +408,73 @@ mod tests {
         ));
         assert!(second.tokens.is_empty());
         assert!(!second.settings.frontend_api_enabled);
+    }
+
+    #[test]
+    fn a_changed_segment_reaches_the_flags_that_use_it() {
+        let options = CompileOptions::default();
+        let segment = |user: &str| v1::Segment {
+            id: 1,
+            name: Some("beta".to_owned()),
+            constraints: vec![v1::Constraint {
+                context_name: "userId".to_owned(),
+                operator: "IN".to_owned(),
+                values: vec![user.to_owned()],
+                ..Default::default()
+            }],
+        };
+        let mut gated = feature("gated", true);
+        gated.strategies = vec![v1::Strategy {
+            name: "default".to_owned(),
+            segments: vec![1],
+            ..Default::default()
+        }];
+        let mut first = full();
+        first.environments[0].features.push(gated);
+        first.environments[0].segments.push(segment("u1"));
+        let first = ServingSnapshot::from_full(first, &options);
+        let on_for = |snapshot: &ServingSnapshot, user: &str| {
+            let ctx: Context =
+                serde_json::from_value(serde_json::json!({ "userId": user })).unwrap();
+            snapshot.environments["development"]
+                .engine
+                .is_enabled("gated", &ctx)
+        };
+        assert!(on_for(&first, "u1") && !on_for(&first, "u2"));
+        let second = first
+            .apply(
+                v1::Delta {
+                    from_revision: 3,
+                    to_revision: 4,
+                    environments: vec![v1::EnvironmentDelta {
+                        environment: "development".to_owned(),
+                        upserted_segments: vec![segment("u2")],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                },
+                &options,
+            )
+            .expect("applies");
+        assert!(!on_for(&second, "u1") && on_for(&second, "u2"));
+        // A flag change next to it is applied incrementally and still sees the new segment.
+        let third = second
+            .apply(
+                v1::Delta {
+                    from_revision: 4,
+                    to_revision: 5,
+                    environments: vec![v1::EnvironmentDelta {
+                        environment: "development".to_owned(),
+                        upserted_features: vec![feature("b", false)],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                },
+                &options,
+            )
+            .expect("applies");
+        assert!(on_for(&third, "u2"));
+        assert_eq!(enabled(&third, "development"), ["a"]);
     }
 
     #[test]
