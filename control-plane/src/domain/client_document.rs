@@ -68,36 +68,17 @@ pub async fn document(
                 uses
             }
         };
-        let (strategies, variants) = if uses_environment {
-            (
-                strategies_by_flag
-                    .remove(&row.name)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|strategy| client_strategy(strategy, detail))
-                    .collect(),
-                variants_by_flag
-                    .remove(&row.name)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(flag_variant)
-                    .collect(),
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        features.push(model::Feature {
-            enabled: uses_environment && switched_on.contains(&row.name),
-            name: row.name,
-            feature_type: Some(row.feature_type),
-            description: row.description,
-            project: row.project_id,
-            stale: row.stale != 0,
-            impression_data: row.impression_data != 0,
+        let strategies = strategies_by_flag.remove(&row.name).unwrap_or_default();
+        let variants = variants_by_flag.remove(&row.name).unwrap_or_default();
+        let switched_on = switched_on.contains(&row.name);
+        features.push(client_feature(
+            row,
+            uses_environment,
+            switched_on,
             strategies,
             variants,
-            dependencies: Vec::new(),
-        });
+            detail,
+        ));
     }
     let segments = segments::all_rows(conn)
         .await?
@@ -113,6 +94,77 @@ pub async fn document(
         features,
         segments,
     })
+}
+
+/// One flag of `environment` as [`features_document`] lists it; `None` when it is archived or does not
+/// exist (the caller knows the environment exists).
+pub async fn feature_in(
+    conn: &mut AnyConnection,
+    environment: &str,
+    name: &str,
+) -> Result<Option<model::Feature>, ApiError> {
+    let Some(row) = feature_store::get(conn, name).await? else {
+        return Ok(None);
+    };
+    if row.archived_at.is_some() {
+        return Ok(None);
+    }
+    let uses_environment =
+        project_store::has_environment(conn, &row.project_id, environment).await?;
+    let switched_on = feature_store::is_enabled(conn, name, environment).await?;
+    let mut strategies = Vec::new();
+    for strategy in strategy_store::list(conn, name, environment).await? {
+        if strategy.disabled == 0 {
+            strategies.push(strategies::view(&strategy)?);
+        }
+    }
+    let variants = match variant_store::get(conn, name, environment).await? {
+        Some(text) => variants::parse(&text)?,
+        None => Vec::new(),
+    };
+    Ok(Some(client_feature(
+        row,
+        uses_environment,
+        switched_on,
+        strategies,
+        variants,
+        Detail::Client,
+    )))
+}
+
+/// A flag's document entry: switched on only where its project uses the environment, and without
+/// strategies or variants where it does not.
+fn client_feature(
+    row: feature_store::FeatureRow,
+    uses_environment: bool,
+    switched_on: bool,
+    strategies: Vec<Strategy>,
+    variants: Vec<FlagVariant>,
+    detail: Detail,
+) -> model::Feature {
+    let (strategies, variants) = if uses_environment {
+        (
+            strategies
+                .into_iter()
+                .map(|strategy| client_strategy(strategy, detail))
+                .collect(),
+            variants.into_iter().map(flag_variant).collect(),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    model::Feature {
+        enabled: uses_environment && switched_on,
+        name: row.name,
+        feature_type: Some(row.feature_type),
+        description: row.description,
+        project: row.project_id,
+        stale: row.stale != 0,
+        impression_data: row.impression_data != 0,
+        strategies,
+        variants,
+        dependencies: Vec::new(),
+    }
 }
 
 fn client_constraint(constraint: Constraint) -> model::Constraint {

@@ -4,9 +4,12 @@
 //!
 //! The revision moves by a commit of this process (the store's `committed` signal), of another replica
 //! (Postgres `LISTEN` on the revision channel) or of anything else (a periodic revision poll: the safety
-//! net). The re-read is one consistent read transaction; the delta is the difference between two such
-//! reads, so its size follows what changed.
+//! net). The re-read is one consistent read transaction. It reads only what the new revisions' audit events
+//! name ([`changes`]): for a one-flag change, that flag in each environment, so its cost does not grow with
+//! the number of flags. The delta is the difference between the two configurations, so its size follows
+//! what changed.
 
+pub mod changes;
 pub mod grpc;
 pub mod published;
 
@@ -14,7 +17,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::DateTime;
-use sqlx::Connection;
 use tokio::sync::watch;
 use vexil_proto::v1;
 use vexil_serving::ServingSnapshot;
@@ -23,8 +25,10 @@ use vexil_shared::{ApiError, CompileOptions};
 use crate::domain::{client_document, ui_config};
 use crate::store::tokens::{self as token_store, TokenRow};
 use crate::store::{
-    environments as environment_store, Backend, Store, StoreError, REVISION_CHANNEL,
+    environments as environment_store, events as event_store, Backend, Store, StoreError,
+    REVISION_CHANNEL,
 };
+use changes::Changed;
 use published::{Configuration, EnvironmentDoc, Published};
 
 /// How often the revision is polled even without a notification.
@@ -84,15 +88,15 @@ async fn refresh(
     serving: &vexil_serving::ServingState,
     options: &CompileOptions,
 ) -> Result<(), ApiError> {
-    let current = sender.borrow().revision();
-    if store.revision().await? as u64 == current {
+    let current = sender.borrow().clone();
+    if store.revision().await? as u64 == current.revision() {
         return Ok(());
     }
-    let next = read_configuration(store, frontend_api_enabled).await?;
-    if next.revision <= current {
+    let Some(next) = read_changes(store, &current.configuration, frontend_api_enabled).await?
+    else {
         return Ok(());
-    }
-    let (published, delta) = sender.borrow().advance(next);
+    };
+    let (published, delta) = current.advance(next);
     let published = Arc::new(published);
     tracing::debug!(
         from = delta.from_revision,
@@ -140,15 +144,12 @@ async fn listen_for_revisions(database_url: String, wake: Arc<tokio::sync::Notif
     }
 }
 
-/// Every environment's client document, the tokens and the settings (the stored `frontendApiOrigins`, and
-/// `--frontend-api-enabled`), read in one transaction so that they belong to one revision (Postgres:
-/// REPEATABLE READ; SQLite: a read transaction sees one WAL snapshot).
-pub async fn read_configuration(
+/// A consistent read transaction (Postgres: REPEATABLE READ; SQLite: a read transaction sees one WAL
+/// snapshot), and the revision it sees.
+async fn begin_read(
     store: &Store,
-    frontend_api_enabled: bool,
-) -> Result<Configuration, ApiError> {
-    let mut conn = store.read().await?;
-    let mut tx = conn.begin().await.map_err(StoreError)?;
+) -> Result<(sqlx::Transaction<'static, sqlx::Any>, u64), ApiError> {
+    let mut tx = store.read_tx().await?;
     if store.backend() == Backend::Postgres {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             .execute(&mut *tx)
@@ -160,9 +161,82 @@ pub async fn read_configuration(
             .fetch_one(&mut *tx)
             .await
             .map_err(StoreError)?;
+    Ok((tx, revision as u64))
+}
+
+/// Every environment's client document, the tokens and the settings (the stored `frontendApiOrigins`, and
+/// `--frontend-api-enabled`), read in one transaction so that they belong to one revision.
+async fn read_configuration(
+    store: &Store,
+    frontend_api_enabled: bool,
+) -> Result<Configuration, ApiError> {
+    let (mut tx, revision) = begin_read(store).await?;
+    let configuration = read_everything(&mut tx, revision, frontend_api_enabled).await?;
+    tx.rollback().await.map_err(StoreError)?;
+    Ok(configuration)
+}
+
+/// The configuration after `previous`: `previous` with what the new revisions' events name re-read, or
+/// all of it re-read when they name more (see [`Changed`]). `None` when the revision has not moved.
+async fn read_changes(
+    store: &Store,
+    previous: &Configuration,
+    frontend_api_enabled: bool,
+) -> Result<Option<Configuration>, ApiError> {
+    let (mut tx, revision) = begin_read(store).await?;
+    if revision <= previous.revision {
+        return Ok(None);
+    }
+    let events = event_store::of_revisions(
+        &mut tx,
+        previous.revision as i64,
+        revision as i64,
+        changes::MAX_EVENTS as i64 + 1,
+    )
+    .await?;
+    let next = match Changed::of(&events, previous.revision as i64, revision as i64) {
+        Changed::Everything => read_everything(&mut tx, revision, frontend_api_enabled).await?,
+        Changed::Parts {
+            flags,
+            tokens,
+            settings,
+        } => {
+            let mut next = previous.clone();
+            next.revision = revision;
+            for (environment, doc) in next.environments.iter_mut() {
+                for name in &flags {
+                    match client_document::feature_in(&mut tx, environment, name).await? {
+                        Some(feature) => {
+                            doc.features
+                                .insert(name.clone(), Arc::new(v1::Feature::from(feature)));
+                        }
+                        None => {
+                            doc.features.remove(name);
+                        }
+                    }
+                }
+            }
+            if tokens {
+                next.tokens = read_tokens(&mut tx).await?;
+            }
+            if settings {
+                next.settings = read_settings(&mut tx, frontend_api_enabled).await?;
+            }
+            next
+        }
+    };
+    tx.rollback().await.map_err(StoreError)?;
+    Ok(Some(next))
+}
+
+async fn read_everything(
+    tx: &mut sqlx::AnyConnection,
+    revision: u64,
+    frontend_api_enabled: bool,
+) -> Result<Configuration, ApiError> {
     let mut environments = std::collections::BTreeMap::new();
-    for environment in environment_store::list(&mut tx).await? {
-        let document = client_document::features_document(&mut tx, &environment.name).await?;
+    for environment in environment_store::list(tx).await? {
+        let document = client_document::features_document(tx, &environment.name).await?;
         let state = vexil_proto::environment_state(&environment.name, document);
         environments.insert(
             environment.name,
@@ -170,28 +244,42 @@ pub async fn read_configuration(
                 features: state
                     .features
                     .into_iter()
-                    .map(|f| (f.name.clone(), f))
+                    .map(|f| (f.name.clone(), Arc::new(f)))
                     .collect(),
-                segments: state.segments.into_iter().map(|s| (s.id, s)).collect(),
+                segments: state
+                    .segments
+                    .into_iter()
+                    .map(|s| (s.id, Arc::new(s)))
+                    .collect(),
             },
         );
     }
-    let tokens = token_store::list(&mut tx)
+    Ok(Configuration {
+        revision,
+        environments,
+        tokens: read_tokens(tx).await?,
+        settings: read_settings(tx, frontend_api_enabled).await?,
+    })
+}
+
+async fn read_tokens(
+    tx: &mut sqlx::AnyConnection,
+) -> Result<std::collections::BTreeMap<Vec<u8>, Arc<v1::TokenGrant>>, ApiError> {
+    Ok(token_store::list(tx)
         .await?
         .into_iter()
         .filter_map(grant_of)
-        .map(|grant| (grant.sha256.clone(), grant))
-        .collect();
-    let settings = v1::Settings {
-        frontend_api_origins: ui_config::frontend_api_origins(&mut tx).await?,
+        .map(|grant| (grant.sha256.clone(), Arc::new(grant)))
+        .collect())
+}
+
+async fn read_settings(
+    tx: &mut sqlx::AnyConnection,
+    frontend_api_enabled: bool,
+) -> Result<v1::Settings, ApiError> {
+    Ok(v1::Settings {
+        frontend_api_origins: ui_config::frontend_api_origins(tx).await?,
         frontend_api_enabled,
-    };
-    tx.rollback().await.map_err(StoreError)?;
-    Ok(Configuration {
-        revision: revision as u64,
-        environments,
-        tokens,
-        settings,
     })
 }
 

@@ -9,11 +9,13 @@ use vexil_proto::v1;
 /// How many deltas are kept for reconnecting edges.
 pub const DELTA_RING: usize = 256;
 
-/// One environment's flags and segments, by name and id.
+/// One environment's flags and segments, by name and id. Flags are shared by `Arc` between successive
+/// configurations, so that a configuration that re-read a few flags copies pointers, not flags, and the
+/// diff skips the shared ones by pointer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EnvironmentDoc {
-    pub features: BTreeMap<String, v1::Feature>,
-    pub segments: BTreeMap<i64, v1::Segment>,
+    pub features: BTreeMap<String, Arc<v1::Feature>>,
+    pub segments: BTreeMap<i64, Arc<v1::Segment>>,
 }
 
 /// The configuration read from the store at one revision.
@@ -22,7 +24,7 @@ pub struct Configuration {
     pub revision: u64,
     pub environments: BTreeMap<String, EnvironmentDoc>,
     /// By SHA-256.
-    pub tokens: BTreeMap<Vec<u8>, v1::TokenGrant>,
+    pub tokens: BTreeMap<Vec<u8>, Arc<v1::TokenGrant>>,
     pub settings: v1::Settings,
 }
 
@@ -106,11 +108,11 @@ impl Published {
                 .filter(|(name, _)| filter.admits(name))
                 .map(|(name, doc)| v1::EnvironmentState {
                     environment: name.clone(),
-                    features: doc.features.values().cloned().collect(),
-                    segments: doc.segments.values().cloned().collect(),
+                    features: doc.features.values().map(|f| (**f).clone()).collect(),
+                    segments: doc.segments.values().map(|s| (**s).clone()).collect(),
                 })
                 .collect(),
-            tokens: c.tokens.values().cloned().collect(),
+            tokens: c.tokens.values().map(|t| (**t).clone()).collect(),
             settings: Some(c.settings.clone()),
         }
     }
@@ -169,23 +171,35 @@ pub fn diff(old: &Configuration, new: &Configuration) -> v1::Delta {
     }
 }
 
+/// The values of `after` that are new or differ from `before`'s. Both maps are walked once, side by side;
+/// a value shared by `Arc` is unchanged without being compared.
 fn changed<K: Ord, V: Clone + PartialEq>(
-    before: &BTreeMap<K, V>,
-    after: &BTreeMap<K, V>,
+    before: &BTreeMap<K, Arc<V>>,
+    after: &BTreeMap<K, Arc<V>>,
 ) -> Vec<V> {
-    after
-        .iter()
-        .filter(|(key, value)| before.get(*key) != Some(*value))
-        .map(|(_, value)| value.clone())
-        .collect()
+    let mut out = Vec::new();
+    let mut old = before.iter().peekable();
+    for (key, value) in after {
+        while old.next_if(|(k, _)| *k < key).is_some() {}
+        match old.next_if(|(k, _)| *k == key) {
+            Some((_, previous)) if Arc::ptr_eq(previous, value) || previous == value => {}
+            _ => out.push((**value).clone()),
+        }
+    }
+    out
 }
 
+/// The keys of `before` that `after` does not have, in one side-by-side walk.
 fn removed<K: Ord + Clone, V>(before: &BTreeMap<K, V>, after: &BTreeMap<K, V>) -> Vec<K> {
-    before
-        .keys()
-        .filter(|key| !after.contains_key(*key))
-        .cloned()
-        .collect()
+    let mut out = Vec::new();
+    let mut new = after.keys().peekable();
+    for key in before.keys() {
+        while new.next_if(|k| *k < key).is_some() {}
+        if new.next_if(|k| *k == key).is_none() {
+            out.push(key.clone());
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -198,12 +212,12 @@ mod tests {
             .map(|(name, enabled)| {
                 (
                     name.to_string(),
-                    v1::Feature {
+                    Arc::new(v1::Feature {
                         name: name.to_string(),
                         project: "default".to_owned(),
                         enabled: *enabled,
                         ..Default::default()
-                    },
+                    }),
                 )
             })
             .collect();
@@ -236,6 +250,41 @@ mod tests {
         assert_eq!(upserted, ["b", "d"]);
         assert_eq!(env.removed_features, ["c"]);
         assert!(delta.settings.is_none());
+    }
+
+    #[test]
+    fn shared_and_equal_flags_are_unchanged() {
+        let old = configuration(1, &[("a", true), ("b", false), ("c", true)]);
+        let mut new = old.clone();
+        new.revision = 2;
+        let doc = new
+            .environments
+            .get_mut("development")
+            .expect("environment");
+        // "a": shared; "b": an equal copy; "c": changed; "d": new.
+        doc.features.insert(
+            "b".to_owned(),
+            Arc::new((*old.environments["development"].features["b"]).clone()),
+        );
+        let mut c = (*doc.features["c"]).clone();
+        c.enabled = false;
+        doc.features.insert("c".to_owned(), Arc::new(c));
+        doc.features.insert(
+            "d".to_owned(),
+            Arc::new(v1::Feature {
+                name: "d".to_owned(),
+                ..Default::default()
+            }),
+        );
+        let delta = diff(&old, &new);
+        let upserted: Vec<&str> = delta.environments[0]
+            .upserted_features
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(upserted, ["c", "d"]);
+        assert!(delta.environments[0].removed_features.is_empty());
+        assert!(diff(&new, &old).environments[0].removed_features == ["d"]);
     }
 
     #[test]

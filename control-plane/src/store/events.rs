@@ -77,3 +77,30 @@ pub async fn count(conn: &mut AnyConnection, filter: &EventFilter) -> Result<i64
     }
     Ok(query.fetch_one(conn).await?)
 }
+
+/// What the publisher needs of an event: its revision, type and flag.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RevisionEvent {
+    pub revision: i64,
+    #[sqlx(rename = "type")]
+    pub event_type: String,
+    pub feature_name: Option<String>,
+}
+
+/// The events of the revisions in `after < revision <= upto`, at most `limit` of them.
+pub async fn of_revisions(
+    conn: &mut AnyConnection,
+    after: i64,
+    upto: i64,
+    limit: i64,
+) -> Result<Vec<RevisionEvent>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT revision, type, feature_name FROM events WHERE revision > $1 AND revision <= $2 \
+         ORDER BY id LIMIT $3",
+    )
+    .bind(after)
+    .bind(upto)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?)
+}

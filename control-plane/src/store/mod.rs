@@ -143,6 +143,11 @@ impl Store {
         Ok(self.read.acquire().await?)
     }
 
+    /// A read transaction.
+    pub async fn read_tx(&self) -> Result<Transaction<'static, Any>, StoreError> {
+        Ok(self.read.begin().await?)
+    }
+
     /// A connection for writes that are not configuration (login sessions): no revision, no audit event.
     pub async fn bookkeeping(&self) -> Result<PoolConnection<Any>, StoreError> {
         Ok(self.write.acquire().await?)
