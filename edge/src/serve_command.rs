@@ -83,7 +83,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
         edge_id,
         serving: serving.clone(),
         status: status.clone(),
-        cache: args.snapshot_cache,
+        cache: args.snapshot_cache.map(snapshot_cache::CacheWriter::start),
         retired: feeds.retired,
     };
     tokio::spawn(link.run());

@@ -2,7 +2,6 @@
 //! snapshot and swap it in; on any failure try the next upstream after a jittered exponential backoff,
 //! serving the last snapshot meanwhile.
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +29,7 @@ pub struct Subscriber {
     pub edge_id: String,
     pub serving: Arc<ServingState>,
     pub status: Arc<UpstreamStatus>,
-    pub cache: Option<PathBuf>,
+    pub cache: Option<snapshot_cache::CacheWriter>,
     /// Where replaced snapshots go, so that the evaluations counted on them are still reported.
     pub retired: tokio::sync::mpsc::UnboundedSender<Arc<ServingSnapshot>>,
 }
@@ -120,15 +119,8 @@ impl Subscriber {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0.0, |d| d.as_secs_f64()),
             );
-            if let Some(path) = &self.cache {
-                let path = path.clone();
-                let written = tokio::task::spawn_blocking(move || {
-                    snapshot_cache::store(&path, &next.to_full())
-                })
-                .await;
-                if let Ok(Err(error)) | Err(error) = written.map_err(std::io::Error::other) {
-                    tracing::warn!(%error, "cannot write the snapshot cache");
-                }
+            if let Some(cache) = &self.cache {
+                cache.write(next);
             }
         }
     }
