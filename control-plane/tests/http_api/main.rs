@@ -15,3 +15,4 @@ mod limits;
 mod metrics;
 mod operations;
 mod playground;
+mod publisher;
