@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// [`vexil_serving::telemetry::measure`], logged at info level (never the headers).
 pub async fn record_request(request: Request, next: Next) -> Response {
     let (response, a) = vexil_serving::telemetry::measure(request, next).await;
-    tracing::info!(method = %a.method, route = %a.route, status = a.status, elapsed_ms = a.elapsed_ms, "request");
+    tracing::info!(method = %a.method, route = a.route(), status = a.status, elapsed_ms = a.elapsed_ms, "request");
     response
 }
 
