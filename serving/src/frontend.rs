@@ -1,7 +1,6 @@
 //! The frontend API (API.md §5): enabled flags for a context, one output buffer per response, CORS from
-//! the snapshot's `frontendApiOrigins`, a weak ETag over the body.
+//! the snapshot's `frontendApiOrigins`, a weak ETag from the body's length and the engine's fingerprint of it.
 
-use std::hash::Hasher;
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -109,18 +108,18 @@ fn toggles(state: &ServingState, scope: &Scope, ctx: Context, headers: &HeaderMa
         Vec::with_capacity(scope.environment.engine.toggles_json_bound() + WRAPPER.len());
     body.extend_from_slice(b"{\"toggles\":");
     let view = &scope.environment;
-    if state.count_evaluations {
+    let fingerprint = if state.count_evaluations {
         let shard = view.evaluations.all_flags(&view.engine, &scope.projects);
         view.engine
             .write_toggles_json_counted(&ctx, &scope.projects, &mut body, |index| {
                 EvaluationCounters::enabled(shard, index)
-            });
+            })
     } else {
         view.engine
-            .write_toggles_json(&ctx, &scope.projects, &mut body);
-    }
+            .write_toggles_json(&ctx, &scope.projects, &mut body)
+    };
     body.push(b'}');
-    let etag = weak_etag(&body);
+    let etag = weak_etag(body.len(), fingerprint);
     let not_modified = headers
         .get(IF_NONE_MATCH)
         .is_some_and(|value| value.as_bytes() == etag.as_bytes());
@@ -140,11 +139,9 @@ fn toggles(state: &ServingState, scope: &Scope, ctx: Context, headers: &HeaderMa
     response
 }
 
-/// `W/"<length>-<hash>"` over the body.
-fn weak_etag(body: &[u8]) -> String {
-    let mut hasher = rustc_hash::FxHasher::default();
-    hasher.write(body);
-    format!("W/\"{:x}-{:016x}\"", body.len(), hasher.finish())
+/// `W/"<length>-<fingerprint>"`: the body's length and the engine's fingerprint of it.
+fn weak_etag(length: usize, fingerprint: u64) -> String {
+    format!("W/\"{length:x}-{fingerprint:016x}\"")
 }
 
 /// CORS on every `/api/frontend*` answer, errors included; preflights answered here, without auth.

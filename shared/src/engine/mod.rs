@@ -133,6 +133,8 @@ struct CompiledFeature {
     name: Box<str>,
     /// `{"name":…,"enabled":true,"impressionData":…,"variant":`, serialized once.
     json_head: Box<str>,
+    /// [`text_hash`] of `json_head`.
+    json_head_hash: u64,
     project: u32,
     impression_data: bool,
     /// False when switched off, when every strategy is disabled, or when the flag could not be compiled.
@@ -390,9 +392,12 @@ impl<'d> Compiler<'d> {
                     variants: d.variants.iter().map(|v| v.as_str().into()).collect(),
                 })
                 .collect();
+            let json_head = toggle_json_head(&f.name, f.impression_data);
+            let json_head_hash = text_hash(&json_head);
             features.push(CompiledFeature {
                 name: f.name.as_str().into(),
-                json_head: toggle_json_head(&f.name, f.impression_data),
+                json_head,
+                json_head_hash,
                 project,
                 impression_data: f.impression_data,
                 switched_on: f.enabled && compiled_ok && !all_disabled,
@@ -725,9 +730,12 @@ impl Snapshot {
     }
 
     /// Writes the JSON array of [`Snapshot::evaluate_all`] (`[{"name":…,"enabled":true,…}, …]`) into `out`,
-    /// appending. Every piece was serialized at compile time: this only copies bytes.
-    pub fn write_toggles_json(&self, ctx: &Context, projects: &Projects, out: &mut Vec<u8>) {
-        self.write_toggles_json_counted(ctx, projects, out, |_| {});
+    /// appending. Every piece was serialized at compile time: this only copies bytes. Returns a fingerprint
+    /// of what it wrote (a hash of the pieces' hashes, computed at compile time), for an ETag that costs a
+    /// step per enabled flag rather than a pass over the bytes: equal output, equal fingerprint, in any
+    /// process and snapshot.
+    pub fn write_toggles_json(&self, ctx: &Context, projects: &Projects, out: &mut Vec<u8>) -> u64 {
+        self.write_toggles_json_counted(ctx, projects, out, |_| {})
     }
 
     /// [`Snapshot::write_toggles_json`], calling `enabled` with the index ([`Snapshot::flag_name`]) of each
@@ -738,7 +746,9 @@ impl Snapshot {
         projects: &Projects,
         out: &mut Vec<u8>,
         mut enabled: impl FnMut(usize),
-    ) {
+    ) -> u64 {
+        use std::hash::Hasher;
+        let mut fingerprint = rustc_hash::FxHasher::default();
         out.push(b'[');
         let mut first = true;
         self.for_each_enabled(ctx, projects, |index, f, variant| {
@@ -748,13 +758,23 @@ impl Snapshot {
             }
             first = false;
             out.extend_from_slice(f.json_head.as_bytes());
-            out.extend_from_slice(match variant {
-                Some(v) => v.json.as_bytes(),
-                None => variant::DISABLED_VARIANT_OF_ENABLED_FLAG_JSON.as_bytes(),
-            });
+            fingerprint.write_u64(f.json_head_hash);
+            match variant {
+                Some(v) => {
+                    out.extend_from_slice(v.json.as_bytes());
+                    fingerprint.write_u64(v.json_hash);
+                }
+                None => {
+                    out.extend_from_slice(
+                        variant::DISABLED_VARIANT_OF_ENABLED_FLAG_JSON.as_bytes(),
+                    );
+                    fingerprint.write_u64(DISABLED_VARIANT_HASH);
+                }
+            }
             out.push(b'}');
         });
         out.push(b']');
+        fingerprint.finish()
     }
 
     /// Calls `found` with each enabled flag of the projects in scope, in name order, and its variant.
@@ -844,6 +864,17 @@ impl Snapshot {
     }
 }
 
+/// Stands for [`variant::DISABLED_VARIANT_OF_ENABLED_FLAG_JSON`] in fingerprints (any fixed value will do).
+const DISABLED_VARIANT_HASH: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The hash of a serialized piece, for fingerprints (FxHash: fast, the same in every process).
+pub(crate) fn text_hash(text: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write(text.as_bytes());
+    hasher.finish()
+}
+
 /// The start of a frontend toggle's JSON, up to its variant.
 fn toggle_json_head(name: &str, impression_data: bool) -> Box<str> {
     let name = serde_json::to_string(name).unwrap_or_else(|_| "\"\"".to_owned());
@@ -926,8 +957,8 @@ mod tests {
         for scope in [Projects::All, Projects::from_list(&["p2", "p3"])] {
             for c in contexts() {
                 let (mut a, mut b) = (Vec::new(), Vec::new());
-                updated.write_toggles_json(&c, &scope, &mut a);
-                fresh.write_toggles_json(&c, &scope, &mut b);
+                let fingerprint = updated.write_toggles_json(&c, &scope, &mut a);
+                assert_eq!(fingerprint, fresh.write_toggles_json(&c, &scope, &mut b));
                 assert_eq!(String::from_utf8(a), String::from_utf8(b));
                 let mut counted = Vec::new();
                 updated
@@ -1018,6 +1049,30 @@ mod tests {
             .map(|i| (format!("flag-{:04}", 1000 + i * 10), None))
             .collect();
         step(&mut flags, gone);
+    }
+
+    #[test]
+    fn fingerprints_follow_the_written_json() {
+        let flags: Vec<Feature> = (0..150)
+            .map(|i| varied_flag(&format!("flag-{i:03}"), i))
+            .collect();
+        let segments: Vec<Segment> = vec![serde_json::from_value(serde_json::json!(
+            {"id": 1, "constraints": [{"contextName": "region", "operator": "IN", "values": ["r1"]}]}
+        ))
+        .unwrap()];
+        let s = Snapshot::compile_parts(&flags, &segments, &CompileOptions::default());
+        let mut seen: std::collections::HashMap<u64, Vec<u8>> = std::collections::HashMap::new();
+        for c in contexts() {
+            for scope in [Projects::All, Projects::from_list(&["p1"])] {
+                let mut json = Vec::new();
+                let fingerprint = s.write_toggles_json(&c, &scope, &mut json);
+                let earlier = seen.entry(fingerprint).or_insert_with(|| json.clone());
+                assert_eq!(*earlier, json, "one fingerprint, two different outputs");
+            }
+        }
+        let distinct: std::collections::HashSet<&Vec<u8>> = seen.values().collect();
+        assert_eq!(distinct.len(), seen.len(), "one output, two fingerprints");
+        assert!(seen.len() > 10, "the contexts give different answers");
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub(crate) struct CompiledVariant {
     pub(crate) name: Box<str>,
     /// The frontend API's variant object, serialized once.
     pub(crate) json: Box<str>,
+    /// [`super::text_hash`] of `json`.
+    pub(crate) json_hash: u64,
     weight: u32,
     pub(crate) payload: Option<VariantPayload>,
     overrides: Box<[(ContextField, StrSet)]>,
@@ -51,16 +53,21 @@ impl VariantSet {
         }
         let variants: Box<[CompiledVariant]> = variants
             .iter()
-            .map(|v| CompiledVariant {
-                name: v.name.as_str().into(),
-                json: serde_json::to_string(&VariantView {
+            .map(|v| {
+                let json: Box<str> = serde_json::to_string(&VariantView {
                     name: &v.name,
                     payload: v.payload.as_ref(),
                     enabled: true,
                     feature_enabled: true,
                 })
                 .unwrap_or_default()
-                .into(),
+                .into();
+                (v, json)
+            })
+            .map(|(v, json)| CompiledVariant {
+                name: v.name.as_str().into(),
+                json_hash: super::text_hash(&json),
+                json,
                 weight: v.weight,
                 payload: v.payload.clone(),
                 overrides: v
