@@ -10,11 +10,6 @@ mod usage_reporter;
 
 use std::process::ExitCode;
 
-/// mimalloc rather than the system allocator: every frontend answer allocates its response buffer (about 16 KB
-/// at 200 flags), which glibc serves from its slower bins and consolidates on free.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
