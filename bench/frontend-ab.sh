@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A/B load test of GET /api/frontend: two or more vexil-edge binaries (e.g. a copy of target/release/vexil-edge
+# built before a change, and one after) take turns in offline mode on the same generated document, each
+# round ending with the fixed-body server on one of their answers. Alternating rounds spread the machine's
+# drift over all of them. Prints "binary req/s" per run.
+# Usage: [FLAGS=200] [DURATION=8] [ROUNDS=3] bench/frontend-ab.sh EDGE_BINARY…
+#   (after cargo build --release -p vexil-bench --bins; needs wrk)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 1 ] || { echo "usage: $0 EDGE_BINARY…" >&2; exit 2; }
+WORK=$(mktemp -d)
+PID=
+trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+TOKEN=default:development.bench-frontend
+bench/generate_features.py "${FLAGS:-200}" > "$WORK/features.json"
+
+# run LABEL COMMAND…: starts the server, loads it, stops it.
+run() {
+  local label=$1; shift
+  "$@" > "$WORK/log" 2>/dev/null &
+  PID=$!
+  for _ in $(seq 100); do grep -q '^listening on ' "$WORK/log" && break; sleep 0.1; done
+  local address
+  address=$(sed -n 's/^listening on //p' "$WORK/log" | head -1)
+  curl -s -H "Authorization: $TOKEN" "http://$address/api/frontend?userId=user-7&sessionId=s-1&plan=pro" \
+    > "$WORK/body.json"
+  echo "$label $(wrk -t2 -c64 -d"${DURATION:-8}s" -s bench/frontend.lua "http://$address" \
+    | awk '/Requests\/sec/ {print $2}')"
+  kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+}
+
+for _ in $(seq "${ROUNDS:-3}"); do
+  for edge in "$@"; do
+    run "$edge" "$edge" offline --listen 127.0.0.1:0 --features "$WORK/features.json" --frontend-tokens "$TOKEN"
+  done
+  run fixed-body target/release/fixed-body-server "$WORK/body.json"
+done
