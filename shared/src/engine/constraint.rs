@@ -9,7 +9,7 @@ use regex::Regex;
 use rustc_hash::FxHashSet;
 use semver::Version;
 
-use super::{CompileError, Eval, PropertySlots};
+use super::{CompileError, Eval, EvalSlots};
 use crate::model::Constraint;
 
 /// Where a constraint or a stickiness setting reads its value from.
@@ -21,7 +21,7 @@ pub(crate) enum ContextField {
     Environment,
     AppName,
     CurrentTime,
-    /// A property, by its slot in the snapshot's [`PropertySlots`].
+    /// A property, by its slot in the snapshot's [`EvalSlots`].
     Property(u32),
 }
 
@@ -41,7 +41,7 @@ impl ContextField {
         }
     }
 
-    pub(crate) fn parse(name: &str, properties: &mut PropertySlots) -> Self {
+    pub(crate) fn parse(name: &str, properties: &mut EvalSlots) -> Self {
         match name {
             "userId" => ContextField::UserId,
             "sessionId" => ContextField::SessionId,
@@ -60,6 +60,8 @@ pub(crate) struct CompiledConstraint {
     field: ContextField,
     inverted: bool,
     op: Op,
+    /// Where an evaluation keeps this constraint's result (see `EvalSlots::constraint_slot`).
+    slot: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +107,7 @@ enum Op {
 impl CompiledConstraint {
     pub(crate) fn compile(
         c: &Constraint,
-        properties: &mut PropertySlots,
+        properties: &mut EvalSlots,
     ) -> Result<Self, CompileError> {
         let single = c.value.as_deref().unwrap_or("").trim();
         let op = match c.operator.as_str() {
@@ -137,6 +139,7 @@ impl CompiledConstraint {
             field: ContextField::parse(&c.context_name, properties),
             inverted: c.inverted,
             op,
+            slot: properties.constraint_slot(c),
         })
     }
 
@@ -152,9 +155,27 @@ impl CompiledConstraint {
         }
     }
 
+    /// Whether the context satisfies the constraint, worked out once per evaluation for all the
+    /// constraints that share its slot.
+    #[inline]
+    pub(crate) fn matches(&self, e: &Eval<'_>) -> bool {
+        let Some(memo) = e.constraints.get(self.slot as usize) else {
+            return self.evaluate(e);
+        };
+        match memo.get() {
+            1 => false,
+            2 => true,
+            _ => {
+                let result = self.evaluate(e);
+                memo.set(1 + u8::from(result));
+                result
+            }
+        }
+    }
+
     /// Whether the context satisfies the constraint. An absent field satisfies only `NOT_IN`; `inverted`
     /// applies last.
-    pub(crate) fn matches(&self, e: &Eval<'_>) -> bool {
+    fn evaluate(&self, e: &Eval<'_>) -> bool {
         let hit = match &self.op {
             Op::DateAfter(t) => e.time_of(&self.field).is_some_and(|now| now > *t),
             Op::DateBefore(t) => e.time_of(&self.field).is_some_and(|now| now < *t),

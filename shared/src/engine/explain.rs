@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::constraint::CompiledConstraint;
 use super::strategy::CompiledStrategy;
-use super::{CompileOptions, Eval, PropertySlots};
+use super::{CompileOptions, Eval, EvalSlots};
 use crate::context::Context;
 use crate::model::{Feature, FeatureStrategy, Segment};
 
@@ -77,7 +77,7 @@ pub fn explain_strategies(
     let mut order: Vec<usize> = (0..feature.strategies.len()).collect();
     order.sort_by_key(|&i| feature.strategies[i].sort_order.unwrap_or(0));
     // Compile everything first (the property slots must be complete before the context is read), then evaluate.
-    let mut slots = PropertySlots::default();
+    let mut slots = EvalSlots::default();
     let compiled: Vec<PiecewiseStrategy> = order
         .into_iter()
         .map(|index| {
@@ -114,7 +114,7 @@ struct PiecewiseStrategy {
 
 fn compile_constraints(
     constraints: &[crate::model::Constraint],
-    slots: &mut PropertySlots,
+    slots: &mut EvalSlots,
 ) -> Constraints {
     constraints
         .iter()
@@ -136,7 +136,7 @@ impl PiecewiseStrategy {
         flag_name: &str,
         segments: &FxHashMap<i64, &Segment>,
         hostname: &str,
-        slots: &mut PropertySlots,
+        slots: &mut EvalSlots,
     ) -> Self {
         let built_in = BUILT_IN_STRATEGY_NAMES.contains(&strategy.name.as_str());
         let rule = built_in.then(|| {

@@ -72,7 +72,7 @@ pub struct Snapshot {
     starts: Box<[u32]>,
     by_name: Arc<FxHashMap<Box<str>, u32>>,
     projects: Box<[Box<str>]>,
-    properties: PropertySlots,
+    properties: EvalSlots,
     /// How many flags are parents of others (see `CompiledFeature::memo_slot`).
     parent_count: usize,
     /// Whether any flag depends on another; [`Snapshot::update`] then declines.
@@ -116,15 +116,50 @@ impl Chunk {
     }
 }
 
-/// The context properties a snapshot reads, each given a slot at compile time, so that an evaluation looks
-/// each property up once instead of once per constraint.
+/// The slots of an evaluation's tables, given at compile time: each context property a snapshot reads (so
+/// that an evaluation looks each property up once instead of once per constraint), and each distinct
+/// constraint (so that a constraint repeated across strategies, as a segment's are, is evaluated once per
+/// context). A snapshot made by [`Snapshot::update`] keeps its predecessor's slots and adds to them.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct PropertySlots(FxHashMap<Box<str>, u32>);
+pub(crate) struct EvalSlots {
+    properties: FxHashMap<Box<str>, u32>,
+    /// Shared with the snapshots updated from this one until one meets a new constraint.
+    constraints: Arc<FxHashMap<ConstraintKey, u32>>,
+}
 
-impl PropertySlots {
+/// What makes two constraints the same.
+type ConstraintKey = (
+    Box<str>,
+    Box<str>,
+    bool,
+    bool,
+    Box<[Box<str>]>,
+    Option<Box<str>>,
+);
+
+impl EvalSlots {
     pub(crate) fn slot(&mut self, name: &str) -> u32 {
-        let next = self.0.len() as u32;
-        *self.0.entry(name.into()).or_insert(next)
+        let next = self.properties.len() as u32;
+        *self.properties.entry(name.into()).or_insert(next)
+    }
+
+    /// The result slot of a constraint: the same for every constraint with the same field, operator,
+    /// values and flags.
+    pub(crate) fn constraint_slot(&mut self, c: &crate::model::Constraint) -> u32 {
+        let key: ConstraintKey = (
+            c.context_name.as_str().into(),
+            c.operator.as_str().into(),
+            c.inverted,
+            c.case_insensitive,
+            c.values.iter().map(|v| v.as_str().into()).collect(),
+            c.value.as_deref().map(Into::into),
+        );
+        if let Some(&slot) = self.constraints.get(&key) {
+            return slot;
+        }
+        let next = self.constraints.len() as u32;
+        Arc::make_mut(&mut self.constraints).insert(key, next);
+        next
     }
 }
 
@@ -209,6 +244,8 @@ impl Serialize for EvaluatedToggle<'_> {
 pub(crate) struct Eval<'c> {
     pub(crate) ctx: &'c Context,
     fields: SmallVec<[FieldValue<'c>; 16]>,
+    /// Results of constraints, by slot (see [`EvalSlots`]): 0 not worked out yet, 1 false, 2 true.
+    pub(crate) constraints: SmallVec<[Cell<u8>; 256]>,
     /// Resolutions of parent flags, by memo slot (see [`Resolution::encode`]).
     parents: SmallVec<[Cell<u32>; 64]>,
 }
@@ -223,8 +260,8 @@ struct FieldValue<'c> {
 }
 
 impl<'c> Eval<'c> {
-    fn new(ctx: &'c Context, slots: &PropertySlots, parent_count: usize) -> Self {
-        let mut fields: SmallVec<[FieldValue<'c>; 16]> = smallvec::smallvec![FieldValue::default(); ContextField::FIRST_PROPERTY_SLOT + slots.0.len()];
+    fn new(ctx: &'c Context, slots: &EvalSlots, parent_count: usize) -> Self {
+        let mut fields: SmallVec<[FieldValue<'c>; 16]> = smallvec::smallvec![FieldValue::default(); ContextField::FIRST_PROPERTY_SLOT + slots.properties.len()];
         for (field, text) in [
             (ContextField::UserId, &ctx.user_id),
             (ContextField::SessionId, &ctx.session_id),
@@ -236,7 +273,7 @@ impl<'c> Eval<'c> {
             fields[field.slot()].text = text.as_deref();
         }
         for (name, value) in &ctx.properties {
-            if let Some(&slot) = slots.0.get(name.as_str()) {
+            if let Some(&slot) = slots.properties.get(name.as_str()) {
                 fields[ContextField::FIRST_PROPERTY_SLOT + slot as usize].text =
                     Some(value.as_str());
             }
@@ -244,6 +281,7 @@ impl<'c> Eval<'c> {
         Eval {
             ctx,
             fields,
+            constraints: smallvec::smallvec![Cell::new(0); slots.constraints.len()],
             parents: smallvec::smallvec![Cell::new(0); parent_count],
         }
     }
@@ -295,7 +333,7 @@ impl<'c> Eval<'c> {
 struct Compiler<'d> {
     hostname: String,
     segments: FxHashMap<i64, &'d Segment>,
-    properties: PropertySlots,
+    properties: EvalSlots,
     projects: Vec<Box<str>>,
     project_ids: FxHashMap<Box<str>, u32>,
 }
@@ -312,7 +350,7 @@ impl<'d> Compiler<'d> {
     fn new(
         options: &CompileOptions,
         segments: impl IntoIterator<Item = &'d Segment>,
-        properties: PropertySlots,
+        properties: EvalSlots,
         projects: Vec<Box<str>>,
     ) -> Self {
         let hostname = options
@@ -480,7 +518,7 @@ impl Snapshot {
         segments: impl IntoIterator<Item = &'d Segment>,
         options: &CompileOptions,
     ) -> Self {
-        let mut compiler = Compiler::new(options, segments, PropertySlots::default(), Vec::new());
+        let mut compiler = Compiler::new(options, segments, EvalSlots::default(), Vec::new());
 
         // One entry per name (the last wins), in code-point order.
         let features = features.into_iter();
@@ -1106,6 +1144,34 @@ mod tests {
                 &options
             )
             .is_none());
+    }
+
+    #[test]
+    fn a_repeated_constraint_is_worked_out_once_and_only_shared_when_identical() {
+        let s = snapshot(
+            r#"{"features":[
+                {"name":"a","enabled":true,"strategies":[{"name":"default","constraints":[
+                    {"contextName":"plan","operator":"IN","values":["pro"]}]}]},
+                {"name":"b","enabled":true,"strategies":[{"name":"default","constraints":[
+                    {"contextName":"plan","operator":"IN","values":["pro"],"inverted":true}]}]},
+                {"name":"c","enabled":true,"strategies":[{"name":"default","constraints":[
+                    {"contextName":"plan","operator":"IN","values":["pro"]}]}]},
+                {"name":"d","enabled":true,"strategies":[{"name":"default","constraints":[
+                    {"contextName":"plan","operator":"IN","values":["PRO"],"caseInsensitive":true}]}]}
+            ]}"#,
+        );
+        assert_eq!(s.properties.constraints.len(), 3);
+        let on = |plan: &str| -> Vec<&str> {
+            s.evaluate_all(
+                &ctx(&format!(r#"{{"properties":{{"plan":"{plan}"}}}}"#)),
+                &Projects::All,
+            )
+            .iter()
+            .map(|t| t.name)
+            .collect()
+        };
+        assert_eq!(on("pro"), ["a", "c"]);
+        assert_eq!(on("free"), ["b"]);
     }
 
     #[test]

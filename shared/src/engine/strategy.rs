@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use super::constraint::{parse_net, CompiledConstraint, ContextField, StrSet};
 use super::hash::{random_bucket, HashGroup, ROLLOUT_SEED};
 use super::variant::VariantSet;
-use super::{CompileError, Eval, PropertySlots};
+use super::{CompileError, Eval, EvalSlots};
 use crate::model::{FeatureStrategy, Segment};
 
 /// Which context value decides a bucket.
@@ -22,7 +22,7 @@ pub(crate) enum Stickiness {
 }
 
 impl Stickiness {
-    pub(crate) fn parse(name: Option<&str>, properties: &mut PropertySlots) -> Self {
+    pub(crate) fn parse(name: Option<&str>, properties: &mut EvalSlots) -> Self {
         match name.map(str::trim) {
             None | Some("") | Some("default") => Stickiness::Default,
             Some("random") => Stickiness::Random,
@@ -66,7 +66,7 @@ impl CompiledStrategy {
         flag_name: &str,
         segments: &FxHashMap<i64, &Segment>,
         hostname: &str,
-        properties: &mut PropertySlots,
+        properties: &mut EvalSlots,
         all_constraints: &mut Vec<CompiledConstraint>,
     ) -> Result<Self, CompileError> {
         let p = &s.parameters;

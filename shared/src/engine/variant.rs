@@ -5,7 +5,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use super::constraint::{ContextField, StrSet};
 use super::hash::{random_bucket, HashGroup, VARIANT_SEED};
 use super::strategy::Stickiness;
-use super::{Eval, PropertySlots};
+use super::{Eval, EvalSlots};
 use crate::model::{Variant, VariantPayload};
 
 /// A variant ready to hand out.
@@ -46,7 +46,7 @@ impl VariantSet {
         variants: &[Variant],
         stickiness: Stickiness,
         group: &str,
-        properties: &mut PropertySlots,
+        properties: &mut EvalSlots,
     ) -> Option<Self> {
         if variants.is_empty() {
             return None;
