@@ -6,10 +6,9 @@ use std::net::IpAddr;
 use chrono::{DateTime, Utc};
 use ipnet::IpNet;
 use regex::Regex;
-use rustc_hash::FxHashSet;
 use semver::Version;
 
-use super::{CompileError, Eval, EvalSlots};
+use super::{text_hash, CompileError, Eval, EvalSlots};
 use crate::model::Constraint;
 
 /// Where a constraint or a stickiness setting reads its value from.
@@ -189,10 +188,13 @@ impl CompiledConstraint {
             Op::Semver(ord, want) => e
                 .version_of(&self.field)
                 .is_some_and(|got| ord.holds(cmp_semver(got, want))),
-            op => match e.value(&self.field) {
-                None => matches!(op, Op::NotIn(_)),
-                Some(v) => op.holds_for(v),
-            },
+            Op::In(set) => e
+                .hashed(&self.field)
+                .is_some_and(|(v, hash)| set.contains_hashed(v, hash)),
+            Op::NotIn(set) => e
+                .hashed(&self.field)
+                .is_none_or(|(v, hash)| !set.contains_hashed(v, hash)),
+            op => e.value(&self.field).is_some_and(|v| op.holds_for(v)),
         };
         hit != self.inverted
     }
@@ -201,14 +203,15 @@ impl CompiledConstraint {
 impl Op {
     fn holds_for(&self, v: &str) -> bool {
         match self {
-            Op::In(set) => set.contains(v),
-            Op::NotIn(set) => !set.contains(v),
             Op::StartsWith(t) => t.any(v, starts_with_ascii_ci, |h, n| h.starts_with(n)),
             Op::EndsWith(t) => t.any(v, ends_with_ascii_ci, |h, n| h.ends_with(n)),
             Op::Contains(t) => t.any(v, contains_ascii_ci, |h, n| h.contains(n)),
             Op::Regex(re) => re.is_match(v),
-            // Typed operators read parsed values (see `matches`); an unsatisfiable constraint matches nothing.
-            Op::Num(..)
+            // Set and typed operators read hashed or parsed values (see `evaluate`); an unsatisfiable
+            // constraint matches nothing.
+            Op::In(_)
+            | Op::NotIn(_)
+            | Op::Num(..)
             | Op::Semver(..)
             | Op::DateAfter(_)
             | Op::DateBefore(_)
@@ -261,29 +264,43 @@ pub(crate) fn parse_net(value: &str) -> Option<IpNet> {
         .or_else(|| value.parse::<IpAddr>().ok().map(IpNet::from))
 }
 
-/// An exact-match string set: a short list is scanned, a long one hashed.
+/// An exact-match string set. Each value is kept beside its [`text_hash`], sorted by hash, so that a lookup
+/// compares 8-byte hashes and compares text only when a hash matches; the caller brings the hash of the
+/// context value, which an evaluation computes once per field however many sets it is looked up in. A short
+/// set is scanned, a long one binary-searched.
 #[derive(Debug)]
-pub(crate) enum StrSet {
-    Few(Box<[Box<str>]>),
-    Many(FxHashSet<Box<str>>),
-}
+pub(crate) struct StrSet(Box<[(u64, Box<str>)]>);
 
 impl StrSet {
-    const SCAN_LIMIT: usize = 8;
+    const SCAN_LIMIT: usize = 16;
 
     pub(crate) fn new<S: AsRef<str>>(values: &[S]) -> Self {
-        if values.len() <= Self::SCAN_LIMIT {
-            StrSet::Few(values.iter().map(|v| v.as_ref().into()).collect())
+        let mut entries: Vec<(u64, Box<str>)> = values
+            .iter()
+            .map(|v| (text_hash(v.as_ref()), v.as_ref().into()))
+            .collect();
+        entries.sort_unstable();
+        entries.dedup();
+        StrSet(entries.into_boxed_slice())
+    }
+
+    /// Whether `v`, whose [`text_hash`] is `hash`, is in the set.
+    #[inline]
+    pub(crate) fn contains_hashed(&self, v: &str, hash: u64) -> bool {
+        let entries = &*self.0;
+        if entries.len() <= Self::SCAN_LIMIT {
+            entries.iter().any(|(h, x)| *h == hash && &**x == v)
         } else {
-            StrSet::Many(values.iter().map(|v| v.as_ref().into()).collect())
+            let start = entries.partition_point(|(h, _)| *h < hash);
+            entries[start..]
+                .iter()
+                .take_while(|(h, _)| *h == hash)
+                .any(|(_, x)| &**x == v)
         }
     }
 
     pub(crate) fn contains(&self, v: &str) -> bool {
-        match self {
-            StrSet::Few(list) => list.iter().any(|x| &**x == v),
-            StrSet::Many(set) => set.contains(v),
-        }
+        self.contains_hashed(v, text_hash(v))
     }
 }
 
@@ -387,7 +404,7 @@ mod tests {
     fn large_sets_hash() {
         let values: Vec<String> = (0..100).map(|i| i.to_string()).collect();
         let set = StrSet::new(&values);
-        assert!(matches!(set, StrSet::Many(_)));
+        assert!(set.0.len() > StrSet::SCAN_LIMIT);
         assert!(set.contains("42"));
         assert!(!set.contains("420"));
     }

@@ -253,6 +253,7 @@ pub(crate) struct Eval<'c> {
 #[derive(Clone, Default)]
 struct FieldValue<'c> {
     text: Option<&'c str>,
+    hash: OnceCell<u64>,
     number: OnceCell<Option<f64>>,
     version: OnceCell<Option<Version>>,
     time: OnceCell<Option<DateTime<Utc>>>,
@@ -292,6 +293,14 @@ impl<'c> Eval<'c> {
 
     pub(crate) fn value(&self, field: &ContextField) -> Option<&'c str> {
         self.field(field).and_then(|f| f.text)
+    }
+
+    /// The field with its [`text_hash`], hashed at most once per evaluation.
+    #[inline]
+    pub(crate) fn hashed(&self, field: &ContextField) -> Option<(&'c str, u64)> {
+        let f = self.field(field)?;
+        let text = f.text?;
+        Some((text, *f.hash.get_or_init(|| text_hash(text))))
     }
 
     /// The field as a number.

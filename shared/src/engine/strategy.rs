@@ -187,7 +187,9 @@ impl CompiledStrategy {
                 };
                 bucket <= *percentage
             }
-            Rule::UserIds(ids) => e.ctx.user_id.as_deref().is_some_and(|id| ids.contains(id)),
+            Rule::UserIds(ids) => e
+                .hashed(&ContextField::UserId)
+                .is_some_and(|(id, hash)| ids.contains_hashed(id, hash)),
             Rule::RemoteAddress { nets, literals } => {
                 e.ctx.remote_address.as_deref().is_some_and(|addr| {
                     literals.contains(addr.trim())

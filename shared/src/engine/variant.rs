@@ -94,9 +94,10 @@ impl VariantSet {
     pub(crate) fn select(&self, e: &Eval<'_>) -> Option<&CompiledVariant> {
         if self.has_overrides {
             let forced = self.variants.iter().find(|v| {
-                v.overrides
-                    .iter()
-                    .any(|(field, values)| e.value(field).is_some_and(|x| values.contains(x)))
+                v.overrides.iter().any(|(field, values)| {
+                    e.hashed(field)
+                        .is_some_and(|(x, hash)| values.contains_hashed(x, hash))
+                })
             });
             if forced.is_some() {
                 return forced;
