@@ -73,60 +73,74 @@ enum Scope {
 }
 
 fn scope_of(event_type: &str) -> Scope {
+    EventType::ALL
+        .iter()
+        .find(|t| t.as_str() == event_type)
+        .map_or(Scope::Everything, |t| scope(*t))
+}
+
+/// Exhaustive on purpose: a new event type does not compile until it says what it changes.
+fn scope(event_type: EventType) -> Scope {
     use EventType::*;
-    const FLAG: &[EventType] = &[
-        FeatureCreated,
-        FeatureMetadataUpdated,
-        FeatureTypeUpdated,
-        FeatureStaleOn,
-        FeatureStaleOff,
-        FeatureArchived,
-        FeatureRevived,
-        FeatureDeleted,
-        FeatureEnvironmentEnabled,
-        FeatureEnvironmentDisabled,
-        FeatureStrategyAdd,
-        FeatureStrategyUpdate,
-        FeatureStrategyRemove,
-        StrategyOrderChanged,
-        FeatureEnvironmentVariantsUpdated,
-    ];
-    const TOKENS: &[EventType] = &[ApiTokenCreated, ApiTokenUpdated, ApiTokenDeleted];
-    const NOTHING: &[EventType] = &[
-        UserCreated,
-        UserUpdated,
-        UserDeleted,
-        PatCreated,
-        PatDeleted,
-        GroupCreated,
-        GroupUpdated,
-        GroupDeleted,
-        GroupUserAdded,
-        GroupUserRemoved,
-        ChangeRequestConfigurationUpdated,
-        ChangeRequestCreated,
-        ChangeRequestDiscarded,
-        ChangeAdded,
-        ChangeEdited,
-        ChangeDiscarded,
-        ChangeRequestSentToReview,
-        ChangeRequestApprovalAdded,
-        ChangeRequestApproved,
-        ChangeRequestRejected,
-        ChangeRequestCancelled,
-        ChangeRequestApplied,
-    ];
-    let is = |list: &[EventType]| list.iter().any(|t| t.as_str() == event_type);
-    if is(FLAG) {
-        Scope::Flag
-    } else if is(TOKENS) {
-        Scope::Tokens
-    } else if event_type == SettingUpdated.as_str() {
-        Scope::Settings
-    } else if is(NOTHING) {
-        Scope::Nothing
-    } else {
-        Scope::Everything
+    match event_type {
+        FeatureCreated
+        | FeatureMetadataUpdated
+        | FeatureTypeUpdated
+        | FeatureStaleOn
+        | FeatureStaleOff
+        | FeatureArchived
+        | FeatureRevived
+        | FeatureDeleted
+        | FeatureEnvironmentEnabled
+        | FeatureEnvironmentDisabled
+        | FeatureStrategyAdd
+        | FeatureStrategyUpdate
+        | FeatureStrategyRemove
+        | StrategyOrderChanged
+        | FeatureEnvironmentVariantsUpdated => Scope::Flag,
+        ApiTokenCreated | ApiTokenUpdated | ApiTokenDeleted => Scope::Tokens,
+        SettingUpdated => Scope::Settings,
+        UserCreated
+        | UserUpdated
+        | UserDeleted
+        | PatCreated
+        | PatDeleted
+        | GroupCreated
+        | GroupUpdated
+        | GroupDeleted
+        | GroupUserAdded
+        | GroupUserRemoved
+        | ChangeRequestConfigurationUpdated
+        | ChangeRequestCreated
+        | ChangeRequestDiscarded
+        | ChangeAdded
+        | ChangeEdited
+        | ChangeDiscarded
+        | ChangeRequestSentToReview
+        | ChangeRequestApprovalAdded
+        | ChangeRequestApproved
+        | ChangeRequestRejected
+        | ChangeRequestCancelled
+        | ChangeRequestApplied => Scope::Nothing,
+        ProjectCreated
+        | ProjectUpdated
+        | ProjectDeleted
+        | ProjectEnvironmentAdded
+        | ProjectEnvironmentRemoved
+        | EnvironmentCreated
+        | EnvironmentUpdated
+        | EnvironmentDeleted
+        | SegmentCreated
+        | SegmentUpdated
+        | SegmentDeleted
+        | StrategyCreated
+        | StrategyUpdated
+        | StrategyDeleted
+        | StrategyDeprecated
+        | StrategyReactivated
+        | ContextFieldCreated
+        | ContextFieldUpdated
+        | ContextFieldDeleted => Scope::Everything,
     }
 }
 
@@ -192,6 +206,15 @@ mod tests {
             Changed::of(&events, 0, MAX_EVENTS as i64 + 1),
             Changed::Everything
         );
+    }
+
+    #[test]
+    fn every_event_type_is_known_by_its_name() {
+        let names: BTreeSet<&str> = EventType::ALL.iter().map(|t| t.as_str()).collect();
+        assert_eq!(names.len(), EventType::ALL.len(), "names are distinct");
+        for t in EventType::ALL {
+            assert_eq!(scope_of(t.as_str()), scope(t));
+        }
     }
 
     #[test]
