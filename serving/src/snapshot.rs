@@ -89,17 +89,15 @@ impl EnvironmentView {
         options: &CompileOptions,
     ) -> EnvironmentView {
         let engine = Snapshot::compile_with(&doc, options);
-        EnvironmentView {
-            evaluations: EvaluationCounters::new(&engine),
-            name: name.to_owned(),
-            features: doc
-                .features
+        EnvironmentView::new(
+            name.to_owned(),
+            doc.features
                 .into_iter()
                 .map(|f| (f.name.as_str().into(), Arc::new(f)))
                 .collect(),
-            segments: doc.segments.into_iter().map(|s| (s.id, s)).collect(),
+            doc.segments.into_iter().map(|s| (s.id, s)).collect(),
             engine,
-        }
+        )
     }
 
     /// The project of a flag, if the flag exists here.

@@ -60,12 +60,8 @@ fn record(route: &str, method: &Method, status: u16, seconds: f64) {
         let metrics = match position {
             Some(i) => &entries[i],
             None => {
-                let labels = || (route.to_owned(), method.to_string());
-                let (r, m) = labels();
-                let requests = metrics::counter!("http_requests_total", "route" => r, "method" => m, "status" => status.to_string());
-                let (r, m) = labels();
-                let latency =
-                    metrics::histogram!("http_request_duration_seconds", "route" => r, "method" => m);
+                let requests = metrics::counter!("http_requests_total", "route" => route.to_owned(), "method" => method.to_string(), "status" => status.to_string());
+                let latency = metrics::histogram!("http_request_duration_seconds", "route" => route.to_owned(), "method" => method.to_string());
                 entries.push(RouteMetrics {
                     route: route.into(),
                     method: method.clone(),
