@@ -89,14 +89,15 @@ impl Ordering {
 enum Op {
     In(StrSet),
     NotIn(StrSet),
-    StartsWith(TextValues),
-    EndsWith(TextValues),
-    Contains(TextValues),
+    StartsWith(Box<TextValues>),
+    EndsWith(Box<TextValues>),
+    Contains(Box<TextValues>),
     Num(Ordering, f64),
     DateAfter(DateTime<Utc>),
     DateBefore(DateTime<Utc>),
-    Semver(Ordering, Version),
-    Regex(Regex),
+    /// Boxed, as the regex is: the rare large variants would otherwise make every constraint as large.
+    Semver(Ordering, Box<Version>),
+    Regex(Box<Regex>),
     InCidr(Box<[IpNet]>),
     /// The constraint's regex does not compile: it matches nothing (as the reference engine does), so its
     /// inverse matches everything.
@@ -112,9 +113,15 @@ impl CompiledConstraint {
         let op = match c.operator.as_str() {
             "IN" => Op::In(StrSet::new(&c.values)),
             "NOT_IN" => Op::NotIn(StrSet::new(&c.values)),
-            "STR_STARTS_WITH" => Op::StartsWith(TextValues::new(&c.values, c.case_insensitive)),
-            "STR_ENDS_WITH" => Op::EndsWith(TextValues::new(&c.values, c.case_insensitive)),
-            "STR_CONTAINS" => Op::Contains(TextValues::new(&c.values, c.case_insensitive)),
+            "STR_STARTS_WITH" => {
+                Op::StartsWith(Box::new(TextValues::new(&c.values, c.case_insensitive)))
+            }
+            "STR_ENDS_WITH" => {
+                Op::EndsWith(Box::new(TextValues::new(&c.values, c.case_insensitive)))
+            }
+            "STR_CONTAINS" => {
+                Op::Contains(Box::new(TextValues::new(&c.values, c.case_insensitive)))
+            }
             "NUM_EQ" => Op::Num(Ordering::Eq, number(c, single)?),
             "NUM_GT" => Op::Num(Ordering::Gt, number(c, single)?),
             "NUM_GTE" => Op::Num(Ordering::Gte, number(c, single)?),
@@ -122,15 +129,15 @@ impl CompiledConstraint {
             "NUM_LTE" => Op::Num(Ordering::Lte, number(c, single)?),
             "DATE_AFTER" => Op::DateAfter(date(c, single)?),
             "DATE_BEFORE" => Op::DateBefore(date(c, single)?),
-            "SEMVER_EQ" => Op::Semver(Ordering::Eq, version(c, single)?),
-            "SEMVER_GT" => Op::Semver(Ordering::Gt, version(c, single)?),
-            "SEMVER_GTE" => Op::Semver(Ordering::Gte, version(c, single)?),
-            "SEMVER_LT" => Op::Semver(Ordering::Lt, version(c, single)?),
-            "SEMVER_LTE" => Op::Semver(Ordering::Lte, version(c, single)?),
+            "SEMVER_EQ" => Op::Semver(Ordering::Eq, Box::new(version(c, single)?)),
+            "SEMVER_GT" => Op::Semver(Ordering::Gt, Box::new(version(c, single)?)),
+            "SEMVER_GTE" => Op::Semver(Ordering::Gte, Box::new(version(c, single)?)),
+            "SEMVER_LT" => Op::Semver(Ordering::Lt, Box::new(version(c, single)?)),
+            "SEMVER_LTE" => Op::Semver(Ordering::Lte, Box::new(version(c, single)?)),
             "REGEX" => regex::RegexBuilder::new(c.value.as_deref().unwrap_or(""))
                 .case_insensitive(c.case_insensitive)
                 .build()
-                .map_or(Op::Unsatisfiable, Op::Regex),
+                .map_or(Op::Unsatisfiable, |re| Op::Regex(Box::new(re))),
             "IN_CIDR" => Op::InCidr(c.values.iter().filter_map(|v| parse_net(v)).collect()),
             other => return Err(CompileError::UnknownOperator(other.to_owned())),
         };
@@ -158,7 +165,14 @@ impl CompiledConstraint {
     /// constraints that share its slot.
     #[inline]
     pub(crate) fn matches(&self, e: &Eval<'_>) -> bool {
-        let Some(memo) = e.constraints.get(self.slot as usize) else {
+        self.matches_in_slot(self.slot, e)
+    }
+
+    /// [`CompiledConstraint::matches`] with the constraint's slot given, read from a chunk's dense array of
+    /// slots: a result already worked out is then found without reading the constraint itself.
+    #[inline]
+    pub(crate) fn matches_in_slot(&self, slot: u32, e: &Eval<'_>) -> bool {
+        let Some(memo) = e.constraints.get(slot as usize) else {
             return self.evaluate(e);
         };
         match memo.get() {
@@ -170,6 +184,10 @@ impl CompiledConstraint {
                 result
             }
         }
+    }
+
+    pub(crate) fn slot(&self) -> u32 {
+        self.slot
     }
 
     /// Whether the context satisfies the constraint. An absent field satisfies only `NOT_IN`; `inverted`

@@ -213,7 +213,7 @@ impl PiecewiseStrategy {
         let rule = self.rule.as_ref().map(|compiled| {
             compiled
                 .as_ref()
-                .is_some_and(|strategy| strategy.is_on(e, &[]))
+                .is_some_and(|strategy| strategy.is_on(e, &[], &[]))
         });
         let outcome = match rule {
             Some(true) if conditions_hold => StrategyOutcome::Matched,

@@ -93,6 +93,9 @@ struct Chunk {
     features: Box<[CompiledFeature]>,
     strategies: Box<[CompiledStrategy]>,
     constraints: Box<[CompiledConstraint]>,
+    /// Each constraint's memo slot, beside the constraints: a strategy checks its constraints' memos here
+    /// without reading a constraint whose result is already known.
+    constraint_slots: Box<[u32]>,
     /// Its flags' share of `Snapshot::toggles_json_bound`.
     toggles_json_bound: usize,
 }
@@ -100,6 +103,23 @@ struct Chunk {
 impl Chunk {
     fn strategies_of(&self, f: &CompiledFeature) -> &[CompiledStrategy] {
         &self.strategies[f.strategies.start as usize..f.strategies.end as usize]
+    }
+
+    /// What `f`'s strategies make of the context: on by the first that is on, or by having none; off
+    /// otherwise. Its switch and dependencies are the caller's.
+    #[inline(always)]
+    fn strategies_decide(&self, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
+        let strategies = self.strategies_of(f);
+        if strategies.is_empty() {
+            return Resolution::On(None);
+        }
+        match strategies
+            .iter()
+            .position(|s| s.is_on(e, &self.constraints, &self.constraint_slots))
+        {
+            Some(i) => Resolution::On(Some(i)),
+            None => Resolution::Off,
+        }
     }
 
     /// The variant of an enabled flag of this chunk: the deciding strategy's variants if it has any, else
@@ -111,7 +131,7 @@ impl Chunk {
         e: &Eval<'_>,
     ) -> Option<&'s CompiledVariant> {
         by.and_then(|i| self.strategies_of(f)[i].variants.as_deref())
-            .or(f.variants.as_ref())
+            .or(f.variants.as_deref())
             .and_then(|s| s.select(e))
     }
 }
@@ -176,7 +196,8 @@ struct CompiledFeature {
     switched_on: bool,
     /// Its strategies, within its chunk's array of strategies.
     strategies: Range<u32>,
-    variants: Option<VariantSet>,
+    /// Boxed, like a strategy's: needed only once the flag is on, so kept out of the walk over flags.
+    variants: Option<Box<VariantSet>>,
     dependencies: Box<[Dependency]>,
     /// For a flag that other flags depend on: where an evaluation keeps its resolution, so that it is worked
     /// out once per context however many children ask.
@@ -261,6 +282,8 @@ struct FieldValue<'c> {
 }
 
 impl<'c> Eval<'c> {
+    /// Inlined, so that the evaluation is built in its caller's frame rather than copied there.
+    #[inline(always)]
     fn new(ctx: &'c Context, slots: &EvalSlots, parent_count: usize) -> Self {
         let mut fields: SmallVec<[FieldValue<'c>; 16]> = smallvec::smallvec![FieldValue::default(); ContextField::FIRST_PROPERTY_SLOT + slots.properties.len()];
         for (field, text) in [
@@ -454,7 +477,8 @@ impl<'d> Compiler<'d> {
                     strategy::Stickiness::parse(stickiness, &mut self.properties),
                     &f.name,
                     &mut self.properties,
-                ),
+                )
+                .map(Box::new),
                 dependencies,
                 memo_slot: links.and_then(|l| l.memo_slots.get(&index).copied()),
             });
@@ -466,7 +490,7 @@ impl<'d> Compiler<'d> {
                     [f.strategies.start as usize..f.strategies.end as usize]
                     .iter()
                     .filter_map(|s| s.variants.as_deref())
-                    .chain(f.variants.as_ref())
+                    .chain(f.variants.as_deref())
                     .map(VariantSet::longest_json)
                     .max()
                     .unwrap_or(0);
@@ -478,6 +502,7 @@ impl<'d> Compiler<'d> {
         Chunk {
             features: features.into_boxed_slice(),
             strategies: strategies.into_boxed_slice(),
+            constraint_slots: constraints.iter().map(CompiledConstraint::slot).collect(),
             constraints: constraints.into_boxed_slice(),
             toggles_json_bound,
         }
@@ -851,7 +876,13 @@ impl Snapshot {
                         continue;
                     }
                 }
-                if let Resolution::On(by) = self.resolved(chunk, f, &e) {
+                // Most flags have no parents and no children: their strategies alone decide, inline.
+                let resolution = if f.dependencies.is_empty() && f.memo_slot.is_none() {
+                    chunk.strategies_decide(f, &e)
+                } else {
+                    self.resolved(chunk, f, &e)
+                };
+                if let Resolution::On(by) = resolution {
                     found(start as usize + offset, f, chunk.variant_of(f, by, &e));
                 }
             }
@@ -880,17 +911,7 @@ impl Snapshot {
                 return Resolution::Off;
             }
         }
-        let strategies = chunk.strategies_of(f);
-        if strategies.is_empty() {
-            return Resolution::On(None);
-        }
-        match strategies
-            .iter()
-            .position(|s| s.is_on(e, &chunk.constraints))
-        {
-            Some(i) => Resolution::On(Some(i)),
-            None => Resolution::Off,
-        }
+        chunk.strategies_decide(f, e)
     }
 
     fn dependency_met(&self, d: &Dependency, e: &Eval<'_>) -> bool {

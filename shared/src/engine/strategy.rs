@@ -74,22 +74,22 @@ impl CompiledStrategy {
             "default" => Rule::Always,
             "flexibleRollout" => Rule::Rollout {
                 stickiness: Stickiness::parse(param(p, "stickiness"), properties),
-                group: HashGroup::new(param(p, "groupId").unwrap_or(flag_name), ROLLOUT_SEED),
+                group: HashGroup::new(param(p, "groupId").unwrap_or(flag_name), ROLLOUT_SEED, 100),
                 percentage: percentage(param(p, "rollout")),
             },
             "gradualRolloutUserId" => Rule::Rollout {
                 stickiness: Stickiness::Field(ContextField::UserId),
-                group: HashGroup::new(param(p, "groupId").unwrap_or(""), ROLLOUT_SEED),
+                group: HashGroup::new(param(p, "groupId").unwrap_or(""), ROLLOUT_SEED, 100),
                 percentage: percentage(param(p, "percentage")),
             },
             "gradualRolloutSessionId" => Rule::Rollout {
                 stickiness: Stickiness::Field(ContextField::SessionId),
-                group: HashGroup::new(param(p, "groupId").unwrap_or(""), ROLLOUT_SEED),
+                group: HashGroup::new(param(p, "groupId").unwrap_or(""), ROLLOUT_SEED, 100),
                 percentage: percentage(param(p, "percentage")),
             },
             "gradualRolloutRandom" => Rule::Rollout {
                 stickiness: Stickiness::Random,
-                group: HashGroup::new("", ROLLOUT_SEED),
+                group: HashGroup::new("", ROLLOUT_SEED, 100),
                 percentage: percentage(param(p, "percentage")),
             },
             "userWithId" => Rule::UserIds(StrSet::new(&csv(param(p, "userIds")))),
@@ -149,13 +149,23 @@ impl CompiledStrategy {
         })
     }
 
-    /// Whether the strategy is on for this context: its constraints first, then its own rule.
-    pub(crate) fn is_on(&self, e: &Eval<'_>, all_constraints: &[CompiledConstraint]) -> bool {
+    /// Whether the strategy is on for this context: its constraints first (`all_constraints` and their
+    /// `slots` are the chunk's arrays, which its range indexes), then its own rule.
+    pub(crate) fn is_on(
+        &self,
+        e: &Eval<'_>,
+        all_constraints: &[CompiledConstraint],
+        slots: &[u32],
+    ) -> bool {
         if matches!(self.rule, Rule::Never) {
             return false;
         }
-        let own = &all_constraints[self.constraints.start as usize..self.constraints.end as usize];
-        own.iter().all(|c| c.matches(e)) && self.rule_holds(e)
+        let own = self.constraints.start as usize..self.constraints.end as usize;
+        all_constraints[own.clone()]
+            .iter()
+            .zip(&slots[own])
+            .all(|(c, &slot)| c.matches_in_slot(slot, e))
+            && self.rule_holds(e)
     }
 
     fn rule_holds(&self, e: &Eval<'_>) -> bool {
@@ -182,7 +192,7 @@ impl CompiledStrategy {
                     return true;
                 }
                 let bucket = match value {
-                    Some(v) => group.bucket(v, 100),
+                    Some(v) => group.bucket(v),
                     None => random_bucket(100),
                 };
                 bucket <= *percentage

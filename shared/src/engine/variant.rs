@@ -82,12 +82,13 @@ impl VariantSet {
                     .collect(),
             })
             .collect();
+        let total_weight = variants.iter().map(|v| v.weight).sum();
         Some(VariantSet {
-            total_weight: variants.iter().map(|v| v.weight).sum(),
+            total_weight,
             has_overrides: variants.iter().any(|v| !v.overrides.is_empty()),
             variants,
             stickiness,
-            group: HashGroup::new(group, VARIANT_SEED),
+            group: HashGroup::new(group, VARIANT_SEED, total_weight),
         })
     }
 
@@ -112,7 +113,7 @@ impl VariantSet {
             Stickiness::Field(field) => e.value(field),
         };
         let target = match value {
-            Some(v) => self.group.bucket(v, self.total_weight),
+            Some(v) => self.group.bucket(v),
             None => random_bucket(self.total_weight),
         };
         let mut cumulative = 0;
