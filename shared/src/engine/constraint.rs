@@ -191,9 +191,25 @@ impl CompiledConstraint {
     }
 
     /// Whether the context satisfies the constraint. An absent field satisfies only `NOT_IN`; `inverted`
-    /// applies last.
+    /// applies last. Set lookups, the common case, are inlined into the caller; the other operators are
+    /// worked out in [`CompiledConstraint::evaluate_other`], whose larger frame they alone then pay for.
+    #[inline(always)]
     fn evaluate(&self, e: &Eval<'_>) -> bool {
         let hit = match &self.op {
+            Op::In(set) => e
+                .hashed(&self.field)
+                .is_some_and(|(v, hash)| set.contains_hashed(v, hash)),
+            Op::NotIn(set) => e
+                .hashed(&self.field)
+                .is_none_or(|(v, hash)| !set.contains_hashed(v, hash)),
+            _ => self.evaluate_other(e),
+        };
+        hit != self.inverted
+    }
+
+    #[inline(never)]
+    fn evaluate_other(&self, e: &Eval<'_>) -> bool {
+        match &self.op {
             Op::DateAfter(t) => e.time_of(&self.field).is_some_and(|now| now > *t),
             Op::DateBefore(t) => e.time_of(&self.field).is_some_and(|now| now < *t),
             Op::InCidr(nets) => e
@@ -206,15 +222,8 @@ impl CompiledConstraint {
             Op::Semver(ord, want) => e
                 .version_of(&self.field)
                 .is_some_and(|got| ord.holds(cmp_semver(got, want))),
-            Op::In(set) => e
-                .hashed(&self.field)
-                .is_some_and(|(v, hash)| set.contains_hashed(v, hash)),
-            Op::NotIn(set) => e
-                .hashed(&self.field)
-                .is_none_or(|(v, hash)| !set.contains_hashed(v, hash)),
             op => e.value(&self.field).is_some_and(|v| op.holds_for(v)),
-        };
-        hit != self.inverted
+        }
     }
 }
 
@@ -225,7 +234,7 @@ impl Op {
             Op::EndsWith(t) => t.any(v, ends_with_ascii_ci, |h, n| h.ends_with(n)),
             Op::Contains(t) => t.any(v, contains_ascii_ci, |h, n| h.contains(n)),
             Op::Regex(re) => re.is_match(v),
-            // Set and typed operators read hashed or parsed values (see `evaluate`); an unsatisfiable
+            // Set and typed operators read hashed or parsed values (see `evaluate` and `evaluate_other`); an unsatisfiable
             // constraint matches nothing.
             Op::In(_)
             | Op::NotIn(_)

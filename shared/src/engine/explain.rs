@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::constraint::CompiledConstraint;
 use super::strategy::CompiledStrategy;
-use super::{CompileOptions, Eval, EvalSlots};
+use super::{CompileOptions, Eval, EvalMemory, EvalSlots};
 use crate::context::Context;
 use crate::model::{Feature, FeatureStrategy, Segment};
 
@@ -91,7 +91,8 @@ pub fn explain_strategies(
             )
         })
         .collect();
-    let e = Eval::new(ctx, &slots, 0);
+    let memory = EvalMemory::new(ctx, &slots, 0);
+    let e = memory.eval();
     compiled
         .iter()
         .map(|strategy| strategy.explain(&e))

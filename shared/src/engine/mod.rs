@@ -261,13 +261,23 @@ impl Serialize for EvaluatedToggle<'_> {
 }
 
 /// The context of one evaluation: every field the snapshot reads, by slot, with its typed readings (number,
-/// version, time, IP address) parsed at most once however many constraints need them.
+/// version, time, IP address) parsed at most once however many constraints need them. Its tables are
+/// slices of an [`EvalMemory`] on the caller's stack: plain slices, read without the inline-or-heap check
+/// a `SmallVec` makes on every access.
 pub(crate) struct Eval<'c> {
     pub(crate) ctx: &'c Context,
-    fields: SmallVec<[FieldValue<'c>; 16]>,
+    fields: &'c [FieldValue<'c>],
     /// Results of constraints, by slot (see [`EvalSlots`]): 0 not worked out yet, 1 false, 2 true.
-    pub(crate) constraints: SmallVec<[Cell<u8>; 256]>,
+    pub(crate) constraints: &'c [Cell<u8>],
     /// Resolutions of parent flags, by memo slot (see [`Resolution::encode`]).
+    parents: &'c [Cell<u32>],
+}
+
+/// The tables of an [`Eval`], inline for the sizes of most snapshots.
+pub(crate) struct EvalMemory<'c> {
+    ctx: &'c Context,
+    fields: SmallVec<[FieldValue<'c>; 16]>,
+    constraints: SmallVec<[Cell<u8>; 256]>,
     parents: SmallVec<[Cell<u32>; 64]>,
 }
 
@@ -281,10 +291,10 @@ struct FieldValue<'c> {
     ip: OnceCell<Option<IpAddr>>,
 }
 
-impl<'c> Eval<'c> {
-    /// Inlined, so that the evaluation is built in its caller's frame rather than copied there.
+impl<'c> EvalMemory<'c> {
+    /// Inlined, so that the tables are built in the caller's frame rather than copied there.
     #[inline(always)]
-    fn new(ctx: &'c Context, slots: &EvalSlots, parent_count: usize) -> Self {
+    pub(crate) fn new(ctx: &'c Context, slots: &EvalSlots, parent_count: usize) -> Self {
         let mut fields: SmallVec<[FieldValue<'c>; 16]> = smallvec::smallvec![FieldValue::default(); ContextField::FIRST_PROPERTY_SLOT + slots.properties.len()];
         for (field, text) in [
             (ContextField::UserId, &ctx.user_id),
@@ -302,7 +312,7 @@ impl<'c> Eval<'c> {
                     Some(value.as_str());
             }
         }
-        Eval {
+        EvalMemory {
             ctx,
             fields,
             constraints: smallvec::smallvec![Cell::new(0); slots.constraints.len()],
@@ -310,6 +320,18 @@ impl<'c> Eval<'c> {
         }
     }
 
+    #[inline(always)]
+    pub(crate) fn eval(&self) -> Eval<'_> {
+        Eval {
+            ctx: self.ctx,
+            fields: &self.fields,
+            constraints: &self.constraints,
+            parents: &self.parents,
+        }
+    }
+}
+
+impl<'c> Eval<'c> {
     fn field(&self, field: &ContextField) -> Option<&FieldValue<'c>> {
         self.fields.get(field.slot())
     }
@@ -761,7 +783,8 @@ impl Snapshot {
     /// One flag, enabled or not; `None` for an unknown flag.
     pub fn evaluate(&self, name: &str, ctx: &Context) -> Option<EvaluatedToggle<'_>> {
         let &i = self.by_name.get(name)?;
-        let e = Eval::new(ctx, &self.properties, self.parent_count);
+        let memory = EvalMemory::new(ctx, &self.properties, self.parent_count);
+        let e = memory.eval();
         let (chunk, f) = self.locate(i);
         let (enabled, variant) = match self.resolved(chunk, f, &e) {
             Resolution::Off => (false, VariantView::disabled(false)),
@@ -856,7 +879,8 @@ impl Snapshot {
         projects: &Projects,
         mut found: impl FnMut(usize, &'s CompiledFeature, Option<&'s CompiledVariant>),
     ) {
-        let e = Eval::new(ctx, &self.properties, self.parent_count);
+        let memory = EvalMemory::new(ctx, &self.properties, self.parent_count);
+        let e = memory.eval();
         let mask: Option<Vec<bool>> = match projects {
             Projects::All => None,
             Projects::Only(list) => Some(
