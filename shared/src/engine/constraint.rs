@@ -234,8 +234,8 @@ impl Op {
             Op::EndsWith(t) => t.any(v, ends_with_ascii_ci, |h, n| h.ends_with(n)),
             Op::Contains(t) => t.any(v, contains_ascii_ci, |h, n| h.contains(n)),
             Op::Regex(re) => re.is_match(v),
-            // Set and typed operators read hashed or parsed values (see `evaluate` and `evaluate_other`); an unsatisfiable
-            // constraint matches nothing.
+            // Set and typed operators read hashed or parsed values (see `evaluate` and
+            // `evaluate_other`); an unsatisfiable constraint matches nothing.
             Op::In(_)
             | Op::NotIn(_)
             | Op::Num(..)
