@@ -8,7 +8,7 @@ use ipnet::IpNet;
 use regex::Regex;
 use semver::Version;
 
-use super::{text_hash, CompileError, Eval, EvalSlots};
+use super::{text_hash, CompileError, Eval, EvalSlots, FALSE, TRUE};
 use crate::model::Constraint;
 
 /// Where a constraint or a stickiness setting reads its value from.
@@ -51,6 +51,14 @@ impl ContextField {
             other => ContextField::Property(properties.slot(other)),
         }
     }
+}
+
+/// A set lookup (`IN`, `NOT_IN`) as an evaluation works it out up front: its result is `when_absent` unless
+/// the context's value of `field` (a field-table slot) is one of `values`.
+pub(crate) struct SetLookup<'a, I: Iterator<Item = &'a str>> {
+    pub(crate) field: usize,
+    pub(crate) values: I,
+    pub(crate) when_absent: bool,
 }
 
 /// A constraint ready to evaluate.
@@ -141,11 +149,25 @@ impl CompiledConstraint {
             "IN_CIDR" => Op::InCidr(c.values.iter().filter_map(|v| parse_net(v)).collect()),
             other => return Err(CompileError::UnknownOperator(other.to_owned())),
         };
+        let field = ContextField::parse(&c.context_name, properties);
+        // A set lookup's result is worked out for every context before any flag is walked (see
+        // `EvalSlots::constraint_slot`): what it is when the field's value is in no set, and which values flip it.
+        let set_lookup = match &op {
+            Op::In(set) => Some((set, c.inverted)),
+            Op::NotIn(set) => Some((set, !c.inverted)),
+            _ => None,
+        }
+        .map(|(set, when_absent)| SetLookup {
+            field: field.slot(),
+            values: set.values(),
+            when_absent,
+        });
+        let slot = properties.constraint_slot(c, set_lookup);
         Ok(CompiledConstraint {
-            field: ContextField::parse(&c.context_name, properties),
+            field,
             inverted: c.inverted,
             op,
-            slot: properties.constraint_slot(c),
+            slot,
         })
     }
 
@@ -176,11 +198,11 @@ impl CompiledConstraint {
             return self.evaluate(e);
         };
         match memo.get() {
-            1 => false,
-            2 => true,
+            FALSE => false,
+            TRUE => true,
             _ => {
                 let result = self.evaluate(e);
-                memo.set(1 + u8::from(result));
+                memo.set(if result { TRUE } else { FALSE });
                 result
             }
         }
@@ -326,6 +348,11 @@ impl StrSet {
         }
     }
 
+    /// The distinct values.
+    fn values(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(_, v)| &**v)
+    }
+
     pub(crate) fn contains(&self, v: &str) -> bool {
         self.contains_hashed(v, text_hash(v))
     }
@@ -434,6 +461,55 @@ mod tests {
         assert!(set.0.len() > StrSet::SCAN_LIMIT);
         assert!(set.contains("42"));
         assert!(!set.contains("420"));
+    }
+
+    #[test]
+    fn set_lookups_worked_out_up_front_agree_with_evaluating_them() {
+        let mut slots = EvalSlots::default();
+        let constraints: Vec<CompiledConstraint> = serde_json::json!([
+            {"contextName": "userId", "operator": "IN", "values": ["1", "2", "2"]},
+            {"contextName": "userId", "operator": "IN", "values": ["2", "3"], "inverted": true},
+            {"contextName": "userId", "operator": "NOT_IN", "values": ["1"]},
+            {"contextName": "userId", "operator": "NOT_IN", "values": ["1", "4"], "inverted": true},
+            {"contextName": "plan", "operator": "IN", "values": ["pro", ""]},
+            {"contextName": "plan", "operator": "NOT_IN", "values": ["PRO"], "caseInsensitive": true},
+            {"contextName": "plan", "operator": "IN", "values": ["pro", ""]},
+            {"contextName": "environment", "operator": "IN", "values": []},
+            {"contextName": "environment", "operator": "NOT_IN", "values": [], "inverted": true},
+            {"contextName": "country", "operator": "STR_STARTS_WITH", "values": ["N"]}
+        ])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let c: Constraint = serde_json::from_value(c.clone()).unwrap();
+            CompiledConstraint::compile(&c, &mut slots).unwrap()
+        })
+        .collect();
+        let contexts = [
+            serde_json::json!({}),
+            serde_json::json!({"userId": "1", "properties": {"plan": "pro"}}),
+            serde_json::json!({"userId": "2", "environment": "", "properties": {"plan": ""}}),
+            serde_json::json!({"userId": "4", "properties": {"plan": "PRO", "country": "NO"}}),
+            serde_json::json!({"userId": " 1", "environment": "prod"}),
+        ];
+        let mut checked = 0;
+        for ctx in contexts {
+            let ctx: crate::context::Context = serde_json::from_value(ctx).unwrap();
+            let mut memory = super::super::EvalMemory::new(&ctx, &slots, 0);
+            let e = memory.eval();
+            for c in &constraints {
+                let up_front = e.constraints[c.slot as usize].get();
+                if matches!(c.op, Op::In(_) | Op::NotIn(_)) {
+                    assert_eq!(up_front == TRUE, c.evaluate(&e), "{c:?} {ctx:?}");
+                    assert_ne!(up_front, super::super::NOT_WORKED_OUT);
+                    checked += 1;
+                } else {
+                    assert_eq!(up_front, super::super::NOT_WORKED_OUT);
+                }
+            }
+        }
+        assert_eq!(checked, 5 * 9);
     }
 
     #[test]

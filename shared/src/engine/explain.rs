@@ -91,7 +91,7 @@ pub fn explain_strategies(
             )
         })
         .collect();
-    let memory = EvalMemory::new(ctx, &slots, 0);
+    let mut memory = EvalMemory::new(ctx, &slots, 0);
     let e = memory.eval();
     compiled
         .iter()

@@ -144,8 +144,23 @@ impl Chunk {
 pub(crate) struct EvalSlots {
     properties: FxHashMap<Box<str>, u32>,
     /// Shared with the snapshots updated from this one until one meets a new constraint.
-    constraints: Arc<FxHashMap<ConstraintKey, u32>>,
+    constraints: Arc<ConstraintSlots>,
 }
+
+#[derive(Debug, Default, Clone)]
+struct ConstraintSlots {
+    by_key: FxHashMap<ConstraintKey, u32>,
+    /// Each slot's entry in an evaluation's table of constraint results before any flag is walked: for a
+    /// set lookup its result when the field's value is in none of its sets, 0 (not worked out) otherwise.
+    initial: Vec<u8>,
+    /// The set lookups, by the field-table slot they read, then by value: the slots whose result a context
+    /// with that value flips from `initial`. An evaluation looks up each such field once, so set lookups
+    /// cost nothing more while the flags are walked, however many there are.
+    set_lookups: Vec<(usize, SlotsByValue)>,
+}
+
+/// The set lookups of one field: for each value, the slots of the sets that hold it.
+type SlotsByValue = FxHashMap<Box<str>, Vec<u32>>;
 
 /// What makes two constraints the same.
 type ConstraintKey = (
@@ -157,6 +172,11 @@ type ConstraintKey = (
     Option<Box<str>>,
 );
 
+/// A memo cell's values in an evaluation's table of constraint results.
+const NOT_WORKED_OUT: u8 = 0;
+const FALSE: u8 = 1;
+const TRUE: u8 = 2;
+
 impl EvalSlots {
     pub(crate) fn slot(&mut self, name: &str) -> u32 {
         let next = self.properties.len() as u32;
@@ -164,8 +184,12 @@ impl EvalSlots {
     }
 
     /// The result slot of a constraint: the same for every constraint with the same field, operator,
-    /// values and flags.
-    pub(crate) fn constraint_slot(&mut self, c: &crate::model::Constraint) -> u32 {
+    /// values and flags. A set lookup's slot is worked out for each context up front.
+    pub(crate) fn constraint_slot<'a>(
+        &mut self,
+        c: &crate::model::Constraint,
+        set_lookup: Option<constraint::SetLookup<'a, impl Iterator<Item = &'a str>>>,
+    ) -> u32 {
         let key: ConstraintKey = (
             c.context_name.as_str().into(),
             c.operator.as_str().into(),
@@ -174,12 +198,35 @@ impl EvalSlots {
             c.values.iter().map(|v| v.as_str().into()).collect(),
             c.value.as_deref().map(Into::into),
         );
-        if let Some(&slot) = self.constraints.get(&key) {
+        if let Some(&slot) = self.constraints.by_key.get(&key) {
             return slot;
         }
-        let next = self.constraints.len() as u32;
-        Arc::make_mut(&mut self.constraints).insert(key, next);
-        next
+        let table = Arc::make_mut(&mut self.constraints);
+        let slot = table.initial.len() as u32;
+        table.by_key.insert(key, slot);
+        let Some(lookup) = set_lookup else {
+            table.initial.push(NOT_WORKED_OUT);
+            return slot;
+        };
+        table
+            .initial
+            .push(if lookup.when_absent { TRUE } else { FALSE });
+        let by_value = match table
+            .set_lookups
+            .iter()
+            .position(|(field, _)| *field == lookup.field)
+        {
+            Some(i) => &mut table.set_lookups[i].1,
+            None => {
+                table.set_lookups.push((lookup.field, FxHashMap::default()));
+                &mut table.set_lookups.last_mut().expect("just pushed").1
+            }
+        };
+        // The values are distinct, so that no value flips a slot twice.
+        for value in lookup.values {
+            by_value.entry(value.into()).or_default().push(slot);
+        }
+        slot
     }
 }
 
@@ -267,7 +314,7 @@ impl Serialize for EvaluatedToggle<'_> {
 pub(crate) struct Eval<'c> {
     pub(crate) ctx: &'c Context,
     fields: &'c [FieldValue<'c>],
-    /// Results of constraints, by slot (see [`EvalSlots`]): 0 not worked out yet, 1 false, 2 true.
+    /// Results of constraints, by slot (see [`EvalSlots`]): [`NOT_WORKED_OUT`], [`FALSE`] or [`TRUE`].
     pub(crate) constraints: &'c [Cell<u8>],
     /// Resolutions of parent flags, by memo slot (see [`Resolution::encode`]).
     parents: &'c [Cell<u32>],
@@ -277,7 +324,7 @@ pub(crate) struct Eval<'c> {
 pub(crate) struct EvalMemory<'c> {
     ctx: &'c Context,
     fields: SmallVec<[FieldValue<'c>; 16]>,
-    constraints: SmallVec<[Cell<u8>; 256]>,
+    constraints: SmallVec<[u8; 256]>,
     parents: SmallVec<[Cell<u32>; 64]>,
 }
 
@@ -312,20 +359,32 @@ impl<'c> EvalMemory<'c> {
                     Some(value.as_str());
             }
         }
+        let table = &slots.constraints;
+        let mut constraints = SmallVec::from_slice(&table.initial);
+        for (field, by_value) in &table.set_lookups {
+            let Some(text) = fields.get(*field).and_then(|f| f.text) else {
+                continue;
+            };
+            for &slot in by_value.get(text).into_iter().flatten() {
+                if let Some(result) = constraints.get_mut(slot as usize) {
+                    *result ^= FALSE ^ TRUE;
+                }
+            }
+        }
         EvalMemory {
             ctx,
             fields,
-            constraints: smallvec::smallvec![Cell::new(0); slots.constraints.len()],
+            constraints,
             parents: smallvec::smallvec![Cell::new(0); parent_count],
         }
     }
 
     #[inline(always)]
-    pub(crate) fn eval(&self) -> Eval<'_> {
+    pub(crate) fn eval(&mut self) -> Eval<'_> {
         Eval {
             ctx: self.ctx,
             fields: &self.fields,
-            constraints: &self.constraints,
+            constraints: Cell::from_mut(&mut self.constraints[..]).as_slice_of_cells(),
             parents: &self.parents,
         }
     }
@@ -783,7 +842,7 @@ impl Snapshot {
     /// One flag, enabled or not; `None` for an unknown flag.
     pub fn evaluate(&self, name: &str, ctx: &Context) -> Option<EvaluatedToggle<'_>> {
         let &i = self.by_name.get(name)?;
-        let memory = EvalMemory::new(ctx, &self.properties, self.parent_count);
+        let mut memory = EvalMemory::new(ctx, &self.properties, self.parent_count);
         let e = memory.eval();
         let (chunk, f) = self.locate(i);
         let (enabled, variant) = match self.resolved(chunk, f, &e) {
@@ -879,7 +938,7 @@ impl Snapshot {
         projects: &Projects,
         mut found: impl FnMut(usize, &'s CompiledFeature, Option<&'s CompiledVariant>),
     ) {
-        let memory = EvalMemory::new(ctx, &self.properties, self.parent_count);
+        let mut memory = EvalMemory::new(ctx, &self.properties, self.parent_count);
         let e = memory.eval();
         let mask: Option<Vec<bool>> = match projects {
             Projects::All => None,
@@ -1214,7 +1273,7 @@ mod tests {
                     {"contextName":"plan","operator":"IN","values":["PRO"],"caseInsensitive":true}]}]}
             ]}"#,
         );
-        assert_eq!(s.properties.constraints.len(), 3);
+        assert_eq!(s.properties.constraints.initial.len(), 3);
         let on = |plan: &str| -> Vec<&str> {
             s.evaluate_all(
                 &ctx(&format!(r#"{{"properties":{{"plan":"{plan}"}}}}"#)),
