@@ -123,8 +123,23 @@ impl Chunk {
     }
 
     /// The variant of an enabled flag of this chunk: the deciding strategy's variants if it has any, else
-    /// the flag's; `None` when there is none to give.
+    /// the flag's; `None` when there is none to give. Most flags have no variants anywhere: they are
+    /// answered inline.
+    #[inline(always)]
     fn variant_of<'s>(
+        &'s self,
+        f: &'s CompiledFeature,
+        by: Option<usize>,
+        e: &Eval<'_>,
+    ) -> Option<&'s CompiledVariant> {
+        if f.has_variants {
+            self.select_variant(f, by, e)
+        } else {
+            None
+        }
+    }
+
+    fn select_variant<'s>(
         &'s self,
         f: &'s CompiledFeature,
         by: Option<usize>,
@@ -245,6 +260,8 @@ struct CompiledFeature {
     strategies: Range<u32>,
     /// Boxed, like a strategy's: needed only once the flag is on, so kept out of the walk over flags.
     variants: Option<Box<VariantSet>>,
+    /// Whether the flag or any of its strategies has variants.
+    has_variants: bool,
     dependencies: Box<[Dependency]>,
     /// For a flag that other flags depend on: where an evaluation keeps its resolution, so that it is worked
     /// out once per context however many children ask.
@@ -543,6 +560,17 @@ impl<'d> Compiler<'d> {
                     variants: d.variants.iter().map(|v| v.as_str().into()).collect(),
                 })
                 .collect();
+            let variants = VariantSet::compile(
+                &f.variants,
+                strategy::Stickiness::parse(stickiness, &mut self.properties),
+                &f.name,
+                &mut self.properties,
+            )
+            .map(Box::new);
+            let has_variants = variants.is_some()
+                || strategies[start as usize..]
+                    .iter()
+                    .any(|s| s.variants.is_some());
             let json_head = toggle_json_head(&f.name, f.impression_data);
             let json_head_hash = text_hash(&json_head);
             features.push(CompiledFeature {
@@ -553,13 +581,8 @@ impl<'d> Compiler<'d> {
                 impression_data: f.impression_data,
                 switched_on: f.enabled && compiled_ok && !all_disabled,
                 strategies: start..strategies.len() as u32,
-                variants: VariantSet::compile(
-                    &f.variants,
-                    strategy::Stickiness::parse(stickiness, &mut self.properties),
-                    &f.name,
-                    &mut self.properties,
-                )
-                .map(Box::new),
+                variants,
+                has_variants,
                 dependencies,
                 memo_slot: links.and_then(|l| l.memo_slots.get(&index).copied()),
             });
