@@ -79,6 +79,39 @@ impl HashGroup {
     }
 
     fn hash(&self, value: &[u8]) -> u32 {
+        let [a, b, c, d, ..] = *value else {
+            return self.hash_short(value);
+        };
+        // The prefix's carried bytes and the value's first bytes make one block (the value's first four
+        // bytes shifted past the carry: those that do not fit fall off the top); the rest of the value is
+        // read in whole blocks, then a tail, read as the value's last four bytes shifted down.
+        let filled = u32::from(self.carry_len);
+        let mut h = self.state;
+        let mut rest = value;
+        if filled > 0 {
+            h = mix(
+                h,
+                self.carry | (u32::from_le_bytes([a, b, c, d]) << (8 * filled)),
+            );
+            rest = &value[(4 - filled) as usize..];
+        }
+        let blocks = rest.chunks_exact(4);
+        let tail = blocks.remainder().len() as u32;
+        for b in blocks {
+            h = mix(h, u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        }
+        if tail > 0 {
+            let last = &value[value.len() - 4..];
+            h ^= scramble(
+                u32::from_le_bytes([last[0], last[1], last[2], last[3]]) >> (8 * (4 - tail)),
+            );
+        }
+        finish(h, self.prefix_len as usize + value.len())
+    }
+
+    /// [`HashGroup::hash`] of a value of fewer than four bytes, joined byte by byte.
+    #[cold]
+    fn hash_short(&self, value: &[u8]) -> u32 {
         // The prefix's carried bytes and the value's first bytes make one block; the rest of the value is
         // read in whole blocks, then a tail. Bytes are joined by shifts: at most three move each way.
         let mut h = self.state;
