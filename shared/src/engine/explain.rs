@@ -99,6 +99,14 @@ pub fn explain_strategies(
         .collect()
 }
 
+/// A strategy's rule alone, with the constraints the rule itself brings (`userWithId`'s user ids) and their
+/// slots.
+struct BareRule {
+    strategy: CompiledStrategy,
+    constraints: Vec<CompiledConstraint>,
+    slots: Vec<u32>,
+}
+
 /// A constraint that could not be compiled is `None` (it holds for nobody, as the engine turns its flag off).
 type Constraints = Vec<Option<CompiledConstraint>>;
 
@@ -107,7 +115,7 @@ struct PiecewiseStrategy {
     index: usize,
     disabled: bool,
     /// `None` for a custom strategy.
-    rule: Option<Option<CompiledStrategy>>,
+    rule: Option<Option<BareRule>>,
     constraints: Constraints,
     /// By segment id; `None` when the document has no such segment.
     segments: Vec<(i64, Option<Constraints>)>,
@@ -148,17 +156,22 @@ impl PiecewiseStrategy {
                 variants: Vec::new(),
                 ..strategy.clone()
             };
-            // No constraints: its constraint range is empty, in a scratch array.
-            let mut no_constraints = Vec::new();
+            // Only the rule's own constraints, in a scratch array.
+            let mut constraints = Vec::new();
             CompiledStrategy::compile(
                 &bare,
                 flag_name,
                 &FxHashMap::default(),
                 hostname,
                 slots,
-                &mut no_constraints,
+                &mut constraints,
             )
             .ok()
+            .map(|strategy| BareRule {
+                strategy,
+                slots: constraints.iter().map(CompiledConstraint::slot).collect(),
+                constraints,
+            })
         });
         PiecewiseStrategy {
             index,
@@ -214,7 +227,7 @@ impl PiecewiseStrategy {
         let rule = self.rule.as_ref().map(|compiled| {
             compiled
                 .as_ref()
-                .is_some_and(|strategy| strategy.is_on(e, &[], &[]))
+                .is_some_and(|bare| bare.strategy.is_on(e, &bare.constraints, &bare.slots))
         });
         let outcome = match rule {
             Some(true) if conditions_hold => StrategyOutcome::Matched,

@@ -10,7 +10,7 @@ use super::constraint::{parse_net, CompiledConstraint, ContextField, StrSet};
 use super::hash::{random_bucket, HashGroup, ROLLOUT_SEED};
 use super::variant::VariantSet;
 use super::{CompileError, Eval, EvalSlots};
-use crate::model::{FeatureStrategy, Segment};
+use crate::model::{Constraint, FeatureStrategy, Segment};
 
 /// Which context value decides a bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub(crate) struct CompiledStrategy {
 
 #[derive(Debug)]
 enum Rule {
-    /// `default`, or `applicationHostname` on a matching host.
+    /// `default`, `userWithId` (its user ids are a constraint), or `applicationHostname` on a matching host.
     Always,
     /// An unknown (custom) strategy, a missing segment, `applicationHostname` on another host.
     Never,
@@ -53,7 +53,6 @@ enum Rule {
         group: HashGroup,
         percentage: u32,
     },
-    UserIds(StrSet),
     RemoteAddress {
         nets: Box<[IpNet]>,
         literals: StrSet,
@@ -70,6 +69,19 @@ impl CompiledStrategy {
         all_constraints: &mut Vec<CompiledConstraint>,
     ) -> Result<Self, CompileError> {
         let p = &s.parameters;
+        // `userWithId` is a set lookup on `userId` (worked out for each context up front, as constraints'
+        // are), in front of a rule that always holds.
+        let user_ids = (s.name == "userWithId").then(|| Constraint {
+            context_name: "userId".into(),
+            operator: "IN".into(),
+            case_insensitive: false,
+            inverted: false,
+            values: csv(param(p, "userIds"))
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+            value: None,
+        });
         let mut rule = match s.name.as_str() {
             "default" => Rule::Always,
             "flexibleRollout" => Rule::Rollout {
@@ -92,7 +104,7 @@ impl CompiledStrategy {
                 group: HashGroup::new("", ROLLOUT_SEED, 100),
                 percentage: percentage(param(p, "percentage")),
             },
-            "userWithId" => Rule::UserIds(StrSet::new(&csv(param(p, "userIds")))),
+            "userWithId" => Rule::Always,
             "remoteAddress" => {
                 let entries = csv(param(p, "IPs"));
                 Rule::RemoteAddress {
@@ -117,6 +129,7 @@ impl CompiledStrategy {
         let mut constraints = s
             .constraints
             .iter()
+            .chain(&user_ids)
             .map(|c| CompiledConstraint::compile(c, properties))
             .collect::<Result<Vec<_>, _>>()?;
         for id in &s.segments {
@@ -197,9 +210,6 @@ impl CompiledStrategy {
                 };
                 bucket <= *percentage
             }
-            Rule::UserIds(ids) => e
-                .hashed(&ContextField::UserId)
-                .is_some_and(|(id, hash)| ids.contains_hashed(id, hash)),
             Rule::RemoteAddress { nets, literals } => {
                 e.ctx.remote_address.as_deref().is_some_and(|addr| {
                     literals.contains(addr.trim())
