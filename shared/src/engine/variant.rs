@@ -2,11 +2,13 @@
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use super::constraint::{ContextField, StrSet};
+use std::cell::Cell;
+
+use super::constraint::CompiledConstraint;
 use super::hash::{random_bucket, HashGroup, VARIANT_SEED};
 use super::strategy::Stickiness;
-use super::{Eval, EvalSlots};
-use crate::model::{Variant, VariantPayload};
+use super::{Eval, EvalSlots, TRUE};
+use crate::model::{Constraint, Variant, VariantPayload};
 
 /// A variant ready to hand out.
 #[derive(Debug)]
@@ -18,7 +20,9 @@ pub(crate) struct CompiledVariant {
     pub(crate) json_hash: u64,
     weight: u32,
     pub(crate) payload: Option<VariantPayload>,
-    overrides: Box<[(ContextField, StrSet)]>,
+    /// The constraint slots of its overrides: each is a set lookup (`<field> IN <values>`), worked out for
+    /// each context up front.
+    overrides: Box<[u32]>,
 }
 
 /// The variants of a flag or of a strategy, with how to pick one.
@@ -73,11 +77,18 @@ impl VariantSet {
                 overrides: v
                     .overrides
                     .iter()
-                    .map(|o| {
-                        (
-                            ContextField::parse(&o.context_name, properties),
-                            StrSet::new(&o.values),
-                        )
+                    .filter_map(|o| {
+                        let lookup = Constraint {
+                            context_name: o.context_name.clone(),
+                            operator: "IN".into(),
+                            case_insensitive: false,
+                            inverted: false,
+                            values: o.values.clone(),
+                            value: None,
+                        };
+                        CompiledConstraint::compile(&lookup, properties)
+                            .ok()
+                            .map(|c| c.slot())
                     })
                     .collect(),
             })
@@ -95,10 +106,9 @@ impl VariantSet {
     pub(crate) fn select(&self, e: &Eval<'_>) -> Option<&CompiledVariant> {
         if self.has_overrides {
             let forced = self.variants.iter().find(|v| {
-                v.overrides.iter().any(|(field, values)| {
-                    e.hashed(field)
-                        .is_some_and(|(x, hash)| values.contains_hashed(x, hash))
-                })
+                v.overrides
+                    .iter()
+                    .any(|&slot| e.constraints.get(slot as usize).map(Cell::get) == Some(TRUE))
             });
             if forced.is_some() {
                 return forced;
