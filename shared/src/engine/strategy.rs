@@ -1,5 +1,6 @@
 //! Activation strategies compiled once per snapshot.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -9,7 +10,7 @@ use rustc_hash::FxHashMap;
 use super::constraint::{parse_net, CompiledConstraint, ContextField, StrSet};
 use super::hash::{random_bucket, HashGroup, ROLLOUT_SEED};
 use super::variant::VariantSet;
-use super::{CompileError, Eval, EvalSlots};
+use super::{CompileError, Eval, EvalSlots, FALSE, NOT_WORKED_OUT};
 use crate::model::{Constraint, FeatureStrategy, Segment};
 
 /// Which context value decides a bucket.
@@ -174,11 +175,27 @@ impl CompiledStrategy {
             return false;
         }
         let own = self.constraints.start as usize..self.constraints.end as usize;
-        all_constraints[own.clone()]
-            .iter()
-            .zip(&slots[own])
-            .all(|(c, &slot)| c.matches_in_slot(slot, e))
-            && self.rule_holds(e)
+        // Which results the constraints have so far, gathered without a branch per constraint (whether a
+        // constraint holds depends on the context, so such branches are mispredicted often): one result
+        // known false decides, and only when none is, those not worked out yet are, in order.
+        let seen = slots[own.clone()].iter().fold(0u8, |seen, &slot| {
+            seen | 1
+                << e.constraints
+                    .get(slot as usize)
+                    .map_or(NOT_WORKED_OUT, Cell::get)
+        });
+        if seen & (1 << FALSE) != 0 {
+            return false;
+        }
+        if seen & (1 << NOT_WORKED_OUT) != 0
+            && !all_constraints[own.clone()]
+                .iter()
+                .zip(&slots[own])
+                .all(|(c, &slot)| c.matches_in_slot(slot, e))
+        {
+            return false;
+        }
+        self.rule_holds(e)
     }
 
     fn rule_holds(&self, e: &Eval<'_>) -> bool {
