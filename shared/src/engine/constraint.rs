@@ -213,25 +213,13 @@ impl CompiledConstraint {
     }
 
     /// Whether the context satisfies the constraint. An absent field satisfies only `NOT_IN`; `inverted`
-    /// applies last. Set lookups, the common case, are inlined into the caller; the other operators are
-    /// worked out in [`CompiledConstraint::evaluate_other`], whose larger frame they alone then pay for.
-    #[inline(always)]
+    /// applies last. Out of line: the walk over strategies calls it only for a result not worked out yet,
+    /// which a set lookup's always is (see `EvalSlots::constraint_slot`).
+    #[inline(never)]
     fn evaluate(&self, e: &Eval<'_>) -> bool {
         let hit = match &self.op {
-            Op::In(set) => e
-                .hashed(&self.field)
-                .is_some_and(|(v, hash)| set.contains_hashed(v, hash)),
-            Op::NotIn(set) => e
-                .hashed(&self.field)
-                .is_none_or(|(v, hash)| !set.contains_hashed(v, hash)),
-            _ => self.evaluate_other(e),
-        };
-        hit != self.inverted
-    }
-
-    #[inline(never)]
-    fn evaluate_other(&self, e: &Eval<'_>) -> bool {
-        match &self.op {
+            Op::In(set) => e.value(&self.field).is_some_and(|v| set.contains(v)),
+            Op::NotIn(set) => e.value(&self.field).is_none_or(|v| !set.contains(v)),
             Op::DateAfter(t) => e.time_of(&self.field).is_some_and(|now| now > *t),
             Op::DateBefore(t) => e.time_of(&self.field).is_some_and(|now| now < *t),
             Op::InCidr(nets) => e
@@ -241,11 +229,12 @@ impl CompiledConstraint {
                 Ordering::Eq => (got - want).abs() < f64::EPSILON,
                 _ => got.partial_cmp(want).is_some_and(|o| ord.holds(o)),
             }),
-            Op::Semver(ord, want) => e
-                .version_of(&self.field)
-                .is_some_and(|got| ord.holds(cmp_semver(got, want))),
+            Op::Semver(ord, want) => {
+                e.version_holds(&self.field, |got| ord.holds(cmp_semver(got, want)))
+            }
             op => e.value(&self.field).is_some_and(|v| op.holds_for(v)),
-        }
+        };
+        hit != self.inverted
     }
 }
 
@@ -256,8 +245,8 @@ impl Op {
             Op::EndsWith(t) => t.any(v, ends_with_ascii_ci, |h, n| h.ends_with(n)),
             Op::Contains(t) => t.any(v, contains_ascii_ci, |h, n| h.contains(n)),
             Op::Regex(re) => re.is_match(v),
-            // Set and typed operators read hashed or parsed values (see `evaluate` and
-            // `evaluate_other`); an unsatisfiable constraint matches nothing.
+            // Set and typed operators are worked out in `evaluate`; an unsatisfiable constraint matches
+            // nothing.
             Op::In(_)
             | Op::NotIn(_)
             | Op::Num(..)

@@ -348,11 +348,19 @@ pub(crate) struct EvalMemory<'c> {
 #[derive(Clone, Default)]
 struct FieldValue<'c> {
     text: Option<&'c str>,
-    hash: OnceCell<u64>,
-    number: OnceCell<Option<f64>>,
-    version: OnceCell<Option<Version>>,
-    time: OnceCell<Option<DateTime<Utc>>>,
-    ip: OnceCell<Option<IpAddr>>,
+    /// The text read as a number, a version, a time or an address: as the first constraint that needed a
+    /// reading asked. A field is read one way in practice; a field read another way as well is parsed
+    /// again each time (see [`Eval::reading`]). One reading, not one of each, keeps the table small: an
+    /// evaluation fills it in for every field the snapshot reads.
+    reading: OnceCell<Reading>,
+}
+
+#[derive(Clone)]
+enum Reading {
+    Number(Option<f64>),
+    Version(Option<Version>),
+    Time(Option<DateTime<Utc>>),
+    Ip(Option<IpAddr>),
 }
 
 impl<'c> EvalMemory<'c> {
@@ -416,44 +424,78 @@ impl<'c> Eval<'c> {
         self.field(field).and_then(|f| f.text)
     }
 
-    /// The field with its [`text_hash`], hashed at most once per evaluation.
-    #[inline]
-    pub(crate) fn hashed(&self, field: &ContextField) -> Option<(&'c str, u64)> {
+    /// The field's reading of the kind `pick` takes (`None` for another kind), parsed by `parse` at most once
+    /// per evaluation when it is the field's first reading, and each time otherwise.
+    fn reading<T>(
+        &self,
+        field: &ContextField,
+        parse: impl Fn(Option<&'c str>) -> Reading,
+        pick: impl Fn(&Reading) -> Option<T>,
+    ) -> Option<T> {
         let f = self.field(field)?;
-        let text = f.text?;
-        Some((text, *f.hash.get_or_init(|| text_hash(text))))
+        pick(f.reading.get_or_init(|| parse(f.text))).or_else(|| pick(&parse(f.text)))
     }
 
     /// The field as a number.
     pub(crate) fn number_of(&self, field: &ContextField) -> Option<f64> {
-        let f = self.field(field)?;
-        *f.number
-            .get_or_init(|| f.text.and_then(|t| t.trim().parse::<f64>().ok()))
+        self.reading(
+            field,
+            |text| Reading::Number(text.and_then(|t| t.trim().parse::<f64>().ok())),
+            |r| match r {
+                Reading::Number(n) => Some(*n),
+                _ => None,
+            },
+        )
+        .flatten()
     }
 
-    /// The field as a semantic version.
-    pub(crate) fn version_of(&self, field: &ContextField) -> Option<&Version> {
-        let f = self.field(field)?;
-        f.version
-            .get_or_init(|| f.text.and_then(|t| Version::parse(t).ok()))
-            .as_ref()
+    /// Whether the field is a semantic version for which `test` holds.
+    pub(crate) fn version_holds(
+        &self,
+        field: &ContextField,
+        test: impl Fn(&Version) -> bool,
+    ) -> bool {
+        self.reading(
+            field,
+            |text| Reading::Version(text.and_then(|t| Version::parse(t).ok())),
+            |r| match r {
+                Reading::Version(v) => Some(v.as_ref().is_some_and(&test)),
+                _ => None,
+            },
+        )
+        .unwrap_or(false)
     }
 
     /// The field as a timestamp; `currentTime` defaults to now.
     pub(crate) fn time_of(&self, field: &ContextField) -> Option<DateTime<Utc>> {
-        let f = self.field(field)?;
-        *f.time.get_or_init(|| match (field, f.text) {
-            (_, Some(t)) => parse_date(t),
-            (ContextField::CurrentTime, None) => Some(Utc::now()),
-            (_, None) => None,
-        })
+        self.reading(
+            field,
+            |text| {
+                Reading::Time(match (field, text) {
+                    (_, Some(t)) => parse_date(t),
+                    (ContextField::CurrentTime, None) => Some(Utc::now()),
+                    (_, None) => None,
+                })
+            },
+            |r| match r {
+                Reading::Time(t) => Some(*t),
+                _ => None,
+            },
+        )
+        .flatten()
     }
 
     /// The field as an IP address.
     pub(crate) fn ip_of(&self, field: &ContextField) -> Option<IpAddr> {
-        let f = self.field(field)?;
-        *f.ip
-            .get_or_init(|| f.text.and_then(|t| t.trim().parse::<IpAddr>().ok()))
+        self.reading(
+            field,
+            |text| Reading::Ip(text.and_then(|t| t.trim().parse::<IpAddr>().ok())),
+            |r| match r {
+                Reading::Ip(ip) => Some(*ip),
+                _ => None,
+            },
+        )
+        .flatten()
     }
 }
 
@@ -1145,6 +1187,27 @@ mod tests {
                 assert_eq!(counted, expected);
             }
         }
+    }
+
+    #[test]
+    fn a_field_read_two_ways_is_parsed_each_way() {
+        // The number reading comes first (cheaper constraints go first) and fails; the version reading
+        // of the same field must still be parsed.
+        let s = snapshot(
+            r#"{"features":[{"name":"a","enabled":true,"strategies":[{"name":"default","constraints":[
+                {"contextName":"v","operator":"SEMVER_EQ","value":"1.2.3"},
+                {"contextName":"v","operator":"NUM_LT","value":"5","inverted":true}]}]},
+              {"name":"b","enabled":true,"strategies":[{"name":"default","constraints":[
+                {"contextName":"v","operator":"NUM_LT","value":"5"}]}]}]}"#,
+        );
+        let names = |c: &Context| -> Vec<&str> {
+            s.evaluate_all(c, &Projects::All)
+                .iter()
+                .map(|t| t.name)
+                .collect()
+        };
+        assert_eq!(names(&ctx(r#"{"properties":{"v":"1.2.3"}}"#)), ["a"]);
+        assert_eq!(names(&ctx(r#"{"properties":{"v":"4"}}"#)), ["b"]);
     }
 
     #[test]
