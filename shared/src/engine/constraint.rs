@@ -485,18 +485,18 @@ mod tests {
         let mut checked = 0;
         for ctx in contexts {
             let ctx: crate::context::Context = serde_json::from_value(ctx).unwrap();
-            let mut memory = super::super::EvalMemory::new(&ctx, &slots, 0);
-            let e = memory.eval();
-            for c in &constraints {
-                let up_front = e.constraints[c.slot as usize].get();
-                if matches!(c.op, Op::In(_) | Op::NotIn(_)) {
-                    assert_eq!(up_front == TRUE, c.evaluate(&e), "{c:?} {ctx:?}");
-                    assert_ne!(up_front, super::super::NOT_WORKED_OUT);
-                    checked += 1;
-                } else {
-                    assert_eq!(up_front, super::super::NOT_WORKED_OUT);
+            super::super::with_eval(&ctx, &slots, 0, |e| {
+                for c in &constraints {
+                    let up_front = e.constraints[c.slot as usize].get();
+                    if matches!(c.op, Op::In(_) | Op::NotIn(_)) {
+                        assert_eq!(up_front == TRUE, c.evaluate(e), "{c:?} {ctx:?}");
+                        assert_ne!(up_front, super::super::NOT_WORKED_OUT);
+                        checked += 1;
+                    } else {
+                        assert_eq!(up_front, super::super::NOT_WORKED_OUT);
+                    }
                 }
-            }
+            });
         }
         assert_eq!(checked, 5 * 9);
     }

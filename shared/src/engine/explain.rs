@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::constraint::CompiledConstraint;
 use super::strategy::CompiledStrategy;
-use super::{CompileOptions, Eval, EvalMemory, EvalSlots};
+use super::{with_eval, CompileOptions, Eval, EvalSlots};
 use crate::context::Context;
 use crate::model::{Feature, FeatureStrategy, Segment};
 
@@ -91,12 +91,12 @@ pub fn explain_strategies(
             )
         })
         .collect();
-    let mut memory = EvalMemory::new(ctx, &slots, 0);
-    let e = memory.eval();
-    compiled
-        .iter()
-        .map(|strategy| strategy.explain(&e))
-        .collect()
+    with_eval(ctx, &slots, 0, |e| {
+        compiled
+            .iter()
+            .map(|strategy| strategy.explain(e))
+            .collect()
+    })
 }
 
 /// A strategy's rule alone, with the constraints the rule itself brings (`userWithId`'s user ids) and their

@@ -326,7 +326,7 @@ impl Serialize for EvaluatedToggle<'_> {
 
 /// The context of one evaluation: every field the snapshot reads, by slot, with its typed readings (number,
 /// version, time, IP address) parsed at most once however many constraints need them. Its tables are
-/// slices of an [`EvalMemory`] on the caller's stack: plain slices, read without the inline-or-heap check
+/// slices of tables on the stack of [`with_eval`]: plain slices, read without the inline-or-heap check
 /// a `SmallVec` makes on every access.
 pub(crate) struct Eval<'c> {
     pub(crate) ctx: &'c Context,
@@ -335,14 +335,6 @@ pub(crate) struct Eval<'c> {
     pub(crate) constraints: &'c [Cell<u8>],
     /// Resolutions of parent flags, by memo slot (see [`Resolution::encode`]).
     parents: &'c [Cell<u32>],
-}
-
-/// The tables of an [`Eval`], inline for the sizes of most snapshots.
-pub(crate) struct EvalMemory<'c> {
-    ctx: &'c Context,
-    fields: SmallVec<[FieldValue<'c>; 16]>,
-    constraints: SmallVec<[u8; 256]>,
-    parents: SmallVec<[Cell<u32>; 64]>,
 }
 
 #[derive(Clone, Default)]
@@ -363,56 +355,58 @@ enum Reading {
     Ip(Option<IpAddr>),
 }
 
-impl<'c> EvalMemory<'c> {
-    /// Inlined, so that the tables are built in the caller's frame rather than copied there.
-    #[inline(always)]
-    pub(crate) fn new(ctx: &'c Context, slots: &EvalSlots, parent_count: usize) -> Self {
-        let mut fields: SmallVec<[FieldValue<'c>; 16]> = smallvec::smallvec![FieldValue::default(); ContextField::FIRST_PROPERTY_SLOT + slots.properties.len()];
-        for (field, text) in [
-            (ContextField::UserId, &ctx.user_id),
-            (ContextField::SessionId, &ctx.session_id),
-            (ContextField::RemoteAddress, &ctx.remote_address),
-            (ContextField::Environment, &ctx.environment),
-            (ContextField::AppName, &ctx.app_name),
-            (ContextField::CurrentTime, &ctx.current_time),
-        ] {
-            fields[field.slot()].text = text.as_deref();
-        }
-        for (name, value) in &ctx.properties {
-            if let Some(&slot) = slots.properties.get(name.as_str()) {
-                fields[ContextField::FIRST_PROPERTY_SLOT + slot as usize].text =
-                    Some(value.as_str());
-            }
-        }
-        let table = &slots.constraints;
-        let mut constraints = SmallVec::from_slice(&table.initial);
-        for (field, by_value) in &table.set_lookups {
-            let Some(text) = fields.get(*field).and_then(|f| f.text) else {
-                continue;
-            };
-            for &slot in by_value.get(text).into_iter().flatten() {
-                if let Some(result) = constraints.get_mut(slot as usize) {
-                    *result ^= FALSE ^ TRUE;
-                }
-            }
-        }
-        EvalMemory {
-            ctx,
-            fields,
-            constraints,
-            parents: smallvec::smallvec![Cell::new(0); parent_count],
+/// Runs `run` with an [`Eval`] of `ctx` whose tables are built here, on the stack, for the slots of a
+/// snapshot or explanation (`slots`) and its number of parent flags. Inline for the sizes of most snapshots
+/// (up to 2,048 constraint slots and 256 parents), so that an evaluation does not allocate; built in
+/// place, not returned, so that they are not copied.
+#[inline(always)]
+pub(crate) fn with_eval<R>(
+    ctx: &Context,
+    slots: &EvalSlots,
+    parent_count: usize,
+    run: impl FnOnce(&Eval<'_>) -> R,
+) -> R {
+    let mut fields: SmallVec<[FieldValue<'_>; 16]> = SmallVec::new();
+    fields.resize(
+        ContextField::FIRST_PROPERTY_SLOT + slots.properties.len(),
+        FieldValue::default(),
+    );
+    for (field, text) in [
+        (ContextField::UserId, &ctx.user_id),
+        (ContextField::SessionId, &ctx.session_id),
+        (ContextField::RemoteAddress, &ctx.remote_address),
+        (ContextField::Environment, &ctx.environment),
+        (ContextField::AppName, &ctx.app_name),
+        (ContextField::CurrentTime, &ctx.current_time),
+    ] {
+        fields[field.slot()].text = text.as_deref();
+    }
+    for (name, value) in &ctx.properties {
+        if let Some(&slot) = slots.properties.get(name.as_str()) {
+            fields[ContextField::FIRST_PROPERTY_SLOT + slot as usize].text = Some(value.as_str());
         }
     }
-
-    #[inline(always)]
-    pub(crate) fn eval(&mut self) -> Eval<'_> {
-        Eval {
-            ctx: self.ctx,
-            fields: &self.fields,
-            constraints: Cell::from_mut(&mut self.constraints[..]).as_slice_of_cells(),
-            parents: &self.parents,
+    let table = &slots.constraints;
+    let mut constraints: SmallVec<[u8; 2048]> = SmallVec::new();
+    constraints.extend_from_slice(&table.initial);
+    for (field, by_value) in &table.set_lookups {
+        let Some(text) = fields.get(*field).and_then(|f| f.text) else {
+            continue;
+        };
+        for &slot in by_value.get(text).into_iter().flatten() {
+            if let Some(result) = constraints.get_mut(slot as usize) {
+                *result ^= FALSE ^ TRUE;
+            }
         }
     }
+    let mut parents: SmallVec<[Cell<u32>; 256]> = SmallVec::new();
+    parents.resize(parent_count, Cell::new(0));
+    run(&Eval {
+        ctx,
+        fields: &fields,
+        constraints: Cell::from_mut(&mut constraints[..]).as_slice_of_cells(),
+        parents: &parents,
+    })
 }
 
 impl<'c> Eval<'c> {
@@ -907,13 +901,14 @@ impl Snapshot {
     /// One flag, enabled or not; `None` for an unknown flag.
     pub fn evaluate(&self, name: &str, ctx: &Context) -> Option<EvaluatedToggle<'_>> {
         let &i = self.by_name.get(name)?;
-        let mut memory = EvalMemory::new(ctx, &self.properties, self.parent_count);
-        let e = memory.eval();
         let (chunk, f) = self.locate(i);
-        let (enabled, variant) = match self.resolved(chunk, f, &e) {
-            Resolution::Off => (false, VariantView::disabled(false)),
-            Resolution::On(by) => (true, VariantView::of(chunk.variant_of(f, by, &e))),
-        };
+        let (enabled, variant) =
+            with_eval(ctx, &self.properties, self.parent_count, |e| {
+                match self.resolved(chunk, f, e) {
+                    Resolution::Off => (false, VariantView::disabled(false)),
+                    Resolution::On(by) => (true, VariantView::of(chunk.variant_of(f, by, e))),
+                }
+            });
         Some(EvaluatedToggle {
             name: &f.name,
             enabled,
@@ -1003,8 +998,6 @@ impl Snapshot {
         projects: &Projects,
         mut found: impl FnMut(usize, &'s CompiledFeature, Option<&'s CompiledVariant>),
     ) {
-        let mut memory = EvalMemory::new(ctx, &self.properties, self.parent_count);
-        let e = memory.eval();
         let mask: Option<Vec<bool>> = match projects {
             Projects::All => None,
             Projects::Only(list) => Some(
@@ -1014,27 +1007,29 @@ impl Snapshot {
                     .collect(),
             ),
         };
-        for (chunk, &start) in self.chunks.iter().zip(self.starts.iter()) {
-            for (offset, f) in chunk.features.iter().enumerate() {
-                if !f.switched_on {
-                    continue;
-                }
-                if let Some(mask) = &mask {
-                    if !mask[f.project as usize] {
+        with_eval(ctx, &self.properties, self.parent_count, |e| {
+            for (chunk, &start) in self.chunks.iter().zip(self.starts.iter()) {
+                for (offset, f) in chunk.features.iter().enumerate() {
+                    if !f.switched_on {
                         continue;
                     }
-                }
-                // Most flags have no parents and no children: their strategies alone decide, inline.
-                let resolution = if f.dependencies.is_empty() && f.memo_slot.is_none() {
-                    chunk.strategies_decide(f, &e)
-                } else {
-                    self.resolved(chunk, f, &e)
-                };
-                if let Resolution::On(by) = resolution {
-                    found(start as usize + offset, f, chunk.variant_of(f, by, &e));
+                    if let Some(mask) = &mask {
+                        if !mask[f.project as usize] {
+                            continue;
+                        }
+                    }
+                    // Most flags have no parents and no children: their strategies alone decide, inline.
+                    let resolution = if f.dependencies.is_empty() && f.memo_slot.is_none() {
+                        chunk.strategies_decide(f, e)
+                    } else {
+                        self.resolved(chunk, f, e)
+                    };
+                    if let Resolution::On(by) = resolution {
+                        found(start as usize + offset, f, chunk.variant_of(f, by, e));
+                    }
                 }
             }
-        }
+        });
     }
 
     /// [`Snapshot::resolve`], remembered for the rest of the evaluation when other flags depend on `f`.
