@@ -82,6 +82,10 @@ pub struct Snapshot {
     toggles_json_bound: usize,
 }
 
+/// How many more constraint slots than twice those in use [`Snapshot::update`] lets a snapshot have before
+/// it declines (see there).
+const STALE_SLOTS_ALLOWED: usize = 256;
+
 /// How many flags a chunk gets when a snapshot is compiled; an update splits a chunk that grew past twice
 /// as many. Small enough that recompiling one is cheap next to compiling thousands of flags, large enough
 /// that moving from chunk to chunk costs nothing measurable in an evaluation.
@@ -98,6 +102,8 @@ struct Chunk {
     constraint_slots: Box<[u32]>,
     /// Its flags' share of `Snapshot::toggles_json_bound`.
     toggles_json_bound: usize,
+    /// How many constraint slots its constraints and variant overrides use (some may share one).
+    slot_uses: usize,
 }
 
 impl Chunk {
@@ -639,7 +645,15 @@ impl<'d> Compiler<'d> {
                 f.json_head.len() + variant + 2
             })
             .sum::<usize>();
+        let slot_uses = constraints.len()
+            + strategies
+                .iter()
+                .filter_map(|s| s.variants.as_deref())
+                .chain(features.iter().filter_map(|f| f.variants.as_deref()))
+                .map(VariantSet::override_slots)
+                .sum::<usize>();
         Chunk {
+            slot_uses,
             features: features.into_boxed_slice(),
             strategies: strategies.into_boxed_slice(),
             constraint_slots: constraints.iter().map(CompiledConstraint::slot).collect(),
@@ -755,8 +769,8 @@ impl Snapshot {
     /// the cost follows the change, not the number of flags. `segments` must be this snapshot's.
     ///
     /// `None` when an update cannot be done this way: the snapshot or a changed flag has dependencies (a
-    /// change to one flag can change how its children resolve), or `source` lacks a flag it should have.
-    /// Compile the whole document then.
+    /// change to one flag can change how its children resolve), `source` lacks a flag it should have, or
+    /// earlier updates left too many constraint slots no flag uses. Compile the whole document then.
     pub fn update<'d>(
         &self,
         changed: &[&str],
@@ -767,8 +781,12 @@ impl Snapshot {
         let mut changed = changed.to_vec();
         changed.sort_unstable();
         changed.dedup();
+        // Slots are never given back: the slot of a constraint an update replaced stays, and every
+        // evaluation still fills it in. Once such slots outnumber the used ones, a compilation starts afresh.
+        let used: usize = self.chunks.iter().map(|c| c.slot_uses).sum();
         if self.has_dependencies
             || self.chunks.is_empty()
+            || self.properties.constraints.initial.len() > 2 * used + STALE_SLOTS_ALLOWED
             || changed
                 .iter()
                 .any(|name| source(name).is_some_and(|f| !f.dependencies.is_empty()))
@@ -1203,6 +1221,40 @@ mod tests {
         };
         assert_eq!(names(&ctx(r#"{"properties":{"v":"1.2.3"}}"#)), ["a"]);
         assert_eq!(names(&ctx(r#"{"properties":{"v":"4"}}"#)), ["b"]);
+    }
+
+    #[test]
+    fn updates_decline_once_replaced_constraints_outnumber_live_ones() {
+        let options = CompileOptions::default();
+        let flag = |n: usize| -> Feature {
+            serde_json::from_value(
+                serde_json::json!({"name": "f", "enabled": true, "strategies": [
+                {"name": "default", "constraints": [
+                    {"contextName": "userId", "operator": "IN", "values": [n.to_string()]}]}]}),
+            )
+            .unwrap()
+        };
+        let mut snapshot = Snapshot::compile_parts([&flag(0)], [], &options);
+        let (mut updates, mut compiles) = (0, 0);
+        for n in 1..=1_000 {
+            let f = flag(n);
+            snapshot = match snapshot.update(&["f"], |_| Some(&f), [], &options) {
+                Some(next) => {
+                    updates += 1;
+                    next
+                }
+                None => {
+                    compiles += 1;
+                    Snapshot::compile_parts([&f], [], &options)
+                }
+            };
+            assert!(snapshot.properties.constraints.initial.len() <= 2 + STALE_SLOTS_ALLOWED + 1);
+            let user = |id: usize| -> Context { ctx(&format!(r#"{{"userId":"{id}"}}"#)) };
+            assert!(snapshot.is_enabled("f", &user(n)));
+            assert!(!snapshot.is_enabled("f", &user(n - 1)));
+        }
+        assert!(updates > 900, "{updates} updates");
+        assert!(compiles >= 3, "{compiles} full compiles");
     }
 
     #[test]

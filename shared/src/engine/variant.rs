@@ -45,6 +45,11 @@ impl VariantSet {
             .unwrap_or(0)
     }
 
+    /// How many constraint slots its overrides use.
+    pub(crate) fn override_slots(&self) -> usize {
+        self.variants.iter().map(|v| v.overrides.len()).sum()
+    }
+
     /// `None` when there is nothing to pick from.
     pub(crate) fn compile(
         variants: &[Variant],
