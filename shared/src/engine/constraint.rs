@@ -149,6 +149,26 @@ impl CompiledConstraint {
             "IN_CIDR" => Op::InCidr(c.values.iter().filter_map(|v| parse_net(v)).collect()),
             other => return Err(CompileError::UnknownOperator(other.to_owned())),
         };
+        Ok(Self::with_op(c, op, properties))
+    }
+
+    /// The constraint `<field> IN <values>`: how `userWithId` strategies and variant overrides look up
+    /// their values.
+    pub(crate) fn set_lookup(field: &str, values: &[String], properties: &mut EvalSlots) -> Self {
+        let c = Constraint {
+            context_name: field.into(),
+            operator: "IN".into(),
+            case_insensitive: false,
+            inverted: false,
+            values: values.to_vec(),
+            value: None,
+        };
+        let op = Op::In(StrSet::new(&c.values));
+        Self::with_op(&c, op, properties)
+    }
+
+    /// `c` with its operator compiled to `op`.
+    fn with_op(c: &Constraint, op: Op, properties: &mut EvalSlots) -> Self {
         let field = ContextField::parse(&c.context_name, properties);
         // A set lookup's result is worked out for every context before any flag is walked (see
         // `EvalSlots::constraint_slot`): what it is when the field's value is in no set, and which values flip it.
@@ -163,12 +183,12 @@ impl CompiledConstraint {
             when_absent,
         });
         let slot = properties.constraint_slot(c, set_lookup);
-        Ok(CompiledConstraint {
+        CompiledConstraint {
             field,
             inverted: c.inverted,
             op,
             slot,
-        })
+        }
     }
 
     /// A rough cost of evaluating the constraint, so that a strategy tries its cheap constraints first (they

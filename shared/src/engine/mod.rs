@@ -416,6 +416,14 @@ pub(crate) fn with_eval<R>(
 }
 
 impl<'c> Eval<'c> {
+    /// What is known of the result of the constraint in `slot`: [`NOT_WORKED_OUT`], [`FALSE`] or [`TRUE`].
+    #[inline(always)]
+    pub(crate) fn constraint_result(&self, slot: u32) -> u8 {
+        self.constraints
+            .get(slot as usize)
+            .map_or(NOT_WORKED_OUT, Cell::get)
+    }
+
     fn field(&self, field: &ContextField) -> Option<&FieldValue<'c>> {
         self.fields.get(field.slot())
     }

@@ -1,6 +1,5 @@
 //! Activation strategies compiled once per snapshot.
 
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -11,7 +10,7 @@ use super::constraint::{parse_net, CompiledConstraint, ContextField, StrSet};
 use super::hash::{random_bucket, HashGroup, ROLLOUT_SEED};
 use super::variant::VariantSet;
 use super::{CompileError, Eval, EvalSlots, FALSE, NOT_WORKED_OUT};
-use crate::model::{Constraint, FeatureStrategy, Segment};
+use crate::model::{FeatureStrategy, Segment};
 
 /// Which context value decides a bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,19 +69,6 @@ impl CompiledStrategy {
         all_constraints: &mut Vec<CompiledConstraint>,
     ) -> Result<Self, CompileError> {
         let p = &s.parameters;
-        // `userWithId` is a set lookup on `userId` (worked out for each context up front, as constraints'
-        // are), in front of a rule that always holds.
-        let user_ids = (s.name == "userWithId").then(|| Constraint {
-            context_name: "userId".into(),
-            operator: "IN".into(),
-            case_insensitive: false,
-            inverted: false,
-            values: csv(param(p, "userIds"))
-                .into_iter()
-                .map(Into::into)
-                .collect(),
-            value: None,
-        });
         let mut rule = match s.name.as_str() {
             "default" => Rule::Always,
             "flexibleRollout" => Rule::Rollout {
@@ -130,9 +116,17 @@ impl CompiledStrategy {
         let mut constraints = s
             .constraints
             .iter()
-            .chain(&user_ids)
             .map(|c| CompiledConstraint::compile(c, properties))
             .collect::<Result<Vec<_>, _>>()?;
+        if s.name == "userWithId" {
+            // A set lookup on `userId` (worked out for each context up front, as constraints' are), in front
+            // of a rule that always holds.
+            let ids: Vec<String> = csv(param(p, "userIds"))
+                .into_iter()
+                .map(Into::into)
+                .collect();
+            constraints.push(CompiledConstraint::set_lookup("userId", &ids, properties));
+        }
         for id in &s.segments {
             match segments.get(id) {
                 Some(segment) => {
@@ -178,12 +172,9 @@ impl CompiledStrategy {
         // Which results the constraints have so far, gathered without a branch per constraint (whether a
         // constraint holds depends on the context, so such branches are mispredicted often): one result
         // known false decides, and only when none is, those not worked out yet are, in order.
-        let seen = slots[own.clone()].iter().fold(0u8, |seen, &slot| {
-            seen | 1
-                << e.constraints
-                    .get(slot as usize)
-                    .map_or(NOT_WORKED_OUT, Cell::get)
-        });
+        let seen = slots[own.clone()]
+            .iter()
+            .fold(0u8, |seen, &slot| seen | 1 << e.constraint_result(slot));
         if seen & (1 << FALSE) != 0 {
             return false;
         }

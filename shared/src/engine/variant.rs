@@ -2,13 +2,11 @@
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use std::cell::Cell;
-
 use super::constraint::CompiledConstraint;
 use super::hash::{random_bucket, HashGroup, VARIANT_SEED};
 use super::strategy::Stickiness;
 use super::{Eval, EvalSlots, TRUE};
-use crate::model::{Constraint, Variant, VariantPayload};
+use crate::model::{Variant, VariantPayload};
 
 /// A variant ready to hand out.
 #[derive(Debug)]
@@ -82,18 +80,9 @@ impl VariantSet {
                 overrides: v
                     .overrides
                     .iter()
-                    .filter_map(|o| {
-                        let lookup = Constraint {
-                            context_name: o.context_name.clone(),
-                            operator: "IN".into(),
-                            case_insensitive: false,
-                            inverted: false,
-                            values: o.values.clone(),
-                            value: None,
-                        };
-                        CompiledConstraint::compile(&lookup, properties)
-                            .ok()
-                            .map(|c| c.slot())
+                    .map(|o| {
+                        CompiledConstraint::set_lookup(&o.context_name, &o.values, properties)
+                            .slot()
                     })
                     .collect(),
             })
@@ -113,7 +102,7 @@ impl VariantSet {
             let forced = self.variants.iter().find(|v| {
                 v.overrides
                     .iter()
-                    .any(|&slot| e.constraints.get(slot as usize).map(Cell::get) == Some(TRUE))
+                    .any(|&slot| e.constraint_result(slot) == TRUE)
             });
             if forced.is_some() {
                 return forced;
