@@ -168,6 +168,7 @@ pub(crate) struct EvalSlots {
     constraints: Arc<ConstraintSlots>,
 }
 
+/// Every distinct constraint's slot, and what an evaluation needs to fill in its table of their results.
 #[derive(Debug, Default, Clone)]
 struct ConstraintSlots {
     by_key: FxHashMap<ConstraintKey, u32>,
@@ -232,17 +233,18 @@ impl EvalSlots {
         table
             .initial
             .push(if lookup.when_absent { TRUE } else { FALSE });
-        let by_value = match table
+        let i = match table
             .set_lookups
             .iter()
             .position(|(field, _)| *field == lookup.field)
         {
-            Some(i) => &mut table.set_lookups[i].1,
+            Some(i) => i,
             None => {
                 table.set_lookups.push((lookup.field, FxHashMap::default()));
-                &mut table.set_lookups.last_mut().expect("just pushed").1
+                table.set_lookups.len() - 1
             }
         };
+        let by_value = &mut table.set_lookups[i].1;
         // The values are distinct, so that no value flips a slot twice.
         for value in lookup.values {
             by_value.entry(value.into()).or_default().push(slot);
@@ -353,6 +355,7 @@ struct FieldValue<'c> {
     reading: OnceCell<Reading>,
 }
 
+/// A field's text parsed as one type (`None`: it does not parse as that type).
 #[derive(Clone)]
 enum Reading {
     Number(Option<f64>),
