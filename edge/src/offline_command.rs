@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use rustc_hash::FxHashMap;
-use vexil_serving::snapshot::{hash_token, EnvironmentView};
-use vexil_serving::{ServingSnapshot, ServingState, Settings, TokenGrant, TokenKind};
+use vexil_serving::snapshot::EnvironmentView;
+use vexil_serving::{ServingSnapshot, ServingState, Settings, TokenGrant};
+use vexil_shared::token::{self, SecretHash, TokenKind};
 use vexil_shared::{CompileOptions, FeaturesDocument, Projects};
 
 use crate::http_server::{self, UpstreamStatus};
@@ -49,7 +50,7 @@ pub async fn run(args: OfflineArgs) -> Result<(), String> {
                 format!("{secret:?} is not a token of the form project:environment.random")
             })?;
             tokens.insert(
-                hash_token(secret),
+                token::sha256(secret),
                 TokenGrant {
                     kind,
                     projects,
@@ -105,7 +106,7 @@ pub async fn run(args: OfflineArgs) -> Result<(), String> {
 
 struct Offline {
     path: PathBuf,
-    tokens: FxHashMap<[u8; 32], TokenGrant>,
+    tokens: FxHashMap<SecretHash, TokenGrant>,
     options: CompileOptions,
 }
 

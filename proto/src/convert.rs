@@ -4,6 +4,7 @@ use vexil_shared::model::{
     Constraint, Feature, FeatureDependency, FeatureStrategy, FeaturesDocument, Segment, Variant,
     VariantOverride, VariantPayload,
 };
+use vexil_shared::token::TokenKind;
 
 use crate::v1;
 
@@ -22,6 +23,30 @@ pub fn document_of(state: v1::EnvironmentState) -> FeaturesDocument {
         version: 2,
         features: state.features.into_iter().map(Into::into).collect(),
         segments: state.segments.into_iter().map(Into::into).collect(),
+    }
+}
+
+impl From<TokenKind> for v1::TokenKind {
+    fn from(kind: TokenKind) -> Self {
+        match kind {
+            TokenKind::Admin => v1::TokenKind::Admin,
+            TokenKind::Client => v1::TokenKind::Client,
+            TokenKind::Frontend => v1::TokenKind::Frontend,
+        }
+    }
+}
+
+/// `Unspecified` is no kind.
+impl TryFrom<v1::TokenKind> for TokenKind {
+    type Error = v1::TokenKind;
+
+    fn try_from(kind: v1::TokenKind) -> Result<Self, v1::TokenKind> {
+        match kind {
+            v1::TokenKind::Admin => Ok(TokenKind::Admin),
+            v1::TokenKind::Client => Ok(TokenKind::Client),
+            v1::TokenKind::Frontend => Ok(TokenKind::Frontend),
+            v1::TokenKind::Unspecified => Err(kind),
+        }
     }
 }
 

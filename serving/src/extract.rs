@@ -9,9 +9,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use vexil_shared::token::{self, TokenKind};
 use vexil_shared::{ApiError, Context, ErrorKind, FeaturesDocument, Projects};
 
-use crate::snapshot::{hash_token, EnvironmentView, ServingSnapshot, TokenGrant, TokenKind};
+use crate::snapshot::{EnvironmentView, ServingSnapshot, TokenGrant};
 use crate::ServingState;
 
 /// The evaluation context of a `GET` (API.md §5): top-level fields by name, `properties[x]=y` and every
@@ -260,12 +261,12 @@ fn granted<'s>(
     let secret = header
         .to_str()
         .ok()
-        .map(strip_bearer)
+        .map(token::secret_of_authorization)
         .filter(|secret| !secret.is_empty())
         .ok_or_else(|| unauthenticated("An API token is required in the Authorization header"))?;
     let grant = snapshot
         .tokens
-        .get(&hash_token(secret))
+        .get(&token::sha256(secret))
         .ok_or_else(|| unauthenticated("The API token is not valid"))?;
     if let Some(expires_at_ms) = grant.expires_at_ms {
         let now_ms = SystemTime::now()
@@ -287,15 +288,6 @@ fn granted<'s>(
         ));
     }
     Ok(grant)
-}
-
-/// `Bearer ` (any case) is stripped.
-fn strip_bearer(value: &str) -> &str {
-    let value = value.trim();
-    match value.get(..7) {
-        Some(prefix) if prefix.eq_ignore_ascii_case("bearer ") => value[7..].trim_start(),
-        _ => value,
-    }
 }
 
 #[cfg(test)]
@@ -340,12 +332,5 @@ mod tests {
                 .kind,
             ErrorKind::Validation
         );
-    }
-
-    #[test]
-    fn bearer_is_stripped_in_any_case() {
-        assert_eq!(strip_bearer("Bearer abc"), "abc");
-        assert_eq!(strip_bearer("bEaReR  abc"), "abc");
-        assert_eq!(strip_bearer("abc"), "abc");
     }
 }

@@ -24,7 +24,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use vexil_shared::{ApiError, ErrorKind};
 
-pub use snapshot::{ServingSnapshot, Settings, TokenGrant, TokenKind};
+pub use snapshot::{ServingSnapshot, Settings, TokenGrant};
 
 /// What the SDK-facing handlers read: the current snapshot (none until one is loaded), whether to trust
 /// `X-Forwarded-For`, where the SDKs' usage goes (none: accepted and dropped) and whether the frontend

@@ -8,25 +8,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use sha2::{Digest, Sha256};
 use vexil_proto::v1;
 use vexil_shared::model::{Feature, FeaturesDocument, Segment};
+use vexil_shared::token::{SecretHash, TokenKind};
 use vexil_shared::{CompileOptions, Projects, Snapshot};
 
 use crate::usage::EvaluationCounters;
 
-/// What kind of SDK a token is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenKind {
-    Client,
-    Frontend,
-    /// Known only so that it is refused with 403 rather than 401.
-    Admin,
-}
-
 /// A token's scope, as the edge knows it (never its secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenGrant {
+    /// Client or frontend; an admin token is known only so that it is refused with 403 rather than 401.
     pub kind: TokenKind,
     pub projects: Projects,
     pub environment: String,
@@ -117,19 +109,13 @@ fn document(
     }
 }
 
-/// SHA-256 of a token secret, the key tokens are known by.
-pub type TokenHash = [u8; 32];
-
-pub fn hash_token(secret: &str) -> TokenHash {
-    Sha256::digest(secret.as_bytes()).into()
-}
-
 /// Everything served at one revision.
 #[derive(Debug, Default)]
 pub struct ServingSnapshot {
     pub revision: u64,
     pub environments: FxHashMap<String, Arc<EnvironmentView>>,
-    pub tokens: FxHashMap<TokenHash, TokenGrant>,
+    /// By the SHA-256 of their secrets.
+    pub tokens: FxHashMap<SecretHash, TokenGrant>,
     pub settings: Settings,
 }
 
@@ -235,7 +221,7 @@ impl ServingSnapshot {
         }
         let mut tokens = self.tokens.clone();
         for hash in &delta.removed_tokens {
-            if let Ok(hash) = TokenHash::try_from(hash.as_slice()) {
+            if let Ok(hash) = SecretHash::try_from(hash.as_slice()) {
                 tokens.remove(&hash);
             }
         }
@@ -279,14 +265,9 @@ impl ServingSnapshot {
     }
 }
 
-fn grant_of(grant: v1::TokenGrant) -> Option<(TokenHash, TokenGrant)> {
-    let hash = TokenHash::try_from(grant.sha256.as_slice()).ok()?;
-    let kind = match v1::TokenKind::try_from(grant.kind).ok()? {
-        v1::TokenKind::Client => TokenKind::Client,
-        v1::TokenKind::Frontend => TokenKind::Frontend,
-        v1::TokenKind::Admin => TokenKind::Admin,
-        v1::TokenKind::Unspecified => return None,
-    };
+fn grant_of(grant: v1::TokenGrant) -> Option<(SecretHash, TokenGrant)> {
+    let hash = SecretHash::try_from(grant.sha256.as_slice()).ok()?;
+    let kind = TokenKind::try_from(v1::TokenKind::try_from(grant.kind).ok()?).ok()?;
     Some((
         hash,
         TokenGrant {
@@ -298,14 +279,10 @@ fn grant_of(grant: v1::TokenGrant) -> Option<(TokenHash, TokenGrant)> {
     ))
 }
 
-fn wire_grant(hash: &TokenHash, grant: &TokenGrant) -> v1::TokenGrant {
+fn wire_grant(hash: &SecretHash, grant: &TokenGrant) -> v1::TokenGrant {
     v1::TokenGrant {
         sha256: hash.to_vec(),
-        kind: match grant.kind {
-            TokenKind::Client => v1::TokenKind::Client,
-            TokenKind::Frontend => v1::TokenKind::Frontend,
-            TokenKind::Admin => v1::TokenKind::Admin,
-        } as i32,
+        kind: v1::TokenKind::from(grant.kind) as i32,
         projects: match &grant.projects {
             Projects::All => vec!["*".to_owned()],
             Projects::Only(list) => list.clone(),
@@ -325,6 +302,7 @@ fn settings_of(settings: v1::Settings) -> Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use vexil_shared::token::sha256;
     use vexil_shared::Context;
 
     fn feature(name: &str, enabled: bool) -> v1::Feature {
@@ -352,7 +330,7 @@ mod tests {
                 },
             ],
             tokens: vec![v1::TokenGrant {
-                sha256: hash_token("default:development.x").to_vec(),
+                sha256: sha256("default:development.x").to_vec(),
                 kind: v1::TokenKind::Frontend as i32,
                 projects: vec!["default".to_owned()],
                 environment: "development".to_owned(),
@@ -386,7 +364,7 @@ mod tests {
                 ..Default::default()
             }],
             upserted_tokens: vec![],
-            removed_tokens: vec![hash_token("default:development.x").to_vec()],
+            removed_tokens: vec![sha256("default:development.x").to_vec()],
             settings: Some(v1::Settings {
                 frontend_api_origins: vec![],
                 frontend_api_enabled: false,

@@ -1,12 +1,12 @@
 //! Who is calling and what they may do: authentication of a credential (API token, personal access token or
 //! session cookie) into a [`Caller`], and the permission rule of the admin API ([`authorize`]).
 
-use super::tokens::{self, TokenKind};
 use super::users::{self, RootRole};
 use crate::store::tokens as token_store;
 use crate::store::users as user_store;
 use crate::store::{timestamp_now, Actor};
 use sqlx::AnyConnection;
+use vexil_shared::token::{self, TokenKind};
 use vexil_shared::{ApiError, ErrorKind};
 
 /// What a caller authenticated as.
@@ -50,11 +50,8 @@ pub async fn authenticate(
         .map(str::trim)
         .filter(|value| !value.is_empty());
     if let Some(header) = authorization {
-        let secret = match (header.get(..7), header.get(7..)) {
-            (Some(prefix), Some(rest)) if prefix.eq_ignore_ascii_case("bearer ") => rest.trim(),
-            _ => header,
-        };
-        let hash = tokens::hash_secret(secret);
+        let secret = token::secret_of_authorization(header);
+        let hash = token::sha256_hex(secret);
         if secret.starts_with(users::PAT_PREFIX) {
             let user = user_store::pat_user(conn, &hash, &timestamp_now())
                 .await?
@@ -79,7 +76,7 @@ pub async fn authenticate(
         });
     }
     if let Some(session) = session {
-        let hash = tokens::hash_secret(session);
+        let hash = token::sha256_hex(session);
         let user = user_store::session_user(conn, &hash, &timestamp_now())
             .await?
             .ok_or_else(|| {

@@ -11,50 +11,10 @@ use crate::store::tokens::{self as token_store, TokenRow};
 use crate::store::{corrupt_json, Actor, NewEvent, Store, WriteTx};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use sqlx::AnyConnection;
-use std::fmt::Write as _;
 use utoipa::ToSchema;
+use vexil_shared::token::{lowercase_hex, sha256_hex, TokenKind};
 use vexil_shared::ApiError;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenKind {
-    Admin,
-    Client,
-    Frontend,
-}
-
-impl TokenKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TokenKind::Admin => "admin",
-            TokenKind::Client => "client",
-            TokenKind::Frontend => "frontend",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<TokenKind> {
-        match text {
-            "admin" => Some(TokenKind::Admin),
-            "client" | "backend" => Some(TokenKind::Client),
-            "frontend" => Some(TokenKind::Frontend),
-            _ => None,
-        }
-    }
-}
-
-/// Lowercase hex SHA-256 of a secret.
-pub fn hash_secret(secret: &str) -> String {
-    hex(&Sha256::digest(secret.as_bytes()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let mut hex = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex
-}
 
 /// `bytes` random bytes from the operating system's CSPRNG, as lowercase hex.
 pub fn random_hex(bytes: usize) -> Result<String, ApiError> {
@@ -63,7 +23,7 @@ pub fn random_hex(bytes: usize) -> Result<String, ApiError> {
         tracing::error!(%error, "no randomness for a new secret");
         ApiError::internal()
     })?;
-    Ok(hex(&buffer))
+    Ok(lowercase_hex(&buffer))
 }
 
 /// Random bytes of a token secret: 28 bytes (224 bits), 56 hex characters.
@@ -243,7 +203,7 @@ pub async fn create(
         random_hex(SECRET_RANDOM_BYTES)?
     );
     let row = TokenRow {
-        secret_hash: hash_secret(&secret),
+        secret_hash: sha256_hex(&secret),
         name,
         kind: kind.as_str().to_owned(),
         projects: serde_json::json!(projects).to_string(),
@@ -269,7 +229,7 @@ pub async fn create(
 /// Sets the expiry of the token with this secret (404 if there is none).
 pub async fn update(tx: &mut WriteTx, secret: &str, input: UpdateApiToken) -> Result<(), ApiError> {
     let expires_at = parse_timestamp("expiresAt", &input.expires_at)?;
-    let hash = hash_secret(secret);
+    let hash = sha256_hex(secret);
     let row = token_store::get_by_hash(tx.conn(), &hash)
         .await?
         .ok_or_else(|| ApiError::not_found("There is no API token with this secret"))?;
@@ -295,7 +255,7 @@ pub async fn update(tx: &mut WriteTx, secret: &str, input: UpdateApiToken) -> Re
 
 /// Deletes the token with this secret; an unknown secret changes nothing (spec endpoint 13).
 pub async fn delete(tx: &mut WriteTx, secret: &str) -> Result<(), ApiError> {
-    let hash = hash_secret(secret);
+    let hash = sha256_hex(secret);
     let Some(row) = token_store::get_by_hash(tx.conn(), &hash).await? else {
         return Ok(());
     };
@@ -338,7 +298,7 @@ async fn insert_if_absent(
     name: String,
     limits: &Limits,
 ) -> Result<(), ApiError> {
-    let hash = hash_secret(secret);
+    let hash = sha256_hex(secret);
     if token_store::get_by_hash(tx.conn(), &hash).await?.is_some() {
         return Ok(());
     }
@@ -426,14 +386,6 @@ pub async fn seed(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hashes_are_sha256_hex() {
-        assert_eq!(
-            hash_secret("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
 
     #[test]
     fn scope_comes_from_the_prefix() {

@@ -5,7 +5,7 @@
 
 use super::access::{Caller, Credential};
 use super::events::{payload, EventType};
-use super::tokens::{hash_secret, parse_timestamp, random_hex, SECRET_RANDOM_BYTES};
+use super::tokens::{parse_timestamp, random_hex, SECRET_RANDOM_BYTES};
 use crate::store::users::{self as user_store, PatRow, UserRow};
 use crate::store::{timestamp_now, Actor, NewEvent, Store, WriteTx};
 use argon2::password_hash::rand_core::OsRng;
@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::sync::OnceLock;
 use utoipa::ToSchema;
+use vexil_shared::token;
 use vexil_shared::{ApiError, ErrorKind};
 
 /// The prefix of personal access token secrets.
@@ -465,7 +466,7 @@ pub async fn login(store: &Store, input: Login) -> Result<(User, String), ApiErr
     let mut conn = store.bookkeeping().await?;
     user_store::insert_session(
         &mut conn,
-        &hash_secret(&session),
+        &token::sha256_hex(&session),
         row.id,
         &created_at,
         &expires_at,
@@ -514,7 +515,7 @@ pub async fn create_pat(tx: &mut WriteTx, user_id: i64, input: CreatePat) -> Res
     let secret = format!("{PAT_PREFIX}{}", random_hex(SECRET_RANDOM_BYTES)?);
     let row = PatRow {
         id: tx.next_id("pat").await?,
-        secret_hash: hash_secret(&secret),
+        secret_hash: token::sha256_hex(&secret),
         user_id,
         description,
         expires_at,

@@ -20,6 +20,7 @@ use chrono::DateTime;
 use tokio::sync::watch;
 use vexil_proto::v1;
 use vexil_serving::ServingSnapshot;
+use vexil_shared::token::TokenKind;
 use vexil_shared::{ApiError, CompileOptions};
 
 use crate::domain::{client_document, ui_config};
@@ -285,12 +286,7 @@ async fn read_settings(
 
 /// A stored token as the edges know it; `None` for a row that does not parse (only if edited by hand).
 fn grant_of(row: TokenRow) -> Option<v1::TokenGrant> {
-    let kind = match row.kind.as_str() {
-        "client" | "backend" => v1::TokenKind::Client,
-        "frontend" => v1::TokenKind::Frontend,
-        "admin" => v1::TokenKind::Admin,
-        _ => return None,
-    };
+    let kind = v1::TokenKind::from(TokenKind::parse(&row.kind)?);
     let sha256 = decode_hex(&row.secret_hash)?;
     let projects: Vec<String> = serde_json::from_str(&row.projects).ok()?;
     let expires_at_ms = match &row.expires_at {

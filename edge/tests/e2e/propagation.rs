@@ -126,7 +126,7 @@ async fn change_token(db: &TestDb, statement: &str) {
     let mut conn = AnyConnection::connect(&db.url).await.expect("connect");
     let mut tx = conn.begin().await.unwrap();
     sqlx::query(statement)
-        .bind(hash(FRONTEND_TOKEN))
+        .bind(vexil_shared::token::sha256_hex(FRONTEND_TOKEN))
         .execute(&mut *tx)
         .await
         .unwrap();
@@ -144,13 +144,6 @@ async fn revision_of(edge: &Process) -> u64 {
         .header("x-vexil-revision")
         .and_then(|r| r.parse().ok())
         .unwrap_or(0)
-}
-
-fn hash(secret: &str) -> String {
-    vexil_serving::snapshot::hash_token(secret)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
