@@ -1,10 +1,12 @@
 //! The client API for server-side SDKs (API.md §4): the environment's document filtered to the token's
 //! projects, disabled strategies omitted, segments per `Unleash-Client-Spec`, a strong ETag
-//! `"<queryHash>:<revision>:v1"` with 304 on a match.
+//! `"<queryHash>:<revision>:v1"` with 304 on a match; and the server SDKs' register and metrics posts.
 
 use std::hash::Hasher;
+use std::sync::Arc;
 
-use axum::extract::{Path, RawQuery};
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
 use axum::http::header::{ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
@@ -12,8 +14,10 @@ use serde::Serialize;
 use vexil_shared::model::{Feature, Segment};
 use vexil_shared::{ApiError, Projects};
 
-use crate::extract::{ClientScope, Scope};
-use crate::{json_response, revision_header};
+use crate::extract::{ClientIp, ClientScope, Scope};
+use crate::response::{json_response, revision_header};
+use crate::state::ServingState;
+use crate::usage::{bulk_usage, metrics_usage, register_usage};
 
 /// How segments reach the SDK.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -107,6 +111,60 @@ pub async fn feature(
     let body = serde_json::to_vec(&client_feature(feature, &view.segments, filter.segments))
         .map_err(|_| ApiError::internal())?;
     Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
+}
+
+/// `POST /api/client/register`.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    post, path = "/api/client/register", tag = "Client API",
+    request_body(content = serde_json::Value, description = "`{appName*, instanceId, sdkVersion, strategies*[], started*, interval*}`"),
+    responses((status = 202, description = "Accepted"), (status = 400, body = vexil_shared::ErrorBody),
+        (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
+))]
+pub async fn client_register(
+    State(state): State<Arc<ServingState>>,
+    ClientScope(scope): ClientScope,
+    ClientIp(ip): ClientIp,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    let usage = register_usage(&body, &scope.poster(ip))?;
+    state.deliver_usage(usage).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// `POST /api/client/metrics`.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    post, path = "/api/client/metrics", tag = "Client API",
+    request_body(content = serde_json::Value, description = "`{appName*, instanceId, bucket:{start*, stop*, toggles*:{flag:{yes, no, variants}}}}`"),
+    responses((status = 202, description = "Accepted"), (status = 400, body = vexil_shared::ErrorBody),
+        (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
+))]
+pub async fn client_metrics(
+    State(state): State<Arc<ServingState>>,
+    ClientScope(scope): ClientScope,
+    ClientIp(ip): ClientIp,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    let usage = metrics_usage(&body, &scope.poster(ip))?;
+    state.deliver_usage(usage).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// `POST /api/client/metrics/bulk` (as Unleash Edge forwards).
+#[cfg_attr(feature = "openapi", utoipa::path(
+    post, path = "/api/client/metrics/bulk", tag = "Client API",
+    request_body(content = serde_json::Value, description = "`{applications:[{appName*, instanceId*, environment*}], metrics:[{featureName*, appName*, environment*, yes, no, variants}]}`"),
+    responses((status = 202, description = "Accepted"), (status = 400, body = vexil_shared::ErrorBody),
+        (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
+))]
+pub async fn client_metrics_bulk(
+    State(state): State<Arc<ServingState>>,
+    ClientScope(scope): ClientScope,
+    ClientIp(ip): ClientIp,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    let usage = bulk_usage(&body, &scope.poster(ip))?;
+    state.deliver_usage(usage).await?;
+    Ok(StatusCode::ACCEPTED)
 }
 
 fn insert_etag(response: &mut Response, etag: &str) {

@@ -13,7 +13,8 @@ use vexil_shared::token::{self, TokenKind};
 use vexil_shared::{ApiError, Context, ErrorKind, FeaturesDocument, Projects};
 
 use crate::snapshot::{EnvironmentView, ServingSnapshot, TokenGrant};
-use crate::ServingState;
+use crate::state::ServingState;
+use crate::usage::{now_ms, Poster};
 
 /// The evaluation context of a `GET` (API.md §5): top-level fields by name, `properties[x]=y` and every
 /// other `x=y` into properties (an explicit `properties[x]` wins), empty values absent, the last of a
@@ -147,6 +148,17 @@ pub struct Scope {
     pub projects: Projects,
     /// The token is for every environment (`*`): `environment` came from the request.
     pub wildcard_environment: bool,
+}
+
+impl Scope {
+    /// Who posts usage under this scope: the token's environment (none for a `*` token), `client_ip`, now.
+    pub fn poster(&self, client_ip: Option<String>) -> Poster {
+        Poster {
+            environment: (!self.wildcard_environment).then(|| self.environment.name.clone()),
+            client_ip,
+            now_ms: now_ms(),
+        }
+    }
 }
 
 /// A frontend token's scope; 404 when the frontend API is off (before auth), 401 no/unknown/expired token,

@@ -1,9 +1,10 @@
 //! The frontend API (API.md §5): enabled flags for a context, one output buffer per response, CORS from
-//! the snapshot's `frontendApiOrigins`, a weak ETag from the body's length and the engine's fingerprint of it.
+//! the snapshot's `frontendApiOrigins`, a weak ETag from the body's length and the engine's fingerprint of it;
+//! and the frontend SDKs' metrics and register posts.
 
 use std::sync::Arc;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::header::{
     ACCESS_CONTROL_ALLOW_CREDENTIALS, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
@@ -15,9 +16,11 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use vexil_shared::{ApiError, Context};
 
+use crate::evaluation_counters::EvaluationCounters;
 use crate::extract::{context_of_body, ClientIp, FrontendScope, QueryContext, Scope};
-use crate::usage::EvaluationCounters;
-use crate::{json_response, ServingState};
+use crate::response::{json_response, revision_header};
+use crate::state::ServingState;
+use crate::usage::{metrics_usage, register_usage};
 
 /// `GET /api/frontend`: the enabled flags of the token's projects for the query's context.
 #[cfg_attr(feature = "openapi", utoipa::path(
@@ -48,7 +51,7 @@ pub async fn evaluate_body(
     FrontendScope(scope): FrontendScope,
     ClientIp(ip): ClientIp,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: Bytes,
 ) -> Result<Response, ApiError> {
     let value: serde_json::Value = if body.is_empty() {
         serde_json::Value::Object(Default::default())
@@ -95,6 +98,42 @@ pub async fn evaluate_one(
     Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
 }
 
+/// `POST /api/frontend/client/metrics`: counted under the token's environment.
+#[cfg_attr(feature = "openapi", utoipa::path(
+    post, path = "/api/frontend/client/metrics", tag = "Frontend API",
+    request_body(content = serde_json::Value, description = "The client metrics body"),
+    responses((status = 200, description = "Accepted"), (status = 400, body = vexil_shared::ErrorBody),
+        (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody),
+        (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
+))]
+pub async fn frontend_metrics(
+    State(state): State<Arc<ServingState>>,
+    FrontendScope(scope): FrontendScope,
+    ClientIp(ip): ClientIp,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    let usage = metrics_usage(&body, &scope.poster(ip))?;
+    state.deliver_usage(usage).await?;
+    Ok(StatusCode::OK)
+}
+
+/// `POST /api/frontend/client/register`: checked, then a no-op (API.md §5).
+#[cfg_attr(feature = "openapi", utoipa::path(
+    post, path = "/api/frontend/client/register", tag = "Frontend API",
+    request_body(content = serde_json::Value, description = "The register body"),
+    responses((status = 200, description = "Accepted (nothing is stored)"), (status = 400, body = vexil_shared::ErrorBody),
+        (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody),
+        (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
+))]
+pub async fn frontend_register(
+    FrontendScope(scope): FrontendScope,
+    ClientIp(ip): ClientIp,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    register_usage(&body, &scope.poster(ip))?;
+    Ok(StatusCode::OK)
+}
+
 fn with_ip(mut ctx: Context, ip: Option<String>) -> Context {
     if ctx.remote_address.is_none() {
         ctx.remote_address = ip;
@@ -126,7 +165,7 @@ fn toggles(state: &ServingState, scope: &Scope, ctx: Context, headers: &HeaderMa
     let mut response = if not_modified {
         let mut response = Response::new(Body::empty());
         *response.status_mut() = StatusCode::NOT_MODIFIED;
-        crate::revision_header(&mut response, scope.snapshot.revision);
+        revision_header(&mut response, scope.snapshot.revision);
         response
     } else {
         json_response(StatusCode::OK, body, scope.snapshot.revision)

@@ -13,7 +13,7 @@ use vexil_shared::model::{Feature, FeaturesDocument, Segment};
 use vexil_shared::token::{SecretHash, TokenKind};
 use vexil_shared::{CompileOptions, Projects, Snapshot};
 
-use crate::usage::EvaluationCounters;
+use crate::evaluation_counters::EvaluationCounters;
 
 /// A token's scope, as the edge knows it (never its secret).
 #[derive(Debug, Clone, PartialEq, Eq)]

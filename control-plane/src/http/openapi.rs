@@ -123,11 +123,11 @@ use utoipa::{Modify, OpenApi};
         vexil_serving::preflight_feature,
         vexil_serving::client_api::features,
         vexil_serving::client_api::feature,
-        vexil_serving::usage::client_register,
-        vexil_serving::usage::client_metrics,
-        vexil_serving::usage::client_metrics_bulk,
-        vexil_serving::usage::frontend_metrics,
-        vexil_serving::usage::frontend_register,
+        vexil_serving::client_api::client_register,
+        vexil_serving::client_api::client_metrics,
+        vexil_serving::client_api::client_metrics_bulk,
+        vexil_serving::frontend::frontend_metrics,
+        vexil_serving::frontend::frontend_register,
     )
 )]
 pub struct ApiDoc;
