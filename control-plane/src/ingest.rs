@@ -12,8 +12,8 @@ use vexil_serving::usage::UsageSink;
 use vexil_shared::{ApiError, ErrorKind};
 
 use crate::domain::metrics;
-use crate::http::Clock;
 use crate::store::Store;
+use crate::time::Clock;
 
 /// How often minute buckets older than 48 h are rolled up.
 const ROLL_UP_INTERVAL: Duration = Duration::from_secs(600);

@@ -2,12 +2,15 @@
 //! subscribe to ([`publisher`]), and the SDK-facing API of `vexil-serving` for single-binary installs.
 //!
 //! Layers: [`http`] (router, extractors, thin handlers) → [`domain`] (rules and body types, no HTTP) →
-//! [`store`] (SQL, transactions, revision and audit events). [`server`] wires them; [`config`] reads flags.
+//! [`store`] (SQL, transactions, revision and audit events, rows decoded) → [`model`] (the stored values).
+//! [`server`] wires them; [`config`] reads flags; [`time`] is the timestamp and the clock.
 
 pub mod config;
 pub mod domain;
 pub mod http;
 pub mod ingest;
+pub mod model;
 pub mod publisher;
 pub mod server;
 pub mod store;
+pub mod time;

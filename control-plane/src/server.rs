@@ -75,16 +75,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         anonymous: !auth_enabled,
         ..ServingState::new(config.trust_proxy).with_usage(crate::ingest::sink(store.clone()))
     });
-    let publisher = Publisher::start(
-        store.clone(),
-        &config.database_url,
-        config.frontend_api_enabled,
-        serving.clone(),
-    )
-    .await
-    .map_err(StartError::Publisher)?;
+    let publisher = Publisher::start(store.clone(), config.frontend_api_enabled, serving.clone())
+        .await
+        .map_err(StartError::Publisher)?;
 
-    let clock: http::Clock = Arc::new(vexil_serving::usage::now_ms);
+    let clock: crate::time::Clock = Arc::new(vexil_serving::usage::now_ms);
     tokio::spawn(crate::ingest::roll_up_forever(
         store.clone(),
         clock.clone(),

@@ -8,8 +8,10 @@ use database::TestDb;
 use vexil_control_plane::domain::events::{self, EventQuery};
 use vexil_control_plane::domain::features::{self, CreateFeature};
 use vexil_control_plane::domain::limits::Limits;
-use vexil_control_plane::domain::strategies::{self, Constraint, StrategyInput};
+use vexil_control_plane::domain::strategies;
 use vexil_control_plane::domain::{client_document, environments, first_start, projects};
+use vexil_control_plane::model::constraint::Constraint;
+use vexil_control_plane::model::strategy::StrategyInput;
 use vexil_control_plane::store::{Actor, Store};
 use vexil_shared::{Context, ErrorKind, Snapshot};
 

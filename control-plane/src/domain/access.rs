@@ -1,10 +1,12 @@
 //! Who is calling and what they may do: authentication of a credential (API token, personal access token or
 //! session cookie) into a [`Caller`], and the permission rule of the admin API ([`authorize`]).
 
-use super::users::{self, RootRole};
+use super::roles::RootRole;
+use super::tokens::PAT_PREFIX;
 use crate::store::tokens as token_store;
-use crate::store::users as user_store;
-use crate::store::{timestamp_now, Actor};
+use crate::store::users::{self as user_store, UserRow};
+use crate::store::Actor;
+use crate::time::Timestamp;
 use sqlx::AnyConnection;
 use vexil_shared::token::{self, TokenKind};
 use vexil_shared::{ApiError, ErrorKind};
@@ -52,41 +54,62 @@ pub async fn authenticate(
     if let Some(header) = authorization {
         let secret = token::secret_of_authorization(header);
         let hash = token::sha256_hex(secret);
-        if secret.starts_with(users::PAT_PREFIX) {
-            let user = user_store::pat_user(conn, &hash, &timestamp_now())
+        if secret.starts_with(PAT_PREFIX) {
+            let user = user_store::pat_user(conn, &hash, Timestamp::now())
                 .await?
                 .ok_or_else(|| {
                     unauthenticated("The personal access token is not valid or has expired")
                 })?;
-            return users::caller(conn, user).await;
+            return caller(conn, user).await;
         }
         let row = token_store::get_by_hash(conn, &hash)
             .await?
             .ok_or_else(|| unauthenticated("The API token is not valid"))?;
-        if let Some(expires_at) = &row.expires_at {
-            if expires_at.as_str() <= timestamp_now().as_str() {
-                return Err(unauthenticated("The API token has expired"));
-            }
+        if row
+            .expires_at
+            .is_some_and(|expires_at| expires_at <= Timestamp::now())
+        {
+            return Err(unauthenticated("The API token has expired"));
         }
-        let kind = TokenKind::parse(&row.kind)
-            .ok_or_else(|| unauthenticated("The API token is not valid"))?;
         return Ok(Caller {
             actor: Actor::token(&row.name),
-            credential: Credential::Token(kind),
+            credential: Credential::Token(row.kind),
         });
     }
     if let Some(session) = session {
         let hash = token::sha256_hex(session);
-        let user = user_store::session_user(conn, &hash, &timestamp_now())
+        let user = user_store::session_user(conn, &hash, Timestamp::now())
             .await?
             .ok_or_else(|| {
                 unauthenticated("The session is not valid or has expired; sign in again")
             })?;
-        return users::caller(conn, user).await;
+        return caller(conn, user).await;
     }
     Err(unauthenticated(
         "You must be authenticated: send an API token in the Authorization header or sign in",
     ))
+}
+
+fn display_name(row: &UserRow) -> String {
+    row.username
+        .clone()
+        .or_else(|| row.email.clone())
+        .or_else(|| row.name.clone())
+        .unwrap_or_else(|| format!("user-{}", row.id))
+}
+
+/// The caller a user row authenticates as: their effective root role (the highest of their own and their
+/// groups').
+pub async fn caller(conn: &mut AnyConnection, row: UserRow) -> Result<Caller, ApiError> {
+    let own = RootRole::from_id(row.root_role).unwrap_or(RootRole::Viewer);
+    let from_groups = user_store::group_root_role(conn, row.id)
+        .await?
+        .and_then(RootRole::from_id);
+    let role = from_groups.map_or(own, |group_role| own.min(group_role));
+    Ok(Caller {
+        actor: Actor::user(&display_name(&row), row.id),
+        credential: Credential::User(role),
+    })
 }
 
 /// What part of the admin API a path belongs to, by its first segment after `/api/admin/`.

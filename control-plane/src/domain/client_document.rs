@@ -3,16 +3,16 @@
 //! strategies come in sortOrder without the disabled ones and without their admin-only fields, with their
 //! segment ids; every segment is listed at the top level; flag-level variants are the environment's.
 
-use super::segments;
-use super::strategies::{self, Constraint, Strategy, StrategyVariant};
-use super::variants::{self, FlagVariant};
+use crate::model::constraint::Constraint;
+use crate::model::variant::{FlagVariant, StrategyVariant};
 use crate::store::features as feature_store;
 use crate::store::projects as project_store;
-use crate::store::strategies as strategy_store;
+use crate::store::segments as segment_store;
+use crate::store::strategies::{self as strategy_store, StrategyRow};
 use crate::store::variants as variant_store;
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use vexil_shared::model::{self, FeaturesDocument};
+use vexil_shared::model::{self as client, FeaturesDocument};
 use vexil_shared::ApiError;
 
 /// How much of each strategy the document keeps.
@@ -43,19 +43,21 @@ pub async fn document(
         .await?
         .into_iter()
         .collect();
-    let mut strategies_by_flag: BTreeMap<String, Vec<Strategy>> = BTreeMap::new();
+    let mut strategies_by_flag: BTreeMap<String, Vec<StrategyRow>> = BTreeMap::new();
     for row in strategy_store::list_in_environment(conn, environment).await? {
-        if row.disabled == 0 || detail == Detail::Admin {
+        if !row.disabled || detail == Detail::Admin {
             strategies_by_flag
                 .entry(row.feature_name.clone())
                 .or_default()
-                .push(strategies::view(&row)?);
+                .push(row);
         }
     }
-    let mut variants_by_flag: HashMap<String, Vec<FlagVariant>> = HashMap::new();
-    for (feature, text) in variant_store::list_in_environment(conn, environment).await? {
-        variants_by_flag.insert(feature, variants::parse(&text)?);
-    }
+    let mut variants_by_flag: HashMap<String, Vec<FlagVariant>> =
+        variant_store::list_in_environment(conn, environment)
+            .await?
+            .into_iter()
+            .map(|row| (row.feature_name, row.variants))
+            .collect();
     let mut project_uses_environment: HashMap<String, bool> = HashMap::new();
     let mut features = Vec::new();
     for row in feature_store::list_all_live(conn).await? {
@@ -80,13 +82,13 @@ pub async fn document(
             detail,
         ));
     }
-    let segments = segments::all_rows(conn)
+    let segments = segment_store::list(conn)
         .await?
         .into_iter()
-        .map(|(row, constraints)| model::Segment {
+        .map(|row| client::Segment {
             id: row.id,
             name: Some(row.name),
-            constraints: constraints.into_iter().map(client_constraint).collect(),
+            constraints: row.constraints.into_iter().map(client_constraint).collect(),
         })
         .collect();
     Ok(FeaturesDocument {
@@ -102,7 +104,7 @@ pub async fn feature_in(
     conn: &mut AnyConnection,
     environment: &str,
     name: &str,
-) -> Result<Option<model::Feature>, ApiError> {
+) -> Result<Option<client::Feature>, ApiError> {
     let Some(row) = feature_store::get(conn, name).await? else {
         return Ok(None);
     };
@@ -112,16 +114,14 @@ pub async fn feature_in(
     let uses_environment =
         project_store::has_environment(conn, &row.project_id, environment).await?;
     let switched_on = feature_store::is_enabled(conn, name, environment).await?;
-    let mut strategies = Vec::new();
-    for strategy in strategy_store::list(conn, name, environment).await? {
-        if strategy.disabled == 0 {
-            strategies.push(strategies::view(&strategy)?);
-        }
-    }
-    let variants = match variant_store::get(conn, name, environment).await? {
-        Some(text) => variants::parse(&text)?,
-        None => Vec::new(),
-    };
+    let strategies = strategy_store::list(conn, name, environment)
+        .await?
+        .into_iter()
+        .filter(|strategy| !strategy.disabled)
+        .collect();
+    let variants = variant_store::get(conn, name, environment)
+        .await?
+        .unwrap_or_default();
     Ok(Some(client_feature(
         row,
         uses_environment,
@@ -138,10 +138,10 @@ fn client_feature(
     row: feature_store::FeatureRow,
     uses_environment: bool,
     switched_on: bool,
-    strategies: Vec<Strategy>,
+    strategies: Vec<StrategyRow>,
     variants: Vec<FlagVariant>,
     detail: Detail,
-) -> model::Feature {
+) -> client::Feature {
     let (strategies, variants) = if uses_environment {
         (
             strategies
@@ -153,22 +153,22 @@ fn client_feature(
     } else {
         (Vec::new(), Vec::new())
     };
-    model::Feature {
+    client::Feature {
         enabled: uses_environment && switched_on,
         name: row.name,
         feature_type: Some(row.feature_type),
         description: row.description,
         project: row.project_id,
-        stale: row.stale != 0,
-        impression_data: row.impression_data != 0,
+        stale: row.stale,
+        impression_data: row.impression_data,
         strategies,
         variants,
         dependencies: Vec::new(),
     }
 }
 
-fn client_constraint(constraint: Constraint) -> model::Constraint {
-    model::Constraint {
+fn client_constraint(constraint: Constraint) -> client::Constraint {
+    client::Constraint {
         context_name: constraint.context_name,
         operator: constraint.operator,
         case_insensitive: constraint.case_insensitive,
@@ -178,13 +178,13 @@ fn client_constraint(constraint: Constraint) -> model::Constraint {
     }
 }
 
-fn client_variant(variant: StrategyVariant) -> model::Variant {
-    model::Variant {
+fn client_variant(variant: StrategyVariant) -> client::Variant {
+    client::Variant {
         name: variant.name,
         weight: variant.weight,
         weight_type: Some(variant.weight_type.as_str().to_owned()),
         stickiness: Some(variant.stickiness),
-        payload: variant.payload.map(|payload| model::VariantPayload {
+        payload: variant.payload.map(|payload| client::VariantPayload {
             payload_type: payload.payload_type,
             value: payload.value,
         }),
@@ -192,20 +192,20 @@ fn client_variant(variant: StrategyVariant) -> model::Variant {
     }
 }
 
-fn flag_variant(variant: FlagVariant) -> model::Variant {
-    model::Variant {
+fn flag_variant(variant: FlagVariant) -> client::Variant {
+    client::Variant {
         name: variant.name,
         weight: variant.weight,
         weight_type: Some(variant.weight_type.as_str().to_owned()),
         stickiness: Some(variant.stickiness),
-        payload: variant.payload.map(|payload| model::VariantPayload {
+        payload: variant.payload.map(|payload| client::VariantPayload {
             payload_type: payload.payload_type,
             value: payload.value,
         }),
         overrides: variant
             .overrides
             .into_iter()
-            .map(|override_| model::VariantOverride {
+            .map(|override_| client::VariantOverride {
                 context_name: override_.context_name,
                 values: override_.values,
             })
@@ -213,9 +213,9 @@ fn flag_variant(variant: FlagVariant) -> model::Variant {
     }
 }
 
-fn client_strategy(strategy: Strategy, detail: Detail) -> model::FeatureStrategy {
+fn client_strategy(strategy: StrategyRow, detail: Detail) -> client::FeatureStrategy {
     let admin = detail == Detail::Admin;
-    model::FeatureStrategy {
+    client::FeatureStrategy {
         id: admin.then_some(strategy.id),
         name: strategy.name,
         title: if admin { strategy.title } else { None },

@@ -2,20 +2,14 @@
 //! custom ones, each with a `stickiness` flag and optional legal values. Built-ins can be edited, not deleted.
 
 use super::events::{payload, EventType};
-use super::names;
+use crate::model::context_field::LegalValue;
+use crate::model::name;
 use crate::store::context_fields::{self as field_store, ContextFieldRow};
-use crate::store::{corrupt_json, StoreError, WriteTx};
+use crate::store::WriteTx;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct LegalValue {
-    pub value: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-}
 
 /// A context field as `GET /api/admin/context` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -42,16 +36,15 @@ pub struct ContextFieldInput {
     pub legal_values: Option<Vec<LegalValue>>,
 }
 
-fn view(row: &ContextFieldRow) -> Result<ContextField, StoreError> {
-    Ok(ContextField {
+fn view(row: &ContextFieldRow) -> ContextField {
+    ContextField {
         name: row.name.clone(),
         description: row.description.clone(),
-        stickiness: row.stickiness != 0,
+        stickiness: row.stickiness,
         sort_order: row.sort_order,
-        legal_values: serde_json::from_str(&row.legal_values)
-            .map_err(|error| corrupt_json("context_fields.legal_values", error))?,
-        created_at: row.created_at.clone(),
-    })
+        legal_values: row.legal_values.clone(),
+        created_at: row.created_at.to_string(),
+    }
 }
 
 async fn require(conn: &mut AnyConnection, name: &str) -> Result<ContextFieldRow, ApiError> {
@@ -61,15 +54,11 @@ async fn require(conn: &mut AnyConnection, name: &str) -> Result<ContextFieldRow
 }
 
 pub async fn list(conn: &mut AnyConnection) -> Result<Vec<ContextField>, ApiError> {
-    Ok(field_store::list(conn)
-        .await?
-        .iter()
-        .map(view)
-        .collect::<Result<_, _>>()?)
+    Ok(field_store::list(conn).await?.iter().map(view).collect())
 }
 
 pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<ContextField, ApiError> {
-    Ok(view(&require(conn, name).await?)?)
+    Ok(view(&require(conn, name).await?))
 }
 
 fn validate_legal_values(values: &[LegalValue]) -> Result<(), ApiError> {
@@ -97,7 +86,7 @@ pub async fn create(tx: &mut WriteTx, input: ContextFieldInput) -> Result<Contex
     let name = input
         .name
         .ok_or_else(|| ApiError::validation("name is required"))?;
-    names::validate("name", &name)?;
+    name::validate("name", &name)?;
     let legal_values = input.legal_values.unwrap_or_default();
     validate_legal_values(&legal_values)?;
     if field_store::get(tx.conn(), &name).await?.is_some() {
@@ -112,14 +101,14 @@ pub async fn create(tx: &mut WriteTx, input: ContextFieldInput) -> Result<Contex
     let row = ContextFieldRow {
         name,
         description: input.description,
-        stickiness: i64::from(input.stickiness.unwrap_or(false)),
+        stickiness: input.stickiness.unwrap_or(false),
         sort_order,
-        legal_values: payload(&legal_values).to_string(),
-        built_in: 0,
-        created_at: tx.now().to_owned(),
+        legal_values,
+        built_in: false,
+        created_at: tx.now(),
     };
     field_store::insert(tx.conn(), &row).await?;
-    let created = view(&row)?;
+    let created = view(&row);
     tx.record(EventType::ContextFieldCreated.instance_wide(Some(payload(&created)), None))
         .await?;
     Ok(created)
@@ -143,18 +132,14 @@ pub async fn update(
     }
     let row = ContextFieldRow {
         description: input.description.or(before_row.description.clone()),
-        stickiness: input
-            .stickiness
-            .map(i64::from)
-            .unwrap_or(before_row.stickiness),
+        stickiness: input.stickiness.unwrap_or(before_row.stickiness),
         sort_order: input.sort_order.unwrap_or(before_row.sort_order),
         legal_values: input
             .legal_values
-            .map(|values| payload(&values).to_string())
             .unwrap_or(before_row.legal_values.clone()),
         ..before_row.clone()
     };
-    let (before, after) = (view(&before_row)?, view(&row)?);
+    let (before, after) = (view(&before_row), view(&row));
     if before != after {
         field_store::update(tx.conn(), &row).await?;
         tx.record(
@@ -169,13 +154,13 @@ pub async fn update(
 /// Deletes a custom field; built-ins → 400.
 pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
     let row = require(tx.conn(), name).await?;
-    if row.built_in != 0 {
+    if row.built_in {
         return Err(ApiError::validation(format!(
             "Context field {name} is built in and cannot be deleted"
         )));
     }
     field_store::delete(tx.conn(), name).await?;
-    tx.record(EventType::ContextFieldDeleted.instance_wide(None, Some(payload(&view(&row)?))))
+    tx.record(EventType::ContextFieldDeleted.instance_wide(None, Some(payload(&view(&row)))))
         .await?;
     Ok(())
 }

@@ -2,8 +2,8 @@
 
 use super::events::{payload, EventType};
 use super::limits::{self, Limits};
-use super::names;
 use super::projects::to_count;
+use crate::model::name;
 use crate::store::environments::{self as environment_store, EnvironmentRow};
 use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
@@ -54,7 +54,7 @@ pub struct UpdateEnvironment {
 }
 
 fn validate_type(environment_type: &str) -> Result<(), ApiError> {
-    names::validate("type", environment_type)
+    name::validate("type", environment_type)
 }
 
 async fn view(conn: &mut AnyConnection, row: EnvironmentRow) -> Result<Environment, ApiError> {
@@ -62,11 +62,11 @@ async fn view(conn: &mut AnyConnection, row: EnvironmentRow) -> Result<Environme
     Ok(Environment {
         name: row.name,
         environment_type: row.environment_type,
-        enabled: row.enabled != 0,
-        protected: row.protected != 0,
+        enabled: row.enabled,
+        protected: row.protected,
         sort_order: row.sort_order,
         project_count,
-        created_at: row.created_at,
+        created_at: row.created_at.to_string(),
     })
 }
 
@@ -98,7 +98,7 @@ pub async fn create(
     input: CreateEnvironment,
     limits: &Limits,
 ) -> Result<Environment, ApiError> {
-    names::validate("name", &input.name)?;
+    name::validate("name", &input.name)?;
     validate_type(&input.environment_type)?;
     let count = environment_store::count_all(tx.conn()).await?;
     limits::ensure_within(
@@ -123,10 +123,10 @@ pub async fn create(
     let row = EnvironmentRow {
         name: input.name,
         environment_type: input.environment_type,
-        enabled: i64::from(input.enabled.unwrap_or(true)),
-        protected: 0,
+        enabled: input.enabled.unwrap_or(true),
+        protected: false,
         sort_order,
-        created_at: tx.now().to_owned(),
+        created_at: tx.now(),
     };
     environment_store::insert(tx.conn(), &row).await?;
     let environment = view(tx.conn(), row).await?;
@@ -164,12 +164,12 @@ pub async fn update(
 /// Turns an environment on or off globally; an event only on a real change.
 pub async fn set_enabled(tx: &mut WriteTx, name: &str, enabled: bool) -> Result<(), ApiError> {
     let before_row = require(tx.conn(), name).await?;
-    if (before_row.enabled != 0) == enabled {
+    if before_row.enabled == enabled {
         return Ok(());
     }
     let before = view(tx.conn(), before_row.clone()).await?;
     let row = EnvironmentRow {
-        enabled: i64::from(enabled),
+        enabled,
         ..before_row
     };
     environment_store::update(tx.conn(), &row).await?;
@@ -196,7 +196,7 @@ async fn record_update(
 /// Deletes an environment with every flag's settings in it; protected environments stay.
 pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
     let row = require(tx.conn(), name).await?;
-    if row.protected != 0 {
+    if row.protected {
         return Err(ApiError::validation(format!(
             "Environment {name} is protected and cannot be deleted"
         )));

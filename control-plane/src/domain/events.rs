@@ -1,7 +1,6 @@
 //! Audit events: their types and the two read views (`GET /api/admin/events`, `GET /api/admin/events/:feature`).
 
 use crate::store::events::{self as event_store, EventFilter, EventRow};
-use crate::store::{corrupt_json, StoreError};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::{IntoParams, ToSchema};
@@ -280,30 +279,22 @@ pub struct EventQuery {
 pub const DEFAULT_LIMIT: u32 = 100;
 pub const MAX_LIMIT: u32 = 1000;
 
-fn parse_column(
-    column: &str,
-    text: Option<String>,
-) -> Result<Option<serde_json::Value>, StoreError> {
-    text.map(|text| serde_json::from_str(&text).map_err(|error| corrupt_json(column, error)))
-        .transpose()
-}
-
-fn event_from_row(row: EventRow) -> Result<Event, StoreError> {
-    Ok(Event {
+fn event_from_row(row: EventRow) -> Event {
+    Event {
         id: row.id,
         event_type: row.event_type,
-        created_at: row.created_at,
+        created_at: row.created_at.to_string(),
         created_by: row.created_by,
         created_by_user_id: row.created_by_user_id,
         environment: row.environment,
         project: row.project,
         feature_name: row.feature_name,
-        data: parse_column("events.data", row.data)?,
-        pre_data: parse_column("events.pre_data", row.pre_data)?,
+        data: row.data,
+        pre_data: row.pre_data,
         tags: Vec::new(),
         label: None,
         summary: None,
-    })
+    }
 }
 
 /// Events matching the query, newest first, with the number of matches.
@@ -327,10 +318,7 @@ pub async fn list(conn: &mut AnyConnection, query: EventQuery) -> Result<EventLi
     )
     .await?;
     let total_events = event_store::count(conn, &filter).await?;
-    let events = rows
-        .into_iter()
-        .map(event_from_row)
-        .collect::<Result<_, _>>()?;
+    let events = rows.into_iter().map(event_from_row).collect();
     Ok(EventList {
         version: 1,
         events,
@@ -349,10 +337,7 @@ pub async fn of_feature(
     };
     let total_events = event_store::count(conn, &filter).await?;
     let rows = event_store::list(conn, &filter, 0, total_events).await?;
-    let events = rows
-        .into_iter()
-        .map(event_from_row)
-        .collect::<Result<_, _>>()?;
+    let events = rows.into_iter().map(event_from_row).collect();
     Ok(FeatureEventList {
         version: 1,
         toggle_name: feature.to_owned(),

@@ -1,13 +1,18 @@
 //! Feature flags: metadata, per-environment switches, archive, revive and delete.
 
+use super::change_request_gate;
 use super::events::{payload, EventType};
+use super::feature_lookup::{
+    ensure_not_archived, require_in_project, require_live, require_project_environment,
+};
+use super::feature_switch::switch;
 use super::limits::{self, Limits};
-use super::names;
 use super::projects::{self, to_count};
 use super::strategies::{self, Strategy};
-use super::variants::{self, FlagVariant};
+use super::variants;
+use crate::model::name;
+use crate::model::variant::FlagVariant;
 use crate::store::features::{self as feature_store, FeatureRow};
-use crate::store::projects as project_store;
 use crate::store::strategies as strategy_store;
 use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
@@ -184,67 +189,12 @@ pub fn summary(row: &FeatureRow) -> FeatureSummary {
         feature_type: row.feature_type.clone(),
         description: row.description.clone(),
         project: row.project_id.clone(),
-        stale: row.stale != 0,
-        impression_data: row.impression_data != 0,
-        created_at: row.created_at.clone(),
+        stale: row.stale,
+        impression_data: row.impression_data,
+        created_at: row.created_at.to_string(),
         archived: row.archived_at.is_some(),
-        archived_at: row.archived_at.clone(),
+        archived_at: row.archived_at.map(|at| at.to_string()),
     }
-}
-
-fn not_found(project: &str, name: &str) -> ApiError {
-    ApiError::not_found(format!("Flag {name} does not exist in project {project}"))
-}
-
-/// The flag of a project, archived or not; 404 for an unknown project or flag.
-pub async fn require_in_project(
-    conn: &mut AnyConnection,
-    project: &str,
-    name: &str,
-) -> Result<FeatureRow, ApiError> {
-    projects::require(conn, project).await?;
-    match feature_store::get(conn, name).await? {
-        Some(row) if row.project_id == project => Ok(row),
-        _ => Err(not_found(project, name)),
-    }
-}
-
-/// The live flag of a project; archived flags are 404 too.
-pub async fn require_live(
-    conn: &mut AnyConnection,
-    project: &str,
-    name: &str,
-) -> Result<FeatureRow, ApiError> {
-    let row = require_in_project(conn, project, name).await?;
-    if row.archived_at.is_some() {
-        return Err(not_found(project, name));
-    }
-    Ok(row)
-}
-
-/// 404 unless the environment exists and the project uses it.
-pub async fn require_project_environment(
-    conn: &mut AnyConnection,
-    project: &str,
-    environment: &str,
-) -> Result<(), ApiError> {
-    if !project_store::has_environment(conn, project, environment).await? {
-        return Err(ApiError::not_found(format!(
-            "Environment {environment} does not exist in project {project}"
-        )));
-    }
-    Ok(())
-}
-
-/// 400 for writes to an archived flag's configuration.
-pub fn ensure_not_archived(row: &FeatureRow) -> Result<(), ApiError> {
-    if row.archived_at.is_some() {
-        return Err(ApiError::validation(format!(
-            "Flag {} is archived; revive it first",
-            row.name
-        )));
-    }
-    Ok(())
 }
 
 pub async fn list(conn: &mut AnyConnection, project: &str) -> Result<FeatureList, ApiError> {
@@ -256,7 +206,7 @@ pub async fn list(conn: &mut AnyConnection, project: &str) -> Result<FeatureList
             .into_iter()
             .map(|environment| FeatureEnvironmentSummary {
                 name: environment.name,
-                enabled: environment.enabled != 0,
+                enabled: environment.enabled,
                 environment_type: environment.environment_type,
                 sort_order: environment.sort_order,
             })
@@ -279,7 +229,7 @@ async fn view(conn: &mut AnyConnection, row: &FeatureRow) -> Result<Feature, Api
         let variants = variants::stored(conn, &row.name, &environment.name).await?;
         environments.push(FeatureEnvironment {
             name: environment.name,
-            enabled: environment.enabled != 0,
+            enabled: environment.enabled,
             environment_type: environment.environment_type,
             sort_order: environment.sort_order,
             strategies,
@@ -320,7 +270,7 @@ pub async fn validate_name(
     conn: &mut AnyConnection,
     input: ValidateFeatureName,
 ) -> Result<(), ApiError> {
-    names::validate("name", &input.name)?;
+    name::validate("name", &input.name)?;
     if let Some(project) = &input.project_id {
         projects::require(conn, project).await?;
     }
@@ -333,7 +283,7 @@ pub async fn create(
     input: CreateFeature,
     limits: &Limits,
 ) -> Result<FeatureSummary, ApiError> {
-    names::validate("name", &input.name)?;
+    name::validate("name", &input.name)?;
     projects::require(tx.conn(), project).await?;
     ensure_name_free(tx.conn(), &input.name).await?;
     ensure_flag_room(tx, limits).await?;
@@ -346,9 +296,9 @@ pub async fn create(
             .as_str()
             .to_owned(),
         description: input.description,
-        stale: 0,
-        impression_data: i64::from(input.impression_data.unwrap_or(false)),
-        created_at: tx.now().to_owned(),
+        stale: false,
+        impression_data: input.impression_data.unwrap_or(false),
+        created_at: tx.now(),
         archived_at: None,
     };
     feature_store::insert(tx.conn(), &row).await?;
@@ -401,11 +351,8 @@ pub async fn update(
             .map(|t| t.as_str().to_owned())
             .unwrap_or(before.feature_type.clone()),
         description: input.description.or(before.description.clone()),
-        stale: input.stale.map(i64::from).unwrap_or(before.stale),
-        impression_data: input
-            .impression_data
-            .map(i64::from)
-            .unwrap_or(before.impression_data),
+        stale: input.stale.unwrap_or(before.stale),
+        impression_data: input.impression_data.unwrap_or(before.impression_data),
         ..before.clone()
     };
     let (old, new) = (summary(&before), summary(&after));
@@ -474,11 +421,13 @@ pub async fn patch(
     update(tx, project, name, input).await
 }
 
-/// Archives a live flag: it leaves SDK outputs, its name stays taken.
+/// Archives a live flag: it leaves SDK outputs, its name stays taken. Refused (403) while change requests
+/// are on for an environment of the project, unless applying one.
 pub async fn archive(tx: &mut WriteTx, project: &str, name: &str) -> Result<(), ApiError> {
+    change_request_gate::ensure_archivable(tx, project).await?;
     let before = require_live(tx.conn(), project, name).await?;
     let after = FeatureRow {
-        archived_at: Some(tx.now().to_owned()),
+        archived_at: Some(tx.now()),
         ..before.clone()
     };
     feature_store::update(tx.conn(), &after).await?;
@@ -499,6 +448,7 @@ pub async fn archive_many(
     project: &str,
     input: ArchiveFeatures,
 ) -> Result<(), ApiError> {
+    change_request_gate::ensure_archivable(tx, project).await?;
     if input.features.is_empty() {
         return Err(ApiError::validation("features must list at least one flag"));
     }
@@ -577,7 +527,7 @@ pub async fn archived(
             .map(|environment| ArchivedFeatureEnvironment {
                 name: environment.name,
                 last_seen_at: None,
-                enabled: environment.enabled != 0,
+                enabled: environment.enabled,
             })
             .collect();
         features.push(ArchivedFeature {
@@ -585,10 +535,10 @@ pub async fn archived(
             feature_type: row.feature_type,
             description: row.description,
             project: row.project_id,
-            stale: row.stale != 0,
-            impression_data: row.impression_data != 0,
-            created_at: row.created_at,
-            archived_at: row.archived_at,
+            stale: row.stale,
+            impression_data: row.impression_data,
+            created_at: row.created_at.to_string(),
+            archived_at: row.archived_at.map(|at| at.to_string()),
             last_seen_at: None,
             environments,
         });
@@ -609,6 +559,7 @@ pub async fn set_enabled(
     enabled: bool,
     activate_disabled_strategies: bool,
 ) -> Result<(), ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
     let row = require_in_project(tx.conn(), project, name).await?;
     super::environments::require(tx.conn(), environment).await?;
     require_project_environment(tx.conn(), project, environment).await?;
@@ -618,7 +569,7 @@ pub async fn set_enabled(
     }
     if enabled {
         let existing = strategy_store::list(tx.conn(), name, environment).await?;
-        if !existing.iter().any(|strategy| strategy.disabled == 0) {
+        if !existing.iter().any(|strategy| !strategy.disabled) {
             if activate_disabled_strategies && !existing.is_empty() {
                 strategies::enable_all(tx, &row, environment, existing).await?;
             } else {
@@ -627,23 +578,4 @@ pub async fn set_enabled(
         }
     }
     switch(tx, &row, environment, enabled).await
-}
-
-/// Sets the switch and records `feature-environment-enabled` / `-disabled`.
-pub async fn switch(
-    tx: &mut WriteTx,
-    row: &FeatureRow,
-    environment: &str,
-    enabled: bool,
-) -> Result<(), ApiError> {
-    feature_store::set_enabled(tx.conn(), &row.name, environment, enabled).await?;
-    let event_type = if enabled {
-        EventType::FeatureEnvironmentEnabled
-    } else {
-        EventType::FeatureEnvironmentDisabled
-    };
-    let mut event = feature_event(event_type, row, None, None);
-    event.environment = Some(environment.to_owned());
-    tx.record(event).await?;
-    Ok(())
 }

@@ -3,10 +3,11 @@
 //! member (`group-user-added` / `group-user-removed`).
 
 use super::events::{payload, EventType};
-use super::users::{self, RoleReference, RootRole, User};
+use super::roles::{RoleReference, RootRole};
+use super::users::{self, User};
 use crate::store::groups::{self as group_store, GroupRow, MemberRow};
 use crate::store::users as user_store;
-use crate::store::{corrupt_json, NewEvent, WriteTx};
+use crate::store::{Counter, NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::collections::BTreeSet;
@@ -77,13 +78,11 @@ pub fn parse_id(text: &str) -> Result<i64, ApiError> {
 }
 
 async fn view(conn: &mut AnyConnection, row: GroupRow) -> Result<Group, ApiError> {
-    let mappings_sso: Vec<String> = serde_json::from_str(&row.mappings_sso)
-        .map_err(|error| corrupt_json("user_groups.mappings_sso", error))?;
     let mut users = Vec::new();
     for member in group_store::members(conn, row.id).await? {
         let user = users::require(conn, member.user_id).await?;
         users.push(GroupMember {
-            joined_at: member.joined_at,
+            joined_at: member.joined_at.to_string(),
             created_by: member.created_by,
             user: users::view(user),
         });
@@ -92,10 +91,10 @@ async fn view(conn: &mut AnyConnection, row: GroupRow) -> Result<Group, ApiError
         id: row.id,
         name: row.name,
         description: row.description,
-        mappings_sso,
+        mappings_sso: row.mappings_sso,
         root_role: row.root_role,
         created_by: row.created_by,
-        created_at: Some(row.created_at),
+        created_at: Some(row.created_at.to_string()),
         user_count: users.len() as i64,
         users,
         projects: Vec::new(),
@@ -125,7 +124,7 @@ pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Group, ApiError> {
 struct Validated {
     name: String,
     description: Option<String>,
-    mappings_sso: String,
+    mappings_sso: Vec<String>,
     root_role: Option<i64>,
     members: BTreeSet<i64>,
 }
@@ -166,7 +165,7 @@ async fn validate(
     Ok(Validated {
         name,
         description: input.description,
-        mappings_sso: serde_json::json!(input.mappings_sso.unwrap_or_default()).to_string(),
+        mappings_sso: input.mappings_sso.unwrap_or_default(),
         root_role,
         members,
     })
@@ -195,7 +194,7 @@ async fn set_members(
     for &user_id in wanted.difference(&current) {
         let member = MemberRow {
             user_id,
-            joined_at: tx.now().to_owned(),
+            joined_at: tx.now(),
             created_by: Some(tx.actor().name.clone()),
         };
         group_store::add_member(tx.conn(), group_id, &member).await?;
@@ -212,13 +211,13 @@ async fn set_members(
 pub async fn create(tx: &mut WriteTx, input: WriteGroup) -> Result<Group, ApiError> {
     let valid = validate(tx, input, None).await?;
     let row = GroupRow {
-        id: tx.next_id("group").await?,
+        id: tx.next_id(Counter::Group).await?,
         name: valid.name,
         description: valid.description,
         mappings_sso: valid.mappings_sso,
         root_role: valid.root_role,
         created_by: Some(tx.actor().name.clone()),
-        created_at: tx.now().to_owned(),
+        created_at: tx.now(),
     };
     group_store::insert(tx.conn(), &row).await?;
     let id = row.id;

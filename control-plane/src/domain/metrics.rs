@@ -10,7 +10,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, SecondsFormat};
 use serde::{Deserialize, Serialize};
 use sqlx::Connection;
 use utoipa::ToSchema;
@@ -26,13 +25,6 @@ pub const HOUR_MS: i64 = 60 * MINUTE_MS;
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 /// Minute buckets older than this are rolled up into hours.
 pub const MINUTE_BUCKETS_KEPT_MS: i64 = 48 * HOUR_MS;
-
-/// RFC 3339 UTC with milliseconds.
-pub fn timestamp(ms: i64) -> String {
-    DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(SecondsFormat::Millis, true)
-}
 
 /// The first bucket start (inclusive) and the last of the minute buckets that overlap (N − W, N].
 fn window(now_ms: i64, width_ms: i64) -> (i64, i64) {
@@ -259,10 +251,6 @@ pub struct Applications {
     pub total: usize,
 }
 
-fn strategies_of(json: &str) -> Result<Vec<String>, StoreError> {
-    serde_json::from_str(json).map_err(|error| crate::store::corrupt_json("strategies", error))
-}
-
 /// #3: applications seen in the last day, implementing `strategy_name` if given.
 pub async fn applications(
     store: &Store,
@@ -274,8 +262,7 @@ pub async fn applications(
     let rows = sql::applications_seen_between(&mut conn, now_ms - DAY_MS + 1, now_ms).await?;
     let mut applications = Vec::with_capacity(rows.len());
     for row in rows {
-        let strategies = strategies_of(&row.strategies)?;
-        if strategy_name.is_some_and(|wanted| !strategies.iter().any(|s| s == wanted)) {
+        if strategy_name.is_some_and(|wanted| !row.strategies.iter().any(|s| s == wanted)) {
             continue;
         }
         let app_details = format!(
@@ -286,9 +273,9 @@ pub async fn applications(
             )
         );
         applications.push(ApplicationSummary {
-            created_at: timestamp(row.created_at_ms),
+            created_at: row.created_at.to_string(),
             app_name: row.app_name,
-            strategies,
+            strategies: row.strategies,
             description: row.description,
             url: row.url,
             color: row.color,
@@ -347,19 +334,20 @@ pub async fn application(store: &Store, app_name: &str) -> Result<ApplicationDet
         .map(|i| Instance {
             instance_id: i.instance_id,
             client_ip: i.client_ip,
-            last_seen: timestamp(i.last_seen_ms),
-            created_at: timestamp(i.created_at_ms),
+            last_seen: i.last_seen.to_string(),
+            created_at: i.created_at.to_string(),
             sdk_version: i.sdk_version,
             environment: i.environment,
         })
         .collect();
-    let mut strategies = Vec::new();
-    for list in sql::registrations(&mut conn, app_name).await? {
-        strategies.push(RegisteredStrategies {
+    let strategies = sql::registrations(&mut conn, app_name)
+        .await?
+        .into_iter()
+        .map(|strategies| RegisteredStrategies {
             app_name: app_name.to_owned(),
-            strategies: strategies_of(&list)?,
-        });
-    }
+            strategies,
+        })
+        .collect();
     let seen_toggles = sql::seen_toggles(&mut conn, app_name).await?;
     Ok(ApplicationDetails {
         app_name: row.app_name,
@@ -367,7 +355,7 @@ pub async fn application(store: &Store, app_name: &str) -> Result<ApplicationDet
         url: row.url,
         color: row.color,
         icon: row.icon,
-        created_at: timestamp(row.created_at_ms),
+        created_at: row.created_at.to_string(),
         instances,
         strategies,
         seen_toggles,
@@ -388,17 +376,17 @@ pub struct ApplicationRecord {
     pub icon: Option<String>,
 }
 
-fn record(row: ApplicationRow) -> Result<ApplicationRecord, StoreError> {
-    Ok(ApplicationRecord {
-        strategies: strategies_of(&row.strategies)?,
+fn record(row: ApplicationRow) -> ApplicationRecord {
+    ApplicationRecord {
+        strategies: row.strategies,
         app_name: row.app_name,
-        created_at: timestamp(row.created_at_ms),
-        updated_at: timestamp(row.updated_at_ms),
+        created_at: row.created_at.to_string(),
+        updated_at: row.updated_at.to_string(),
         description: row.description,
         url: row.url,
         color: row.color,
         icon: row.icon,
-    })
+    }
 }
 
 /// #5: each flag with usage in the last hour → the applications that reported it, by name.
@@ -419,7 +407,7 @@ pub async fn seen_apps(
     let names: Vec<String> = names.into_iter().collect();
     let mut records = BTreeMap::new();
     for row in sql::applications_named(&mut conn, &names).await? {
-        records.insert(row.app_name.clone(), record(row)?);
+        records.insert(row.app_name.clone(), record(row));
     }
     Ok(by_flag
         .into_iter()
@@ -510,7 +498,7 @@ pub async fn feature_usage(
             feature_name: name.to_owned(),
             app_name: h.app_name,
             environment: h.environment,
-            timestamp: timestamp(h.hour_ms),
+            timestamp: h.hour.to_string(),
             yes: h.yes_count,
             no: h.no_count,
         })
@@ -557,7 +545,7 @@ pub async fn edges(store: &Store, now_ms: i64) -> Result<Edges, ApiError> {
             edge_id: e.edge_id,
             version: e.version,
             applied_revision: e.applied_revision,
-            last_report: timestamp(e.last_report_ms),
+            last_report: e.last_report.to_string(),
             evaluations_last_hour: Evaluations {
                 enabled: e.enabled_count,
                 not_enabled: e.disabled_count,

@@ -3,19 +3,22 @@
 //! of the API or an [`ApiError`](vexil_shared::ApiError).
 
 pub mod access;
+pub mod change_request_gate;
 pub mod change_requests;
 pub mod client_document;
 pub mod context_fields;
 pub mod environments;
 pub mod events;
+pub mod feature_lookup;
+pub mod feature_switch;
 pub mod features;
 pub mod first_start;
 pub mod groups;
 pub mod limits;
 pub mod metrics;
-pub mod names;
 pub mod playground;
 pub mod projects;
+pub mod roles;
 pub mod segments;
 pub mod strategies;
 pub mod strategy_definitions;

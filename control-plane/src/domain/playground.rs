@@ -4,7 +4,8 @@
 //! (`vexil_shared::engine::explain`).
 
 use super::client_document::{self, Detail};
-use super::variants::{self, FlagVariant};
+use super::variants;
+use crate::model::variant::FlagVariant;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::collections::BTreeMap;

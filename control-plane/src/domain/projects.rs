@@ -2,7 +2,7 @@
 
 use super::events::{payload, EventType};
 use super::limits::{self, Limits};
-use super::names;
+use crate::model::name;
 use crate::store::environments as environment_store;
 use crate::store::projects::{self as project_store, ProjectRow};
 use crate::store::segments as segment_store;
@@ -108,8 +108,8 @@ async fn view(conn: &mut AnyConnection, row: ProjectRow) -> Result<Project, ApiE
         default_stickiness: row.default_stickiness,
         environments,
         feature_count,
-        created_at: row.created_at,
-        updated_at: row.updated_at,
+        created_at: row.created_at.to_string(),
+        updated_at: row.updated_at.map(|at| at.to_string()),
     })
 }
 
@@ -142,7 +142,7 @@ pub async fn create(
     limits: &Limits,
 ) -> Result<Project, ApiError> {
     let id = input.id.unwrap_or_else(|| input.name.clone());
-    names::validate("id", &id)?;
+    name::validate("id", &id)?;
     validate_display_name(&input.name)?;
     let count = project_store::count_all(tx.conn()).await?;
     limits::ensure_within("projects", "projects", to_count(count) + 1, limits.projects)?;
@@ -179,7 +179,7 @@ pub async fn create(
         default_stickiness: input
             .default_stickiness
             .unwrap_or_else(|| "default".to_owned()),
-        created_at: tx.now().to_owned(),
+        created_at: tx.now(),
         updated_at: None,
     };
     project_store::insert(tx.conn(), &row).await?;
@@ -213,7 +213,7 @@ pub async fn update(tx: &mut WriteTx, id: &str, input: UpdateProject) -> Result<
         default_stickiness: input
             .default_stickiness
             .unwrap_or(before_row.default_stickiness.clone()),
-        updated_at: Some(tx.now().to_owned()),
+        updated_at: Some(tx.now()),
         ..before_row
     };
     project_store::update(tx.conn(), &row).await?;

@@ -4,10 +4,10 @@
 use super::events::{payload, EventType};
 use super::limits::{self, Limits};
 use super::projects::to_count;
-use super::strategies::{validate_constraints, Constraint};
+use crate::model::constraint::{validate_constraints, Constraint};
 use crate::store::projects as project_store;
 use crate::store::segments::{self as segment_store, SegmentRow};
-use crate::store::{corrupt_json, NewEvent, StoreError, WriteTx};
+use crate::store::{Counter, NewEvent, StoreError, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,9 +59,7 @@ struct Usage {
 async fn usage(conn: &mut AnyConnection) -> Result<BTreeMap<i64, Usage>, StoreError> {
     let mut usage: BTreeMap<i64, Usage> = BTreeMap::new();
     for reference in segment_store::references(conn).await? {
-        let ids: Vec<i64> = serde_json::from_str(&reference.segments)
-            .map_err(|error| corrupt_json("feature_strategies.segments", error))?;
-        for id in ids {
+        for id in reference.segments {
             let entry = usage.entry(id).or_default();
             entry.features.insert(reference.feature_name.clone());
             entry.projects.insert(reference.project_id.clone());
@@ -70,13 +68,12 @@ async fn usage(conn: &mut AnyConnection) -> Result<BTreeMap<i64, Usage>, StoreEr
     Ok(usage)
 }
 
-fn view(row: SegmentRow, usage: Option<&Usage>) -> Result<Segment, StoreError> {
+fn view(row: SegmentRow, usage: Option<&Usage>) -> Segment {
     let count = |set: Option<&BTreeSet<String>>| {
         set.map_or(0, |set| i64::try_from(set.len()).unwrap_or(i64::MAX))
     };
-    Ok(Segment {
-        constraints: serde_json::from_str(&row.constraints)
-            .map_err(|error| corrupt_json("segments.constraints", error))?,
+    Segment {
+        constraints: row.constraints,
         used_in_features: count(usage.map(|u| &u.features)),
         used_in_projects: count(usage.map(|u| &u.projects)),
         id: row.id,
@@ -84,8 +81,8 @@ fn view(row: SegmentRow, usage: Option<&Usage>) -> Result<Segment, StoreError> {
         description: row.description,
         project: row.project_id,
         created_by: row.created_by,
-        created_at: row.created_at,
-    })
+        created_at: row.created_at.to_string(),
+    }
 }
 
 fn not_found(id: i64) -> ApiError {
@@ -101,7 +98,7 @@ pub async fn list(conn: &mut AnyConnection) -> Result<SegmentList, ApiError> {
             let used = usage.get(&row.id);
             view(row, used)
         })
-        .collect::<Result<_, _>>()?;
+        .collect();
     Ok(SegmentList { segments })
 }
 
@@ -110,20 +107,7 @@ pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Segment, ApiError>
         .await?
         .ok_or_else(|| not_found(id))?;
     let usage = usage(conn).await?;
-    Ok(view(row, usage.get(&id))?)
-}
-
-/// The segment's constraints as the client document carries them (every segment, by id).
-pub async fn all_rows(
-    conn: &mut AnyConnection,
-) -> Result<Vec<(SegmentRow, Vec<Constraint>)>, ApiError> {
-    let mut rows = Vec::new();
-    for row in segment_store::list(conn).await? {
-        let constraints: Vec<Constraint> = serde_json::from_str(&row.constraints)
-            .map_err(|error| corrupt_json("segments.constraints", error))?;
-        rows.push((row, constraints));
-    }
-    Ok(rows)
+    Ok(view(row, usage.get(&id)))
 }
 
 /// Checks an input: name, project, constraints and the `segmentValues` limit.
@@ -193,16 +177,16 @@ pub async fn create(
     let count = segment_store::count(tx.conn()).await?;
     limits::ensure_within("segments", "segments", to_count(count) + 1, limits.segments)?;
     let row = SegmentRow {
-        id: segment_store::next_id(tx.conn()).await?,
+        id: tx.next_id(Counter::Segment).await?,
         name: input.name,
         description: input.description,
         project_id: input.project,
-        constraints: payload(&input.constraints).to_string(),
+        constraints: input.constraints,
         created_by: tx.actor().name.clone(),
-        created_at: tx.now().to_owned(),
+        created_at: tx.now(),
     };
     segment_store::insert(tx.conn(), &row).await?;
-    let segment = view(row, None)?;
+    let segment = view(row, None);
     tx.record(segment_event(
         EventType::SegmentCreated,
         &segment,
@@ -234,15 +218,15 @@ pub async fn update(
             )));
         }
     }
-    let before = view(before_row.clone(), used)?;
+    let before = view(before_row.clone(), used);
     let row = SegmentRow {
         name: input.name,
         description: input.description,
         project_id: input.project,
-        constraints: payload(&input.constraints).to_string(),
+        constraints: input.constraints,
         ..before_row
     };
-    let after = view(row.clone(), used)?;
+    let after = view(row.clone(), used);
     if after == before {
         return Ok(());
     }
@@ -271,7 +255,7 @@ pub async fn delete(tx: &mut WriteTx, id: i64) -> Result<(), ApiError> {
             flags.join(", ")
         )));
     }
-    let before = view(row, None)?;
+    let before = view(row, None);
     segment_store::delete(tx.conn(), id).await?;
     tx.record(segment_event(
         EventType::SegmentDeleted,

@@ -1,15 +1,21 @@
 //! The strategies of a flag in an environment: a defined strategy name (built-in or custom), validated
 //! constraints, existing segments (a project segment only in its project), normalised variants, parameters
-//! stored as strings, within the resource limits. Ids are UUIDs.
+//! stored as strings, within the resource limits. Ids are UUIDs. Every write asks the change-request gate
+//! first.
 
+use super::change_request_gate;
 use super::events::{payload, EventType};
-use super::features::{self, ensure_not_archived, require_in_project, require_project_environment};
+use super::feature_lookup::{ensure_not_archived, require_in_project, require_project_environment};
+use super::feature_switch::switch;
 use super::limits::{self, Limits};
 use super::{segments, strategy_definitions};
+use crate::model::constraint::{validate_constraints, Constraint};
+use crate::model::strategy::{StrategyInput, StrategySortOrder};
+use crate::model::variant::{default_stickiness, normalize_variants, StrategyVariant};
 use crate::store::features::{self as feature_store, FeatureRow};
 use crate::store::projects as project_store;
 use crate::store::strategies::{self as strategy_store, StrategyRow};
-use crate::store::{corrupt_json, NewEvent, StoreError, WriteTx};
+use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::AnyConnection;
@@ -17,95 +23,6 @@ use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use uuid::Uuid;
 use vexil_shared::ApiError;
-
-/// The constraint operators: the spec's 15 and Vexil's four extras.
-pub const OPERATORS: [&str; 19] = [
-    "IN",
-    "NOT_IN",
-    "STR_STARTS_WITH",
-    "STR_ENDS_WITH",
-    "STR_CONTAINS",
-    "NUM_EQ",
-    "NUM_GT",
-    "NUM_GTE",
-    "NUM_LT",
-    "NUM_LTE",
-    "DATE_AFTER",
-    "DATE_BEFORE",
-    "SEMVER_EQ",
-    "SEMVER_GT",
-    "SEMVER_LT",
-    "SEMVER_GTE",
-    "SEMVER_LTE",
-    "REGEX",
-    "IN_CIDR",
-];
-
-const PAYLOAD_TYPES: [&str; 4] = ["json", "csv", "string", "number"];
-const TOTAL_WEIGHT: u32 = 1000;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Constraint {
-    pub context_name: String,
-    pub operator: String,
-    #[serde(default)]
-    pub values: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-    #[serde(default)]
-    pub case_insensitive: bool,
-    #[serde(default)]
-    pub inverted: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct VariantPayload {
-    #[serde(rename = "type")]
-    pub payload_type: String,
-    pub value: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum WeightType {
-    Variable,
-    Fix,
-}
-
-impl WeightType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WeightType::Variable => "variable",
-            WeightType::Fix => "fix",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StrategyVariant {
-    pub name: String,
-    /// 0 to 1000; `variable` weights are recomputed on write.
-    #[serde(default)]
-    pub weight: u32,
-    /// Default `variable`.
-    #[serde(default = "variable")]
-    pub weight_type: WeightType,
-    /// Default `default`.
-    #[serde(default = "default_stickiness")]
-    pub stickiness: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub payload: Option<VariantPayload>,
-}
-
-fn variable() -> WeightType {
-    WeightType::Variable
-}
-
-fn default_stickiness() -> String {
-    "default".to_owned()
-}
 
 /// A strategy as the admin API shows it (spec endpoint 15).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -123,53 +40,19 @@ pub struct Strategy {
     pub parameters: BTreeMap<String, String>,
 }
 
-/// `POST …/strategies` and `PUT …/strategies/:strategyId` (a full replace).
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StrategyInput {
-    pub name: String,
-    pub title: Option<String>,
-    pub disabled: Option<bool>,
-    /// Default: after the last strategy (add) or unchanged (replace).
-    pub sort_order: Option<i64>,
-    pub constraints: Option<Vec<Constraint>>,
-    /// Values may be strings, numbers or booleans; they are stored as strings.
-    #[schema(value_type = Option<Object>)]
-    pub parameters: Option<serde_json::Map<String, Value>>,
-    pub variants: Option<Vec<StrategyVariant>>,
-    /// Ids of existing segments; a project's segment only in that project.
-    pub segments: Option<Vec<i64>>,
-}
-
-/// One entry of `POST …/strategies/set-sort-order`.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StrategySortOrder {
-    pub id: String,
-    pub sort_order: i64,
-}
-
-fn parse_column<T: serde::de::DeserializeOwned>(column: &str, text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|error| corrupt_json(column, error))
-}
-
-fn to_column<T: Serialize>(value: &T) -> String {
-    payload(value).to_string()
-}
-
-pub fn view(row: &StrategyRow) -> Result<Strategy, StoreError> {
-    Ok(Strategy {
+pub fn view(row: &StrategyRow) -> Strategy {
+    Strategy {
         id: row.id.clone(),
         name: row.name.clone(),
         title: row.title.clone(),
-        disabled: row.disabled != 0,
+        disabled: row.disabled,
         feature_name: row.feature_name.clone(),
         sort_order: row.sort_order,
-        segments: parse_column("feature_strategies.segments", &row.segments)?,
-        constraints: parse_column("feature_strategies.constraints", &row.constraints)?,
-        variants: parse_column("feature_strategies.variants", &row.variants)?,
-        parameters: parse_column("feature_strategies.parameters", &row.parameters)?,
-    })
+        segments: row.segments.clone(),
+        constraints: row.constraints.clone(),
+        variants: row.variants.clone(),
+        parameters: row.parameters.clone(),
+    }
 }
 
 /// The strategies of a flag in an environment, in sortOrder.
@@ -179,7 +62,7 @@ pub async fn list_rows(
     environment: &str,
 ) -> Result<Vec<Strategy>, ApiError> {
     let rows = strategy_store::list(conn, feature, environment).await?;
-    Ok(rows.iter().map(view).collect::<Result<_, _>>()?)
+    Ok(rows.iter().map(view).collect())
 }
 
 /// Spec endpoint 15: every strategy, disabled ones included; an archived flag's too.
@@ -213,7 +96,7 @@ pub async fn get(
     let row = strategy_store::get(conn, feature, environment, &id)
         .await?
         .ok_or_else(|| strategy_not_found(&id))?;
-    Ok(view(&row)?)
+    Ok(view(&row))
 }
 
 /// The flag row for a strategy write: the flag is live and the project uses the environment.
@@ -227,90 +110,6 @@ async fn writable_feature(
     require_project_environment(tx.conn(), project, environment).await?;
     ensure_not_archived(&row)?;
     Ok(row)
-}
-
-pub(crate) fn validate_constraints(constraints: &[Constraint]) -> Result<(), ApiError> {
-    for (index, constraint) in constraints.iter().enumerate() {
-        super::names::validate(
-            &format!("constraints[{index}].contextName"),
-            &constraint.context_name,
-        )?;
-        if !OPERATORS.contains(&constraint.operator.as_str()) {
-            return Err(ApiError::validation(format!(
-                "constraints[{index}].operator: unknown operator {:?}; expected one of {}",
-                constraint.operator,
-                OPERATORS.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Checks payloads and weights, then spreads `1000 − Σfix` over the `variable` variants (the remainder one by
-/// one to the first ones).
-pub(crate) fn normalize_variants(
-    mut variants: Vec<StrategyVariant>,
-) -> Result<Vec<StrategyVariant>, ApiError> {
-    if variants.is_empty() {
-        return Ok(variants);
-    }
-    let mut fixed_total: u32 = 0;
-    for (index, variant) in variants.iter().enumerate() {
-        super::names::validate(&format!("variants[{index}].name"), &variant.name)?;
-        if variants[..index]
-            .iter()
-            .any(|other| other.name == variant.name)
-        {
-            return Err(ApiError::validation(format!(
-                "variants[{index}].name: {} is used twice",
-                variant.name
-            )));
-        }
-        if let Some(payload) = &variant.payload {
-            if !PAYLOAD_TYPES.contains(&payload.payload_type.as_str()) {
-                return Err(ApiError::validation(format!(
-                    "variants[{index}].payload.type must be one of {}",
-                    PAYLOAD_TYPES.join(", ")
-                )));
-            }
-        }
-        if variant.weight > TOTAL_WEIGHT {
-            return Err(ApiError::validation(format!(
-                "variants[{index}].weight must be 0 to {TOTAL_WEIGHT}"
-            )));
-        }
-        if variant.weight_type == WeightType::Fix {
-            fixed_total = fixed_total.saturating_add(variant.weight);
-        }
-    }
-    if fixed_total > TOTAL_WEIGHT {
-        return Err(ApiError::validation(format!(
-            "variants: the fixed weights add up to more than {TOTAL_WEIGHT}"
-        )));
-    }
-    let variable_count = variants
-        .iter()
-        .filter(|variant| variant.weight_type == WeightType::Variable)
-        .count();
-    let variable_count = u32::try_from(variable_count).unwrap_or(u32::MAX);
-    if variable_count == 0 {
-        if fixed_total != TOTAL_WEIGHT {
-            return Err(ApiError::validation(format!(
-                "variants: with only fixed weights they must add up to {TOTAL_WEIGHT}"
-            )));
-        }
-        return Ok(variants);
-    }
-    let share = (TOTAL_WEIGHT - fixed_total) / variable_count;
-    let mut remainder = (TOTAL_WEIGHT - fixed_total) % variable_count;
-    for variant in variants
-        .iter_mut()
-        .filter(|variant| variant.weight_type == WeightType::Variable)
-    {
-        variant.weight = share + u32::from(remainder > 0);
-        remainder = remainder.saturating_sub(1);
-    }
-    Ok(variants)
 }
 
 /// Parameter values as strings; `flexibleRollout` gets its defaults (rollout 100, the project's stickiness,
@@ -383,12 +182,12 @@ async fn validated_row(
     Ok(StrategyRow {
         name: input.name,
         title: input.title,
-        disabled: input.disabled.map(i64::from).unwrap_or(0),
+        disabled: input.disabled.unwrap_or(false),
         sort_order: input.sort_order.unwrap_or(template.sort_order),
-        constraints: to_column(&constraints),
-        parameters: to_column(&parameters),
-        variants: to_column(&variants),
-        segments: to_column(&segments),
+        constraints,
+        parameters,
+        variants,
+        segments,
         ..template
     })
 }
@@ -459,17 +258,17 @@ async fn insert(
         environment: environment.to_owned(),
         name: String::new(),
         title: None,
-        disabled: 0,
+        disabled: false,
         sort_order: next_sort_order(tx, &feature.name, environment).await?,
-        constraints: String::new(),
-        parameters: String::new(),
-        variants: String::new(),
-        segments: String::new(),
-        created_at: tx.now().to_owned(),
+        constraints: Vec::new(),
+        parameters: BTreeMap::new(),
+        variants: Vec::new(),
+        segments: Vec::new(),
+        created_at: tx.now(),
     };
     let row = validated_row(tx, feature, input, template).await?;
     strategy_store::insert(tx.conn(), &row).await?;
-    let strategy = view(&row)?;
+    let strategy = view(&row);
     tx.record(strategy_event(
         EventType::FeatureStrategyAdd,
         feature,
@@ -489,6 +288,7 @@ pub async fn add(
     input: StrategyInput,
     limits: &Limits,
 ) -> Result<Strategy, ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
     let feature = writable_feature(tx, project, feature, environment).await?;
     check_limits(&input, limits)?;
     let existing = strategy_store::list(tx.conn(), &feature.name, environment).await?;
@@ -528,13 +328,13 @@ pub async fn enable_all(
     environment: &str,
     rows: Vec<StrategyRow>,
 ) -> Result<(), ApiError> {
-    for before in rows.into_iter().filter(|row| row.disabled != 0) {
+    for before in rows.into_iter().filter(|row| row.disabled) {
         let after = StrategyRow {
-            disabled: 0,
+            disabled: false,
             ..before.clone()
         };
         strategy_store::update(tx.conn(), &after).await?;
-        let (data, pre_data) = (payload(&view(&after)?), payload(&view(&before)?));
+        let (data, pre_data) = (payload(&view(&after)), payload(&view(&before)));
         tx.record(strategy_event(
             EventType::FeatureStrategyUpdate,
             feature,
@@ -554,10 +354,10 @@ async fn switch_off_without_strategies(
     environment: &str,
 ) -> Result<(), ApiError> {
     let remaining = strategy_store::list(tx.conn(), &feature.name, environment).await?;
-    if !remaining.iter().any(|row| row.disabled == 0)
+    if !remaining.iter().any(|row| !row.disabled)
         && feature_store::is_enabled(tx.conn(), &feature.name, environment).await?
     {
-        features::switch(tx, feature, environment, false).await?;
+        switch(tx, feature, environment, false).await?;
     }
     Ok(())
 }
@@ -583,11 +383,12 @@ pub async fn update(
     input: StrategyInput,
     limits: &Limits,
 ) -> Result<Strategy, ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
     let feature = writable_feature(tx, project, feature, environment).await?;
     check_limits(&input, limits)?;
     let before = require_strategy(tx, &feature.name, environment, &id.to_string()).await?;
     let after = validated_row(tx, &feature, input, before.clone()).await?;
-    let (old, new) = (view(&before)?, view(&after)?);
+    let (old, new) = (view(&before), view(&after));
     if old != new {
         strategy_store::update(tx.conn(), &after).await?;
         tx.record(strategy_event(
@@ -615,8 +416,9 @@ pub async fn patch(
     operations: json_patch::Patch,
     limits: &Limits,
 ) -> Result<Strategy, ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
     writable_feature(tx, project, feature, environment).await?;
-    let current = view(&require_strategy(tx, feature, environment, &id.to_string()).await?)?;
+    let current = view(&require_strategy(tx, feature, environment, &id.to_string()).await?);
     let mut document = serde_json::json!({
         "name": current.name,
         "title": current.title,
@@ -646,10 +448,11 @@ pub async fn delete(
     environment: &str,
     id: Uuid,
 ) -> Result<(), ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
     let feature = writable_feature(tx, project, feature, environment).await?;
     let before = require_strategy(tx, &feature.name, environment, &id.to_string()).await?;
     strategy_store::delete(tx.conn(), &before.id).await?;
-    let old = view(&before)?;
+    let old = view(&before);
     tx.record(strategy_event(
         EventType::FeatureStrategyRemove,
         &feature,
@@ -669,6 +472,7 @@ pub async fn set_sort_order(
     environment: &str,
     entries: Vec<StrategySortOrder>,
 ) -> Result<(), ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
     let feature = writable_feature(tx, project, feature, environment).await?;
     let before = strategy_store::list(tx.conn(), &feature.name, environment).await?;
     let old_order: Vec<StrategySortOrder> = before
@@ -719,48 +523,6 @@ pub async fn set_sort_order(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn variant(name: &str, weight: u32, weight_type: WeightType) -> StrategyVariant {
-        StrategyVariant {
-            name: name.to_owned(),
-            weight,
-            weight_type,
-            stickiness: "default".to_owned(),
-            payload: None,
-        }
-    }
-
-    #[test]
-    fn variable_weights_share_what_fixed_ones_leave() {
-        let variants = normalize_variants(vec![
-            variant("a", 0, WeightType::Variable),
-            variant("b", 100, WeightType::Fix),
-            variant("c", 0, WeightType::Variable),
-            variant("d", 0, WeightType::Variable),
-        ])
-        .unwrap();
-        let weights: Vec<u32> = variants.iter().map(|v| v.weight).collect();
-        assert_eq!(weights, vec![300, 100, 300, 300]);
-        let variants = normalize_variants(vec![
-            variant("a", 0, WeightType::Variable),
-            variant("b", 0, WeightType::Variable),
-            variant("c", 0, WeightType::Variable),
-        ])
-        .unwrap();
-        let weights: Vec<u32> = variants.iter().map(|v| v.weight).collect();
-        assert_eq!(weights, vec![334, 333, 333]);
-    }
-
-    #[test]
-    fn impossible_weights_are_rejected() {
-        assert!(normalize_variants(vec![
-            variant("a", 600, WeightType::Fix),
-            variant("b", 600, WeightType::Fix)
-        ])
-        .is_err());
-        assert!(normalize_variants(vec![variant("a", 500, WeightType::Fix)]).is_err());
-        assert!(normalize_variants(vec![variant("a", 1000, WeightType::Fix)]).is_ok());
-    }
 
     #[test]
     fn parameters_become_strings_and_flexible_rollout_gets_defaults() {

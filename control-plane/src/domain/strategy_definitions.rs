@@ -2,34 +2,14 @@
 //! deprecation. A flag's strategy must name a definition; deprecated ones stay usable.
 
 use super::events::{payload, EventType};
-use super::names;
+use crate::model::name;
+use crate::model::strategy_definition::StrategyParameter;
 use crate::store::strategy_definitions::{self as definition_store, StrategyDefinitionRow};
-use crate::store::{corrupt_json, StoreError, WriteTx};
+use crate::store::WriteTx;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ParameterType {
-    String,
-    Percentage,
-    List,
-    Number,
-    Boolean,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct StrategyParameter {
-    pub name: String,
-    #[serde(rename = "type")]
-    pub parameter_type: ParameterType,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default)]
-    pub required: bool,
-}
 
 /// A strategy definition as `GET /api/admin/strategies` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -71,16 +51,15 @@ pub struct UpdateStrategyDefinition {
     pub parameters: Vec<StrategyParameter>,
 }
 
-fn view(row: &StrategyDefinitionRow) -> Result<StrategyDefinition, StoreError> {
-    Ok(StrategyDefinition {
+fn view(row: &StrategyDefinitionRow) -> StrategyDefinition {
+    StrategyDefinition {
         name: row.name.clone(),
         display_name: row.title.clone(),
         description: row.description.clone(),
-        editable: row.built_in == 0,
-        deprecated: row.deprecated != 0,
-        parameters: serde_json::from_str(&row.parameters)
-            .map_err(|error| corrupt_json("strategy_definitions.parameters", error))?,
-    })
+        editable: !row.built_in,
+        deprecated: row.deprecated,
+        parameters: row.parameters.clone(),
+    }
 }
 
 fn not_found(name: &str) -> ApiError {
@@ -109,7 +88,7 @@ pub async fn list(conn: &mut AnyConnection) -> Result<StrategyDefinitionList, Ap
         .await?
         .iter()
         .map(view)
-        .collect::<Result<_, _>>()?;
+        .collect();
     Ok(StrategyDefinitionList {
         version: 1,
         strategies,
@@ -117,7 +96,7 @@ pub async fn list(conn: &mut AnyConnection) -> Result<StrategyDefinitionList, Ap
 }
 
 pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<StrategyDefinition, ApiError> {
-    Ok(view(&require(conn, name).await?)?)
+    Ok(view(&require(conn, name).await?))
 }
 
 fn validate_parameters(parameters: &[StrategyParameter]) -> Result<(), ApiError> {
@@ -145,7 +124,7 @@ pub async fn create(
     tx: &mut WriteTx,
     input: CreateStrategyDefinition,
 ) -> Result<StrategyDefinition, ApiError> {
-    names::validate("name", &input.name)?;
+    name::validate("name", &input.name)?;
     validate_parameters(&input.parameters)?;
     if definition_store::get(tx.conn(), &input.name)
         .await?
@@ -160,20 +139,20 @@ pub async fn create(
         name: input.name,
         title: input.title,
         description: input.description,
-        parameters: payload(&input.parameters).to_string(),
-        built_in: 0,
-        deprecated: 0,
-        created_at: tx.now().to_owned(),
+        parameters: input.parameters,
+        built_in: false,
+        deprecated: false,
+        created_at: tx.now(),
     };
     definition_store::insert(tx.conn(), &row).await?;
-    let created = view(&row)?;
+    let created = view(&row);
     tx.record(EventType::StrategyCreated.instance_wide(Some(payload(&created)), None))
         .await?;
     Ok(created)
 }
 
 fn ensure_editable(row: &StrategyDefinitionRow) -> Result<(), ApiError> {
-    if row.built_in != 0 {
+    if row.built_in {
         return Err(ApiError::validation(format!(
             "Strategy {} is built in and cannot be changed or deleted",
             row.name
@@ -200,10 +179,10 @@ pub async fn update(
     let row = StrategyDefinitionRow {
         title: input.title.or(before_row.title.clone()),
         description: input.description.or(before_row.description.clone()),
-        parameters: payload(&input.parameters).to_string(),
+        parameters: input.parameters,
         ..before_row.clone()
     };
-    let (before, after) = (view(&before_row)?, view(&row)?);
+    let (before, after) = (view(&before_row), view(&row));
     if before != after {
         definition_store::update(tx.conn(), &row).await?;
         tx.record(
@@ -226,7 +205,7 @@ pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
         )));
     }
     definition_store::delete(tx.conn(), name).await?;
-    tx.record(EventType::StrategyDeleted.instance_wide(None, Some(payload(&view(&row)?))))
+    tx.record(EventType::StrategyDeleted.instance_wide(None, Some(payload(&view(&row)))))
         .await?;
     Ok(())
 }
@@ -238,11 +217,11 @@ pub async fn set_deprecated(
     deprecated: bool,
 ) -> Result<(), ApiError> {
     let before_row = require(tx.conn(), name).await?;
-    if (before_row.deprecated != 0) == deprecated {
+    if before_row.deprecated == deprecated {
         return Ok(());
     }
     let row = StrategyDefinitionRow {
-        deprecated: i64::from(deprecated),
+        deprecated,
         ..before_row.clone()
     };
     definition_store::update(tx.conn(), &row).await?;
@@ -252,8 +231,8 @@ pub async fn set_deprecated(
         EventType::StrategyReactivated
     };
     tx.record(event_type.instance_wide(
-        Some(payload(&view(&row)?)),
-        Some(payload(&view(&before_row)?)),
+        Some(payload(&view(&row))),
+        Some(payload(&view(&before_row))),
     ))
     .await?;
     Ok(())

@@ -8,12 +8,12 @@ use super::limits::{self, Limits};
 use crate::store::environments as environment_store;
 use crate::store::projects as project_store;
 use crate::store::tokens::{self as token_store, TokenRow};
-use crate::store::{corrupt_json, Actor, NewEvent, Store, WriteTx};
-use chrono::{DateTime, SecondsFormat, Utc};
+use crate::store::{Actor, NewEvent, Store, WriteTx};
+use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
-use vexil_shared::token::{lowercase_hex, sha256_hex, TokenKind};
+use vexil_shared::token::{lowercase_hex, sha256_hex, SecretHash, TokenKind};
 use vexil_shared::ApiError;
 
 /// `bytes` random bytes from the operating system's CSPRNG, as lowercase hex.
@@ -25,6 +25,9 @@ pub fn random_hex(bytes: usize) -> Result<String, ApiError> {
     })?;
     Ok(lowercase_hex(&buffer))
 }
+
+/// The prefix of personal access token secrets.
+pub const PAT_PREFIX: &str = "user:";
 
 /// Random bytes of a token secret: 28 bytes (224 bits), 56 hex characters.
 pub const SECRET_RANDOM_BYTES: usize = 28;
@@ -88,31 +91,26 @@ pub struct UpdateApiToken {
     pub expires_at: String,
 }
 
-/// An RFC 3339 timestamp of the body, normalised to UTC with milliseconds (so stored timestamps compare as
-/// text); the message names `field`.
-pub fn parse_timestamp(field: &str, text: &str) -> Result<String, ApiError> {
-    let parsed = DateTime::parse_from_rfc3339(text.trim()).map_err(|error| {
+/// An RFC 3339 timestamp of the body (kept to the millisecond, so stored timestamps compare as text); the
+/// message names `field`.
+pub fn parse_timestamp(field: &str, text: &str) -> Result<Timestamp, ApiError> {
+    Timestamp::parse(text).map_err(|error| {
         ApiError::validation(format!("{field} must be an RFC 3339 date-time: {error}"))
-    })?;
-    Ok(parsed
-        .with_timezone(&Utc)
-        .to_rfc3339_opts(SecondsFormat::Millis, true))
+    })
 }
 
-fn view(row: TokenRow, secret: Option<String>) -> Result<ApiToken, ApiError> {
-    let projects: Vec<String> = serde_json::from_str(&row.projects)
-        .map_err(|error| corrupt_json("api_tokens.projects", error))?;
-    Ok(ApiToken {
+fn view(row: TokenRow, secret: Option<String>) -> ApiToken {
+    ApiToken {
         secret,
-        project: scope_prefix(&projects),
-        projects,
+        project: scope_prefix(&row.projects),
+        projects: row.projects,
         token_name: row.name,
-        token_type: row.kind,
+        token_type: row.kind.as_str().to_owned(),
         environment: row.environment,
-        expires_at: row.expires_at,
-        created_at: row.created_at,
+        expires_at: row.expires_at.map(|at| at.to_string()),
+        created_at: row.created_at.to_string(),
         seen_at: None,
-    })
+    }
 }
 
 fn scope_prefix(projects: &[String]) -> String {
@@ -127,7 +125,7 @@ pub async fn list(conn: &mut AnyConnection) -> Result<ApiTokenList, ApiError> {
         .await?
         .into_iter()
         .map(|row| view(row, None))
-        .collect::<Result<_, _>>()?;
+        .collect();
     Ok(ApiTokenList { tokens })
 }
 
@@ -205,14 +203,14 @@ pub async fn create(
     let row = TokenRow {
         secret_hash: sha256_hex(&secret),
         name,
-        kind: kind.as_str().to_owned(),
-        projects: serde_json::json!(projects).to_string(),
+        kind,
+        projects,
         environment,
         expires_at,
-        created_at: tx.now().to_owned(),
+        created_at: tx.now(),
     };
     token_store::insert(tx.conn(), &row).await?;
-    let token = view(row, None)?;
+    let token = view(row, None);
     tx.record(NewEvent {
         event_type: EventType::ApiTokenCreated.as_str(),
         environment: Some(token.environment.clone()),
@@ -233,13 +231,13 @@ pub async fn update(tx: &mut WriteTx, secret: &str, input: UpdateApiToken) -> Re
     let row = token_store::get_by_hash(tx.conn(), &hash)
         .await?
         .ok_or_else(|| ApiError::not_found("There is no API token with this secret"))?;
-    if row.expires_at.as_deref() == Some(expires_at.as_str()) {
+    if row.expires_at == Some(expires_at) {
         return Ok(());
     }
-    token_store::set_expiry(tx.conn(), &hash, Some(&expires_at)).await?;
-    let before = view(row.clone(), None)?;
+    token_store::set_expiry(tx.conn(), &hash, Some(expires_at)).await?;
+    let before = view(row.clone(), None);
     let after = ApiToken {
-        expires_at: Some(expires_at),
+        expires_at: Some(expires_at.to_string()),
         ..before.clone()
     };
     tx.record(NewEvent {
@@ -260,7 +258,7 @@ pub async fn delete(tx: &mut WriteTx, secret: &str) -> Result<(), ApiError> {
         return Ok(());
     };
     token_store::delete(tx.conn(), &hash).await?;
-    let before = view(row, None)?;
+    let before = view(row, None);
     tx.record(NewEvent {
         event_type: EventType::ApiTokenDeleted.as_str(),
         environment: Some(before.environment.clone()),
@@ -269,6 +267,45 @@ pub async fn delete(tx: &mut WriteTx, secret: &str) -> Result<(), ApiError> {
     })
     .await?;
     Ok(())
+}
+
+/// What the edges know of a token: its hash and scope, never its secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenGrant {
+    pub sha256: SecretHash,
+    pub kind: TokenKind,
+    pub projects: Vec<String>,
+    pub environment: String,
+    pub expires_at: Option<Timestamp>,
+}
+
+/// Every API token's grant (a row whose hash is not 64 hex digits, only possible if edited by hand, is left
+/// out).
+pub async fn grants(conn: &mut AnyConnection) -> Result<Vec<TokenGrant>, ApiError> {
+    Ok(token_store::list(conn)
+        .await?
+        .into_iter()
+        .filter_map(|row| {
+            Some(TokenGrant {
+                sha256: decode_hex(&row.secret_hash)?,
+                kind: row.kind,
+                projects: row.projects,
+                environment: row.environment,
+                expires_at: row.expires_at,
+            })
+        })
+        .collect())
+}
+
+fn decode_hex(text: &str) -> Option<SecretHash> {
+    let mut hash = [0u8; 32];
+    if text.len() != 64 {
+        return None;
+    }
+    for (index, byte) in hash.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(index * 2..index * 2 + 2)?, 16).ok()?;
+    }
+    Some(hash)
 }
 
 /// A fresh admin secret: `*:*.` and 56 random hex characters.
@@ -315,14 +352,14 @@ async fn insert_if_absent(
     let row = TokenRow {
         name,
         secret_hash: hash,
-        kind: kind.as_str().to_owned(),
-        projects: serde_json::json!(projects).to_string(),
+        kind,
+        projects,
         environment,
         expires_at: None,
-        created_at: tx.now().to_owned(),
+        created_at: tx.now(),
     };
     token_store::insert(tx.conn(), &row).await?;
-    let token = view(row, None)?;
+    let token = view(row, None);
     tx.record(NewEvent {
         event_type: EventType::ApiTokenCreated.as_str(),
         environment: Some(token.environment.clone()),
@@ -365,9 +402,7 @@ pub async fn seed(
         }
     }
     let mut first_admin = None;
-    if create_first_admin
-        && token_store::count_of_kind(tx.conn(), TokenKind::Admin.as_str()).await? == 0
-    {
+    if create_first_admin && token_store::count_of_kind(tx.conn(), TokenKind::Admin).await? == 0 {
         let secret = generate_admin_secret()?;
         insert_if_absent(
             &mut tx,

@@ -2,19 +2,14 @@
 //! it stores, the frontend API's allowed origins (`frontendApiOrigins`), which the publisher sends to the
 //! edges with every snapshot.
 
-use super::events::{payload, EventType};
+use super::events::EventType;
 use super::limits::Limits;
 use crate::store::settings as settings_store;
-use crate::store::{corrupt_json, Store, StoreError, WriteTx};
+use crate::store::{Store, StoreError, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
-
-/// The settings row of the allowed origins.
-const ORIGINS: &str = "frontend_api_origins";
-/// The settings row of this instance's id, made at the first start.
-const INSTANCE_ID: &str = "instance_id";
 
 /// The crate version, reported as `version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -110,26 +105,20 @@ pub struct FrontendSettings {
 
 /// The stored allowed origins (`["*"]` when unset).
 pub async fn frontend_api_origins(conn: &mut AnyConnection) -> Result<Vec<String>, StoreError> {
-    match settings_store::get(conn, ORIGINS).await? {
-        Some(text) => serde_json::from_str(&text).map_err(|error| corrupt_json("settings", error)),
-        None => Ok(vec!["*".to_owned()]),
-    }
+    Ok(settings_store::frontend_api_origins(conn)
+        .await?
+        .unwrap_or_else(|| vec!["*".to_owned()]))
 }
 
 /// Gives the instance its id at the first start (not configuration: no revision, no event).
 pub async fn ensure_instance_id(store: &Store) -> Result<(), StoreError> {
     let mut conn = store.bookkeeping().await?;
     let id = uuid::Uuid::new_v4().to_string();
-    settings_store::insert_missing(&mut conn, INSTANCE_ID, &payload(&id).to_string()).await
+    settings_store::insert_missing_instance_id(&mut conn, &id).await
 }
 
 pub async fn get(conn: &mut AnyConnection, instance: &Instance<'_>) -> Result<UiConfig, ApiError> {
-    let instance_id = match settings_store::get(conn, INSTANCE_ID).await? {
-        Some(text) => {
-            serde_json::from_str(&text).map_err(|error| corrupt_json("settings", error))?
-        }
-        None => String::new(),
-    };
+    let instance_id = settings_store::instance_id(conn).await?.unwrap_or_default();
     let service_url = format!("{}{}", instance.origin, instance.base_path);
     Ok(UiConfig {
         slogan: "Feature flags, wire-compatible with Unleash".to_owned(),
@@ -229,7 +218,7 @@ pub async fn set_frontend_api_origins(
     if before == normalized {
         return Ok(());
     }
-    settings_store::set(tx.conn(), ORIGINS, &payload(&normalized).to_string()).await?;
+    settings_store::set_frontend_api_origins(tx.conn(), &normalized).await?;
     tx.record(EventType::SettingUpdated.instance_wide(
         Some(serde_json::json!({"frontendApiOrigins": normalized})),
         Some(serde_json::json!({"frontendApiOrigins": before})),

@@ -3,15 +3,16 @@
 //! secrets are stored as SHA-256 hashes and shown once. A user's effective role is the highest of their own
 //! root role and their groups' root roles.
 
-use super::access::{Caller, Credential};
+use super::access::{self, Credential};
 use super::events::{payload, EventType};
-use super::tokens::{parse_timestamp, random_hex, SECRET_RANDOM_BYTES};
+use super::roles::{RoleReference, RootRole};
+use super::tokens::{parse_timestamp, random_hex, PAT_PREFIX, SECRET_RANDOM_BYTES};
 use crate::store::users::{self as user_store, PatRow, UserRow};
-use crate::store::{timestamp_now, Actor, NewEvent, Store, WriteTx};
+use crate::store::{Actor, Counter, NewEvent, Store, WriteTx};
+use crate::time::Timestamp;
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use chrono::{SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::sync::OnceLock;
@@ -19,83 +20,10 @@ use utoipa::ToSchema;
 use vexil_shared::token;
 use vexil_shared::{ApiError, ErrorKind};
 
-/// The prefix of personal access token secrets.
-pub const PAT_PREFIX: &str = "user:";
 /// How long a sign-in lasts.
 pub const SESSION_HOURS: i64 = 48;
 /// The shortest accepted password.
 pub const MIN_PASSWORD_LENGTH: usize = 8;
-
-/// The root roles, by their Unleash ids; a lower id is more powerful.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum RootRole {
-    Admin = 1,
-    Editor = 2,
-    Viewer = 3,
-}
-
-impl RootRole {
-    pub const ALL: [RootRole; 3] = [RootRole::Admin, RootRole::Editor, RootRole::Viewer];
-
-    pub fn id(self) -> i64 {
-        self as i64
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            RootRole::Admin => "Admin",
-            RootRole::Editor => "Editor",
-            RootRole::Viewer => "Viewer",
-        }
-    }
-
-    fn description(self) -> &'static str {
-        match self {
-            RootRole::Admin => "Users with the root admin role have superuser access to Vexil.",
-            RootRole::Editor => {
-                "Users with the root editor role may change flags, strategies, segments and context fields."
-            }
-            RootRole::Viewer => "Users with the root viewer role can only read root resources.",
-        }
-    }
-
-    pub fn from_id(id: i64) -> Option<RootRole> {
-        RootRole::ALL.into_iter().find(|role| role.id() == id)
-    }
-
-    /// A body's `rootRole`: an id or a name; the message names `field`.
-    pub fn from_reference(field: &str, reference: &RoleReference) -> Result<RootRole, ApiError> {
-        let role = match reference {
-            RoleReference::Id(id) => RootRole::from_id(*id),
-            RoleReference::Name(name) => RootRole::ALL
-                .into_iter()
-                .find(|role| role.name().eq_ignore_ascii_case(name)),
-        };
-        role.ok_or_else(|| {
-            ApiError::validation(format!(
-                "{field} must be 1 (Admin), 2 (Editor) or 3 (Viewer)"
-            ))
-        })
-    }
-}
-
-/// A root role as a body gives it: its id or its name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(untagged)]
-pub enum RoleReference {
-    Id(i64),
-    Name(String),
-}
-
-/// A root role as `GET /api/admin/user-admin` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Role {
-    pub id: i64,
-    pub name: String,
-    pub description: String,
-    #[serde(rename = "type")]
-    pub role_type: String,
-}
 
 /// A user (userSchema). Never carries the password.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -119,7 +47,7 @@ pub struct User {
 #[serde(rename_all = "camelCase")]
 pub struct UserList {
     pub users: Vec<User>,
-    pub root_roles: Vec<Role>,
+    pub root_roles: Vec<super::roles::Role>,
 }
 
 /// `GET /api/admin/user`: the caller.
@@ -194,33 +122,11 @@ pub fn view(row: UserRow) -> User {
         email: row.email,
         username: row.username,
         root_role: row.root_role,
-        created_at: row.created_at,
-        seen_at: row.seen_at,
+        created_at: row.created_at.to_string(),
+        seen_at: row.seen_at.map(|at| at.to_string()),
         is_api: false,
         account_type: "User".to_owned(),
     }
-}
-
-fn display_name(row: &UserRow) -> String {
-    row.username
-        .clone()
-        .or_else(|| row.email.clone())
-        .or_else(|| row.name.clone())
-        .unwrap_or_else(|| format!("user-{}", row.id))
-}
-
-/// The caller a user row authenticates as: their effective root role (the highest of their own and their
-/// groups').
-pub async fn caller(conn: &mut AnyConnection, row: UserRow) -> Result<Caller, ApiError> {
-    let own = RootRole::from_id(row.root_role).unwrap_or(RootRole::Viewer);
-    let from_groups = user_store::group_root_role(conn, row.id)
-        .await?
-        .and_then(RootRole::from_id);
-    let role = from_groups.map_or(own, |group_role| own.min(group_role));
-    Ok(Caller {
-        actor: Actor::user(&display_name(&row), row.id),
-        credential: Credential::User(role),
-    })
 }
 
 /// The user row or 404.
@@ -228,18 +134,6 @@ pub async fn require(conn: &mut AnyConnection, id: i64) -> Result<UserRow, ApiEr
     user_store::get(conn, id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("User {id} does not exist")))
-}
-
-pub fn root_roles() -> Vec<Role> {
-    RootRole::ALL
-        .into_iter()
-        .map(|role| Role {
-            id: role.id(),
-            name: role.name().to_owned(),
-            description: role.description().to_owned(),
-            role_type: "root".to_owned(),
-        })
-        .collect()
 }
 
 pub async fn list(conn: &mut AnyConnection) -> Result<UserList, ApiError> {
@@ -250,7 +144,7 @@ pub async fn list(conn: &mut AnyConnection) -> Result<UserList, ApiError> {
         .collect();
     Ok(UserList {
         users,
-        root_roles: root_roles(),
+        root_roles: super::roles::root_roles(),
     })
 }
 
@@ -261,7 +155,7 @@ pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<User, ApiError> {
 /// The caller's own user, with their effective root role.
 pub async fn current(conn: &mut AnyConnection, actor: &Actor) -> Result<CurrentUser, ApiError> {
     let row = require(conn, actor.user_id).await?;
-    let Credential::User(role) = caller(conn, row.clone()).await?.credential else {
+    let Credential::User(role) = access::caller(conn, row.clone()).await?.credential else {
         return Err(ApiError::internal());
     };
     let mut user = view(row);
@@ -342,13 +236,13 @@ pub async fn create(
         ));
     }
     let row = UserRow {
-        id: tx.next_id("user").await?,
+        id: tx.next_id(Counter::User).await?,
         name: clean(input.name),
         email,
         username,
         password_hash,
         root_role: role.id(),
-        created_at: tx.now().to_owned(),
+        created_at: tx.now(),
         seen_at: None,
     };
     user_store::insert(tx.conn(), &row).await?;
@@ -459,21 +353,19 @@ pub async fn login(store: &Store, input: Login) -> Result<(User, String), ApiErr
         ));
     };
     let session = random_hex(32)?;
-    let now = Utc::now();
-    let expires_at =
-        (now + chrono::Duration::hours(SESSION_HOURS)).to_rfc3339_opts(SecondsFormat::Millis, true);
-    let created_at = now.to_rfc3339_opts(SecondsFormat::Millis, true);
+    let created_at = Timestamp::now();
+    let expires_at = created_at.plus_hours(SESSION_HOURS);
     let mut conn = store.bookkeeping().await?;
     user_store::insert_session(
         &mut conn,
         &token::sha256_hex(&session),
         row.id,
-        &created_at,
-        &expires_at,
+        created_at,
+        expires_at,
     )
     .await?;
     let mut user = view(row);
-    user.seen_at = Some(created_at);
+    user.seen_at = Some(created_at.to_string());
     Ok((user, session))
 }
 
@@ -482,8 +374,8 @@ fn pat_view(row: PatRow, secret: Option<String>) -> Pat {
         id: row.id,
         secret,
         description: row.description,
-        expires_at: row.expires_at,
-        created_at: row.created_at,
+        expires_at: row.expires_at.to_string(),
+        created_at: row.created_at.to_string(),
         seen_at: None,
         user_id: row.user_id,
     }
@@ -508,18 +400,18 @@ pub async fn create_pat(tx: &mut WriteTx, user_id: i64, input: CreatePat) -> Res
         ));
     }
     let expires_at = parse_timestamp("expiresAt", &input.expires_at)?;
-    if expires_at.as_str() <= timestamp_now().as_str() {
+    if expires_at <= Timestamp::now() {
         return Err(ApiError::validation("expiresAt must be in the future"));
     }
     require(tx.conn(), user_id).await?;
     let secret = format!("{PAT_PREFIX}{}", random_hex(SECRET_RANDOM_BYTES)?);
     let row = PatRow {
-        id: tx.next_id("pat").await?,
+        id: tx.next_id(Counter::Pat).await?,
         secret_hash: token::sha256_hex(&secret),
         user_id,
         description,
         expires_at,
-        created_at: tx.now().to_owned(),
+        created_at: tx.now(),
     };
     user_store::insert_pat(tx.conn(), &row).await?;
     let pat = pat_view(row, None);
@@ -554,20 +446,6 @@ pub async fn delete_pat(tx: &mut WriteTx, user_id: i64, id: i64) -> Result<(), A
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn roles_by_id_or_name() {
-        assert_eq!(
-            RootRole::from_reference("rootRole", &RoleReference::Id(2)).unwrap(),
-            RootRole::Editor
-        );
-        assert_eq!(
-            RootRole::from_reference("rootRole", &RoleReference::Name("viewer".into())).unwrap(),
-            RootRole::Viewer
-        );
-        assert!(RootRole::from_reference("rootRole", &RoleReference::Id(4)).is_err());
-        assert!(RootRole::Admin < RootRole::Viewer);
-    }
 
     #[test]
     fn emails() {

@@ -2,77 +2,16 @@
 //! strategy variants (fix keeps its weight, variable ones share what is left of 1000), sorted by name, with
 //! overrides. SDKs use them when the deciding strategy has no variants of its own.
 
+use super::change_request_gate;
 use super::events::{payload, EventType};
-use super::features::{ensure_not_archived, require_in_project, require_project_environment};
-use super::strategies::{normalize_variants, StrategyVariant, VariantPayload, WeightType};
+use super::feature_lookup::{ensure_not_archived, require_in_project, require_project_environment};
+use crate::model::variant::{normalize_flag_variants, FlagVariant};
 use crate::store::variants as variant_store;
-use crate::store::{corrupt_json, NewEvent, StoreError, WriteTx};
+use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
-
-/// Context values that force a variant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct VariantOverride {
-    pub context_name: String,
-    pub values: Vec<String>,
-}
-
-/// A flag-level variant: the fields of a strategy variant plus overrides. (Spelled out rather than
-/// `#[serde(flatten)]`, which would lose the path of a bad field in error messages.)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct FlagVariant {
-    pub name: String,
-    /// 0 to 1000; `variable` weights are recomputed on write.
-    #[serde(default)]
-    pub weight: u32,
-    /// Default `variable`.
-    #[serde(default = "variable")]
-    pub weight_type: WeightType,
-    /// Default `default`.
-    #[serde(default = "default_stickiness")]
-    pub stickiness: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub payload: Option<VariantPayload>,
-    #[serde(default)]
-    pub overrides: Vec<VariantOverride>,
-}
-
-fn variable() -> WeightType {
-    WeightType::Variable
-}
-
-fn default_stickiness() -> String {
-    "default".to_owned()
-}
-
-impl FlagVariant {
-    /// Splits into the strategy-variant part (normalised the same way) and the overrides.
-    fn split(self) -> (StrategyVariant, Vec<VariantOverride>) {
-        let variant = StrategyVariant {
-            name: self.name,
-            weight: self.weight,
-            weight_type: self.weight_type,
-            stickiness: self.stickiness,
-            payload: self.payload,
-        };
-        (variant, self.overrides)
-    }
-
-    fn join(variant: StrategyVariant, overrides: Vec<VariantOverride>) -> FlagVariant {
-        FlagVariant {
-            name: variant.name,
-            weight: variant.weight,
-            weight_type: variant.weight_type,
-            stickiness: variant.stickiness,
-            payload: variant.payload,
-            overrides,
-        }
-    }
-}
 
 /// `GET · PUT · PATCH …/environments/:environment/variants`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -81,21 +20,15 @@ pub struct FlagVariants {
     pub variants: Vec<FlagVariant>,
 }
 
-pub fn parse(text: &str) -> Result<Vec<FlagVariant>, StoreError> {
-    serde_json::from_str(text)
-        .map_err(|error| corrupt_json("feature_environment_variants.variants", error))
-}
-
 /// The stored variants of a flag in an environment (none when never set).
 pub async fn stored(
     conn: &mut AnyConnection,
     feature: &str,
     environment: &str,
 ) -> Result<Vec<FlagVariant>, ApiError> {
-    match variant_store::get(conn, feature, environment).await? {
-        Some(text) => Ok(parse(&text)?),
-        None => Ok(Vec::new()),
-    }
+    Ok(variant_store::get(conn, feature, environment)
+        .await?
+        .unwrap_or_default())
 }
 
 pub async fn get(
@@ -112,26 +45,6 @@ pub async fn get(
     })
 }
 
-/// Sorted by name, weights normalised, overrides checked.
-fn normalize(mut variants: Vec<FlagVariant>) -> Result<Vec<FlagVariant>, ApiError> {
-    variants.sort_by(|a, b| a.name.cmp(&b.name));
-    for (index, variant) in variants.iter().enumerate() {
-        for (position, override_) in variant.overrides.iter().enumerate() {
-            super::names::validate(
-                &format!("variants[{index}].overrides[{position}].contextName"),
-                &override_.context_name,
-            )?;
-        }
-    }
-    let (plain, overrides): (Vec<StrategyVariant>, Vec<Vec<VariantOverride>>) =
-        variants.into_iter().map(FlagVariant::split).unzip();
-    Ok(normalize_variants(plain)?
-        .into_iter()
-        .zip(overrides)
-        .map(|(variant, overrides)| FlagVariant::join(variant, overrides))
-        .collect())
-}
-
 /// Replaces the variants of a flag in an environment; `feature-environment-variants-updated` on a change.
 pub async fn set(
     tx: &mut WriteTx,
@@ -140,19 +53,14 @@ pub async fn set(
     environment: &str,
     variants: Vec<FlagVariant>,
 ) -> Result<FlagVariants, ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
     let row = require_in_project(tx.conn(), project, feature).await?;
     require_project_environment(tx.conn(), project, environment).await?;
     ensure_not_archived(&row)?;
-    let after = normalize(variants)?;
+    let after = normalize_flag_variants(variants)?;
     let before = stored(tx.conn(), feature, environment).await?;
     if after != before {
-        variant_store::set(
-            tx.conn(),
-            feature,
-            environment,
-            &payload(&after).to_string(),
-        )
-        .await?;
+        variant_store::set(tx.conn(), feature, environment, &after).await?;
         tx.record(NewEvent {
             event_type: EventType::FeatureEnvironmentVariantsUpdated.as_str(),
             project: Some(row.project_id.clone()),
@@ -177,6 +85,7 @@ pub async fn patch(
     environment: &str,
     operations: json_patch::Patch,
 ) -> Result<FlagVariants, ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
     require_in_project(tx.conn(), project, feature).await?;
     require_project_environment(tx.conn(), project, environment).await?;
     let mut document = payload(&stored(tx.conn(), feature, environment).await?);

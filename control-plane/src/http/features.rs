@@ -3,7 +3,6 @@
 use super::extract::{AdminActor, JsonBody, PathParams, QueryParams};
 use super::projects::ProjectPath;
 use super::AppState;
-use crate::domain::change_requests;
 use crate::domain::features::{
     self, ArchiveFeatures, ArchivedFeatureList, CreateFeature, Feature, FeatureList,
     FeatureSummary, UpdateFeature, ValidateFeatureName,
@@ -161,7 +160,6 @@ pub async fn archive(
     PathParams(path): PathParams<FeaturePath>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_archive_allowed(tx.conn(), &path.project_id).await?;
     features::archive(&mut tx, &path.project_id, &path.feature_name).await?;
     tx.commit().await?;
     Ok(StatusCode::ACCEPTED)
@@ -182,7 +180,6 @@ pub async fn archive_many(
     JsonBody(input): JsonBody<ArchiveFeatures>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_archive_allowed(tx.conn(), &path.project_id).await?;
     features::archive_many(&mut tx, &path.project_id, input).await?;
     tx.commit().await?;
     Ok(StatusCode::ACCEPTED)
@@ -224,8 +221,6 @@ pub async fn turn_on(
 ) -> Result<StatusCode, ApiError> {
     let activate_disabled = query.should_activate_disabled_strategies.unwrap_or(false);
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
-        .await?;
     features::set_enabled(
         &mut tx,
         &path.project_id,
@@ -253,8 +248,6 @@ pub async fn turn_off(
     PathParams(path): PathParams<FeatureEnvironmentPath>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
-        .await?;
     features::set_enabled(
         &mut tx,
         &path.project_id,

@@ -3,8 +3,8 @@
 use super::extract::{AdminActor, JsonBody, PathParams};
 use super::features::FeatureEnvironmentPath;
 use super::AppState;
-use crate::domain::change_requests;
-use crate::domain::strategies::{self, Strategy, StrategyInput, StrategySortOrder};
+use crate::domain::strategies::{self, Strategy};
+use crate::model::strategy::{StrategyInput, StrategySortOrder};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
@@ -79,8 +79,6 @@ pub async fn add(
     JsonBody(input): JsonBody<StrategyInput>,
 ) -> Result<Json<Strategy>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
-        .await?;
     let strategy = strategies::add(
         &mut tx,
         &path.project_id,
@@ -136,8 +134,6 @@ pub async fn update(
     JsonBody(input): JsonBody<StrategyInput>,
 ) -> Result<Json<Strategy>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
-        .await?;
     let strategy = strategies::update(
         &mut tx,
         &path.project_id,
@@ -169,8 +165,6 @@ pub async fn patch(
     JsonBody(operations): JsonBody<json_patch::Patch>,
 ) -> Result<Json<Strategy>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
-        .await?;
     let strategy = strategies::patch(
         &mut tx,
         &path.project_id,
@@ -200,8 +194,6 @@ pub async fn delete(
     PathParams(path): PathParams<StrategyPath>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
-        .await?;
     strategies::delete(
         &mut tx,
         &path.project_id,
@@ -231,8 +223,6 @@ pub async fn set_sort_order(
     JsonBody(entries): JsonBody<Vec<StrategySortOrder>>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
-        .await?;
     strategies::set_sort_order(
         &mut tx,
         &path.project_id,

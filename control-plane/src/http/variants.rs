@@ -3,8 +3,8 @@
 use super::extract::{AdminActor, JsonBody, PathParams};
 use super::features::FeatureEnvironmentPath;
 use super::AppState;
-use crate::domain::change_requests;
-use crate::domain::variants::{self, FlagVariant, FlagVariants};
+use crate::domain::variants::{self, FlagVariants};
+use crate::model::variant::FlagVariant;
 use axum::extract::State;
 use axum::Json;
 use std::sync::Arc;
@@ -51,8 +51,6 @@ pub async fn put(
     JsonBody(input): JsonBody<Vec<FlagVariant>>,
 ) -> Result<Json<FlagVariants>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
-        .await?;
     let variants = variants::set(
         &mut tx,
         &path.project_id,
@@ -81,8 +79,6 @@ pub async fn patch(
     JsonBody(operations): JsonBody<json_patch::Patch>,
 ) -> Result<Json<FlagVariants>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    change_requests::ensure_direct_write_allowed(tx.conn(), &path.project_id, &path.environment)
-        .await?;
     let variants = variants::patch(
         &mut tx,
         &path.project_id,

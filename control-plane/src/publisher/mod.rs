@@ -16,18 +16,16 @@ pub mod published;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::DateTime;
 use tokio::sync::watch;
+use tracing::Instrument;
 use vexil_proto::v1;
 use vexil_serving::ServingSnapshot;
-use vexil_shared::token::TokenKind;
 use vexil_shared::{ApiError, CompileOptions};
 
+use crate::domain::tokens::{self, TokenGrant};
 use crate::domain::{client_document, ui_config};
-use crate::store::tokens::{self as token_store, TokenRow};
 use crate::store::{
-    environments as environment_store, events as event_store, Backend, Store, StoreError,
-    REVISION_CHANNEL,
+    environments as environment_store, events as event_store, ConsistentRead, Store,
 };
 use changes::Changed;
 use published::{Configuration, EnvironmentDoc, Published};
@@ -46,7 +44,6 @@ impl Publisher {
     /// plane's own `/api/frontend` and client API) receives every update too.
     pub async fn start(
         store: Store,
-        database_url: &str,
         frontend_api_enabled: bool,
         serving: Arc<vexil_serving::ServingState>,
     ) -> Result<Publisher, ApiError> {
@@ -60,9 +57,13 @@ impl Publisher {
             ))));
         let (sender, published) = watch::channel(Arc::new(Published::first(first)));
         let wake = store.committed();
-        if store.backend() == Backend::Postgres {
-            tokio::spawn(listen_for_revisions(database_url.to_owned(), wake.clone()));
-        }
+        let notifications = store.clone();
+        let forwarded = wake.clone();
+        tokio::spawn(async move {
+            notifications
+                .forward_revision_notifications(forwarded)
+                .await
+        });
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -70,7 +71,9 @@ impl Publisher {
                     () = tokio::time::sleep(POLL_INTERVAL) => {}
                 }
                 // A failure is logged and counted by its conversion to ApiError; the next wake retries.
-                let _ = refresh(&store, frontend_api_enabled, &sender, &serving, &options).await;
+                let _ = refresh(&store, frontend_api_enabled, &sender, &serving, &options)
+                    .instrument(tracing::debug_span!("publisher.refresh"))
+                    .await;
             }
         });
         Ok(Publisher { published })
@@ -120,61 +123,14 @@ async fn refresh(
     Ok(())
 }
 
-/// Wakes the publisher on every `NOTIFY` of another replica's commit; reconnects after a failure.
-async fn listen_for_revisions(database_url: String, wake: Arc<tokio::sync::Notify>) {
-    loop {
-        match sqlx::postgres::PgListener::connect(&database_url).await {
-            Ok(mut listener) => {
-                if let Err(error) = listener.listen(REVISION_CHANNEL).await {
-                    tracing::warn!(%error, "cannot LISTEN for revisions");
-                } else {
-                    loop {
-                        match listener.recv().await {
-                            Ok(_) => wake.notify_one(),
-                            Err(error) => {
-                                tracing::warn!(%error, "revision notifications interrupted");
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-            Err(error) => tracing::warn!(%error, "cannot connect to LISTEN for revisions"),
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-}
-
-/// A consistent read transaction (Postgres: REPEATABLE READ; SQLite: a read transaction sees one WAL
-/// snapshot), and the revision it sees.
-async fn begin_read(
-    store: &Store,
-) -> Result<(sqlx::Transaction<'static, sqlx::Any>, u64), ApiError> {
-    let mut tx = store.read_tx().await?;
-    if store.backend() == Backend::Postgres {
-        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError)?;
-    }
-    let revision: i64 =
-        sqlx::query_scalar("SELECT value FROM vexil_counters WHERE name = 'revision'")
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(StoreError)?;
-    Ok((tx, revision as u64))
-}
-
 /// Every environment's client document, the tokens and the settings (the stored `frontendApiOrigins`, and
 /// `--frontend-api-enabled`), read in one transaction so that they belong to one revision.
 async fn read_configuration(
     store: &Store,
     frontend_api_enabled: bool,
 ) -> Result<Configuration, ApiError> {
-    let (mut tx, revision) = begin_read(store).await?;
-    let configuration = read_everything(&mut tx, revision, frontend_api_enabled).await?;
-    tx.rollback().await.map_err(StoreError)?;
-    Ok(configuration)
+    let mut read = store.consistent_read().await?;
+    read_everything(&mut read, frontend_api_enabled).await
 }
 
 /// The configuration after `previous`: `previous` with what the new revisions' events name re-read, or
@@ -184,19 +140,20 @@ async fn read_changes(
     previous: &Configuration,
     frontend_api_enabled: bool,
 ) -> Result<Option<Configuration>, ApiError> {
-    let (mut tx, revision) = begin_read(store).await?;
+    let mut read = store.consistent_read().await?;
+    let revision = read.revision() as u64;
     if revision <= previous.revision {
         return Ok(None);
     }
     let events = event_store::of_revisions(
-        &mut tx,
+        read.conn(),
         previous.revision as i64,
         revision as i64,
         changes::MAX_EVENTS as i64 + 1,
     )
     .await?;
     let next = match Changed::of(&events, previous.revision as i64, revision as i64) {
-        Changed::Everything => read_everything(&mut tx, revision, frontend_api_enabled).await?,
+        Changed::Everything => read_everything(&mut read, frontend_api_enabled).await?,
         Changed::Parts {
             flags,
             tokens,
@@ -206,7 +163,7 @@ async fn read_changes(
             next.revision = revision;
             for (environment, doc) in next.environments.iter_mut() {
                 for name in &flags {
-                    match client_document::feature_in(&mut tx, environment, name).await? {
+                    match client_document::feature_in(read.conn(), environment, name).await? {
                         Some(feature) => {
                             doc.features
                                 .insert(name.clone(), Arc::new(v1::Feature::from(feature)));
@@ -218,26 +175,25 @@ async fn read_changes(
                 }
             }
             if tokens {
-                next.tokens = read_tokens(&mut tx).await?;
+                next.tokens = read_tokens(&mut read).await?;
             }
             if settings {
-                next.settings = read_settings(&mut tx, frontend_api_enabled).await?;
+                next.settings = read_settings(&mut read, frontend_api_enabled).await?;
             }
             next
         }
     };
-    tx.rollback().await.map_err(StoreError)?;
     Ok(Some(next))
 }
 
+/// Everything, as of the read's revision.
 async fn read_everything(
-    tx: &mut sqlx::AnyConnection,
-    revision: u64,
+    read: &mut ConsistentRead,
     frontend_api_enabled: bool,
 ) -> Result<Configuration, ApiError> {
     let mut environments = std::collections::BTreeMap::new();
-    for environment in environment_store::list(tx).await? {
-        let document = client_document::features_document(tx, &environment.name).await?;
+    for environment in environment_store::list(read.conn()).await? {
+        let document = client_document::features_document(read.conn(), &environment.name).await?;
         let state = vexil_proto::environment_state(&environment.name, document);
         environments.insert(
             environment.name,
@@ -256,58 +212,41 @@ async fn read_everything(
         );
     }
     Ok(Configuration {
-        revision,
+        revision: read.revision() as u64,
         environments,
-        tokens: read_tokens(tx).await?,
-        settings: read_settings(tx, frontend_api_enabled).await?,
+        tokens: read_tokens(read).await?,
+        settings: read_settings(read, frontend_api_enabled).await?,
     })
 }
 
 async fn read_tokens(
-    tx: &mut sqlx::AnyConnection,
+    read: &mut ConsistentRead,
 ) -> Result<std::collections::BTreeMap<Vec<u8>, Arc<v1::TokenGrant>>, ApiError> {
-    Ok(token_store::list(tx)
+    Ok(tokens::grants(read.conn())
         .await?
         .into_iter()
-        .filter_map(grant_of)
+        .map(grant_message)
         .map(|grant| (grant.sha256.clone(), Arc::new(grant)))
         .collect())
 }
 
 async fn read_settings(
-    tx: &mut sqlx::AnyConnection,
+    read: &mut ConsistentRead,
     frontend_api_enabled: bool,
 ) -> Result<v1::Settings, ApiError> {
     Ok(v1::Settings {
-        frontend_api_origins: ui_config::frontend_api_origins(tx).await?,
+        frontend_api_origins: ui_config::frontend_api_origins(read.conn()).await?,
         frontend_api_enabled,
     })
 }
 
-/// A stored token as the edges know it; `None` for a row that does not parse (only if edited by hand).
-fn grant_of(row: TokenRow) -> Option<v1::TokenGrant> {
-    let kind = v1::TokenKind::from(TokenKind::parse(&row.kind)?);
-    let sha256 = decode_hex(&row.secret_hash)?;
-    let projects: Vec<String> = serde_json::from_str(&row.projects).ok()?;
-    let expires_at_ms = match &row.expires_at {
-        Some(text) => Some(DateTime::parse_from_rfc3339(text).ok()?.timestamp_millis()),
-        None => None,
-    };
-    Some(v1::TokenGrant {
-        sha256,
-        kind: kind as i32,
-        projects,
-        environment: row.environment,
-        expires_at_ms,
-    })
-}
-
-fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() != 64 {
-        return None;
+/// A token's grant as the edges receive it.
+fn grant_message(grant: TokenGrant) -> v1::TokenGrant {
+    v1::TokenGrant {
+        sha256: grant.sha256.to_vec(),
+        kind: v1::TokenKind::from(grant.kind) as i32,
+        projects: grant.projects,
+        environment: grant.environment,
+        expires_at_ms: grant.expires_at.map(|at| at.millis()),
     }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }

@@ -1,17 +1,57 @@
 //! SQL of change requests: the per-environment settings, the requests, their changes, reviews (approvals and
 //! rejections) and comments.
 
+use super::encoding::{flag, json, json_text};
+use super::write::{increment, Counter};
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::model::change_request::{Change, ChangeRequestState, ReviewKind};
+use crate::time::Timestamp;
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
+use std::collections::BTreeMap;
+
+fn decode_error(column: &str, source: impl Into<sqlx::error::BoxDynError>) -> sqlx::Error {
+    sqlx::Error::ColumnDecode {
+        index: column.to_owned(),
+        source: source.into(),
+    }
+}
 
 /// One environment of a project with its change-request setting (defaults when it has no row).
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct SettingRow {
     pub environment: String,
-    #[sqlx(rename = "type")]
     pub environment_type: String,
-    pub enabled: i64,
+    pub enabled: bool,
     pub required_approvals: i64,
+}
+
+impl FromRow<'_, AnyRow> for SettingRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(SettingRow {
+            environment: row.try_get("environment")?,
+            environment_type: row.try_get("type")?,
+            enabled: flag(row, "enabled")?,
+            required_approvals: row.try_get("required_approvals")?,
+        })
+    }
+}
+
+/// The change-request setting of one environment of a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setting {
+    pub enabled: bool,
+    pub required_approvals: i64,
+}
+
+impl FromRow<'_, AnyRow> for Setting {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(Setting {
+            enabled: flag(row, "enabled")?,
+            required_approvals: row.try_get("required_approvals")?,
+        })
+    }
 }
 
 /// The setting of every environment of a project, in environment order.
@@ -31,12 +71,12 @@ pub async fn settings(
     .await?)
 }
 
-/// `(enabled, required approvals)` of an environment of a project, if set.
+/// The setting of an environment of a project, if set.
 pub async fn setting(
     conn: &mut AnyConnection,
     project: &str,
     environment: &str,
-) -> Result<Option<(i64, i64)>, StoreError> {
+) -> Result<Option<Setting>, StoreError> {
     Ok(sqlx::query_as(
         "SELECT enabled, required_approvals FROM change_request_settings \
          WHERE project_id = $1 AND environment = $2",
@@ -83,18 +123,38 @@ pub async fn enabled_environments(
     .await?)
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ChangeRequestRow {
     pub id: i64,
     pub project_id: String,
     pub environment: String,
     pub title: String,
-    pub state: String,
+    pub state: ChangeRequestState,
     pub min_approvals: i64,
     pub created_by: String,
     pub created_by_user_id: i64,
-    pub created_at: String,
-    pub state_timestamps: String,
+    pub created_at: Timestamp,
+    /// When the request entered each state it has been in.
+    pub state_timestamps: BTreeMap<ChangeRequestState, Timestamp>,
+}
+
+impl FromRow<'_, AnyRow> for ChangeRequestRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        let state: String = row.try_get("state")?;
+        Ok(ChangeRequestRow {
+            id: row.try_get("id")?,
+            project_id: row.try_get("project_id")?,
+            environment: row.try_get("environment")?,
+            title: row.try_get("title")?,
+            state: ChangeRequestState::parse(&state)
+                .ok_or_else(|| decode_error("state", format!("unknown state {state:?}")))?,
+            min_approvals: row.try_get("min_approvals")?,
+            created_by: row.try_get("created_by")?,
+            created_by_user_id: row.try_get("created_by_user_id")?,
+            created_at: row.try_get("created_at")?,
+            state_timestamps: json(row, "state_timestamps")?,
+        })
+    }
 }
 
 const COLUMNS: &str = "id, project_id, environment, title, state, min_approvals, created_by, \
@@ -108,12 +168,12 @@ pub async fn insert(conn: &mut AnyConnection, row: &ChangeRequestRow) -> Result<
     .bind(&row.project_id)
     .bind(&row.environment)
     .bind(&row.title)
-    .bind(&row.state)
+    .bind(row.state.as_str())
     .bind(row.min_approvals)
     .bind(&row.created_by)
     .bind(row.created_by_user_id)
-    .bind(&row.created_at)
-    .bind(&row.state_timestamps)
+    .bind(row.created_at)
+    .bind(json_text(&row.state_timestamps)?)
     .execute(conn)
     .await?;
     Ok(())
@@ -152,27 +212,24 @@ pub async fn open_draft(
     created_by_user_id: i64,
 ) -> Result<Option<i64>, StoreError> {
     Ok(sqlx::query_scalar(
-        "SELECT id FROM change_requests WHERE project_id = $1 AND environment = $2 AND state = 'Draft' \
-         AND created_by = $3 AND created_by_user_id = $4 ORDER BY id DESC LIMIT 1",
+        "SELECT id FROM change_requests WHERE project_id = $1 AND environment = $2 AND state = $3 \
+         AND created_by = $4 AND created_by_user_id = $5 ORDER BY id DESC LIMIT 1",
     )
     .bind(project)
     .bind(environment)
+    .bind(ChangeRequestState::Draft.as_str())
     .bind(created_by)
     .bind(created_by_user_id)
     .fetch_optional(conn)
     .await?)
 }
 
-pub async fn set_state(
-    conn: &mut AnyConnection,
-    id: i64,
-    state: &str,
-    state_timestamps: &str,
-) -> Result<(), StoreError> {
+/// Writes the request's state and state timestamps.
+pub async fn set_state(conn: &mut AnyConnection, row: &ChangeRequestRow) -> Result<(), StoreError> {
     sqlx::query("UPDATE change_requests SET state = $2, state_timestamps = $3 WHERE id = $1")
-        .bind(id)
-        .bind(state)
-        .bind(state_timestamps)
+        .bind(row.id)
+        .bind(row.state.as_str())
+        .bind(json_text(&row.state_timestamps)?)
         .execute(conn)
         .await?;
     Ok(())
@@ -237,16 +294,50 @@ pub async fn delete_of_environment(
     delete_where(conn, "environment", environment).await
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+/// A change of a request. Its `action` and `payload` columns hold the two halves of the [`Change`].
+#[derive(Debug, Clone, PartialEq)]
 pub struct ChangeRow {
     pub id: i64,
     pub change_request_id: i64,
     pub feature: String,
-    pub action: String,
-    pub payload: String,
+    pub change: Change,
     pub created_by: String,
     pub created_by_user_id: i64,
-    pub created_at: String,
+    pub created_at: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for ChangeRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        let action: String = row.try_get("action")?;
+        let payload: Value = json(row, "payload")?;
+        let change =
+            serde_json::from_value(serde_json::json!({"action": action, "payload": payload}))
+                .map_err(|error| decode_error("payload", error))?;
+        Ok(ChangeRow {
+            id: row.try_get("id")?,
+            change_request_id: row.try_get("change_request_id")?,
+            feature: row.try_get("feature")?,
+            change,
+            created_by: row.try_get("created_by")?,
+            created_by_user_id: row.try_get("created_by_user_id")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
+}
+
+/// The `action` and `payload` columns of a change.
+fn action_and_payload(change: &Change) -> Result<(String, String), StoreError> {
+    let mut fields = match serde_json::to_value(change) {
+        Ok(Value::Object(fields)) => fields,
+        Ok(_) => serde_json::Map::new(),
+        Err(error) => return Err(StoreError(sqlx::Error::Encode(Box::new(error)))),
+    };
+    let action = match fields.remove("action") {
+        Some(Value::String(action)) => action,
+        _ => String::new(),
+    };
+    let payload = fields.remove("payload").unwrap_or(Value::Null);
+    Ok((action, json_text(&payload)?))
 }
 
 const CHANGE_COLUMNS: &str =
@@ -261,30 +352,32 @@ pub async fn changes(conn: &mut AnyConnection, request: i64) -> Result<Vec<Chang
 }
 
 pub async fn insert_change(conn: &mut AnyConnection, row: &ChangeRow) -> Result<(), StoreError> {
+    let (action, payload) = action_and_payload(&row.change)?;
     sqlx::query(&format!(
         "INSERT INTO change_request_changes ({CHANGE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
     ))
     .bind(row.id)
     .bind(row.change_request_id)
     .bind(&row.feature)
-    .bind(&row.action)
-    .bind(&row.payload)
+    .bind(action)
+    .bind(payload)
     .bind(&row.created_by)
     .bind(row.created_by_user_id)
-    .bind(&row.created_at)
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
 }
 
 pub async fn update_change(conn: &mut AnyConnection, row: &ChangeRow) -> Result<(), StoreError> {
+    let (action, payload) = action_and_payload(&row.change)?;
     sqlx::query(
         "UPDATE change_request_changes SET feature = $2, action = $3, payload = $4 WHERE id = $1",
     )
     .bind(row.id)
     .bind(&row.feature)
-    .bind(&row.action)
-    .bind(&row.payload)
+    .bind(action)
+    .bind(payload)
     .execute(conn)
     .await?;
     Ok(())
@@ -298,13 +391,28 @@ pub async fn delete_change(conn: &mut AnyConnection, id: i64) -> Result<(), Stor
     Ok(())
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+/// An approval or a rejection. `principal` tells reviewers apart (a user by id, a token by name).
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReviewRow {
-    pub kind: String,
+    pub kind: ReviewKind,
     pub principal: String,
     pub created_by: String,
     pub created_by_user_id: i64,
-    pub created_at: String,
+    pub created_at: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for ReviewRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        let kind: String = row.try_get("kind")?;
+        Ok(ReviewRow {
+            kind: ReviewKind::parse(&kind)
+                .ok_or_else(|| decode_error("kind", format!("unknown review kind {kind:?}")))?,
+            principal: row.try_get("principal")?,
+            created_by: row.try_get("created_by")?,
+            created_by_user_id: row.try_get("created_by_user_id")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
 }
 
 pub async fn reviews(conn: &mut AnyConnection, request: i64) -> Result<Vec<ReviewRow>, StoreError> {
@@ -327,11 +435,11 @@ pub async fn insert_review(
          created_by_user_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(request)
-    .bind(&row.kind)
+    .bind(row.kind.as_str())
     .bind(&row.principal)
     .bind(&row.created_by)
     .bind(row.created_by_user_id)
-    .bind(&row.created_at)
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -339,22 +447,21 @@ pub async fn insert_review(
 
 /// Removes every approval of a request.
 pub async fn reset_approvals(conn: &mut AnyConnection, request: i64) -> Result<(), StoreError> {
-    sqlx::query(
-        "DELETE FROM change_request_reviews WHERE change_request_id = $1 AND kind = 'approval'",
-    )
-    .bind(request)
-    .execute(conn)
-    .await?;
+    sqlx::query("DELETE FROM change_request_reviews WHERE change_request_id = $1 AND kind = $2")
+        .bind(request)
+        .bind(ReviewKind::Approval.as_str())
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct CommentRow {
     pub id: i64,
     pub text: String,
     pub created_by: String,
     pub created_by_user_id: i64,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 pub async fn comments(
@@ -370,31 +477,34 @@ pub async fn comments(
     .await?)
 }
 
+/// A comment to add.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewComment {
+    pub text: String,
+    pub created_by: String,
+    pub created_by_user_id: i64,
+    pub created_at: Timestamp,
+}
+
+/// Adds a comment with the next comment id (within the caller's transaction) and returns its id. Comments
+/// are not configuration: they are also written outside a [`WriteTx`](super::WriteTx).
 pub async fn insert_comment(
     conn: &mut AnyConnection,
     request: i64,
-    row: &CommentRow,
-) -> Result<(), StoreError> {
+    comment: &NewComment,
+) -> Result<i64, StoreError> {
+    let id = increment(conn, Counter::ChangeRequestComment).await?;
     sqlx::query(
         "INSERT INTO change_request_comments (id, change_request_id, text, created_by, created_by_user_id, \
          created_at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
-    .bind(row.id)
+    .bind(id)
     .bind(request)
-    .bind(&row.text)
-    .bind(&row.created_by)
-    .bind(row.created_by_user_id)
-    .bind(&row.created_at)
+    .bind(&comment.text)
+    .bind(&comment.created_by)
+    .bind(comment.created_by_user_id)
+    .bind(comment.created_at)
     .execute(conn)
     .await?;
-    Ok(())
-}
-
-/// The next comment id (comments are written outside a [`WriteTx`](super::WriteTx)).
-pub async fn next_comment_id(conn: &mut AnyConnection) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(
-        "UPDATE vexil_counters SET value = value + 1 WHERE name = 'change_request_comment' RETURNING value",
-    )
-    .fetch_one(conn)
-    .await?)
+    Ok(id)
 }

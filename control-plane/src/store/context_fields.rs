@@ -1,17 +1,35 @@
-//! SQL of context fields (built-in rows come with the migration). Legal values are JSON text.
+//! SQL of context fields (built-in rows come with the migration). Legal values are a JSON column.
 
+use super::encoding::{flag, json, json_text};
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::model::context_field::LegalValue;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ContextFieldRow {
     pub name: String,
     pub description: Option<String>,
-    pub stickiness: i64,
+    pub stickiness: bool,
     pub sort_order: i64,
-    pub legal_values: String,
-    pub built_in: i64,
-    pub created_at: String,
+    pub legal_values: Vec<LegalValue>,
+    pub built_in: bool,
+    pub created_at: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for ContextFieldRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(ContextFieldRow {
+            name: row.try_get("name")?,
+            description: row.try_get("description")?,
+            stickiness: flag(row, "stickiness")?,
+            sort_order: row.try_get("sort_order")?,
+            legal_values: json(row, "legal_values")?,
+            built_in: flag(row, "built_in")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
 }
 
 const COLUMNS: &str =
@@ -45,11 +63,11 @@ pub async fn insert(conn: &mut AnyConnection, row: &ContextFieldRow) -> Result<(
     )
     .bind(&row.name)
     .bind(&row.description)
-    .bind(row.stickiness)
+    .bind(i64::from(row.stickiness))
     .bind(row.sort_order)
-    .bind(&row.legal_values)
-    .bind(row.built_in)
-    .bind(&row.created_at)
+    .bind(json_text(&row.legal_values)?)
+    .bind(i64::from(row.built_in))
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -63,9 +81,9 @@ pub async fn update(conn: &mut AnyConnection, row: &ContextFieldRow) -> Result<(
     )
     .bind(&row.name)
     .bind(&row.description)
-    .bind(row.stickiness)
+    .bind(i64::from(row.stickiness))
     .bind(row.sort_order)
-    .bind(&row.legal_values)
+    .bind(json_text(&row.legal_values)?)
     .execute(conn)
     .await?;
     Ok(())

@@ -1,17 +1,32 @@
 //! SQL of environments.
 
+use super::encoding::flag;
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EnvironmentRow {
     pub name: String,
-    #[sqlx(rename = "type")]
     pub environment_type: String,
-    pub enabled: i64,
-    pub protected: i64,
+    pub enabled: bool,
+    pub protected: bool,
     pub sort_order: i64,
-    pub created_at: String,
+    pub created_at: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for EnvironmentRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(EnvironmentRow {
+            name: row.try_get("name")?,
+            environment_type: row.try_get("type")?,
+            enabled: flag(row, "enabled")?,
+            protected: flag(row, "protected")?,
+            sort_order: row.try_get("sort_order")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
 }
 
 const COLUMNS: &str = "name, type, enabled, protected, sort_order, created_at";
@@ -36,10 +51,10 @@ pub async fn insert(conn: &mut AnyConnection, row: &EnvironmentRow) -> Result<()
     )
     .bind(&row.name)
     .bind(&row.environment_type)
-    .bind(row.enabled)
-    .bind(row.protected)
+    .bind(i64::from(row.enabled))
+    .bind(i64::from(row.protected))
     .bind(row.sort_order)
-    .bind(&row.created_at)
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -49,8 +64,8 @@ pub async fn update(conn: &mut AnyConnection, row: &EnvironmentRow) -> Result<()
     sqlx::query("UPDATE environments SET type = $2, enabled = $3, protected = $4, sort_order = $5 WHERE name = $1")
         .bind(&row.name)
         .bind(&row.environment_type)
-        .bind(row.enabled)
-        .bind(row.protected)
+        .bind(i64::from(row.enabled))
+        .bind(i64::from(row.protected))
         .bind(row.sort_order)
         .execute(conn)
         .await?;

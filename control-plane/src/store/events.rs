@@ -1,21 +1,41 @@
 //! SQL of the audit trail.
 
+use super::encoding::optional_json;
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::time::Timestamp;
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EventRow {
     pub id: i64,
-    #[sqlx(rename = "type")]
     pub event_type: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
     pub created_by: String,
     pub created_by_user_id: i64,
     pub project: Option<String>,
     pub environment: Option<String>,
     pub feature_name: Option<String>,
-    pub data: Option<String>,
-    pub pre_data: Option<String>,
+    pub data: Option<Value>,
+    pub pre_data: Option<Value>,
+}
+
+impl FromRow<'_, AnyRow> for EventRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(EventRow {
+            id: row.try_get("id")?,
+            event_type: row.try_get("type")?,
+            created_at: row.try_get("created_at")?,
+            created_by: row.try_get("created_by")?,
+            created_by_user_id: row.try_get("created_by_user_id")?,
+            project: row.try_get("project")?,
+            environment: row.try_get("environment")?,
+            feature_name: row.try_get("feature_name")?,
+            data: optional_json(row, "data")?,
+            pre_data: optional_json(row, "pre_data")?,
+        })
+    }
 }
 
 /// Which events to read; `None` filters match everything.

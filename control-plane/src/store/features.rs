@@ -1,29 +1,56 @@
 //! SQL of feature flags and of their per-environment switches.
 
+use super::encoding::flag;
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FeatureRow {
     pub name: String,
     pub project_id: String,
-    #[sqlx(rename = "type")]
     pub feature_type: String,
     pub description: Option<String>,
-    pub stale: i64,
-    pub impression_data: i64,
-    pub created_at: String,
-    pub archived_at: Option<String>,
+    pub stale: bool,
+    pub impression_data: bool,
+    pub created_at: Timestamp,
+    pub archived_at: Option<Timestamp>,
+}
+
+impl FromRow<'_, AnyRow> for FeatureRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(FeatureRow {
+            name: row.try_get("name")?,
+            project_id: row.try_get("project_id")?,
+            feature_type: row.try_get("type")?,
+            description: row.try_get("description")?,
+            stale: flag(row, "stale")?,
+            impression_data: flag(row, "impression_data")?,
+            created_at: row.try_get("created_at")?,
+            archived_at: row.try_get("archived_at")?,
+        })
+    }
 }
 
 /// A flag's state in one of its project's environments.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct FeatureEnvironmentRow {
     pub name: String,
-    #[sqlx(rename = "type")]
     pub environment_type: String,
     pub sort_order: i64,
-    pub enabled: i64,
+    pub enabled: bool,
+}
+
+impl FromRow<'_, AnyRow> for FeatureEnvironmentRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(FeatureEnvironmentRow {
+            name: row.try_get("name")?,
+            environment_type: row.try_get("type")?,
+            sort_order: row.try_get("sort_order")?,
+            enabled: flag(row, "enabled")?,
+        })
+    }
 }
 
 const COLUMNS: &str =
@@ -80,10 +107,10 @@ pub async fn insert(conn: &mut AnyConnection, row: &FeatureRow) -> Result<(), St
     .bind(&row.project_id)
     .bind(&row.feature_type)
     .bind(&row.description)
-    .bind(row.stale)
-    .bind(row.impression_data)
-    .bind(&row.created_at)
-    .bind(&row.archived_at)
+    .bind(i64::from(row.stale))
+    .bind(i64::from(row.impression_data))
+    .bind(row.created_at)
+    .bind(row.archived_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -98,9 +125,9 @@ pub async fn update(conn: &mut AnyConnection, row: &FeatureRow) -> Result<(), St
     .bind(&row.name)
     .bind(&row.feature_type)
     .bind(&row.description)
-    .bind(row.stale)
-    .bind(row.impression_data)
-    .bind(&row.archived_at)
+    .bind(i64::from(row.stale))
+    .bind(i64::from(row.impression_data))
+    .bind(row.archived_at)
     .execute(conn)
     .await?;
     Ok(())

@@ -1,24 +1,40 @@
 //! SQL of user groups and their members.
 
+use super::encoding::{json, json_text};
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GroupRow {
     pub id: i64,
     pub name: String,
     pub description: Option<String>,
-    /// JSON array of strings.
-    pub mappings_sso: String,
+    pub mappings_sso: Vec<String>,
     pub root_role: Option<i64>,
     pub created_by: Option<String>,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+impl FromRow<'_, AnyRow> for GroupRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(GroupRow {
+            id: row.try_get("id")?,
+            name: row.try_get("name")?,
+            description: row.try_get("description")?,
+            mappings_sso: json(row, "mappings_sso")?,
+            root_role: row.try_get("root_role")?,
+            created_by: row.try_get("created_by")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct MemberRow {
     pub user_id: i64,
-    pub joined_at: String,
+    pub joined_at: Timestamp,
     pub created_by: Option<String>,
 }
 
@@ -52,10 +68,10 @@ pub async fn insert(conn: &mut AnyConnection, row: &GroupRow) -> Result<(), Stor
     .bind(row.id)
     .bind(&row.name)
     .bind(&row.description)
-    .bind(&row.mappings_sso)
+    .bind(json_text(&row.mappings_sso)?)
     .bind(row.root_role)
     .bind(&row.created_by)
-    .bind(&row.created_at)
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -68,7 +84,7 @@ pub async fn update(conn: &mut AnyConnection, row: &GroupRow) -> Result<(), Stor
     )
     .bind(&row.name)
     .bind(&row.description)
-    .bind(&row.mappings_sso)
+    .bind(json_text(&row.mappings_sso)?)
     .bind(row.root_role)
     .bind(row.id)
     .execute(conn)
@@ -108,7 +124,7 @@ pub async fn add_member(
     )
     .bind(group_id)
     .bind(member.user_id)
-    .bind(&member.joined_at)
+    .bind(member.joined_at)
     .bind(&member.created_by)
     .execute(conn)
     .await?;

@@ -2,8 +2,11 @@
 //! edges' batches and evaluations. Times are Unix milliseconds. Sums are cast to BIGINT (Postgres would
 //! answer NUMERIC).
 
+use super::encoding::{json, json_text, millis};
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
 use vexil_proto::v1;
 
 fn count(value: u64) -> i64 {
@@ -16,7 +19,7 @@ pub async fn upsert_application(
     conn: &mut AnyConnection,
     app: &v1::ApplicationSeen,
 ) -> Result<(), StoreError> {
-    let strategies = serde_json::to_string(&app.strategies).unwrap_or_else(|_| "[]".to_owned());
+    let strategies = json_text(&app.strategies)?;
     sqlx::query(
         "INSERT INTO client_applications (app_name, strategies, created_at_ms, updated_at_ms, last_seen_ms) \
          VALUES ($1, $2, $3, $3, $3) \
@@ -240,17 +243,34 @@ pub async fn usage_between(
     .await?)
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ApplicationRow {
     pub app_name: String,
     pub description: Option<String>,
     pub url: Option<String>,
     pub color: Option<String>,
     pub icon: Option<String>,
-    pub strategies: String,
-    pub created_at_ms: i64,
-    pub updated_at_ms: i64,
-    pub last_seen_ms: i64,
+    /// The strategies of its last registration.
+    pub strategies: Vec<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub last_seen: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for ApplicationRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(ApplicationRow {
+            app_name: row.try_get("app_name")?,
+            description: row.try_get("description")?,
+            url: row.try_get("url")?,
+            color: row.try_get("color")?,
+            icon: row.try_get("icon")?,
+            strategies: json(row, "strategies")?,
+            created_at: millis(row, "created_at_ms")?,
+            updated_at: millis(row, "updated_at_ms")?,
+            last_seen: millis(row, "last_seen_ms")?,
+        })
+    }
 }
 
 const APPLICATION_COLUMNS: &str =
@@ -298,14 +318,27 @@ pub async fn application(
         .await?)
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct InstanceRow {
     pub instance_id: String,
     pub client_ip: Option<String>,
     pub sdk_version: Option<String>,
     pub environment: Option<String>,
-    pub created_at_ms: i64,
-    pub last_seen_ms: i64,
+    pub created_at: Timestamp,
+    pub last_seen: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for InstanceRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(InstanceRow {
+            instance_id: row.try_get("instance_id")?,
+            client_ip: row.try_get("client_ip")?,
+            sdk_version: row.try_get("sdk_version")?,
+            environment: row.try_get("environment")?,
+            created_at: millis(row, "created_at_ms")?,
+            last_seen: millis(row, "last_seen_ms")?,
+        })
+    }
 }
 
 /// An application's instances, most recently seen first.
@@ -322,17 +355,21 @@ pub async fn instances(
     .await?)
 }
 
-/// The distinct strategy lists an application registered with (JSON arrays), in text order.
+/// The distinct strategy lists an application registered with, in the text order of their JSON.
 pub async fn registrations(
     conn: &mut AnyConnection,
     app_name: &str,
-) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar(
+) -> Result<Vec<Vec<String>>, StoreError> {
+    let rows: Vec<AnyRow> = sqlx::query(
         "SELECT strategies FROM client_application_registrations WHERE app_name = $1 ORDER BY strategies",
     )
     .bind(app_name)
     .fetch_all(conn)
-    .await?)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|row| json(row, "strategies"))
+        .collect::<sqlx::Result<_>>()?)
 }
 
 /// Every flag name an application ever reported, sorted.
@@ -350,13 +387,26 @@ pub async fn seen_toggles(
 
 /// One flag's counts per hour, application and environment since `from_ms` (minute buckets summed per hour,
 /// and the rolled-up hours).
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HourlyUsage {
-    pub hour_ms: i64,
+    /// The start of the hour.
+    pub hour: Timestamp,
     pub app_name: String,
     pub environment: String,
     pub yes_count: i64,
     pub no_count: i64,
+}
+
+impl FromRow<'_, AnyRow> for HourlyUsage {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(HourlyUsage {
+            hour: millis(row, "hour_ms")?,
+            app_name: row.try_get("app_name")?,
+            environment: row.try_get("environment")?,
+            yes_count: row.try_get("yes_count")?,
+            no_count: row.try_get("no_count")?,
+        })
+    }
 }
 
 pub async fn hourly_usage(
@@ -382,14 +432,27 @@ pub async fn hourly_usage(
     .await?)
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EdgeRow {
     pub edge_id: String,
     pub version: String,
     pub applied_revision: i64,
-    pub last_report_ms: i64,
+    pub last_report: Timestamp,
     pub enabled_count: i64,
     pub disabled_count: i64,
+}
+
+impl FromRow<'_, AnyRow> for EdgeRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(EdgeRow {
+            edge_id: row.try_get("edge_id")?,
+            version: row.try_get("version")?,
+            applied_revision: row.try_get("applied_revision")?,
+            last_report: millis(row, "last_report_ms")?,
+            enabled_count: row.try_get("enabled_count")?,
+            disabled_count: row.try_get("disabled_count")?,
+        })
+    }
 }
 
 /// Every edge, with the evaluations it served in `[from_ms, to_ms]`.

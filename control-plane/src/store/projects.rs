@@ -1,6 +1,7 @@
 //! SQL of projects and of which environments each project uses.
 
 use super::StoreError;
+use crate::time::Timestamp;
 use sqlx::AnyConnection;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -10,8 +11,8 @@ pub struct ProjectRow {
     pub description: Option<String>,
     pub mode: String,
     pub default_stickiness: String,
-    pub created_at: String,
-    pub updated_at: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Option<Timestamp>,
 }
 
 const COLUMNS: &str = "id, name, description, mode, default_stickiness, created_at, updated_at";
@@ -36,8 +37,8 @@ pub async fn insert(conn: &mut AnyConnection, row: &ProjectRow) -> Result<(), St
     .bind(&row.description)
     .bind(&row.mode)
     .bind(&row.default_stickiness)
-    .bind(&row.created_at)
-    .bind(&row.updated_at)
+    .bind(row.created_at)
+    .bind(row.updated_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -53,7 +54,7 @@ pub async fn update(conn: &mut AnyConnection, row: &ProjectRow) -> Result<(), St
     .bind(&row.description)
     .bind(&row.mode)
     .bind(&row.default_stickiness)
-    .bind(&row.updated_at)
+    .bind(row.updated_at)
     .execute(conn)
     .await?;
     Ok(())

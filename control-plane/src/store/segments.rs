@@ -1,17 +1,35 @@
-//! SQL of segments. Ids come from the `segment` counter; constraints are JSON text.
+//! SQL of segments. Ids come from the `segment` counter; constraints are a JSON column.
 
+use super::encoding::{json, json_text};
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::model::constraint::Constraint;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SegmentRow {
     pub id: i64,
     pub name: String,
     pub description: Option<String>,
     pub project_id: Option<String>,
-    pub constraints: String,
+    pub constraints: Vec<Constraint>,
     pub created_by: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for SegmentRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(SegmentRow {
+            id: row.try_get("id")?,
+            name: row.try_get("name")?,
+            description: row.try_get("description")?,
+            project_id: row.try_get("project_id")?,
+            constraints: json(row, "constraints")?,
+            created_by: row.try_get("created_by")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
 }
 
 const COLUMNS: &str = "id, name, description, project_id, constraints, created_by, created_at";
@@ -41,15 +59,6 @@ pub async fn count(conn: &mut AnyConnection) -> Result<i64, StoreError> {
         .await?)
 }
 
-/// The next segment id (within the caller's write transaction).
-pub async fn next_id(conn: &mut AnyConnection) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(
-        "UPDATE vexil_counters SET value = value + 1 WHERE name = 'segment' RETURNING value",
-    )
-    .fetch_one(conn)
-    .await?)
-}
-
 pub async fn insert(conn: &mut AnyConnection, row: &SegmentRow) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO segments (id, name, description, project_id, constraints, created_by, created_at) \
@@ -59,9 +68,9 @@ pub async fn insert(conn: &mut AnyConnection, row: &SegmentRow) -> Result<(), St
     .bind(&row.name)
     .bind(&row.description)
     .bind(&row.project_id)
-    .bind(&row.constraints)
+    .bind(json_text(&row.constraints)?)
     .bind(&row.created_by)
-    .bind(&row.created_at)
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -76,7 +85,7 @@ pub async fn update(conn: &mut AnyConnection, row: &SegmentRow) -> Result<(), St
     .bind(&row.name)
     .bind(&row.description)
     .bind(&row.project_id)
-    .bind(&row.constraints)
+    .bind(json_text(&row.constraints)?)
     .execute(conn)
     .await?;
     Ok(())
@@ -90,12 +99,22 @@ pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError>
     Ok(())
 }
 
-/// A strategy that references segments: its flag, the flag's project and the JSON list of segment ids.
-#[derive(Debug, Clone, sqlx::FromRow)]
+/// A strategy that references segments: its flag, the flag's project and the segment ids.
+#[derive(Debug, Clone)]
 pub struct SegmentReference {
     pub feature_name: String,
     pub project_id: String,
-    pub segments: String,
+    pub segments: Vec<i64>,
+}
+
+impl FromRow<'_, AnyRow> for SegmentReference {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(SegmentReference {
+            feature_name: row.try_get("feature_name")?,
+            project_id: row.try_get("project_id")?,
+            segments: json(row, "segments")?,
+        })
+    }
 }
 
 /// Every strategy (of any flag, archived ones included) with at least one segment.

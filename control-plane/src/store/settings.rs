@@ -1,38 +1,84 @@
 //! SQL of instance-wide settings: one JSON value per name.
 
+use super::encoding::{json, json_text};
 use super::StoreError;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
-pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<Option<String>, StoreError> {
-    Ok(
-        sqlx::query_scalar("SELECT value FROM settings WHERE name = $1")
-            .bind(name)
-            .fetch_optional(conn)
-            .await?,
-    )
+/// The settings there are, by their stored names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    /// The origins the frontend API's CORS allows: a list of strings.
+    FrontendApiOrigins,
+    /// This installation's id, given at the first start: a string.
+    InstanceId,
 }
 
-pub async fn set(conn: &mut AnyConnection, name: &str, value: &str) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = $2",
-    )
-    .bind(name)
-    .bind(value)
-    .execute(conn)
-    .await?;
+impl Setting {
+    fn name(self) -> &'static str {
+        match self {
+            Setting::FrontendApiOrigins => "frontend_api_origins",
+            Setting::InstanceId => "instance_id",
+        }
+    }
+}
+
+async fn get<T: DeserializeOwned>(
+    conn: &mut AnyConnection,
+    setting: Setting,
+) -> Result<Option<T>, StoreError> {
+    let row: Option<AnyRow> = sqlx::query("SELECT value FROM settings WHERE name = $1")
+        .bind(setting.name())
+        .fetch_optional(conn)
+        .await?;
+    Ok(row.map(|row| json(&row, "value")).transpose()?)
+}
+
+/// The stored allowed origins, if ever set.
+pub async fn frontend_api_origins(
+    conn: &mut AnyConnection,
+) -> Result<Option<Vec<String>>, StoreError> {
+    get(conn, Setting::FrontendApiOrigins).await
+}
+
+pub async fn set_frontend_api_origins(
+    conn: &mut AnyConnection,
+    origins: &[String],
+) -> Result<(), StoreError> {
+    set(conn, Setting::FrontendApiOrigins, origins).await
+}
+
+/// The installation's id, if given.
+pub async fn instance_id(conn: &mut AnyConnection) -> Result<Option<String>, StoreError> {
+    get(conn, Setting::InstanceId).await
+}
+
+/// Gives the installation `id` unless it has one (a concurrent first start keeps the first one).
+pub async fn insert_missing_instance_id(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
+        .bind(Setting::InstanceId.name())
+        .bind(json_text(id)?)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
-/// Sets a value only if the name has none (a concurrent first start keeps the first one).
-pub async fn insert_missing(
+async fn set<T: Serialize + ?Sized>(
     conn: &mut AnyConnection,
-    name: &str,
-    value: &str,
+    setting: Setting,
+    value: &T,
 ) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
-        .bind(name)
-        .bind(value)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = $2",
+    )
+    .bind(setting.name())
+    .bind(json_text(value)?)
+    .execute(conn)
+    .await?;
     Ok(())
 }

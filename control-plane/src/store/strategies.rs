@@ -1,22 +1,48 @@
-//! SQL of the strategies of a flag in an environment. Nested values are JSON text.
+//! SQL of the strategies of a flag in an environment. Constraints, parameters, variants and segment ids are
+//! JSON columns.
 
+use super::encoding::{flag, json, json_text};
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::model::constraint::Constraint;
+use crate::model::variant::StrategyVariant;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
+use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StrategyRow {
     pub id: String,
     pub feature_name: String,
     pub environment: String,
     pub name: String,
     pub title: Option<String>,
-    pub disabled: i64,
+    pub disabled: bool,
     pub sort_order: i64,
-    pub constraints: String,
-    pub parameters: String,
-    pub variants: String,
-    pub segments: String,
-    pub created_at: String,
+    pub constraints: Vec<Constraint>,
+    pub parameters: BTreeMap<String, String>,
+    pub variants: Vec<StrategyVariant>,
+    pub segments: Vec<i64>,
+    pub created_at: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for StrategyRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(StrategyRow {
+            id: row.try_get("id")?,
+            feature_name: row.try_get("feature_name")?,
+            environment: row.try_get("environment")?,
+            name: row.try_get("name")?,
+            title: row.try_get("title")?,
+            disabled: flag(row, "disabled")?,
+            sort_order: row.try_get("sort_order")?,
+            constraints: json(row, "constraints")?,
+            parameters: json(row, "parameters")?,
+            variants: json(row, "variants")?,
+            segments: json(row, "segments")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
 }
 
 const COLUMNS: &str =
@@ -82,13 +108,13 @@ pub async fn insert(conn: &mut AnyConnection, row: &StrategyRow) -> Result<(), S
     .bind(&row.environment)
     .bind(&row.name)
     .bind(&row.title)
-    .bind(row.disabled)
+    .bind(i64::from(row.disabled))
     .bind(row.sort_order)
-    .bind(&row.constraints)
-    .bind(&row.parameters)
-    .bind(&row.variants)
-    .bind(&row.segments)
-    .bind(&row.created_at)
+    .bind(json_text(&row.constraints)?)
+    .bind(json_text(&row.parameters)?)
+    .bind(json_text(&row.variants)?)
+    .bind(json_text(&row.segments)?)
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -103,12 +129,12 @@ pub async fn update(conn: &mut AnyConnection, row: &StrategyRow) -> Result<(), S
     .bind(&row.id)
     .bind(&row.name)
     .bind(&row.title)
-    .bind(row.disabled)
+    .bind(i64::from(row.disabled))
     .bind(row.sort_order)
-    .bind(&row.constraints)
-    .bind(&row.parameters)
-    .bind(&row.variants)
-    .bind(&row.segments)
+    .bind(json_text(&row.constraints)?)
+    .bind(json_text(&row.parameters)?)
+    .bind(json_text(&row.variants)?)
+    .bind(json_text(&row.segments)?)
     .execute(conn)
     .await?;
     Ok(())

@@ -1,17 +1,35 @@
-//! SQL of strategy definitions (built-in rows come with the migration). Parameters are JSON text.
+//! SQL of strategy definitions (built-in rows come with the migration). Parameters are a JSON column.
 
+use super::encoding::{flag, json, json_text};
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::model::strategy_definition::StrategyParameter;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StrategyDefinitionRow {
     pub name: String,
     pub title: Option<String>,
     pub description: Option<String>,
-    pub parameters: String,
-    pub built_in: i64,
-    pub deprecated: i64,
-    pub created_at: String,
+    pub parameters: Vec<StrategyParameter>,
+    pub built_in: bool,
+    pub deprecated: bool,
+    pub created_at: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for StrategyDefinitionRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(StrategyDefinitionRow {
+            name: row.try_get("name")?,
+            title: row.try_get("title")?,
+            description: row.try_get("description")?,
+            parameters: json(row, "parameters")?,
+            built_in: flag(row, "built_in")?,
+            deprecated: flag(row, "deprecated")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
 }
 
 const COLUMNS: &str = "name, title, description, parameters, built_in, deprecated, created_at";
@@ -43,10 +61,10 @@ pub async fn insert(
     .bind(&row.name)
     .bind(&row.title)
     .bind(&row.description)
-    .bind(&row.parameters)
-    .bind(row.built_in)
-    .bind(row.deprecated)
-    .bind(&row.created_at)
+    .bind(json_text(&row.parameters)?)
+    .bind(i64::from(row.built_in))
+    .bind(i64::from(row.deprecated))
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -64,8 +82,8 @@ pub async fn update(
     .bind(&row.name)
     .bind(&row.title)
     .bind(&row.description)
-    .bind(&row.parameters)
-    .bind(row.deprecated)
+    .bind(json_text(&row.parameters)?)
+    .bind(i64::from(row.deprecated))
     .execute(conn)
     .await?;
     Ok(())

@@ -1,18 +1,43 @@
 //! SQL of API tokens. Only SHA-256 hashes of secrets are stored.
 
+use super::encoding::{json, json_text};
 use super::StoreError;
-use sqlx::AnyConnection;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
+use vexil_shared::token::TokenKind;
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TokenRow {
+    /// Lowercase hex SHA-256 of the secret.
     pub secret_hash: String,
     pub name: String,
-    pub kind: String,
-    /// JSON array of project ids, `["*"]` for all.
-    pub projects: String,
+    pub kind: TokenKind,
+    /// Project ids, `["*"]` for all.
+    pub projects: Vec<String>,
     pub environment: String,
-    pub expires_at: Option<String>,
-    pub created_at: String,
+    pub expires_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for TokenRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(TokenRow {
+            secret_hash: row.try_get("secret_hash")?,
+            name: row.try_get("name")?,
+            kind: {
+                let kind: String = row.try_get("kind")?;
+                TokenKind::parse(&kind).ok_or_else(|| sqlx::Error::ColumnDecode {
+                    index: "kind".to_owned(),
+                    source: format!("unknown token kind {kind:?}").into(),
+                })?
+            },
+            projects: json(row, "projects")?,
+            environment: row.try_get("environment")?,
+            expires_at: row.try_get("expires_at")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
 }
 
 pub async fn get_by_hash(
@@ -33,20 +58,20 @@ pub async fn insert(conn: &mut AnyConnection, row: &TokenRow) -> Result<(), Stor
     )
     .bind(&row.secret_hash)
     .bind(&row.name)
-    .bind(&row.kind)
-    .bind(&row.projects)
+    .bind(row.kind.as_str())
+    .bind(json_text(&row.projects)?)
     .bind(&row.environment)
-    .bind(&row.expires_at)
-    .bind(&row.created_at)
+    .bind(row.expires_at)
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
 }
 
-pub async fn count_of_kind(conn: &mut AnyConnection, kind: &str) -> Result<i64, StoreError> {
+pub async fn count_of_kind(conn: &mut AnyConnection, kind: TokenKind) -> Result<i64, StoreError> {
     Ok(
         sqlx::query_scalar("SELECT COUNT(*) FROM api_tokens WHERE kind = $1")
-            .bind(kind)
+            .bind(kind.as_str())
             .fetch_one(conn)
             .await?,
     )
@@ -69,7 +94,7 @@ pub async fn count(conn: &mut AnyConnection) -> Result<i64, StoreError> {
 pub async fn set_expiry(
     conn: &mut AnyConnection,
     secret_hash: &str,
-    expires_at: Option<&str>,
+    expires_at: Option<Timestamp>,
 ) -> Result<(), StoreError> {
     sqlx::query("UPDATE api_tokens SET expires_at = $1 WHERE secret_hash = $2")
         .bind(expires_at)

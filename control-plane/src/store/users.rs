@@ -2,6 +2,7 @@
 //! SHA-256 hashes of their secrets; passwords as argon2 PHC strings.
 
 use super::StoreError;
+use crate::time::Timestamp;
 use sqlx::AnyConnection;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -12,8 +13,8 @@ pub struct UserRow {
     pub username: Option<String>,
     pub password_hash: Option<String>,
     pub root_role: i64,
-    pub created_at: String,
-    pub seen_at: Option<String>,
+    pub created_at: Timestamp,
+    pub seen_at: Option<Timestamp>,
 }
 
 const USER_COLUMNS: &str =
@@ -72,8 +73,8 @@ pub async fn insert(conn: &mut AnyConnection, row: &UserRow) -> Result<(), Store
     .bind(&row.username)
     .bind(&row.password_hash)
     .bind(row.root_role)
-    .bind(&row.created_at)
-    .bind(&row.seen_at)
+    .bind(row.created_at)
+    .bind(row.seen_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -118,8 +119,8 @@ pub async fn insert_session(
     conn: &mut AnyConnection,
     session_hash: &str,
     user_id: i64,
-    created_at: &str,
-    expires_at: &str,
+    created_at: Timestamp,
+    expires_at: Timestamp,
 ) -> Result<(), StoreError> {
     use sqlx::Connection;
     let mut tx = conn.begin().await?;
@@ -145,7 +146,7 @@ pub async fn insert_session(
 pub async fn session_user(
     conn: &mut AnyConnection,
     session_hash: &str,
-    now: &str,
+    now: Timestamp,
 ) -> Result<Option<UserRow>, StoreError> {
     let sql = format!(
         "SELECT {} FROM users u JOIN user_sessions s ON s.user_id = u.id \
@@ -173,8 +174,8 @@ pub struct PatRow {
     pub secret_hash: String,
     pub user_id: i64,
     pub description: String,
-    pub expires_at: String,
-    pub created_at: String,
+    pub expires_at: Timestamp,
+    pub created_at: Timestamp,
 }
 
 const PAT_COLUMNS: &str = "id, secret_hash, user_id, description, expires_at, created_at";
@@ -188,8 +189,8 @@ pub async fn insert_pat(conn: &mut AnyConnection, row: &PatRow) -> Result<(), St
     .bind(&row.secret_hash)
     .bind(row.user_id)
     .bind(&row.description)
-    .bind(&row.expires_at)
-    .bind(&row.created_at)
+    .bind(row.expires_at)
+    .bind(row.created_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -218,7 +219,7 @@ pub async fn delete_pat(conn: &mut AnyConnection, id: i64) -> Result<(), StoreEr
 pub async fn pat_user(
     conn: &mut AnyConnection,
     secret_hash: &str,
-    now: &str,
+    now: Timestamp,
 ) -> Result<Option<UserRow>, StoreError> {
     let sql = format!(
         "SELECT {} FROM users u JOIN personal_access_tokens p ON p.user_id = u.id \

@@ -1,0 +1,174 @@
+//! The bodies of the change-request routes: what they take and what they answer.
+
+use crate::model::change_request::{Change, ChangeRequestState};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+
+/// Who did something, as the record shows it (API tokens: id -1337 and the token's name).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Principal {
+    pub id: i64,
+    pub username: String,
+}
+
+/// `PUT …/environments/:environment/change-requests/config` (spec endpoint 6).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRequestConfigInput {
+    pub change_requests_enabled: bool,
+    /// An integer, clamped into 1..10; absent: unchanged (default 1).
+    #[schema(value_type = Option<i64>)]
+    pub required_approvals: Option<serde_json::Number>,
+}
+
+/// One environment's entry of `GET …/change-requests/config`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvironmentChangeRequestConfig {
+    pub environment: String,
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    pub change_request_enabled: bool,
+    pub required_approvals: i64,
+}
+
+/// A change to a flag of the request's project, in the request's environment: `{feature, action, payload}`.
+/// A missing payload reads as `{}`; a payload that does not fit its action is refused naming the field.
+#[derive(Debug, Clone, PartialEq, ToSchema)]
+pub struct ChangeInput {
+    pub feature: String,
+    #[serde(flatten)]
+    pub change: Change,
+}
+
+impl<'de> Deserialize<'de> for ChangeInput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Given {
+            feature: String,
+            action: Value,
+            payload: Option<Value>,
+        }
+        let given = Given::deserialize(deserializer)?;
+        let payload = given
+            .payload
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        let tagged = serde_json::json!({"action": given.action, "payload": payload});
+        let change = serde_path_to_error::deserialize(tagged).map_err(|error| {
+            serde::de::Error::custom(format!("{}: {}", error.path(), error.inner()))
+        })?;
+        Ok(ChangeInput {
+            feature: given.feature,
+            change,
+        })
+    }
+}
+
+/// The body of `POST …/change-requests`: one change or an array of them.
+#[derive(Debug, Clone)]
+pub enum ChangeInputs {
+    One(ChangeInput),
+    Many(Vec<ChangeInput>),
+}
+
+impl ChangeInputs {
+    pub fn into_vec(self) -> Vec<ChangeInput> {
+        match self {
+            ChangeInputs::One(change) => vec![change],
+            ChangeInputs::Many(changes) => changes,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ChangeInputs {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let named = |error: serde_path_to_error::Error<serde_json::Error>| {
+            serde::de::Error::custom(format!("at {}: {}", error.path(), error.inner()))
+        };
+        if value.is_array() {
+            serde_path_to_error::deserialize(value)
+                .map(ChangeInputs::Many)
+                .map_err(named)
+        } else {
+            serde_path_to_error::deserialize(value)
+                .map(ChangeInputs::One)
+                .map_err(named)
+        }
+    }
+}
+
+/// `PUT …/change-requests/:id/state` (spec endpoint 19).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct StateInput {
+    pub state: ChangeRequestState,
+    /// Kept as a comment of the request.
+    pub comment: Option<String>,
+}
+
+/// `POST …/change-requests/:id/comments`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct CommentInput {
+    pub text: String,
+}
+
+/// A change as a request shows it: `{id, action, payload, createdBy, createdAt}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeView {
+    pub id: i64,
+    #[serde(flatten)]
+    pub change: Change,
+    pub created_by: Principal,
+    pub created_at: String,
+}
+
+/// The changes of one flag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct FeatureChanges {
+    pub name: String,
+    pub changes: Vec<ChangeView>,
+}
+
+/// An approval or a rejection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Review {
+    pub created_by: Principal,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Comment {
+    pub id: i64,
+    pub text: String,
+    pub created_by: Principal,
+    pub created_at: String,
+}
+
+/// A change request as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRequest {
+    pub id: i64,
+    pub title: String,
+    pub project: String,
+    pub environment: String,
+    pub state: ChangeRequestState,
+    /// `requiredApprovals` of the environment when the request was created.
+    pub min_approvals: i64,
+    pub created_by: Principal,
+    pub created_at: String,
+    /// When the request entered each state it has been in.
+    pub state_timestamps: BTreeMap<String, String>,
+    pub features: Vec<FeatureChanges>,
+    /// Always empty: segment changes are not supported.
+    #[schema(value_type = Vec<Object>)]
+    pub segments: Vec<Value>,
+    pub approvals: Vec<Review>,
+    pub rejections: Vec<Review>,
+    pub comments: Vec<Comment>,
+}

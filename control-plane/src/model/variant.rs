@@ -1,0 +1,250 @@
+//! Variants: the shape strategy variants and flag-level variants share, and their weights (API.md §7): `fix`
+//! variants keep their weight, `variable` ones share what is left of 1000. Flag-level variants add overrides.
+
+use super::name;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use vexil_shared::ApiError;
+
+const PAYLOAD_TYPES: [&str; 4] = ["json", "csv", "string", "number"];
+const TOTAL_WEIGHT: u32 = 1000;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VariantPayload {
+    #[serde(rename = "type")]
+    pub payload_type: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WeightType {
+    Variable,
+    Fix,
+}
+
+impl WeightType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WeightType::Variable => "variable",
+            WeightType::Fix => "fix",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyVariant {
+    pub name: String,
+    /// 0 to 1000; `variable` weights are recomputed on write.
+    #[serde(default)]
+    pub weight: u32,
+    /// Default `variable`.
+    #[serde(default = "variable")]
+    pub weight_type: WeightType,
+    /// Default `default`.
+    #[serde(default = "default_stickiness")]
+    pub stickiness: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<VariantPayload>,
+}
+
+fn variable() -> WeightType {
+    WeightType::Variable
+}
+
+/// The stickiness a variant, a strategy or a project has when none is given.
+pub fn default_stickiness() -> String {
+    "default".to_owned()
+}
+
+/// Context values that force a variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VariantOverride {
+    pub context_name: String,
+    pub values: Vec<String>,
+}
+
+/// A flag-level variant: the fields of a strategy variant plus overrides. (Spelled out rather than
+/// `#[serde(flatten)]`, which would lose the path of a bad field in error messages.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FlagVariant {
+    pub name: String,
+    /// 0 to 1000; `variable` weights are recomputed on write.
+    #[serde(default)]
+    pub weight: u32,
+    /// Default `variable`.
+    #[serde(default = "variable")]
+    pub weight_type: WeightType,
+    /// Default `default`.
+    #[serde(default = "default_stickiness")]
+    pub stickiness: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<VariantPayload>,
+    #[serde(default)]
+    pub overrides: Vec<VariantOverride>,
+}
+
+impl FlagVariant {
+    /// Splits into the strategy-variant part (normalised the same way) and the overrides.
+    fn split(self) -> (StrategyVariant, Vec<VariantOverride>) {
+        let variant = StrategyVariant {
+            name: self.name,
+            weight: self.weight,
+            weight_type: self.weight_type,
+            stickiness: self.stickiness,
+            payload: self.payload,
+        };
+        (variant, self.overrides)
+    }
+
+    fn join(variant: StrategyVariant, overrides: Vec<VariantOverride>) -> FlagVariant {
+        FlagVariant {
+            name: variant.name,
+            weight: variant.weight,
+            weight_type: variant.weight_type,
+            stickiness: variant.stickiness,
+            payload: variant.payload,
+            overrides,
+        }
+    }
+}
+
+/// Checks payloads and weights, then spreads `1000 − Σfix` over the `variable` variants (the remainder one by
+/// one to the first ones).
+pub fn normalize_variants(
+    mut variants: Vec<StrategyVariant>,
+) -> Result<Vec<StrategyVariant>, ApiError> {
+    if variants.is_empty() {
+        return Ok(variants);
+    }
+    let mut fixed_total: u32 = 0;
+    for (index, variant) in variants.iter().enumerate() {
+        name::validate(&format!("variants[{index}].name"), &variant.name)?;
+        if variants[..index]
+            .iter()
+            .any(|other| other.name == variant.name)
+        {
+            return Err(ApiError::validation(format!(
+                "variants[{index}].name: {} is used twice",
+                variant.name
+            )));
+        }
+        if let Some(payload) = &variant.payload {
+            if !PAYLOAD_TYPES.contains(&payload.payload_type.as_str()) {
+                return Err(ApiError::validation(format!(
+                    "variants[{index}].payload.type must be one of {}",
+                    PAYLOAD_TYPES.join(", ")
+                )));
+            }
+        }
+        if variant.weight > TOTAL_WEIGHT {
+            return Err(ApiError::validation(format!(
+                "variants[{index}].weight must be 0 to {TOTAL_WEIGHT}"
+            )));
+        }
+        if variant.weight_type == WeightType::Fix {
+            fixed_total = fixed_total.saturating_add(variant.weight);
+        }
+    }
+    if fixed_total > TOTAL_WEIGHT {
+        return Err(ApiError::validation(format!(
+            "variants: the fixed weights add up to more than {TOTAL_WEIGHT}"
+        )));
+    }
+    let variable_count = variants
+        .iter()
+        .filter(|variant| variant.weight_type == WeightType::Variable)
+        .count();
+    let variable_count = u32::try_from(variable_count).unwrap_or(u32::MAX);
+    if variable_count == 0 {
+        if fixed_total != TOTAL_WEIGHT {
+            return Err(ApiError::validation(format!(
+                "variants: with only fixed weights they must add up to {TOTAL_WEIGHT}"
+            )));
+        }
+        return Ok(variants);
+    }
+    let share = (TOTAL_WEIGHT - fixed_total) / variable_count;
+    let mut remainder = (TOTAL_WEIGHT - fixed_total) % variable_count;
+    for variant in variants
+        .iter_mut()
+        .filter(|variant| variant.weight_type == WeightType::Variable)
+    {
+        variant.weight = share + u32::from(remainder > 0);
+        remainder = remainder.saturating_sub(1);
+    }
+    Ok(variants)
+}
+
+/// Flag-level variants sorted by name, their weights normalised as strategy variants' are, their overrides'
+/// context names checked.
+pub fn normalize_flag_variants(
+    mut variants: Vec<FlagVariant>,
+) -> Result<Vec<FlagVariant>, ApiError> {
+    variants.sort_by(|a, b| a.name.cmp(&b.name));
+    for (index, variant) in variants.iter().enumerate() {
+        for (position, override_) in variant.overrides.iter().enumerate() {
+            name::validate(
+                &format!("variants[{index}].overrides[{position}].contextName"),
+                &override_.context_name,
+            )?;
+        }
+    }
+    let (plain, overrides): (Vec<StrategyVariant>, Vec<Vec<VariantOverride>>) =
+        variants.into_iter().map(FlagVariant::split).unzip();
+    Ok(normalize_variants(plain)?
+        .into_iter()
+        .zip(overrides)
+        .map(|(variant, overrides)| FlagVariant::join(variant, overrides))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variant(name: &str, weight: u32, weight_type: WeightType) -> StrategyVariant {
+        StrategyVariant {
+            name: name.to_owned(),
+            weight,
+            weight_type,
+            stickiness: "default".to_owned(),
+            payload: None,
+        }
+    }
+
+    #[test]
+    fn variable_weights_share_what_fixed_ones_leave() {
+        let variants = normalize_variants(vec![
+            variant("a", 0, WeightType::Variable),
+            variant("b", 100, WeightType::Fix),
+            variant("c", 0, WeightType::Variable),
+            variant("d", 0, WeightType::Variable),
+        ])
+        .unwrap();
+        let weights: Vec<u32> = variants.iter().map(|v| v.weight).collect();
+        assert_eq!(weights, vec![300, 100, 300, 300]);
+        let variants = normalize_variants(vec![
+            variant("a", 0, WeightType::Variable),
+            variant("b", 0, WeightType::Variable),
+            variant("c", 0, WeightType::Variable),
+        ])
+        .unwrap();
+        let weights: Vec<u32> = variants.iter().map(|v| v.weight).collect();
+        assert_eq!(weights, vec![334, 333, 333]);
+    }
+
+    #[test]
+    fn impossible_weights_are_rejected() {
+        assert!(normalize_variants(vec![
+            variant("a", 600, WeightType::Fix),
+            variant("b", 600, WeightType::Fix)
+        ])
+        .is_err());
+        assert!(normalize_variants(vec![variant("a", 500, WeightType::Fix)]).is_err());
+        assert!(normalize_variants(vec![variant("a", 1000, WeightType::Fix)]).is_ok());
+    }
+}

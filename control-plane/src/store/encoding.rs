@@ -1,0 +1,103 @@
+//! How the store keeps values the `Any` driver has no column type for, in one place: booleans are BIGINT 0/1,
+//! timestamps RFC 3339 UTC text with milliseconds (so text order is time order), structured values JSON text.
+//! Rows decode into typed values here (a value that does not decode is a decode error, a 500), and values are
+//! encoded here before they are bound; nothing outside `store/` sees the stored form.
+
+use super::StoreError;
+use crate::time::Timestamp;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sqlx::any::{AnyRow, AnyTypeInfo};
+use sqlx::encode::IsNull;
+use sqlx::error::BoxDynError;
+use sqlx::{Any, Database, Decode, Encode, Row, Type};
+
+impl Type<Any> for Timestamp {
+    fn type_info() -> AnyTypeInfo {
+        <String as Type<Any>>::type_info()
+    }
+}
+
+impl<'q> Encode<'q, Any> for Timestamp {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <Any as Database>::ArgumentBuffer<'q>,
+    ) -> Result<IsNull, BoxDynError> {
+        <String as Encode<'q, Any>>::encode_by_ref(&self.to_string(), buf)
+    }
+}
+
+impl<'r> Decode<'r, Any> for Timestamp {
+    fn decode(value: <Any as Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        let text = <String as Decode<Any>>::decode(value)?;
+        Ok(Timestamp::parse(&text)?)
+    }
+}
+
+fn column_error(column: &str, source: impl Into<BoxDynError>) -> sqlx::Error {
+    sqlx::Error::ColumnDecode {
+        index: column.to_owned(),
+        source: source.into(),
+    }
+}
+
+/// A BIGINT 0/1 column as a boolean (any non-zero value is true).
+pub fn flag(row: &AnyRow, column: &str) -> sqlx::Result<bool> {
+    Ok(row.try_get::<i64, _>(column)? != 0)
+}
+
+/// A BIGINT column of Unix milliseconds as a timestamp; a value out of chrono's range (only a client's
+/// clock can put one there) reads as the epoch.
+pub fn millis(row: &AnyRow, column: &str) -> sqlx::Result<Timestamp> {
+    let ms: i64 = row.try_get(column)?;
+    Ok(Timestamp::from_millis(ms).unwrap_or(Timestamp::EPOCH))
+}
+
+/// A JSON text column as a value of `T`.
+pub fn json<T: DeserializeOwned>(row: &AnyRow, column: &str) -> sqlx::Result<T> {
+    let text: String = row.try_get(column)?;
+    serde_json::from_str(&text).map_err(|error| column_error(column, error))
+}
+
+/// A nullable JSON text column as a value of `T`.
+pub fn optional_json<T: DeserializeOwned>(row: &AnyRow, column: &str) -> sqlx::Result<Option<T>> {
+    let text: Option<String> = row.try_get(column)?;
+    text.map(|text| serde_json::from_str(&text).map_err(|error| column_error(column, error)))
+        .transpose()
+}
+
+/// A value as the JSON text a column keeps.
+pub fn json_text<T: Serialize + ?Sized>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|error| StoreError(sqlx::Error::Encode(Box::new(error))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::any::AnyPoolOptions;
+
+    #[tokio::test]
+    async fn values_round_trip_through_a_real_database() {
+        sqlx::any::install_default_drivers();
+        let pool = AnyPoolOptions::new()
+            .max_connections(1)
+            .connect("sqlite::memory:")
+            .await
+            .unwrap();
+        let at = Timestamp::parse("2026-11-23T10:00:00.5Z").unwrap();
+        let row: AnyRow =
+            sqlx::query("SELECT $1 AS at, 1 AS yes, 0 AS no, $2 AS list, NULL AS absent")
+                .bind(at)
+                .bind(json_text(&vec!["a", "b"]).unwrap())
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        assert_eq!(row.try_get::<Timestamp, _>("at").unwrap(), at);
+        assert!(flag(&row, "yes").unwrap());
+        assert!(!flag(&row, "no").unwrap());
+        assert_eq!(json::<Vec<String>>(&row, "list").unwrap(), ["a", "b"]);
+        assert_eq!(optional_json::<Vec<String>>(&row, "absent").unwrap(), None);
+        let error = json::<Vec<i64>>(&row, "list").unwrap_err();
+        assert!(error.to_string().contains("list"), "{error}");
+    }
+}
