@@ -8,7 +8,8 @@ use ipnet::IpNet;
 use regex::Regex;
 use semver::Version;
 
-use super::{text_hash, CompileError, Eval, EvalSlots, FALSE, TRUE};
+use super::slots::{EvalSlots, SetLookup, FALSE, TRUE};
+use super::{text_hash, CompileError, Eval};
 use crate::model::Constraint;
 
 /// Where a constraint or a stickiness setting reads its value from.
@@ -51,14 +52,6 @@ impl ContextField {
             other => ContextField::Property(properties.slot(other)),
         }
     }
-}
-
-/// A set lookup (`IN`, `NOT_IN`) as an evaluation works it out up front: its result is `when_absent` unless
-/// the context's value of `field` (a field-table slot) is one of `values`.
-pub(crate) struct SetLookup<'a, I: Iterator<Item = &'a str>> {
-    pub(crate) field: usize,
-    pub(crate) values: I,
-    pub(crate) when_absent: bool,
 }
 
 /// A constraint ready to evaluate.
@@ -511,10 +504,10 @@ mod tests {
                     let up_front = e.constraints[c.slot as usize].get();
                     if matches!(c.op, Op::In(_) | Op::NotIn(_)) {
                         assert_eq!(up_front == TRUE, c.evaluate(e), "{c:?} {ctx:?}");
-                        assert_ne!(up_front, super::super::NOT_WORKED_OUT);
+                        assert_ne!(up_front, super::super::slots::NOT_WORKED_OUT);
                         checked += 1;
                     } else {
-                        assert_eq!(up_front, super::super::NOT_WORKED_OUT);
+                        assert_eq!(up_front, super::super::slots::NOT_WORKED_OUT);
                     }
                 }
             });

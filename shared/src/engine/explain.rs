@@ -5,8 +5,9 @@
 use rustc_hash::FxHashMap;
 
 use super::constraint::CompiledConstraint;
+use super::slots::EvalSlots;
 use super::strategy::CompiledStrategy;
-use super::{with_eval, CompileOptions, Eval, EvalSlots};
+use super::{with_eval, CompileOptions, Eval};
 use crate::context::Context;
 use crate::model::{Feature, FeatureStrategy, Segment};
 

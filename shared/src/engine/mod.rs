@@ -4,6 +4,7 @@
 mod constraint;
 pub mod explain;
 mod hash;
+mod slots;
 mod strategy;
 mod variant;
 
@@ -22,6 +23,7 @@ use smallvec::SmallVec;
 use crate::context::Context;
 use crate::model::{Feature, FeaturesDocument, Segment};
 use constraint::{parse_date, CompiledConstraint, ContextField};
+use slots::{EvalSlots, FALSE, NOT_WORKED_OUT, TRUE};
 use strategy::CompiledStrategy;
 pub use variant::VariantView;
 use variant::{CompiledVariant, VariantSet};
@@ -154,102 +156,6 @@ impl Chunk {
         by.and_then(|i| self.strategies_of(f)[i].variants.as_deref())
             .or(f.variants.as_deref())
             .and_then(|s| s.select(e))
-    }
-}
-
-/// The slots of an evaluation's tables, given at compile time: each context property a snapshot reads (so
-/// that an evaluation looks each property up once instead of once per constraint), and each distinct
-/// constraint (so that a constraint repeated across strategies, as a segment's are, is evaluated once per
-/// context). A snapshot made by [`Snapshot::update`] keeps its predecessor's slots and adds to them.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct EvalSlots {
-    properties: FxHashMap<Box<str>, u32>,
-    /// Shared with the snapshots updated from this one until one meets a new constraint.
-    constraints: Arc<ConstraintSlots>,
-}
-
-/// Every distinct constraint's slot, and what an evaluation needs to fill in its table of their results.
-#[derive(Debug, Default, Clone)]
-struct ConstraintSlots {
-    by_key: FxHashMap<ConstraintKey, u32>,
-    /// Each slot's entry in an evaluation's table of constraint results before any flag is walked: for a
-    /// set lookup its result when the field's value is in none of its sets, 0 (not worked out) otherwise.
-    initial: Vec<u8>,
-    /// The set lookups, by the field-table slot they read, then by value: the slots whose result a context
-    /// with that value flips from `initial`. An evaluation looks up each such field once, so set lookups
-    /// cost nothing more while the flags are walked, however many there are.
-    set_lookups: Vec<(usize, SlotsByValue)>,
-}
-
-/// The set lookups of one field: for each value, the slots of the sets that hold it.
-type SlotsByValue = FxHashMap<Box<str>, Vec<u32>>;
-
-/// What makes two constraints the same.
-type ConstraintKey = (
-    Box<str>,
-    Box<str>,
-    bool,
-    bool,
-    Box<[Box<str>]>,
-    Option<Box<str>>,
-);
-
-/// A memo cell's values in an evaluation's table of constraint results.
-const NOT_WORKED_OUT: u8 = 0;
-const FALSE: u8 = 1;
-const TRUE: u8 = 2;
-
-impl EvalSlots {
-    pub(crate) fn slot(&mut self, name: &str) -> u32 {
-        let next = self.properties.len() as u32;
-        *self.properties.entry(name.into()).or_insert(next)
-    }
-
-    /// The result slot of a constraint: the same for every constraint with the same field, operator,
-    /// values and flags. A set lookup's slot is worked out for each context up front.
-    pub(crate) fn constraint_slot<'a>(
-        &mut self,
-        c: &crate::model::Constraint,
-        set_lookup: Option<constraint::SetLookup<'a, impl Iterator<Item = &'a str>>>,
-    ) -> u32 {
-        let key: ConstraintKey = (
-            c.context_name.as_str().into(),
-            c.operator.as_str().into(),
-            c.inverted,
-            c.case_insensitive,
-            c.values.iter().map(|v| v.as_str().into()).collect(),
-            c.value.as_deref().map(Into::into),
-        );
-        if let Some(&slot) = self.constraints.by_key.get(&key) {
-            return slot;
-        }
-        let table = Arc::make_mut(&mut self.constraints);
-        let slot = table.initial.len() as u32;
-        table.by_key.insert(key, slot);
-        let Some(lookup) = set_lookup else {
-            table.initial.push(NOT_WORKED_OUT);
-            return slot;
-        };
-        table
-            .initial
-            .push(if lookup.when_absent { TRUE } else { FALSE });
-        let i = match table
-            .set_lookups
-            .iter()
-            .position(|(field, _)| *field == lookup.field)
-        {
-            Some(i) => i,
-            None => {
-                table.set_lookups.push((lookup.field, FxHashMap::default()));
-                table.set_lookups.len() - 1
-            }
-        };
-        let by_value = &mut table.set_lookups[i].1;
-        // The values are distinct, so that no value flips a slot twice.
-        for value in lookup.values {
-            by_value.entry(value.into()).or_default().push(slot);
-        }
-        slot
     }
 }
 

@@ -8,8 +8,9 @@ use rustc_hash::FxHashMap;
 
 use super::constraint::{parse_net, CompiledConstraint, ContextField, StrSet};
 use super::hash::{random_bucket, HashGroup, ROLLOUT_SEED};
+use super::slots::{EvalSlots, FALSE, NOT_WORKED_OUT};
 use super::variant::VariantSet;
-use super::{CompileError, Eval, EvalSlots, FALSE, NOT_WORKED_OUT};
+use super::{CompileError, Eval};
 use crate::model::{FeatureStrategy, Segment};
 
 /// Which context value decides a bucket.

@@ -4,8 +4,9 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::constraint::CompiledConstraint;
 use super::hash::{random_bucket, HashGroup, VARIANT_SEED};
+use super::slots::{EvalSlots, TRUE};
 use super::strategy::Stickiness;
-use super::{Eval, EvalSlots, TRUE};
+use super::Eval;
 use crate::model::{Variant, VariantPayload};
 
 /// A variant ready to hand out.
