@@ -8,51 +8,11 @@ use ipnet::IpNet;
 use regex::Regex;
 use semver::Version;
 
+use super::field::ContextField;
+use super::hash::text_hash;
 use super::slots::{EvalSlots, SetLookup, FALSE, TRUE};
-use super::{text_hash, CompileError, Eval};
+use super::{CompileError, Eval};
 use crate::model::Constraint;
-
-/// Where a constraint or a stickiness setting reads its value from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ContextField {
-    UserId,
-    SessionId,
-    RemoteAddress,
-    Environment,
-    AppName,
-    CurrentTime,
-    /// A property, by its slot in the snapshot's [`EvalSlots`].
-    Property(u32),
-}
-
-impl ContextField {
-    /// Slots of an evaluation's field table: the six top-level fields, then the snapshot's properties.
-    pub(crate) const FIRST_PROPERTY_SLOT: usize = 6;
-
-    pub(crate) fn slot(&self) -> usize {
-        match self {
-            ContextField::UserId => 0,
-            ContextField::SessionId => 1,
-            ContextField::RemoteAddress => 2,
-            ContextField::Environment => 3,
-            ContextField::AppName => 4,
-            ContextField::CurrentTime => 5,
-            ContextField::Property(slot) => Self::FIRST_PROPERTY_SLOT + *slot as usize,
-        }
-    }
-
-    pub(crate) fn parse(name: &str, properties: &mut EvalSlots) -> Self {
-        match name {
-            "userId" => ContextField::UserId,
-            "sessionId" => ContextField::SessionId,
-            "remoteAddress" => ContextField::RemoteAddress,
-            "environment" => ContextField::Environment,
-            "appName" => ContextField::AppName,
-            "currentTime" => ContextField::CurrentTime,
-            other => ContextField::Property(properties.slot(other)),
-        }
-    }
-}
 
 /// A constraint ready to evaluate.
 #[derive(Debug)]

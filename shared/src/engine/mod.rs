@@ -3,6 +3,7 @@
 
 mod constraint;
 pub mod explain;
+mod field;
 mod hash;
 mod slots;
 mod strategy;
@@ -22,7 +23,9 @@ use smallvec::SmallVec;
 
 use crate::context::Context;
 use crate::model::{Feature, FeaturesDocument, Segment};
-use constraint::{parse_date, CompiledConstraint, ContextField};
+use constraint::{parse_date, CompiledConstraint};
+use field::ContextField;
+use hash::text_hash;
 use slots::{EvalSlots, FALSE, NOT_WORKED_OUT, TRUE};
 use strategy::CompiledStrategy;
 pub use variant::VariantView;
@@ -521,7 +524,7 @@ impl<'d> Compiler<'d> {
                 .collect();
             let variants = VariantSet::compile(
                 &f.variants,
-                strategy::Stickiness::parse(stickiness, &mut self.properties),
+                field::Stickiness::parse(stickiness, &mut self.properties),
                 &f.name,
                 &mut self.properties,
             )
@@ -1012,14 +1015,6 @@ impl Snapshot {
 
 /// Stands for [`variant::DISABLED_VARIANT_OF_ENABLED_FLAG_JSON`] in fingerprints (any fixed value will do).
 const DISABLED_VARIANT_HASH: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// The hash of a serialized piece, for fingerprints (FxHash: fast, the same in every process).
-pub(crate) fn text_hash(text: &str) -> u64 {
-    use std::hash::Hasher;
-    let mut hasher = rustc_hash::FxHasher::default();
-    hasher.write(text.as_bytes());
-    hasher.finish()
-}
 
 /// The start of a frontend toggle's JSON, up to its variant.
 fn toggle_json_head(name: &str, impression_data: bool) -> Box<str> {
