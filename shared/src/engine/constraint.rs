@@ -8,11 +8,20 @@ use ipnet::IpNet;
 use regex::Regex;
 use semver::Version;
 
+use super::eval::{parse_date, Eval};
 use super::field::ContextField;
 use super::hash::text_hash;
 use super::slots::{EvalSlots, SetLookup, FALSE, TRUE};
-use super::{CompileError, Eval};
 use crate::model::Constraint;
+
+/// Why a flag could not be compiled; such a flag is always off.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    #[error("unknown constraint operator `{0}`")]
+    UnknownOperator(String),
+    #[error("`{value}` is not a valid value for {operator}")]
+    InvalidValue { operator: String, value: String },
+}
 
 /// A constraint ready to evaluate.
 #[derive(Debug)]
@@ -259,13 +268,6 @@ fn version(c: &Constraint, value: &str) -> Result<Version, CompileError> {
     Version::parse(value).map_err(|_| invalid(c, value))
 }
 
-/// An RFC 3339 timestamp, as Unleash writes them.
-pub(crate) fn parse_date(value: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(value.trim())
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
-
 /// A network (`10.0.0.0/8`, `::1/128`) or a single address taken as a host network.
 pub(crate) fn parse_net(value: &str) -> Option<IpNet> {
     let value = value.trim();
@@ -459,7 +461,7 @@ mod tests {
         let mut checked = 0;
         for ctx in contexts {
             let ctx: crate::context::Context = serde_json::from_value(ctx).unwrap();
-            super::super::with_eval(&ctx, &slots, 0, |e| {
+            super::super::eval::with_eval(&ctx, &slots, 0, |e| {
                 for c in &constraints {
                     let up_front = e.constraints[c.slot as usize].get();
                     if matches!(c.op, Op::In(_) | Op::NotIn(_)) {

@@ -6,12 +6,12 @@ use std::ops::Range;
 use ipnet::IpNet;
 use rustc_hash::FxHashMap;
 
-use super::constraint::{parse_net, CompiledConstraint, StrSet};
+use super::constraint::{parse_net, CompileError, CompiledConstraint, StrSet};
+use super::eval::Eval;
 use super::field::{ContextField, Stickiness};
 use super::hash::{random_bucket, HashGroup, ROLLOUT_SEED};
 use super::slots::{EvalSlots, FALSE, NOT_WORKED_OUT};
 use super::variant::VariantSet;
-use super::{CompileError, Eval};
 use crate::model::{FeatureStrategy, Segment};
 
 /// A strategy ready to evaluate: its rule, its constraints (its segments' constraints appended) and its variants.

@@ -3,10 +3,10 @@
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::constraint::CompiledConstraint;
+use super::eval::Eval;
 use super::field::Stickiness;
 use super::hash::{random_bucket, text_hash, HashGroup, VARIANT_SEED};
 use super::slots::{EvalSlots, TRUE};
-use super::Eval;
 use crate::model::{Variant, VariantPayload};
 
 /// A variant ready to hand out.
