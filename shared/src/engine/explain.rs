@@ -4,10 +4,11 @@
 
 use rustc_hash::FxHashMap;
 
+use super::compile::CompileOptions;
 use super::constraint::CompiledConstraint;
+use super::eval::{with_eval, Eval};
 use super::slots::EvalSlots;
 use super::strategy::CompiledStrategy;
-use super::{with_eval, CompileOptions, Eval};
 use crate::context::Context;
 use crate::model::{Feature, FeatureStrategy, Segment};
 
@@ -248,8 +249,8 @@ impl PiecewiseStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Snapshot;
-    use crate::FeaturesDocument;
+    use crate::engine::snapshot::Snapshot;
+    use crate::model::FeaturesDocument;
 
     #[test]
     fn explains_rules_constraints_and_segments_and_agrees_with_the_engine() {
