@@ -9,10 +9,10 @@ use rustc_hash::FxHashMap;
 use super::constraint::CompiledConstraint;
 use super::field;
 use super::hash::text_hash;
-use super::json::toggle_json_head;
 use super::slots::EvalSlots;
 use super::snapshot::{Chunk, CompiledFeature, Dependency, Snapshot, CHUNK};
 use super::strategy::CompiledStrategy;
+use super::toggles::toggle_json_head;
 use super::variant::{self, VariantSet};
 use crate::model::{Feature, FeaturesDocument, Segment};
 

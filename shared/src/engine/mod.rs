@@ -4,8 +4,8 @@
 //! Its modules, each importing its siblings by their own path (none imports this module), leaves first:
 //! `hash` (bucketing, text hashes), `slots` (the slots of an evaluation's tables), `field` (context fields,
 //! stickiness), `eval` (one evaluation's tables and field readings), `constraint`, `variant`, `strategy`,
-//! `snapshot` (the compiled data), `evaluate` (the walk over flags, dependencies), `json` (the frontend
-//! JSON), `compile` (`Snapshot::compile*`, `Snapshot::update`), and `explain` (for the playground).
+//! `snapshot` (the compiled data), `evaluate` (the walk over flags, dependencies), `toggles` (the frontend
+//! API's `toggles` JSON), `compile` (`Snapshot::compile*`, `Snapshot::update`), and `explain` (for the playground).
 
 mod compile;
 mod constraint;
@@ -14,10 +14,10 @@ mod evaluate;
 pub mod explain;
 mod field;
 mod hash;
-mod json;
 mod slots;
 mod snapshot;
 mod strategy;
+mod toggles;
 mod variant;
 
 #[cfg(test)]

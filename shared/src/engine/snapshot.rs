@@ -1,6 +1,6 @@
 //! A compiled snapshot's data: its flags in name order, in chunks that keep their flags' strategies and
 //! constraints in contiguous arrays, and the lookups every entry point shares (a flag by name or by index).
-//! Compiling it is `compile`'s, evaluating it `evaluate`'s, writing its JSON `json`'s.
+//! Compiling it is `compile`'s, evaluating it `evaluate`'s, writing its JSON `toggles`'s.
 
 use std::ops::Range;
 use std::sync::Arc;
