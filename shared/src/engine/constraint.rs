@@ -11,6 +11,7 @@ use semver::Version;
 use super::eval::{parse_date, Eval};
 use super::field::ContextField;
 use super::hash::text_hash;
+use super::operator::Operator;
 use super::slots::{EvalSlots, SetLookup, FALSE, TRUE};
 use crate::model::Constraint;
 
@@ -80,36 +81,38 @@ impl CompiledConstraint {
         properties: &mut EvalSlots,
     ) -> Result<Self, CompileError> {
         let single = c.value.as_deref().unwrap_or("").trim();
-        let op = match c.operator.as_str() {
-            "IN" => Op::In(StrSet::new(&c.values)),
-            "NOT_IN" => Op::NotIn(StrSet::new(&c.values)),
-            "STR_STARTS_WITH" => {
+        let op = match Operator::parse(&c.operator) {
+            Some(Operator::In) => Op::In(StrSet::new(&c.values)),
+            Some(Operator::NotIn) => Op::NotIn(StrSet::new(&c.values)),
+            Some(Operator::StrStartsWith) => {
                 Op::StartsWith(Box::new(TextValues::new(&c.values, c.case_insensitive)))
             }
-            "STR_ENDS_WITH" => {
+            Some(Operator::StrEndsWith) => {
                 Op::EndsWith(Box::new(TextValues::new(&c.values, c.case_insensitive)))
             }
-            "STR_CONTAINS" => {
+            Some(Operator::StrContains) => {
                 Op::Contains(Box::new(TextValues::new(&c.values, c.case_insensitive)))
             }
-            "NUM_EQ" => Op::Num(Ordering::Eq, number(c, single)?),
-            "NUM_GT" => Op::Num(Ordering::Gt, number(c, single)?),
-            "NUM_GTE" => Op::Num(Ordering::Gte, number(c, single)?),
-            "NUM_LT" => Op::Num(Ordering::Lt, number(c, single)?),
-            "NUM_LTE" => Op::Num(Ordering::Lte, number(c, single)?),
-            "DATE_AFTER" => Op::DateAfter(date(c, single)?),
-            "DATE_BEFORE" => Op::DateBefore(date(c, single)?),
-            "SEMVER_EQ" => Op::Semver(Ordering::Eq, Box::new(version(c, single)?)),
-            "SEMVER_GT" => Op::Semver(Ordering::Gt, Box::new(version(c, single)?)),
-            "SEMVER_GTE" => Op::Semver(Ordering::Gte, Box::new(version(c, single)?)),
-            "SEMVER_LT" => Op::Semver(Ordering::Lt, Box::new(version(c, single)?)),
-            "SEMVER_LTE" => Op::Semver(Ordering::Lte, Box::new(version(c, single)?)),
-            "REGEX" => regex::RegexBuilder::new(c.value.as_deref().unwrap_or(""))
+            Some(Operator::NumEq) => Op::Num(Ordering::Eq, number(c, single)?),
+            Some(Operator::NumGt) => Op::Num(Ordering::Gt, number(c, single)?),
+            Some(Operator::NumGte) => Op::Num(Ordering::Gte, number(c, single)?),
+            Some(Operator::NumLt) => Op::Num(Ordering::Lt, number(c, single)?),
+            Some(Operator::NumLte) => Op::Num(Ordering::Lte, number(c, single)?),
+            Some(Operator::DateAfter) => Op::DateAfter(date(c, single)?),
+            Some(Operator::DateBefore) => Op::DateBefore(date(c, single)?),
+            Some(Operator::SemverEq) => Op::Semver(Ordering::Eq, Box::new(version(c, single)?)),
+            Some(Operator::SemverGt) => Op::Semver(Ordering::Gt, Box::new(version(c, single)?)),
+            Some(Operator::SemverGte) => Op::Semver(Ordering::Gte, Box::new(version(c, single)?)),
+            Some(Operator::SemverLt) => Op::Semver(Ordering::Lt, Box::new(version(c, single)?)),
+            Some(Operator::SemverLte) => Op::Semver(Ordering::Lte, Box::new(version(c, single)?)),
+            Some(Operator::Regex) => regex::RegexBuilder::new(c.value.as_deref().unwrap_or(""))
                 .case_insensitive(c.case_insensitive)
                 .build()
                 .map_or(Op::Unsatisfiable, |re| Op::Regex(Box::new(re))),
-            "IN_CIDR" => Op::InCidr(c.values.iter().filter_map(|v| parse_net(v)).collect()),
-            other => return Err(CompileError::UnknownOperator(other.to_owned())),
+            Some(Operator::InCidr) => {
+                Op::InCidr(c.values.iter().filter_map(|v| parse_net(v)).collect())
+            }
+            None => return Err(CompileError::UnknownOperator(c.operator.clone())),
         };
         Ok(Self::with_op(c, op, properties))
     }
@@ -475,6 +478,43 @@ mod tests {
             });
         }
         assert_eq!(checked, 5 * 9);
+    }
+
+    #[test]
+    fn every_listed_operator_compiles_and_no_other() {
+        let mut slots = EvalSlots::default();
+        for op in Operator::ALL {
+            let value = match op {
+                Operator::NumEq
+                | Operator::NumGt
+                | Operator::NumGte
+                | Operator::NumLt
+                | Operator::NumLte => "1",
+                Operator::DateAfter | Operator::DateBefore => "2024-01-01T00:00:00Z",
+                Operator::SemverEq
+                | Operator::SemverGt
+                | Operator::SemverLt
+                | Operator::SemverGte
+                | Operator::SemverLte => "1.0.0",
+                _ => "a",
+            };
+            let c: Constraint = serde_json::from_value(serde_json::json!(
+                {"contextName": "x", "operator": op.as_str(), "value": value, "values": [value]}
+            ))
+            .unwrap();
+            assert!(
+                CompiledConstraint::compile(&c, &mut slots).is_ok(),
+                "{op:?}"
+            );
+        }
+        let c: Constraint = serde_json::from_value(serde_json::json!(
+            {"contextName": "x", "operator": "in", "values": ["a"]}
+        ))
+        .unwrap();
+        assert_eq!(
+            CompiledConstraint::compile(&c, &mut slots).err(),
+            Some(CompileError::UnknownOperator("in".into()))
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! One evaluation of a context: its tables, built on the stack by [`with_eval`] (the fields the snapshot reads,
-//! the results of constraints, the resolutions of parent flags), and the typed readings of a field.
+//! One evaluation of a context: its tables, built on the stack by [`with_eval`] (the fields the snapshot
+//! reads, the results of constraints, the resolutions of parent flags), and the typed readings of a field.
 
 use std::cell::{Cell, OnceCell};
 use std::net::IpAddr;

@@ -1,11 +1,12 @@
 //! The evaluation engine: a features document compiled into an immutable [`Snapshot`] that evaluates
 //! contexts without locks, without mutation, and without allocating for flags that do not match.
 //!
-//! Its modules, each importing its siblings by their own path (none imports this module), leaves first:
-//! `hash` (bucketing, text hashes), `slots` (the slots of an evaluation's tables), `field` (context fields,
-//! stickiness), `eval` (one evaluation's tables and field readings), `constraint`, `variant`, `strategy`,
-//! `snapshot` (the compiled data), `evaluate` (the walk over flags, dependencies), `toggles` (the frontend
-//! API's `toggles` JSON), `compile` (`Snapshot::compile*`, `Snapshot::update`), and `explain` (for the playground).
+//! Its modules, leaves first; each imports the others by their own path, and none imports this module:
+//! `operator` (the constraint operators and their names), `hash` (bucketing, text hashes), `slots` (the
+//! slots of an evaluation's tables), `field` (context fields, stickiness), `eval` (one evaluation's tables
+//! and field readings), `constraint`, `variant`, `strategy`, `snapshot` (the compiled data), `evaluate` (the
+//! walk over flags, dependencies), `toggles` (the frontend API's `toggles` JSON), `compile`
+//! (`Snapshot::compile*`, `Snapshot::update`), and `explain` (for the playground).
 
 mod compile;
 mod constraint;
@@ -14,6 +15,7 @@ mod evaluate;
 pub mod explain;
 mod field;
 mod hash;
+mod operator;
 mod slots;
 mod snapshot;
 mod strategy;
@@ -26,5 +28,6 @@ mod tests;
 pub use compile::CompileOptions;
 pub use constraint::CompileError;
 pub use evaluate::{EvaluatedToggle, Projects};
+pub use operator::{Operator, OPERATORS};
 pub use snapshot::Snapshot;
 pub use variant::VariantView;
