@@ -16,30 +16,8 @@ use sqlx::AnyConnection;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use uuid::Uuid;
+use vexil_shared::engine::OPERATORS;
 use vexil_shared::ApiError;
-
-/// The constraint operators: the spec's 15 and Vexil's four extras.
-pub const OPERATORS: [&str; 19] = [
-    "IN",
-    "NOT_IN",
-    "STR_STARTS_WITH",
-    "STR_ENDS_WITH",
-    "STR_CONTAINS",
-    "NUM_EQ",
-    "NUM_GT",
-    "NUM_GTE",
-    "NUM_LT",
-    "NUM_LTE",
-    "DATE_AFTER",
-    "DATE_BEFORE",
-    "SEMVER_EQ",
-    "SEMVER_GT",
-    "SEMVER_LT",
-    "SEMVER_GTE",
-    "SEMVER_LTE",
-    "REGEX",
-    "IN_CIDR",
-];
 
 const PAYLOAD_TYPES: [&str; 4] = ["json", "csv", "string", "number"];
 const TOTAL_WEIGHT: u32 = 1000;
