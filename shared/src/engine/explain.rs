@@ -1,6 +1,6 @@
 //! Why a flag comes out as it does for a context: per strategy, its own rule, each constraint and each
 //! segment, evaluated piece by piece with the engine's compiled types. For the admin playground; the hot path
-//! ([`Snapshot::evaluate`](super::Snapshot::evaluate) and friends) does not use it.
+//! ([`Snapshot::evaluate`](super::snapshot::Snapshot::evaluate) and friends) does not use it.
 
 use rustc_hash::FxHashMap;
 
@@ -64,7 +64,7 @@ pub struct StrategyExplanation {
 
 /// Explains every strategy of `feature` (disabled ones included), in the order the engine evaluates them
 /// (`sortOrder`, stable). `segments` are the document's; `options` as given to
-/// [`Snapshot::compile_with`](super::Snapshot::compile_with).
+/// [`Snapshot::compile_with`](super::snapshot::Snapshot::compile_with).
 pub fn explain_strategies(
     feature: &Feature,
     segments: &[Segment],
