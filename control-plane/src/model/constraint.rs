@@ -1,32 +1,11 @@
-//! A constraint as the admin API takes and stores it, and the check of its context name and operator.
+//! A constraint as the admin API takes and stores it, and the check of its context name and operator (one of
+//! the engine's [`OPERATORS`]).
 
 use super::name;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use vexil_shared::engine::OPERATORS;
 use vexil_shared::ApiError;
-
-/// The constraint operators: the spec's 15 and Vexil's four extras.
-pub const OPERATORS: [&str; 19] = [
-    "IN",
-    "NOT_IN",
-    "STR_STARTS_WITH",
-    "STR_ENDS_WITH",
-    "STR_CONTAINS",
-    "NUM_EQ",
-    "NUM_GT",
-    "NUM_GTE",
-    "NUM_LT",
-    "NUM_LTE",
-    "DATE_AFTER",
-    "DATE_BEFORE",
-    "SEMVER_EQ",
-    "SEMVER_GT",
-    "SEMVER_LT",
-    "SEMVER_GTE",
-    "SEMVER_LTE",
-    "REGEX",
-    "IN_CIDR",
-];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -8,57 +8,20 @@ use ipnet::IpNet;
 use regex::Regex;
 use semver::Version;
 
-use super::{text_hash, CompileError, Eval, EvalSlots, FALSE, TRUE};
+use super::eval::{parse_date, Eval};
+use super::field::ContextField;
+use super::hash::text_hash;
+use super::operator::Operator;
+use super::slots::{EvalSlots, SetLookup, FALSE, TRUE};
 use crate::model::Constraint;
 
-/// Where a constraint or a stickiness setting reads its value from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ContextField {
-    UserId,
-    SessionId,
-    RemoteAddress,
-    Environment,
-    AppName,
-    CurrentTime,
-    /// A property, by its slot in the snapshot's [`EvalSlots`].
-    Property(u32),
-}
-
-impl ContextField {
-    /// Slots of an evaluation's field table: the six top-level fields, then the snapshot's properties.
-    pub(crate) const FIRST_PROPERTY_SLOT: usize = 6;
-
-    pub(crate) fn slot(&self) -> usize {
-        match self {
-            ContextField::UserId => 0,
-            ContextField::SessionId => 1,
-            ContextField::RemoteAddress => 2,
-            ContextField::Environment => 3,
-            ContextField::AppName => 4,
-            ContextField::CurrentTime => 5,
-            ContextField::Property(slot) => Self::FIRST_PROPERTY_SLOT + *slot as usize,
-        }
-    }
-
-    pub(crate) fn parse(name: &str, properties: &mut EvalSlots) -> Self {
-        match name {
-            "userId" => ContextField::UserId,
-            "sessionId" => ContextField::SessionId,
-            "remoteAddress" => ContextField::RemoteAddress,
-            "environment" => ContextField::Environment,
-            "appName" => ContextField::AppName,
-            "currentTime" => ContextField::CurrentTime,
-            other => ContextField::Property(properties.slot(other)),
-        }
-    }
-}
-
-/// A set lookup (`IN`, `NOT_IN`) as an evaluation works it out up front: its result is `when_absent` unless
-/// the context's value of `field` (a field-table slot) is one of `values`.
-pub(crate) struct SetLookup<'a, I: Iterator<Item = &'a str>> {
-    pub(crate) field: usize,
-    pub(crate) values: I,
-    pub(crate) when_absent: bool,
+/// Why a flag could not be compiled; such a flag is always off.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    #[error("unknown constraint operator `{0}`")]
+    UnknownOperator(String),
+    #[error("`{value}` is not a valid value for {operator}")]
+    InvalidValue { operator: String, value: String },
 }
 
 /// A constraint ready to evaluate.
@@ -118,36 +81,38 @@ impl CompiledConstraint {
         properties: &mut EvalSlots,
     ) -> Result<Self, CompileError> {
         let single = c.value.as_deref().unwrap_or("").trim();
-        let op = match c.operator.as_str() {
-            "IN" => Op::In(StrSet::new(&c.values)),
-            "NOT_IN" => Op::NotIn(StrSet::new(&c.values)),
-            "STR_STARTS_WITH" => {
+        let op = match Operator::parse(&c.operator) {
+            Some(Operator::In) => Op::In(StrSet::new(&c.values)),
+            Some(Operator::NotIn) => Op::NotIn(StrSet::new(&c.values)),
+            Some(Operator::StrStartsWith) => {
                 Op::StartsWith(Box::new(TextValues::new(&c.values, c.case_insensitive)))
             }
-            "STR_ENDS_WITH" => {
+            Some(Operator::StrEndsWith) => {
                 Op::EndsWith(Box::new(TextValues::new(&c.values, c.case_insensitive)))
             }
-            "STR_CONTAINS" => {
+            Some(Operator::StrContains) => {
                 Op::Contains(Box::new(TextValues::new(&c.values, c.case_insensitive)))
             }
-            "NUM_EQ" => Op::Num(Ordering::Eq, number(c, single)?),
-            "NUM_GT" => Op::Num(Ordering::Gt, number(c, single)?),
-            "NUM_GTE" => Op::Num(Ordering::Gte, number(c, single)?),
-            "NUM_LT" => Op::Num(Ordering::Lt, number(c, single)?),
-            "NUM_LTE" => Op::Num(Ordering::Lte, number(c, single)?),
-            "DATE_AFTER" => Op::DateAfter(date(c, single)?),
-            "DATE_BEFORE" => Op::DateBefore(date(c, single)?),
-            "SEMVER_EQ" => Op::Semver(Ordering::Eq, Box::new(version(c, single)?)),
-            "SEMVER_GT" => Op::Semver(Ordering::Gt, Box::new(version(c, single)?)),
-            "SEMVER_GTE" => Op::Semver(Ordering::Gte, Box::new(version(c, single)?)),
-            "SEMVER_LT" => Op::Semver(Ordering::Lt, Box::new(version(c, single)?)),
-            "SEMVER_LTE" => Op::Semver(Ordering::Lte, Box::new(version(c, single)?)),
-            "REGEX" => regex::RegexBuilder::new(c.value.as_deref().unwrap_or(""))
+            Some(Operator::NumEq) => Op::Num(Ordering::Eq, number(c, single)?),
+            Some(Operator::NumGt) => Op::Num(Ordering::Gt, number(c, single)?),
+            Some(Operator::NumGte) => Op::Num(Ordering::Gte, number(c, single)?),
+            Some(Operator::NumLt) => Op::Num(Ordering::Lt, number(c, single)?),
+            Some(Operator::NumLte) => Op::Num(Ordering::Lte, number(c, single)?),
+            Some(Operator::DateAfter) => Op::DateAfter(date(c, single)?),
+            Some(Operator::DateBefore) => Op::DateBefore(date(c, single)?),
+            Some(Operator::SemverEq) => Op::Semver(Ordering::Eq, Box::new(version(c, single)?)),
+            Some(Operator::SemverGt) => Op::Semver(Ordering::Gt, Box::new(version(c, single)?)),
+            Some(Operator::SemverGte) => Op::Semver(Ordering::Gte, Box::new(version(c, single)?)),
+            Some(Operator::SemverLt) => Op::Semver(Ordering::Lt, Box::new(version(c, single)?)),
+            Some(Operator::SemverLte) => Op::Semver(Ordering::Lte, Box::new(version(c, single)?)),
+            Some(Operator::Regex) => regex::RegexBuilder::new(c.value.as_deref().unwrap_or(""))
                 .case_insensitive(c.case_insensitive)
                 .build()
                 .map_or(Op::Unsatisfiable, |re| Op::Regex(Box::new(re))),
-            "IN_CIDR" => Op::InCidr(c.values.iter().filter_map(|v| parse_net(v)).collect()),
-            other => return Err(CompileError::UnknownOperator(other.to_owned())),
+            Some(Operator::InCidr) => {
+                Op::InCidr(c.values.iter().filter_map(|v| parse_net(v)).collect())
+            }
+            None => return Err(CompileError::UnknownOperator(c.operator.clone())),
         };
         Ok(Self::with_op(c, op, properties))
     }
@@ -304,13 +269,6 @@ fn date(c: &Constraint, value: &str) -> Result<DateTime<Utc>, CompileError> {
 
 fn version(c: &Constraint, value: &str) -> Result<Version, CompileError> {
     Version::parse(value).map_err(|_| invalid(c, value))
-}
-
-/// An RFC 3339 timestamp, as Unleash writes them.
-pub(crate) fn parse_date(value: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(value.trim())
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
 }
 
 /// A network (`10.0.0.0/8`, `::1/128`) or a single address taken as a host network.
@@ -506,20 +464,57 @@ mod tests {
         let mut checked = 0;
         for ctx in contexts {
             let ctx: crate::context::Context = serde_json::from_value(ctx).unwrap();
-            super::super::with_eval(&ctx, &slots, 0, |e| {
+            super::super::eval::with_eval(&ctx, &slots, 0, |e| {
                 for c in &constraints {
                     let up_front = e.constraints[c.slot as usize].get();
                     if matches!(c.op, Op::In(_) | Op::NotIn(_)) {
                         assert_eq!(up_front == TRUE, c.evaluate(e), "{c:?} {ctx:?}");
-                        assert_ne!(up_front, super::super::NOT_WORKED_OUT);
+                        assert_ne!(up_front, super::super::slots::NOT_WORKED_OUT);
                         checked += 1;
                     } else {
-                        assert_eq!(up_front, super::super::NOT_WORKED_OUT);
+                        assert_eq!(up_front, super::super::slots::NOT_WORKED_OUT);
                     }
                 }
             });
         }
         assert_eq!(checked, 5 * 9);
+    }
+
+    #[test]
+    fn every_listed_operator_compiles_and_no_other() {
+        let mut slots = EvalSlots::default();
+        for op in Operator::ALL {
+            let value = match op {
+                Operator::NumEq
+                | Operator::NumGt
+                | Operator::NumGte
+                | Operator::NumLt
+                | Operator::NumLte => "1",
+                Operator::DateAfter | Operator::DateBefore => "2024-01-01T00:00:00Z",
+                Operator::SemverEq
+                | Operator::SemverGt
+                | Operator::SemverLt
+                | Operator::SemverGte
+                | Operator::SemverLte => "1.0.0",
+                _ => "a",
+            };
+            let c: Constraint = serde_json::from_value(serde_json::json!(
+                {"contextName": "x", "operator": op.as_str(), "value": value, "values": [value]}
+            ))
+            .unwrap();
+            assert!(
+                CompiledConstraint::compile(&c, &mut slots).is_ok(),
+                "{op:?}"
+            );
+        }
+        let c: Constraint = serde_json::from_value(serde_json::json!(
+            {"contextName": "x", "operator": "in", "values": ["a"]}
+        ))
+        .unwrap();
+        assert_eq!(
+            CompiledConstraint::compile(&c, &mut slots).err(),
+            Some(CompileError::UnknownOperator("in".into()))
+        );
     }
 
     #[test]

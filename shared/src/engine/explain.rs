@@ -1,12 +1,14 @@
 //! Why a flag comes out as it does for a context: per strategy, its own rule, each constraint and each
 //! segment, evaluated piece by piece with the engine's compiled types. For the admin playground; the hot path
-//! ([`Snapshot::evaluate`](super::Snapshot::evaluate) and friends) does not use it.
+//! ([`Snapshot::evaluate`](super::snapshot::Snapshot::evaluate) and friends) does not use it.
 
 use rustc_hash::FxHashMap;
 
+use super::compile::CompileOptions;
 use super::constraint::CompiledConstraint;
+use super::eval::{with_eval, Eval};
+use super::slots::EvalSlots;
 use super::strategy::CompiledStrategy;
-use super::{with_eval, CompileOptions, Eval, EvalSlots};
 use crate::context::Context;
 use crate::model::{Feature, FeatureStrategy, Segment};
 
@@ -62,7 +64,7 @@ pub struct StrategyExplanation {
 
 /// Explains every strategy of `feature` (disabled ones included), in the order the engine evaluates them
 /// (`sortOrder`, stable). `segments` are the document's; `options` as given to
-/// [`Snapshot::compile_with`](super::Snapshot::compile_with).
+/// [`Snapshot::compile_with`](super::snapshot::Snapshot::compile_with).
 pub fn explain_strategies(
     feature: &Feature,
     segments: &[Segment],
@@ -247,8 +249,8 @@ impl PiecewiseStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Snapshot;
-    use crate::FeaturesDocument;
+    use crate::engine::snapshot::Snapshot;
+    use crate::model::FeaturesDocument;
 
     #[test]
     fn explains_rules_constraints_and_segments_and_agrees_with_the_engine() {

@@ -5,6 +5,8 @@
 //! straight from its bytes, with no copy. Tests check it against the crate. The reduction by the modulus is
 //! a multiplication by a precomputed inverse (Lemire, Kaser and Kurz, "Faster remainder by direct
 //! computation", 2019) rather than a division, which costs several times more.
+//!
+//! [`text_hash`] is another hash: FxHash of a serialized piece or of a set's value.
 
 /// Seed of the rollout hash.
 pub(crate) const ROLLOUT_SEED: u32 = 0;
@@ -149,6 +151,14 @@ fn little_endian(bytes: &[u8]) -> u32 {
 /// A uniformly random bucket in `1..=modulus`, for `random` stickiness.
 pub(crate) fn random_bucket(modulus: u32) -> u32 {
     fastrand::u32(1..=modulus.max(1))
+}
+
+/// The hash of a serialized piece, for fingerprints (FxHash: fast, the same in every process).
+pub(crate) fn text_hash(text: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write(text.as_bytes());
+    hasher.finish()
 }
 
 #[cfg(test)]

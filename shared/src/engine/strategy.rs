@@ -6,30 +6,13 @@ use std::ops::Range;
 use ipnet::IpNet;
 use rustc_hash::FxHashMap;
 
-use super::constraint::{parse_net, CompiledConstraint, ContextField, StrSet};
+use super::constraint::{parse_net, CompileError, CompiledConstraint, StrSet};
+use super::eval::Eval;
+use super::field::{ContextField, Stickiness};
 use super::hash::{random_bucket, HashGroup, ROLLOUT_SEED};
+use super::slots::{EvalSlots, FALSE, NOT_WORKED_OUT};
 use super::variant::VariantSet;
-use super::{CompileError, Eval, EvalSlots, FALSE, NOT_WORKED_OUT};
 use crate::model::{FeatureStrategy, Segment};
-
-/// Which context value decides a bucket.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Stickiness {
-    /// userId, then sessionId, then random (for rollouts and variants alike, as the reference engine does).
-    Default,
-    Random,
-    Field(ContextField),
-}
-
-impl Stickiness {
-    pub(crate) fn parse(name: Option<&str>, properties: &mut EvalSlots) -> Self {
-        match name.map(str::trim) {
-            None | Some("") | Some("default") => Stickiness::Default,
-            Some("random") => Stickiness::Random,
-            Some(field) => Stickiness::Field(ContextField::parse(field, properties)),
-        }
-    }
-}
 
 /// A strategy ready to evaluate: its rule, its constraints (its segments' constraints appended) and its variants.
 #[derive(Debug)]

@@ -3,9 +3,10 @@
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::constraint::CompiledConstraint;
-use super::hash::{random_bucket, HashGroup, VARIANT_SEED};
-use super::strategy::Stickiness;
-use super::{Eval, EvalSlots, TRUE};
+use super::eval::Eval;
+use super::field::Stickiness;
+use super::hash::{random_bucket, text_hash, HashGroup, VARIANT_SEED};
+use super::slots::{EvalSlots, TRUE};
 use crate::model::{Variant, VariantPayload};
 
 /// A variant ready to hand out.
@@ -14,7 +15,7 @@ pub(crate) struct CompiledVariant {
     pub(crate) name: Box<str>,
     /// The frontend API's variant object, serialized once.
     pub(crate) json: Box<str>,
-    /// [`super::text_hash`] of `json`.
+    /// [`text_hash`] of `json`.
     pub(crate) json_hash: u64,
     weight: u32,
     pub(crate) payload: Option<VariantPayload>,
@@ -73,7 +74,7 @@ impl VariantSet {
             })
             .map(|(v, json)| CompiledVariant {
                 name: v.name.as_str().into(),
-                json_hash: super::text_hash(&json),
+                json_hash: text_hash(&json),
                 json,
                 weight: v.weight,
                 payload: v.payload.clone(),

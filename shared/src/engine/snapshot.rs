@@ -1,0 +1,129 @@
+//! A compiled snapshot's data: its flags in name order, in chunks that keep their flags' strategies and
+//! constraints in contiguous arrays, and the lookups every entry point shares (a flag by name or by index).
+//! Compiling it is `compile`'s, evaluating it `evaluate`'s, writing its JSON `toggles`'s.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::constraint::CompiledConstraint;
+use super::slots::EvalSlots;
+use super::strategy::CompiledStrategy;
+use super::variant::VariantSet;
+
+/// An immutable, compiled features document. Share it through `Arc`; every method takes `&self`.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The flags in name order (code points), in chunks of about [`CHUNK`] flags. A chunk keeps its flags'
+    /// strategies and constraints in contiguous arrays, so that evaluating all flags walks memory forwards
+    /// instead of chasing a box per flag and strategy; a snapshot made by [`Snapshot::update`] shares the
+    /// chunks the update did not touch.
+    pub(super) chunks: Box<[Arc<Chunk>]>,
+    /// The index of each chunk's first flag, then the number of flags.
+    pub(super) starts: Box<[u32]>,
+    pub(super) by_name: Arc<FxHashMap<Box<str>, u32>>,
+    pub(super) projects: Box<[Box<str>]>,
+    pub(super) properties: EvalSlots,
+    /// How many flags are parents of others (see `CompiledFeature::memo_slot`).
+    pub(super) parent_count: usize,
+    /// Whether any flag depends on another; [`Snapshot::update`] then declines.
+    pub(super) has_dependencies: bool,
+    /// The most bytes [`Snapshot::write_toggles_json`] can write (every flag on with its longest variant),
+    /// so that a response buffer is allocated once.
+    pub(super) toggles_json_bound: usize,
+}
+
+/// How many flags a chunk gets when a snapshot is compiled; an update splits a chunk that grew past twice
+/// as many. Small enough that recompiling one is cheap next to compiling thousands of flags, large enough
+/// that moving from chunk to chunk costs nothing measurable in an evaluation.
+pub(super) const CHUNK: usize = 64;
+
+/// A run of consecutive flags (by name) with their strategies and constraints.
+#[derive(Debug)]
+pub(super) struct Chunk {
+    pub(super) features: Box<[CompiledFeature]>,
+    pub(super) strategies: Box<[CompiledStrategy]>,
+    pub(super) constraints: Box<[CompiledConstraint]>,
+    /// Each constraint's memo slot, beside the constraints: a strategy checks its constraints' memos here
+    /// without reading a constraint whose result is already known.
+    pub(super) constraint_slots: Box<[u32]>,
+    /// Its flags' share of `Snapshot::toggles_json_bound`.
+    pub(super) toggles_json_bound: usize,
+    /// How many constraint slots its constraints and variant overrides use (some may share one).
+    pub(super) slot_uses: usize,
+}
+
+#[derive(Debug)]
+pub(super) struct CompiledFeature {
+    pub(super) name: Box<str>,
+    /// `{"name":…,"enabled":true,"impressionData":…,"variant":`, serialized once.
+    pub(super) json_head: Box<str>,
+    /// `text_hash` of `json_head`.
+    pub(super) json_head_hash: u64,
+    pub(super) project: u32,
+    pub(super) impression_data: bool,
+    /// False when switched off, when every strategy is disabled, or when the flag could not be compiled.
+    pub(super) switched_on: bool,
+    /// Its strategies, within its chunk's array of strategies.
+    pub(super) strategies: Range<u32>,
+    /// Boxed, like a strategy's: needed only once the flag is on, so kept out of the walk over flags.
+    pub(super) variants: Option<Box<VariantSet>>,
+    /// Whether the flag or any of its strategies has variants.
+    pub(super) has_variants: bool,
+    pub(super) dependencies: Box<[Dependency]>,
+    /// For a flag that other flags depend on: where an evaluation keeps its resolution, so that it is worked
+    /// out once per context however many children ask.
+    pub(super) memo_slot: Option<u32>,
+}
+
+#[derive(Debug)]
+pub(super) struct Dependency {
+    /// The parent's index; `None` when the parent is missing or has parents of its own: never satisfied.
+    pub(super) parent: Option<u32>,
+    pub(super) expect_enabled: bool,
+    pub(super) variants: Box<[Box<str>]>,
+}
+
+impl Snapshot {
+    /// Number of flags.
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+
+    /// The chunk of the flag at `index`.
+    pub(super) fn chunk_of(&self, index: u32) -> usize {
+        self.starts.partition_point(|&s| s <= index) - 1
+    }
+
+    /// The flag at `index` and its chunk.
+    pub(super) fn locate(&self, index: u32) -> (&Chunk, &CompiledFeature) {
+        let c = self.chunk_of(index);
+        let chunk = &self.chunks[c];
+        (chunk, &chunk.features[(index - self.starts[c]) as usize])
+    }
+
+    /// The name of the flag at `index` (flags are indexed `0..len()` in name order).
+    pub fn flag_name(&self, index: usize) -> &str {
+        &self.locate(index as u32).1.name
+    }
+
+    /// The index of a flag by name.
+    pub fn flag_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).map(|&i| i as usize)
+    }
+
+    /// The index, within [`Snapshot::project_names`], of the project of the flag at `index`.
+    pub fn flag_project(&self, index: usize) -> usize {
+        self.locate(index as u32).1.project as usize
+    }
+
+    /// Every project that has (or, after an update, had) a flag here, indexed.
+    pub fn project_names(&self) -> &[Box<str>] {
+        &self.projects
+    }
+}
