@@ -1,5 +1,6 @@
 //! The HTTP layer: each module states its routes once (`#[utoipa::path]`, registered with utoipa-axum);
-//! here they are composed with the serving routes, the fallbacks, the base path and the body limit.
+//! here they are mounted, the admin ones in their permission area, with the serving routes, the fallbacks,
+//! the base path and the body limit.
 
 pub mod change_requests;
 pub mod context_fields;
@@ -26,36 +27,39 @@ pub mod variants;
 
 pub use state::{AppState, Clock};
 
+use crate::domain::access::Area::{Access, Configuration, OwnAccount, Settings};
 use axum::{extract::DefaultBodyLimit, Router};
+use extract::area;
 use fallback::{unknown_route, wrong_method};
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use vexil_serving::ServingState;
 
-/// The control plane's routes and their OpenAPI paths, every one measured; `split_for_parts` gives the
-/// router (to which [`AppState`] is given) and the paths of the document ([`openapi::render`]).
+/// The control plane's routes and their OpenAPI paths, every one measured, each admin module's mounted in its
+/// permission area; `split_for_parts` gives the router (then given the [`AppState`]) and the paths of the
+/// document ([`openapi::render`]).
 pub fn routes() -> OpenApiRouter<Arc<AppState>> {
     health::router()
         .merge(telemetry::router())
         .merge(openapi::router())
         .merge(users::sign_in_router())
-        .merge(users::account_router())
-        .merge(users::router())
-        .merge(groups::router())
-        .merge(tokens::router())
-        .merge(ui_config::router())
-        .merge(projects::router())
-        .merge(environments::router())
-        .merge(features::router())
-        .merge(strategies::router())
-        .merge(variants::router())
-        .merge(segments::router())
-        .merge(strategy_definitions::router())
-        .merge(context_fields::router())
-        .merge(playground::router())
-        .merge(events::router())
-        .merge(metrics::router())
-        .merge(change_requests::router())
+        .merge(area(OwnAccount, users::account_router()))
+        .merge(area(Access, users::router()))
+        .merge(area(Access, groups::router()))
+        .merge(area(Access, tokens::router()))
+        .merge(area(Settings, ui_config::router()))
+        .merge(area(Configuration, projects::router()))
+        .merge(area(Configuration, environments::router()))
+        .merge(area(Configuration, features::router()))
+        .merge(area(Configuration, strategies::router()))
+        .merge(area(Configuration, variants::router()))
+        .merge(area(Configuration, segments::router()))
+        .merge(area(Configuration, strategy_definitions::router()))
+        .merge(area(Configuration, context_fields::router()))
+        .merge(area(Configuration, playground::router()))
+        .merge(area(Configuration, events::router()))
+        .merge(area(Configuration, metrics::router()))
+        .merge(area(Configuration, change_requests::router()))
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
 }
 
