@@ -1,6 +1,5 @@
-//! The HTTP layer: each module states its routes once (`#[utoipa::path]`, registered with utoipa-axum);
-//! here they are mounted, the admin ones in their permission area, with the serving routes, the fallbacks,
-//! the base path and the body limit.
+//! The HTTP layer: each module states its routes once (`#[utoipa::path]`, utoipa-axum); here they are
+//! mounted, admin ones in their permission area, with the serving routes, fallbacks, base path, body limit.
 
 pub mod change_requests;
 pub mod context_fields;
@@ -35,9 +34,8 @@ use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use vexil_serving::ServingState;
 
-/// The control plane's routes and their OpenAPI paths, every one measured, each admin module's mounted in its
-/// permission area; `split_for_parts` gives the router (then given the [`AppState`]) and the paths of the
-/// document ([`openapi::render`]).
+/// The control plane's routes with their OpenAPI paths, all measured; `split_for_parts` gives the router (to
+/// which the [`AppState`] is given) and the paths of the document ([`openapi::render`]).
 pub fn routes() -> OpenApiRouter<Arc<AppState>> {
     health::router()
         .merge(telemetry::router())
@@ -64,7 +62,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
 }
 
 /// Every route under `base_path` ("" or "/x"): `routes` (from [`routes`], with its state) and the serving
-/// routes, with JSON errors for unknown routes and wrong methods.
+/// routes, with JSON errors for unknown routes and wrong methods; bodies up to `limit` bytes.
 pub fn router(routes: Router, serving: Arc<ServingState>, base_path: &str, limit: usize) -> Router {
     let api = routes
         .merge(vexil_serving::routes(serving))
