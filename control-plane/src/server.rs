@@ -85,6 +85,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         clock.clone(),
         Duration::from_secs(u64::from(config.metrics_retention_days) * 86_400),
     ));
+    let (routes, openapi) = http::routes().split_for_parts();
     let state = Arc::new(AppState {
         clock: clock.clone(),
         store: store.clone(),
@@ -92,10 +93,15 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         password_auth: !config.disable_password_auth,
         base_path: config.base_path.clone(),
         prometheus,
-        openapi: http::openapi::render(&config.base_path),
+        openapi: http::openapi::render(openapi, &config.base_path),
         limits: config.limits.clone(),
     });
-    let app = http::router(state, serving, &config.base_path, config.body_limit);
+    let app = http::router(
+        routes.with_state(state),
+        serving,
+        &config.base_path,
+        config.body_limit,
+    );
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let address = listener.local_addr()?;
     let grpc_listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;

@@ -112,7 +112,8 @@ pub async fn caller(conn: &mut AnyConnection, row: UserRow) -> Result<Caller, Ap
     })
 }
 
-/// What part of the admin API a path belongs to, by its first segment after `/api/admin/`.
+/// What part of the admin API a route belongs to: declared where the route is mounted
+/// (`http::extract::area`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Area {
     /// `/api/admin/user…`: the caller's own account and personal access tokens.
@@ -123,21 +124,6 @@ pub enum Area {
     Settings,
     /// Everything else: projects, environments, flags, strategies, segments, context fields, events…
     Configuration,
-}
-
-impl Area {
-    pub fn of_path(path: &str) -> Area {
-        let first = path
-            .strip_prefix("/api/admin/")
-            .and_then(|rest| rest.split('/').next())
-            .unwrap_or_default();
-        match first {
-            "user" => Area::OwnAccount,
-            "user-admin" | "groups" | "api-tokens" => Area::Access,
-            "ui-config" | "settings" => Area::Settings,
-            _ => Area::Configuration,
-        }
-    }
 }
 
 /// The permission rule of the admin API. Admin tokens and Admin users may do everything (admin tokens have
@@ -176,20 +162,6 @@ pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), A
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn areas_come_from_the_first_segment() {
-        assert_eq!(Area::of_path("/api/admin/user"), Area::OwnAccount);
-        assert_eq!(Area::of_path("/api/admin/user/tokens/3"), Area::OwnAccount);
-        assert_eq!(Area::of_path("/api/admin/user-admin/3"), Area::Access);
-        assert_eq!(Area::of_path("/api/admin/groups"), Area::Access);
-        assert_eq!(Area::of_path("/api/admin/api-tokens/x"), Area::Access);
-        assert_eq!(Area::of_path("/api/admin/ui-config"), Area::Settings);
-        assert_eq!(
-            Area::of_path("/api/admin/projects/default/features/groups"),
-            Area::Configuration
-        );
-    }
 
     #[test]
     fn the_rule() {

@@ -13,7 +13,22 @@ use axum::Json;
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The change-request routes, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(configuration))
+        .routes(routes!(configure))
+        .routes(routes!(add_changes))
+        .routes(routes!(list))
+        .routes(routes!(get, discard))
+        .routes(routes!(edit_change, discard_change))
+        .routes(routes!(change_state))
+        .routes(routes!(comment))
+}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]

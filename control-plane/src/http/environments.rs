@@ -11,7 +11,19 @@ use axum::Json;
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The environment routes, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get, delete))
+        .routes(routes!(update))
+        .routes(routes!(turn_on))
+        .routes(routes!(turn_off))
+}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]

@@ -7,7 +7,16 @@ use crate::domain::events::{self, EventList, EventQuery, FeatureEventList};
 use axum::extract::State;
 use axum::Json;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The audit-trail routes, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(of_feature))
+}
 
 #[utoipa::path(
     get, path = "/api/admin/events", tag = "Events", security(("apiToken" = [])), params(EventQuery),

@@ -1,7 +1,8 @@
 //! The extractors: one per cross-cutting concern, each rejecting with an [`ApiError`].
 //!
 //! - [`AdminActor`]: the caller of an admin route (API token, personal access token or session cookie, 401)
-//!   with the permission for this method and path ([`access::authorize`], 403).
+//!   with the permission for this method in the route's [`Area`] ([`access::authorize`], 403); the area is
+//!   the one the route is mounted in ([`area`]).
 //! - [`JsonBody`]: a JSON body (415 without a JSON content type, 413 over the limit, 400 naming the bad field).
 //! - [`PathParams`] and [`QueryParams`]: typed path and query parameters (400 naming the bad one).
 
@@ -13,16 +14,25 @@ use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode};
+use axum::Extension;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
 use vexil_shared::{ApiError, ErrorKind};
 
 /// The name of the session cookie `POST /auth/simple/login` sets.
 pub const SESSION_COOKIE: &str = "vexil-session";
 
-/// The caller of an admin route, authenticated and allowed this method on this path. Every admin handler
-/// takes it, so this is the one place the permission rule is applied. For callers on `/api/admin/user…` it
-/// is always a user (`Actor::user_id` is theirs): the rule gives admin tokens no own account.
+/// Mounts `routes` in the permission `area`: a route layer puts the [`Area`] into each matched request's
+/// extensions, where [`AdminActor`] reads it. An admin route mounted without one answers 500, never allows.
+pub fn area(area: Area, routes: OpenApiRouter<Arc<AppState>>) -> OpenApiRouter<Arc<AppState>> {
+    routes.route_layer(Extension(area))
+}
+
+/// The caller of an admin route, authenticated and allowed this method in the [`Area`] the route is mounted
+/// in ([`area`]). Every admin handler takes it, so this is the one place the permission rule is applied. For
+/// callers in [`Area::OwnAccount`] it is always a user (`Actor::user_id` is theirs): the rule gives admin
+/// tokens no own account.
 pub struct AdminActor(pub Actor);
 
 impl FromRequestParts<Arc<AppState>> for AdminActor {
@@ -32,6 +42,14 @@ impl FromRequestParts<Arc<AppState>> for AdminActor {
         parts: &mut Parts,
         state: &Arc<AppState>,
     ) -> Result<Self, ApiError> {
+        let Some(area) = parts.extensions.get::<Area>().copied() else {
+            tracing::error!(
+                method = %parts.method,
+                path = parts.uri.path(),
+                "an admin route is mounted without a permission area"
+            );
+            return Err(ApiError::internal());
+        };
         let caller = if state.auth_enabled {
             let authorization = match parts.headers.get(AUTHORIZATION) {
                 Some(value) => Some(value.to_str().map_err(|_| {
@@ -48,9 +66,8 @@ impl FromRequestParts<Arc<AppState>> for AdminActor {
         } else {
             Caller::unauthenticated_admin()
         };
-        // Under a base path, the nested router sees the path without it.
         let read = parts.method == Method::GET || parts.method == Method::HEAD;
-        access::authorize(caller.credential, read, Area::of_path(parts.uri.path()))?;
+        access::authorize(caller.credential, read, area)?;
         Ok(AdminActor(caller.actor))
     }
 }
@@ -180,6 +197,41 @@ where
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    /// An admin route mounted without an area answers 500 before anything else, and is served with one.
+    #[tokio::test]
+    async fn an_admin_actor_without_an_area_fails_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("vexil.db").display());
+        let state = Arc::new(AppState {
+            store: crate::store::Store::connect(&url).await.unwrap(),
+            auth_enabled: false,
+            password_auth: true,
+            base_path: String::new(),
+            prometheus: metrics_exporter_prometheus::PrometheusBuilder::new()
+                .build_recorder()
+                .handle(),
+            openapi: serde_json::Value::Null,
+            limits: Default::default(),
+            clock: Arc::new(|| 0),
+        });
+        let request = axum::http::Request::post("/api/admin/projects").body(());
+        let (mut parts, ()) = request.unwrap().into_parts();
+        let Err(error) = AdminActor::from_request_parts(&mut parts, &state).await else {
+            panic!("allowed without an area");
+        };
+        assert_eq!(error.kind, ErrorKind::Internal);
+        parts.extensions.insert(Area::Configuration);
+        let Ok(AdminActor(actor)) = AdminActor::from_request_parts(&mut parts, &state).await else {
+            panic!("refused in its area");
+        };
+        assert_eq!(actor, Actor::token("admin"));
+        parts.extensions.insert(Area::OwnAccount);
+        let Err(error) = AdminActor::from_request_parts(&mut parts, &state).await else {
+            panic!("an admin token has no own account");
+        };
+        assert_eq!(error.kind, ErrorKind::NoAccess);
+    }
 
     #[derive(Debug, Deserialize)]
     struct Body {

@@ -13,7 +13,24 @@ use axum::Json;
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The feature-flag routes, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get, update, patch, archive))
+        .routes(routes!(archive_many))
+        .routes(routes!(validate))
+        .routes(routes!(turn_on))
+        .routes(routes!(turn_off))
+        .routes(routes!(archived))
+        .routes(routes!(archived_of_project))
+        .routes(routes!(revive))
+        .routes(routes!(delete_archived))
+}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]

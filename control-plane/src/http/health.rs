@@ -6,7 +6,16 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorKind};
+
+/// The liveness and readiness routes, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(health))
+        .routes(routes!(ready))
+}
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct Health {

@@ -14,7 +14,22 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The metrics-view routes, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(seen_toggles))
+        .routes(routes!(feature_toggles))
+        .routes(routes!(feature_toggle))
+        .routes(routes!(applications))
+        .routes(routes!(application, set_metadata))
+        .routes(routes!(seen_apps))
+        .routes(routes!(edges))
+        .routes(routes!(feature_usage))
+}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]

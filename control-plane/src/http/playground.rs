@@ -6,7 +6,14 @@ use crate::domain::playground::{self, PlaygroundRequest, PlaygroundResponse};
 use axum::extract::State;
 use axum::Json;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The playground route, as stated in its handler's `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new().routes(routes!(evaluate))
+}
 
 #[utoipa::path(
     post, path = "/api/admin/playground", tag = "Playground", security(("apiToken" = [])),

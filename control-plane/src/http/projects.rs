@@ -11,7 +11,18 @@ use axum::Json;
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The project routes, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get, update, delete))
+        .routes(routes!(add_environment))
+        .routes(routes!(remove_environment))
+}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]

@@ -11,8 +11,18 @@ use axum::Json;
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The routes of a flag's strategies in an environment, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(list, add))
+        .routes(routes!(set_sort_order))
+        .routes(routes!(get, update, patch, delete))
+}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]

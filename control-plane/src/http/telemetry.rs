@@ -6,6 +6,13 @@ use axum::http::header::CONTENT_TYPE;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The Prometheus route, as stated in its handler's `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new().routes(routes!(prometheus))
+}
 
 /// [`vexil_serving::telemetry::measure`], logged at info level (never the headers).
 pub async fn record_request(request: Request, next: Next) -> Response {

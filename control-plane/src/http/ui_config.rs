@@ -8,7 +8,16 @@ use axum::http::header::HOST;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The UI-configuration routes, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(get, set))
+        .routes(routes!(set_cors))
+}
 
 /// `scheme://host` of the request: `X-Forwarded-Proto` (else http) and `Host`.
 fn request_origin(headers: &HeaderMap) -> String {

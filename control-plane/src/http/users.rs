@@ -16,7 +16,30 @@ use cookie::{Cookie, SameSite};
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The user-management routes (`/api/admin/user-admin…`), as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get, update, delete))
+}
+
+/// The caller's own account and personal access tokens (`/api/admin/user…`), as stated in the handlers'
+/// `#[utoipa::path]`.
+pub fn account_router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(current))
+        .routes(routes!(list_pats, create_pat))
+        .routes(routes!(delete_pat))
+}
+
+/// Password sign-in (`POST /auth/simple/login`), as stated in its handler's `#[utoipa::path]`.
+pub fn sign_in_router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new().routes(routes!(login))
+}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]

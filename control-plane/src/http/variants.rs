@@ -8,7 +8,14 @@ use crate::model::variant::FlagVariant;
 use axum::extract::State;
 use axum::Json;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
+
+/// The routes of a flag's variants in an environment, as stated in the handlers' `#[utoipa::path]`.
+pub fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new().routes(routes!(get, put, patch))
+}
 
 #[utoipa::path(
     get, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",

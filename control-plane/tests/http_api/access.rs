@@ -14,6 +14,43 @@ crate::on_sqlite_and_postgres!(
     no_secret_in_lists_events_or_logs,
 );
 
+/// An unknown admin path answers the JSON 404 before any authentication or permission check; a known one
+/// asks for them: 401 without a credential, 403 for a Viewer outside what the rule gives them. A path is in
+/// the area of the route it matches: `…/features/groups` is a flag's (Configuration), not the groups' (Access).
+#[tokio::test]
+async fn an_unknown_admin_path_is_404_before_authentication() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &[]).await;
+    let (_, viewer) = user_with_pat(&server, "viewer", "Viewer").await;
+    for credential in [None, Some(viewer.as_str())] {
+        for (method, path) in [
+            ("GET", "/api/admin/nope"),
+            ("DELETE", "/api/admin/user-admin/3/nope"),
+            ("POST", "/api/admin/user/nope"),
+        ] {
+            let answer = server.send(method, path, None, credential).await;
+            let message = answer.expect_error(404, "NotFoundError");
+            assert_eq!(message, format!("No route for {method} {path}"));
+        }
+        let answer = server
+            .send("GET", "/api/admin/user-admin", None, credential)
+            .await;
+        match credential {
+            None => answer.expect_error(401, "AuthenticationRequired"),
+            Some(_) => answer.expect_error(403, "NoAccessError"),
+        };
+    }
+    let features_groups = "/api/admin/projects/default/features/groups";
+    let answer = server
+        .send("GET", features_groups, None, Some(&viewer))
+        .await;
+    answer.expect_error(404, "NotFoundError");
+    let answer = server
+        .send("DELETE", features_groups, None, Some(&viewer))
+        .await;
+    answer.expect_error(403, "NoAccessError");
+}
+
 const PAST: &str = "2020-01-01T00:00:00.000Z";
 const FUTURE: &str = "2099-01-01T00:00:00.000Z";
 
