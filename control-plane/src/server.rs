@@ -7,13 +7,12 @@ use crate::http::{self, AppState};
 use crate::publisher::grpc::SnapshotService;
 use crate::publisher::Publisher;
 use crate::store::Store;
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 use vexil_proto::v1::snapshots_server::SnapshotsServer;
 use vexil_proto::v1::usage_server::UsageServer;
-use vexil_serving::ServingState;
+use vexil_serving::{shutdown, telemetry, ServingState};
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -53,14 +52,8 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         println!("created the first admin token (it is not shown again): {secret}");
     }
 
-    let prometheus = PrometheusBuilder::new()
-        .set_buckets_for_metric(
-            Matcher::Full("http_request_duration_seconds".to_owned()),
-            &vexil_serving::telemetry::LATENCY_BUCKETS,
-        )
-        .map_err(|error| StartError::Metrics(error.to_string()))?
-        .install_recorder()
-        .map_err(|error| StartError::Metrics(error.to_string()))?;
+    let prometheus =
+        telemetry::install_prometheus().map_err(|error| StartError::Metrics(error.to_string()))?;
     // Present from the first scrape, at zero.
     metrics::counter!("store_errors_total").increment(0);
     let upkeep = prometheus.clone();
@@ -79,7 +72,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         .await
         .map_err(StartError::Publisher)?;
 
-    let clock: crate::time::Clock = Arc::new(vexil_serving::usage::now_ms);
+    let clock: crate::time::Clock = Arc::new(vexil_shared::time::now_ms);
     tokio::spawn(crate::ingest::roll_up_forever(
         store.clone(),
         clock.clone(),
@@ -134,36 +127,15 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         listener,
         app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
     )
-    .with_graceful_shutdown(shutdown_signal())
+    .with_graceful_shutdown(async {
+        let signal = shutdown::signal(|signal, error| {
+            tracing::error!(%error, "cannot listen for {}", signal.name());
+        })
+        .await;
+        tracing::info!("{} received", signal.name());
+    })
     .await?;
     tracing::info!("shutting down: requests drained, closing the store");
     store.close().await;
     Ok(())
-}
-
-async fn shutdown_signal() {
-    let interrupt = async {
-        if let Err(error) = tokio::signal::ctrl_c().await {
-            tracing::error!(%error, "cannot listen for SIGINT");
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::error!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => tracing::info!("SIGINT received"),
-        () = terminate => tracing::info!("SIGTERM received"),
-    }
 }

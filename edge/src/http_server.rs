@@ -5,7 +5,6 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::{OriginalUri, State};
 use axum::http::header::CONTENT_TYPE;
@@ -13,8 +12,9 @@ use axum::http::Method;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use vexil_serving::{telemetry, ServingState};
+use metrics_exporter_prometheus::PrometheusHandle;
+use vexil_serving::{shutdown, telemetry, ServingState};
+use vexil_shared::time::now_ms;
 use vexil_shared::{ApiError, ErrorKind};
 
 /// The upstream link's state, for `/internal-backstage/prometheus`.
@@ -31,12 +31,6 @@ impl UpstreamStatus {
     }
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
 struct EdgeState {
     serving: Arc<ServingState>,
     status: Arc<UpstreamStatus>,
@@ -49,12 +43,7 @@ pub async fn serve(
     serving: Arc<ServingState>,
     status: Arc<UpstreamStatus>,
 ) -> Result<(), String> {
-    let prometheus = PrometheusBuilder::new()
-        .set_buckets_for_metric(
-            Matcher::Full("http_request_duration_seconds".to_owned()),
-            &telemetry::LATENCY_BUCKETS,
-        )
-        .and_then(|builder| builder.install_recorder())
+    let prometheus = telemetry::install_prometheus()
         .map_err(|error| format!("cannot install the metrics recorder: {error}"))?;
     let state = Arc::new(EdgeState {
         serving: serving.clone(),
@@ -81,7 +70,11 @@ pub async fn serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(shutdown_signal())
+    .with_graceful_shutdown(async {
+        // A signal that cannot be listened for is never received; the other one still stops the edge.
+        shutdown::signal(|_, _| {}).await;
+        tracing::info!("shutting down");
+    })
     .await
     .map_err(|error| format!("the HTTP server failed: {error}"))
 }
@@ -126,28 +119,4 @@ async fn unknown_route(method: Method, OriginalUri(uri): OriginalUri) -> ApiErro
         ErrorKind::NotFound,
         format!("No route for {method} {}", uri.path()),
     )
-}
-
-async fn shutdown_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
-    tracing::info!("shutting down");
 }

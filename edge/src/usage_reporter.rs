@@ -16,8 +16,9 @@ use tokio::sync::mpsc;
 use tonic::transport::Channel;
 use vexil_proto::v1;
 use vexil_proto::v1::usage_client::UsageClient;
-use vexil_serving::usage::{minute_of, now_ms, Usage, UsageSink};
+use vexil_serving::usage::{minute_of, Usage, UsageSink};
 use vexil_serving::{ServingSnapshot, ServingState};
+use vexil_shared::time::now_ms;
 use vexil_shared::ApiError;
 
 /// Posts waiting for the aggregator; past this, posts are dropped (and counted).

@@ -4,17 +4,17 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use vexil_shared::time::now_ms;
 use vexil_shared::token::{self, TokenKind};
 use vexil_shared::{ApiError, Context, ErrorKind, FeaturesDocument, Projects};
 
 use crate::snapshot::{EnvironmentView, ServingSnapshot, TokenGrant};
 use crate::state::ServingState;
-use crate::usage::{now_ms, Poster};
+use crate::usage::Poster;
 
 /// The evaluation context of a `GET` (API.md §5): top-level fields by name, `properties[x]=y` and every
 /// other `x=y` into properties (an explicit `properties[x]` wins), empty values absent, the last of a
@@ -281,10 +281,7 @@ fn granted<'s>(
         .get(&token::sha256(secret))
         .ok_or_else(|| unauthenticated("The API token is not valid"))?;
     if let Some(expires_at_ms) = grant.expires_at_ms {
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        if expires_at_ms <= now_ms {
+        if expires_at_ms <= now_ms() {
             return Err(unauthenticated("The API token has expired"));
         }
     }

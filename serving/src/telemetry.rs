@@ -1,9 +1,10 @@
-//! Request metrics and logs, recorded the same way by both binaries.
+//! Request metrics and logs, recorded the same way by both binaries, and the Prometheus recorder they go to.
 
 use axum::extract::{MatchedPath, Request};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
+use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
@@ -13,6 +14,17 @@ use std::time::Instant;
 pub const LATENCY_BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
+
+/// Installs the process's metrics recorder: Prometheus, with [`LATENCY_BUCKETS`] for
+/// `http_request_duration_seconds`. The handle renders the text exposition; the caller runs its upkeep.
+pub fn install_prometheus() -> Result<PrometheusHandle, BuildError> {
+    PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full("http_request_duration_seconds".to_owned()),
+            &LATENCY_BUCKETS,
+        )?
+        .install_recorder()
+}
 
 /// How a request went, once it is answered.
 pub struct Answered {

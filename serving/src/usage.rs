@@ -8,7 +8,6 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -29,13 +28,6 @@ pub trait UsageSink: Send + Sync {
         &self,
         usage: Usage,
     ) -> Pin<Box<dyn Future<Output = Result<(), ApiError>> + Send + '_>>;
-}
-
-/// Unix milliseconds now.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// The start of the minute `ms` falls in.
