@@ -9,7 +9,7 @@ use std::time::Duration;
 use vexil_proto::v1;
 use vexil_proto::v1::snapshot_update::Update;
 use vexil_proto::v1::snapshots_client::SnapshotsClient;
-use vexil_serving::{ServingSnapshot, ServingState};
+use vexil_serving::{ServingSnapshot, ServingState, SnapshotChange};
 use vexil_shared::CompileOptions;
 
 use crate::http_server::UpstreamStatus;
@@ -93,23 +93,21 @@ impl Subscriber {
             else {
                 return Ok(());
             };
-            let next = match update {
-                Update::Full(full) => ServingSnapshot::from_full(full, &options),
-                Update::Delta(delta) => {
-                    let current = self.serving.current.load_full();
-                    let current = current.as_deref().ok_or("a delta before any snapshot")?;
-                    current
-                        .apply(delta, &options)
-                        .map_err(|gap| gap.to_string())?
-                }
+            let change = match update {
+                Update::Full(full) => SnapshotChange::Full(full),
+                Update::Delta(delta) => SnapshotChange::Delta(delta),
                 Update::Heartbeat(_) => {
                     self.status.touch();
                     continue;
                 }
             };
-            tracing::debug!(revision = next.revision, "snapshot updated");
-            let next = Arc::new(next);
-            if let Some(old) = self.serving.current.swap(Some(next.clone())) {
+            // A delta before any snapshot, or from another revision, ends the stream: resubscribe.
+            let advanced = self
+                .serving
+                .advance(change, &options)
+                .map_err(|error| error.to_string())?;
+            tracing::debug!(revision = advanced.current.revision, "snapshot updated");
+            if let Some(old) = advanced.replaced {
                 let _ = self.retired.send(old);
             }
             self.status.touch();
@@ -120,7 +118,7 @@ impl Subscriber {
                     .map_or(0.0, |d| d.as_secs_f64()),
             );
             if let Some(cache) = &self.cache {
-                cache.write(next);
+                cache.write(advanced.current);
             }
         }
     }

@@ -29,7 +29,7 @@ use axum::Router;
 
 pub use response::{json_response, revision_header, REVISION_HEADER};
 pub use snapshot::{ServingSnapshot, Settings, TokenGrant};
-pub use state::ServingState;
+pub use state::{AdvanceError, Advanced, ServingState, SnapshotChange};
 
 /// `/api/frontend`, `/api/frontend/features/{name}`, `/api/frontend/client/{metrics,register}`,
 /// `/api/client/features`, `/api/client/features/{name}`, `/api/client/{register,metrics,metrics/bulk}`.

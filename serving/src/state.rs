@@ -1,11 +1,13 @@
-//! [`ServingState`]: what the SDK-facing handlers read, shared by every request.
+//! [`ServingState`]: what the SDK-facing handlers read, shared by every request, and how its snapshot
+//! advances ([`ServingState::advance`]).
 
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
-use vexil_shared::{ApiError, ErrorKind};
+use vexil_proto::v1;
+use vexil_shared::{ApiError, CompileOptions, ErrorKind};
 
-use crate::snapshot::ServingSnapshot;
+use crate::snapshot::{RevisionGap, ServingSnapshot};
 use crate::usage::{Usage, UsageSink};
 
 /// What the SDK-facing handlers read: the current snapshot (none until one is loaded), whether to trust
@@ -56,11 +58,116 @@ impl ServingState {
         })
     }
 
+    /// Applies `change` to the current snapshot and swaps the result in, so requests see the new revision
+    /// without locking (one writer at a time: the subscriber or the publisher). On an error nothing changes.
+    pub fn advance(
+        &self,
+        change: SnapshotChange,
+        options: &CompileOptions,
+    ) -> Result<Advanced, AdvanceError> {
+        let next = match change {
+            SnapshotChange::Full(full) => ServingSnapshot::from_full(full, options),
+            SnapshotChange::Delta(delta) => {
+                let current = self.current.load_full();
+                let current = current.as_deref().ok_or(AdvanceError::NoSnapshot)?;
+                current.apply(delta, options).map_err(AdvanceError::Gap)?
+            }
+        };
+        let current = Arc::new(next);
+        let replaced = self.current.swap(Some(current.clone()));
+        Ok(Advanced { current, replaced })
+    }
+
     /// Hands an SDK post's usage to the sink; without one it is accepted and dropped.
     pub async fn deliver_usage(&self, usage: Usage) -> Result<(), ApiError> {
         match &self.usage {
             Some(sink) => sink.record(usage).await,
             None => Ok(()),
         }
+    }
+}
+
+/// What a [`ServingState`] advances by: a whole snapshot, or the change from the one it serves.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SnapshotChange {
+    Full(v1::Full),
+    Delta(v1::Delta),
+}
+
+/// The outcome of [`ServingState::advance`].
+#[derive(Debug)]
+pub struct Advanced {
+    /// The snapshot now served.
+    pub current: Arc<ServingSnapshot>,
+    /// The snapshot it replaced; `None` when none was loaded.
+    pub replaced: Option<Arc<ServingSnapshot>>,
+}
+
+/// Why [`ServingState::advance`] applied nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdvanceError {
+    /// A delta, while no snapshot is loaded.
+    NoSnapshot,
+    /// A delta that does not start at the served revision.
+    Gap(RevisionGap),
+}
+
+impl std::fmt::Display for AdvanceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AdvanceError::NoSnapshot => f.write_str("a delta before any snapshot"),
+            AdvanceError::Gap(gap) => gap.fmt(f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full(revision: u64) -> v1::Full {
+        v1::Full {
+            revision,
+            ..Default::default()
+        }
+    }
+
+    fn delta(from_revision: u64, to_revision: u64) -> SnapshotChange {
+        SnapshotChange::Delta(v1::Delta {
+            from_revision,
+            to_revision,
+            ..Default::default()
+        })
+    }
+
+    fn served(state: &ServingState) -> Option<u64> {
+        state.current.load().as_ref().map(|s| s.revision)
+    }
+
+    #[test]
+    fn advance_swaps_in_the_new_snapshot_and_returns_the_old() {
+        let state = ServingState::new(false);
+        let options = CompileOptions::default();
+        assert_eq!(
+            state.advance(delta(0, 1), &options).unwrap_err(),
+            AdvanceError::NoSnapshot
+        );
+        assert_eq!(served(&state), None);
+        let first = state
+            .advance(SnapshotChange::Full(full(3)), &options)
+            .unwrap();
+        assert!(first.replaced.is_none());
+        let gap = state.advance(delta(5, 6), &options).unwrap_err();
+        assert_eq!(
+            gap.to_string(),
+            "a delta from revision 5 cannot apply to revision 3"
+        );
+        assert_eq!(served(&state), Some(3), "a refused update changes nothing");
+        let second = state.advance(delta(3, 4), &options).unwrap();
+        assert_eq!(second.current.revision, 4);
+        assert!(second
+            .replaced
+            .is_some_and(|old| Arc::ptr_eq(&old, &first.current)));
+        assert_eq!(served(&state), Some(4));
     }
 }

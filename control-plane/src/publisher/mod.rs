@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tracing::Instrument;
 use vexil_proto::v1;
-use vexil_serving::ServingSnapshot;
+use vexil_serving::{AdvanceError, ServingSnapshot, SnapshotChange};
 use vexil_shared::{ApiError, CompileOptions};
 
 use crate::domain::tokens::{self, TokenGrant};
@@ -108,15 +108,14 @@ async fn refresh(
         environments = delta.environments.len(),
         "publishing a delta"
     );
-    if let Some(own) = serving.current.load_full() {
-        let next = own.apply((*delta).clone(), options).unwrap_or_else(|gap| {
-            tracing::warn!(%gap, "rebuilding the served snapshot in full");
-            ServingSnapshot::from_full(
-                published.full(&published::EnvironmentFilter(Vec::new())),
-                options,
-            )
-        });
-        serving.current.store(Some(Arc::new(next)));
+    // `NoSnapshot` cannot happen: `start` stores the first snapshot.
+    if let Err(AdvanceError::Gap(gap)) =
+        serving.advance(SnapshotChange::Delta((*delta).clone()), options)
+    {
+        tracing::warn!(%gap, "rebuilding the served snapshot in full");
+        let full = published.full(&published::EnvironmentFilter(Vec::new()));
+        // A full snapshot always applies.
+        let _ = serving.advance(SnapshotChange::Full(full), options);
     }
     metrics::gauge!("published_revision").set(published.revision() as f64);
     sender.send_replace(published);
