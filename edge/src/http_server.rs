@@ -56,7 +56,8 @@ pub async fn serve(
         .route("/internal-backstage/prometheus", get(prometheus_text))
         .with_state(state)
         .merge(vexil_serving::routes(serving))
-        .fallback(unknown_route);
+        .fallback(unknown_route)
+        .layer(telemetry::http_trace_layer());
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|error| format!("cannot listen on {listen}: {error}"))?;

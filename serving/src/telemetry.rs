@@ -1,14 +1,18 @@
-//! Request metrics and logs, recorded the same way by both binaries, and the Prometheus recorder they go to.
+//! Request metrics and logs, recorded the same way by both binaries, the Prometheus recorder they go to, and
+//! the tracing span of every HTTP request ([`http_trace_layer`]).
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::Method;
+use axum::http::{self, Method};
 use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
+use tower_http::trace::{MakeSpan, OnResponse, TraceLayer};
+use tracing::Span;
 
 /// Histogram buckets of `http_request_duration_seconds`.
 pub const LATENCY_BUCKETS: [f64; 12] = [
@@ -117,4 +121,140 @@ pub async fn record_request(request: Request, next: Next) -> Response {
     let (response, a) = measure(request, next).await;
     tracing::debug!(method = %a.method, route = a.route(), status = a.status, elapsed_ms = a.elapsed_ms, "request");
     response
+}
+
+/// The tracing layer of an HTTP app, as [`http_trace_layer`] builds it.
+pub type HttpTraceLayer =
+    TraceLayer<SharedClassifier<ServerErrorsAsFailures>, RequestSpan, (), ResponseLog, (), (), ()>;
+
+/// A span per HTTP request ([`RequestSpan`]) and a log line when it is answered ([`ResponseLog`]); nothing
+/// else (no line at the request's start, none per body chunk, no second line for a 5xx). Apply it last to
+/// the whole app (`Router::layer` after every route and the fallback), so it wraps every request and sees
+/// the route matched.
+pub fn http_trace_layer() -> HttpTraceLayer {
+    TraceLayer::new_for_http()
+        .make_span_with(RequestSpan)
+        .on_request(())
+        .on_response(ResponseLog)
+        .on_body_chunk(())
+        .on_eos(())
+        .on_failure(())
+}
+
+/// The span of one request: `http_request` at DEBUG, with `method` and `route` (the route template, or
+/// `unmatched`: never the path, which would carry names and ids). Below DEBUG it is disabled and its fields
+/// are not computed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestSpan;
+
+impl<B> MakeSpan<B> for RequestSpan {
+    fn make_span(&mut self, request: &http::Request<B>) -> Span {
+        tracing::debug_span!(
+            "http_request",
+            method = %request.method(),
+            route = request
+                .extensions()
+                .get::<MatchedPath>()
+                .map_or("unmatched", MatchedPath::as_str),
+        )
+    }
+}
+
+/// Logs `status` and `latency_ms` when a request is answered: at DEBUG, at WARN for a 5xx. Never the
+/// headers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResponseLog;
+
+impl<B> OnResponse<B> for ResponseLog {
+    fn on_response(self, response: &http::Response<B>, latency: Duration, _: &Span) {
+        let status = response.status().as_u16();
+        let latency_ms = latency.as_secs_f64() * 1000.0;
+        if response.status().is_server_error() {
+            tracing::warn!(status, latency_ms, "answered");
+        } else {
+            tracing::debug!(status, latency_ms, "answered");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::StatusCode;
+    use axum::routing::get;
+    use axum::Router;
+    use std::sync::{Arc, Mutex};
+    use tower::ServiceExt as _;
+
+    /// What the fmt subscriber writes, kept for the test to read.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    async fn logs_of(level: &str, paths: &[&str]) -> String {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter(level)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        let _default = tracing::subscriber::set_default(subscriber);
+        let app = Router::new()
+            .route("/flags/{name}", get(|| async { "on" }))
+            .route(
+                "/broken",
+                get(|| async { StatusCode::INTERNAL_SERVER_ERROR }),
+            )
+            .fallback(|| async { StatusCode::NOT_FOUND })
+            .layer(http_trace_layer());
+        for path in paths {
+            let request = http::Request::get(*path).body(Body::empty()).unwrap();
+            app.clone().oneshot(request).await.unwrap();
+        }
+        let bytes = captured.0.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_span_names_the_route_template_and_the_answer_is_logged_at_debug() {
+        let logs = logs_of("debug", &["/flags/secret-name", "/nowhere/else"]).await;
+        let lines: Vec<&str> = logs.lines().collect();
+        assert_eq!(lines.len(), 2, "{logs}");
+        assert!(
+            lines[0].contains(r#"DEBUG http_request{method=GET route="/flags/{name}"}"#),
+            "{logs}"
+        );
+        assert!(lines[0].contains("answered status=200"), "{logs}");
+        assert!(
+            lines[1].contains(r#"route="unmatched""#) && lines[1].contains("status=404"),
+            "{logs}"
+        );
+        assert!(
+            !logs.contains("secret-name") && !logs.contains("nowhere"),
+            "{logs}"
+        );
+    }
+
+    #[tokio::test]
+    async fn at_info_only_server_errors_are_logged() {
+        let logs = logs_of("info", &["/flags/a", "/nowhere", "/broken"]).await;
+        let lines: Vec<&str> = logs.lines().collect();
+        assert_eq!(lines.len(), 1, "{logs}");
+        assert!(
+            lines[0].contains("WARN") && lines[0].contains("status=500"),
+            "{logs}"
+        );
+    }
 }
