@@ -36,12 +36,12 @@ struct Filter {
 }
 
 /// `GET /api/client/features`.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     get, path = "/api/client/features", tag = "Client API",
     responses((status = 200, description = "The features document", content_type = "application/json"),
         (status = 304, description = "Equal `If-None-Match`"), (status = 400, body = vexil_shared::ErrorBody),
         (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn features(
     ClientScope(scope): ClientScope,
     RawQuery(query): RawQuery,
@@ -89,12 +89,12 @@ pub async fn features(
 }
 
 /// `GET /api/client/features/:name`: one feature; unknown or out of scope → 404.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     get, path = "/api/client/features/{name}", tag = "Client API",
     params(("name" = String, Path, description = "Flag name")),
     responses((status = 200, description = "One feature", content_type = "application/json"),
         (status = 400, body = vexil_shared::ErrorBody), (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody), (status = 404, body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn feature(
     ClientScope(scope): ClientScope,
     Path(name): Path<String>,
@@ -114,12 +114,12 @@ pub async fn feature(
 }
 
 /// `POST /api/client/register`.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     post, path = "/api/client/register", tag = "Client API",
     request_body(content = serde_json::Value, description = "`{appName*, instanceId, sdkVersion, strategies*[], started*, interval*}`"),
     responses((status = 202, description = "Accepted"), (status = 400, body = vexil_shared::ErrorBody),
         (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn client_register(
     State(state): State<Arc<ServingState>>,
     ClientScope(scope): ClientScope,
@@ -132,12 +132,12 @@ pub async fn client_register(
 }
 
 /// `POST /api/client/metrics`.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     post, path = "/api/client/metrics", tag = "Client API",
     request_body(content = serde_json::Value, description = "`{appName*, instanceId, bucket:{start*, stop*, toggles*:{flag:{yes, no, variants}}}}`"),
     responses((status = 202, description = "Accepted"), (status = 400, body = vexil_shared::ErrorBody),
         (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn client_metrics(
     State(state): State<Arc<ServingState>>,
     ClientScope(scope): ClientScope,
@@ -150,12 +150,12 @@ pub async fn client_metrics(
 }
 
 /// `POST /api/client/metrics/bulk` (as Unleash Edge forwards).
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     post, path = "/api/client/metrics/bulk", tag = "Client API",
     request_body(content = serde_json::Value, description = "`{applications:[{appName*, instanceId*, environment*}], metrics:[{featureName*, appName*, environment*, yes, no, variants}]}`"),
     responses((status = 202, description = "Accepted"), (status = 400, body = vexil_shared::ErrorBody),
         (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn client_metrics_bulk(
     State(state): State<Arc<ServingState>>,
     ClientScope(scope): ClientScope,

@@ -23,12 +23,12 @@ use crate::state::ServingState;
 use crate::usage::{metrics_usage, register_usage};
 
 /// `GET /api/frontend`: the enabled flags of the token's projects for the query's context.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     get, path = "/api/frontend", tag = "Frontend API",
     responses((status = 200, description = "`{toggles}`: the enabled flags", content_type = "application/json"),
         (status = 304, description = "Equal `If-None-Match`"), (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody),
         (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn evaluate_query(
     State(state): State<Arc<ServingState>>,
     FrontendScope(scope): FrontendScope,
@@ -40,12 +40,12 @@ pub async fn evaluate_query(
 }
 
 /// `POST /api/frontend`: the same for the body's `{context}`; the query is ignored.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     post, path = "/api/frontend", tag = "Frontend API",
     responses((status = 200, description = "`{toggles}`: the enabled flags", content_type = "application/json"),
         (status = 400, body = vexil_shared::ErrorBody), (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody),
         (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn evaluate_body(
     State(state): State<Arc<ServingState>>,
     FrontendScope(scope): FrontendScope,
@@ -64,12 +64,12 @@ pub async fn evaluate_body(
 }
 
 /// `GET /api/frontend/features/:name`: one flag, enabled or not; unknown or out of scope → 404.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     get, path = "/api/frontend/features/{name}", tag = "Frontend API",
     params(("name" = String, Path, description = "Flag name")),
     responses((status = 200, description = "`{name, enabled, variant, impressionData}`", content_type = "application/json"),
         (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody), (status = 404, body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn evaluate_one(
     State(state): State<Arc<ServingState>>,
     FrontendScope(scope): FrontendScope,
@@ -99,13 +99,13 @@ pub async fn evaluate_one(
 }
 
 /// `POST /api/frontend/client/metrics`: counted under the token's environment.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     post, path = "/api/frontend/client/metrics", tag = "Frontend API",
     request_body(content = serde_json::Value, description = "The client metrics body"),
     responses((status = 200, description = "Accepted"), (status = 400, body = vexil_shared::ErrorBody),
         (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody),
         (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn frontend_metrics(
     State(state): State<Arc<ServingState>>,
     FrontendScope(scope): FrontendScope,
@@ -118,13 +118,13 @@ pub async fn frontend_metrics(
 }
 
 /// `POST /api/frontend/client/register`: checked, then a no-op (API.md §5).
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     post, path = "/api/frontend/client/register", tag = "Frontend API",
     request_body(content = serde_json::Value, description = "The register body"),
     responses((status = 200, description = "Accepted (nothing is stored)"), (status = 400, body = vexil_shared::ErrorBody),
         (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody),
         (status = 404, description = "The frontend API is disabled", body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
-))]
+)]
 pub async fn frontend_register(
     FrontendScope(scope): FrontendScope,
     ClientIp(ip): ClientIp,

@@ -24,69 +24,74 @@ pub mod usage;
 use std::sync::Arc;
 
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::routing::options;
 use axum::Router;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub use response::{json_response, revision_header, REVISION_HEADER};
 pub use snapshot::{ServingSnapshot, Settings, TokenGrant};
 pub use state::{AdvanceError, Advanced, ServingState, SnapshotChange};
 
 /// `/api/frontend`, `/api/frontend/features/{name}`, `/api/frontend/client/{metrics,register}`,
-/// `/api/client/features`, `/api/client/features/{name}`, `/api/client/{register,metrics,metrics/bulk}`.
-pub fn routes(state: Arc<ServingState>) -> Router {
-    let frontend = Router::new()
-        .route(
-            "/api/frontend",
-            get(frontend::evaluate_query)
-                .post(frontend::evaluate_body)
-                .options(preflight),
-        )
-        .route(
-            "/api/frontend/features/{name}",
-            get(frontend::evaluate_one).options(preflight_feature),
-        )
-        .route(
-            "/api/frontend/client/metrics",
-            post(frontend::frontend_metrics).options(preflight),
-        )
-        .route(
-            "/api/frontend/client/register",
-            post(frontend::frontend_register).options(preflight),
-        )
+/// `/api/client/features`, `/api/client/features/{name}`, `/api/client/{register,metrics,metrics/bulk}`, with
+/// their OpenAPI paths (the handlers' `utoipa::path`): the routes and their documentation come from the same
+/// list. The frontend routes answer CORS (preflights included); every route is measured
+/// ([`telemetry::record_request`]).
+pub fn router(state: Arc<ServingState>) -> OpenApiRouter {
+    let frontend = OpenApiRouter::new()
+        .routes(routes!(
+            frontend::evaluate_query,
+            frontend::evaluate_body,
+            preflight
+        ))
+        .routes(routes!(frontend::evaluate_one, preflight_feature))
+        .routes(routes!(frontend::frontend_metrics))
+        .routes(routes!(frontend::frontend_register))
+        // Preflights the OpenAPI document does not list.
+        .route("/api/frontend/client/metrics", options(preflight))
+        .route("/api/frontend/client/register", options(preflight))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             frontend::cors,
         ));
-    let client = Router::new()
-        .route("/api/client/features", get(client_api::features))
-        .route("/api/client/features/{name}", get(client_api::feature))
-        .route("/api/client/register", post(client_api::client_register))
-        .route("/api/client/metrics", post(client_api::client_metrics))
-        .route(
-            "/api/client/metrics/bulk",
-            post(client_api::client_metrics_bulk),
-        );
+    let client = OpenApiRouter::new()
+        .routes(routes!(client_api::features))
+        .routes(routes!(client_api::feature))
+        .routes(routes!(client_api::client_register))
+        .routes(routes!(client_api::client_metrics))
+        .routes(routes!(client_api::client_metrics_bulk));
     frontend
         .merge(client)
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
         .with_state(state)
 }
 
+/// The routes of [`router`] without their documentation, as a plain axum `Router`.
+pub fn routes(state: Arc<ServingState>) -> Router {
+    router(state).into()
+}
+
+/// The OpenAPI paths (and the schemas they name) of [`router`], for a document of a server that mounts it.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    router(Arc::new(ServingState::default())).into_openapi()
+}
+
 /// CORS preflight, answered by the CORS layer without a token; present so that the routes accept `OPTIONS`.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     options, path = "/api/frontend", tag = "Frontend API",
     responses((status = 204, description = "CORS preflight"))
-))]
+)]
 pub async fn preflight() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
 /// CORS preflight of one flag's route.
-#[cfg_attr(feature = "openapi", utoipa::path(
+#[utoipa::path(
     options, path = "/api/frontend/features/{name}", tag = "Frontend API",
     params(("name" = String, Path, description = "Flag name")),
     responses((status = 204, description = "CORS preflight"))
-))]
+)]
 pub async fn preflight_feature() -> StatusCode {
     StatusCode::NO_CONTENT
 }

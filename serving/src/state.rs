@@ -65,6 +65,13 @@ impl ServingState {
         change: SnapshotChange,
         options: &CompileOptions,
     ) -> Result<Advanced, AdvanceError> {
+        let kind = match change {
+            SnapshotChange::Full(_) => "full",
+            SnapshotChange::Delta(_) => "delta",
+        };
+        let span = tracing::debug_span!("snapshot.advance", change = kind);
+        let _entered = span.enter();
+        let started = std::time::Instant::now();
         let next = match change {
             SnapshotChange::Full(full) => ServingSnapshot::from_full(full, options),
             SnapshotChange::Delta(delta) => {
@@ -73,6 +80,7 @@ impl ServingState {
                 current.apply(delta, options).map_err(AdvanceError::Gap)?
             }
         };
+        tracing::debug!(revision = next.revision, elapsed = ?started.elapsed(), "snapshot compiled");
         let current = Arc::new(next);
         let replaced = self.current.swap(Some(current.clone()));
         Ok(Advanced { current, replaced })

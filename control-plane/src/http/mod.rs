@@ -62,7 +62,8 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
 }
 
 /// Every route under `base_path` ("" or "/x"): `routes` (from [`routes`], with its state) and the serving
-/// routes, with JSON errors for unknown routes and wrong methods; bodies up to `limit` bytes.
+/// routes, with JSON errors for unknown routes and wrong methods; bodies up to `limit` bytes; a tracing span
+/// per request.
 pub fn router(routes: Router, serving: Arc<ServingState>, base_path: &str, limit: usize) -> Router {
     let api = routes
         .merge(vexil_serving::routes(serving))
@@ -73,4 +74,5 @@ pub fn router(routes: Router, serving: Arc<ServingState>, base_path: &str, limit
         _ => Router::new().nest(base_path, api).fallback(unknown_route),
     };
     app.layer(DefaultBodyLimit::max(limit))
+        .layer(vexil_serving::telemetry::http_trace_layer())
 }

@@ -23,24 +23,6 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
 )]
 pub struct ApiDoc;
 
-/// The paths of the serving routes, which `vexil-serving` does not register with utoipa-axum yet.
-#[derive(OpenApi)]
-#[openapi(paths(
-    vexil_serving::frontend::evaluate_query,
-    vexil_serving::frontend::evaluate_body,
-    vexil_serving::preflight,
-    vexil_serving::frontend::evaluate_one,
-    vexil_serving::preflight_feature,
-    vexil_serving::client_api::features,
-    vexil_serving::client_api::feature,
-    vexil_serving::client_api::client_register,
-    vexil_serving::client_api::client_metrics,
-    vexil_serving::client_api::client_metrics_bulk,
-    vexil_serving::frontend::frontend_metrics,
-    vexil_serving::frontend::frontend_register,
-))]
-pub struct ServingPaths;
-
 /// The `Authorization: <secret>` scheme of admin tokens and personal access tokens.
 struct TokenSecurity;
 
@@ -55,11 +37,10 @@ impl Modify for TokenSecurity {
 }
 
 /// The document for a server under `base_path`: [`ApiDoc`] with the paths and schemas of `routes` (those
-/// of the routers that serve them, [`super::routes`]) and of [`ServingPaths`].
+/// of the routers that serve them, [`super::routes`]) and of `vexil-serving`'s routers.
 pub fn render(routes: utoipa::openapi::OpenApi, base_path: &str) -> serde_json::Value {
-    let mut openapi = ApiDoc::openapi();
-    openapi.merge(routes);
-    openapi.merge(ServingPaths::openapi());
+    let mut openapi = ApiDoc::openapi().merge_from(routes);
+    openapi.merge(vexil_serving::openapi());
     if !base_path.is_empty() {
         openapi.servers = Some(vec![Server::new(base_path)]);
     }

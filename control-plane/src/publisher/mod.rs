@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tracing::Instrument;
 use vexil_proto::v1;
-use vexil_serving::{AdvanceError, ServingSnapshot, SnapshotChange};
+use vexil_serving::{AdvanceError, SnapshotChange};
 use vexil_shared::{ApiError, CompileOptions};
 
 use crate::domain::tokens::{self, TokenGrant};
@@ -49,12 +49,9 @@ impl Publisher {
     ) -> Result<Publisher, ApiError> {
         let first = read_configuration(&store, frontend_api_enabled).await?;
         let options = CompileOptions::default();
-        serving
-            .current
-            .store(Some(Arc::new(ServingSnapshot::from_full(
-                Published::first(first.clone()).full(&published::EnvironmentFilter(Vec::new())),
-                &options,
-            ))));
+        let full = Published::first(first.clone()).full(&published::EnvironmentFilter(Vec::new()));
+        // A full snapshot always applies.
+        let _ = serving.advance(SnapshotChange::Full(full), &options);
         let (sender, published) = watch::channel(Arc::new(Published::first(first)));
         let wake = store.committed();
         let notifications = store.clone();
