@@ -1,34 +1,18 @@
-//! The HTTP layer: each module states its routes once (`#[utoipa::path]`, utoipa-axum); here they are
-//! mounted, admin ones in their permission area, with the serving routes, fallbacks, base path, body limit.
+//! The HTTP layer: each module states its routes once (`#[utoipa::path]`, utoipa-axum); [`admin`] mounts the
+//! admin API's in their permission areas; here they are composed with the serving routes, the fallbacks,
+//! the base path, the body limit and the per-request trace span.
 
-pub mod change_requests;
-pub mod context_fields;
-pub mod environments;
-pub mod events;
+pub mod admin;
 pub mod extract;
 pub mod fallback;
-pub mod features;
-pub mod groups;
 pub mod health;
-pub mod metrics;
 pub mod openapi;
-pub mod playground;
-pub mod projects;
-pub mod segments;
 pub mod state;
-pub mod strategies;
-pub mod strategy_definitions;
 pub mod telemetry;
-pub mod tokens;
-pub mod ui_config;
-pub mod users;
-pub mod variants;
 
 pub use state::AppState;
 
-use crate::domain::access::Area::{Access, Configuration, OwnAccount, Settings};
 use axum::{extract::DefaultBodyLimit, Router};
-use extract::area;
 use fallback::{unknown_route, wrong_method};
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -40,24 +24,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
     health::router()
         .merge(telemetry::router())
         .merge(openapi::router())
-        .merge(users::sign_in_router())
-        .merge(area(OwnAccount, users::account_router()))
-        .merge(area(Access, users::router()))
-        .merge(area(Access, groups::router()))
-        .merge(area(Access, tokens::router()))
-        .merge(area(Settings, ui_config::router()))
-        .merge(area(Configuration, projects::router()))
-        .merge(area(Configuration, environments::router()))
-        .merge(area(Configuration, features::router()))
-        .merge(area(Configuration, strategies::router()))
-        .merge(area(Configuration, variants::router()))
-        .merge(area(Configuration, segments::router()))
-        .merge(area(Configuration, strategy_definitions::router()))
-        .merge(area(Configuration, context_fields::router()))
-        .merge(area(Configuration, playground::router()))
-        .merge(area(Configuration, events::router()))
-        .merge(area(Configuration, metrics::router()))
-        .merge(area(Configuration, change_requests::router()))
+        .merge(admin::routes())
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
 }
 

@@ -1,12 +1,12 @@
 //! The metrics views: `/api/admin/metrics/*` (spec #1–#5), `/api/admin/client-metrics/features/:name` and
 //! `/api/admin/metrics/edges`. The time comes from `AppState::clock`.
 
-use super::extract::{AdminActor, JsonBody, PathParams, QueryParams};
-use super::AppState;
 use crate::domain::metrics::{
     self, ApplicationDetails, ApplicationMetadataInput, ApplicationRecord, Applications, Edges,
     FeatureMetrics, FeatureToggle, FeatureToggles, SeenToggles,
 };
+use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;

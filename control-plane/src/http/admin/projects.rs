@@ -1,10 +1,10 @@
 //! `/api/admin/projects` and a project's environments.
 
-use super::extract::{AdminActor, JsonBody, PathParams};
-use super::AppState;
 use crate::domain::projects::{
     self, AddProjectEnvironment, CreateProject, Project, ProjectList, UpdateProject,
 };
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;

@@ -1,8 +1,8 @@
 //! `/api/admin/segments`.
 
-use super::extract::{AdminActor, JsonBody, PathParams};
-use super::AppState;
 use crate::domain::segments::{self, Segment, SegmentInput, SegmentList};
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;

@@ -1,8 +1,8 @@
 //! `/api/admin/context`: context fields.
 
-use super::extract::{AdminActor, JsonBody, PathParams};
-use super::AppState;
 use crate::domain::context_fields::{self, ContextField, ContextFieldInput};
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;

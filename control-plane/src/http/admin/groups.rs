@@ -1,8 +1,8 @@
 //! User groups: `/api/admin/groups` (spec endpoints 10 and 11).
 
-use super::extract::{AdminActor, JsonBody, PathParams};
-use super::AppState;
 use crate::domain::groups::{self, Group, GroupList, WriteGroup};
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::header::LOCATION;
 use axum::http::StatusCode;

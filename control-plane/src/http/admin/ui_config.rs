@@ -1,8 +1,8 @@
 //! `/api/admin/ui-config` (spec endpoints 7 and 8) and its 8.x alias `/api/admin/ui-config/cors`.
 
-use super::extract::{AdminActor, JsonBody};
-use super::AppState;
 use crate::domain::ui_config::{self, FrontendSettings, Instance, SetUiConfig, UiConfig};
+use crate::http::extract::{AdminActor, JsonBody};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::header::HOST;
 use axum::http::{HeaderMap, StatusCode};

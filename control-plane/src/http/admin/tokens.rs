@@ -1,8 +1,8 @@
 //! API tokens: `/api/admin/api-tokens`.
 
-use super::extract::{AdminActor, JsonBody, PathParams};
-use super::AppState;
 use crate::domain::tokens::{self, ApiToken, ApiTokenList, CreateApiToken, UpdateApiToken};
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;

@@ -1,9 +1,9 @@
 //! Strategies of a flag in an environment: `…/environments/:environment/strategies…`.
 
-use super::extract::{AdminActor, JsonBody, PathParams};
 use super::features::FeatureEnvironmentPath;
-use super::AppState;
 use crate::domain::strategies::{self, Strategy};
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use crate::model::strategy::{StrategyInput, StrategySortOrder};
 use axum::extract::State;
 use axum::http::StatusCode;

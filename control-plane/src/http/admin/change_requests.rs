@@ -1,12 +1,12 @@
 //! Change requests: `…/projects/:projectId/change-requests…` and the per-environment configuration.
 
-use super::extract::{AdminActor, JsonBody, PathParams};
 use super::projects::{ProjectEnvironmentPath, ProjectPath};
-use super::AppState;
 use crate::domain::change_requests::{
     self, ChangeInput, ChangeInputs, ChangeRequest, ChangeRequestConfigInput, CommentInput,
     EnvironmentChangeRequestConfig, StateInput,
 };
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;

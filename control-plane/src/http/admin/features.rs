@@ -1,12 +1,12 @@
 //! Feature flags: `/api/admin/projects/:projectId/features…`, on/off, validate, archive, revive, delete.
 
-use super::extract::{AdminActor, JsonBody, PathParams, QueryParams};
 use super::projects::ProjectPath;
-use super::AppState;
 use crate::domain::features::{
     self, ArchiveFeatures, ArchivedFeatureList, CreateFeature, Feature, FeatureList,
     FeatureSummary, UpdateFeature, ValidateFeatureName,
 };
+use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;

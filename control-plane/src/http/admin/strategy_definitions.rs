@@ -1,11 +1,11 @@
 //! `/api/admin/strategies`: strategy definitions, deprecate and reactivate.
 
-use super::extract::{AdminActor, JsonBody, PathParams};
-use super::AppState;
 use crate::domain::strategy_definitions::{
     self, CreateStrategyDefinition, StrategyDefinition, StrategyDefinitionList,
     UpdateStrategyDefinition,
 };
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;

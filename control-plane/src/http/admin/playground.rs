@@ -1,8 +1,8 @@
 //! `POST /api/admin/playground`.
 
-use super::extract::{AdminActor, JsonBody};
-use super::AppState;
 use crate::domain::playground::{self, PlaygroundRequest, PlaygroundResponse};
+use crate::http::extract::{AdminActor, JsonBody};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::Json;
 use std::sync::Arc;

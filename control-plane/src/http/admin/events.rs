@@ -1,9 +1,9 @@
 //! The audit trail: `/api/admin/events`.
 
-use super::extract::{AdminActor, PathParams, QueryParams};
 use super::features::FeatureNamePath;
-use super::AppState;
 use crate::domain::events::{self, EventList, EventQuery, FeatureEventList};
+use crate::http::extract::{AdminActor, PathParams, QueryParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::Json;
 use std::sync::Arc;

@@ -1,9 +1,9 @@
 //! Flag-level variants of a flag in an environment: `…/environments/:environment/variants`.
 
-use super::extract::{AdminActor, JsonBody, PathParams};
 use super::features::FeatureEnvironmentPath;
-use super::AppState;
 use crate::domain::variants::{self, FlagVariants};
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use crate::model::variant::FlagVariant;
 use axum::extract::State;
 use axum::Json;

@@ -1,12 +1,12 @@
 //! Users: `/api/admin/user-admin` (management), `/api/admin/user` (the caller and their personal access
 //! tokens) and password sign-in `POST /auth/simple/login`.
 
-use super::extract::{AdminActor, JsonBody, PathParams, SESSION_COOKIE};
-use super::AppState;
 use crate::domain::users::{
     self, CreatePat, CreateUser, CurrentUser, Login, Pat, PatList, UpdateUser, User, UserList,
     SESSION_HOURS,
 };
+use crate::http::extract::{AdminActor, JsonBody, PathParams, SESSION_COOKIE};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::header::SET_COOKIE;
 use axum::http::StatusCode;

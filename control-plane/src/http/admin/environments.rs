@@ -1,10 +1,10 @@
 //! `/api/admin/environments`.
 
-use super::extract::{AdminActor, JsonBody, PathParams};
-use super::AppState;
 use crate::domain::environments::{
     self, CreateEnvironment, Environment, EnvironmentList, UpdateEnvironment,
 };
+use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;

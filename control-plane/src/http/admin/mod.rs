@@ -1,0 +1,48 @@
+//! The admin API (`/api/admin/…`) and sign-in: one module per resource, each stating its routes once
+//! (`#[utoipa::path]`, utoipa-axum). Here each router is mounted in its permission area, which the
+//! `AdminActor` extractor checks; an unknown path never reaches one (404 before any check).
+
+pub mod change_requests;
+pub mod context_fields;
+pub mod environments;
+pub mod events;
+pub mod features;
+pub mod groups;
+pub mod metrics;
+pub mod playground;
+pub mod projects;
+pub mod segments;
+pub mod strategies;
+pub mod strategy_definitions;
+pub mod tokens;
+pub mod ui_config;
+pub mod users;
+pub mod variants;
+
+use super::extract::area;
+use super::AppState;
+use crate::domain::access::Area::{Access, Configuration, OwnAccount, Settings};
+use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+
+/// Every admin route in its area, and sign-in (no area: it takes no credential).
+pub fn routes() -> OpenApiRouter<Arc<AppState>> {
+    users::sign_in_router()
+        .merge(area(OwnAccount, users::account_router()))
+        .merge(area(Access, users::router()))
+        .merge(area(Access, groups::router()))
+        .merge(area(Access, tokens::router()))
+        .merge(area(Settings, ui_config::router()))
+        .merge(area(Configuration, projects::router()))
+        .merge(area(Configuration, environments::router()))
+        .merge(area(Configuration, features::router()))
+        .merge(area(Configuration, strategies::router()))
+        .merge(area(Configuration, variants::router()))
+        .merge(area(Configuration, segments::router()))
+        .merge(area(Configuration, strategy_definitions::router()))
+        .merge(area(Configuration, context_fields::router()))
+        .merge(area(Configuration, playground::router()))
+        .merge(area(Configuration, events::router()))
+        .merge(area(Configuration, metrics::router()))
+        .merge(area(Configuration, change_requests::router()))
+}
