@@ -88,6 +88,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         prometheus,
         openapi: http::openapi::render(openapi, &config.base_path),
         limits: config.limits.clone(),
+        published: publisher.watch(),
     });
     let app = http::router(
         routes.with_state(state),

@@ -1,9 +1,19 @@
-//! What every handler can reach: [`AppState`].
+//! What every handler can reach: [`AppState`], and [`AppState::commit`], the end of every admin write.
 
 use crate::domain::limits::Limits;
-use crate::store::Store;
+use crate::publisher::published::Published;
+use crate::store::{Store, WriteTx};
 use crate::time::Clock;
 use metrics_exporter_prometheus::PrometheusHandle;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use vexil_shared::ApiError;
+
+/// The longest a write's answer waits for this process's SDK routes to serve it. It normally takes about a
+/// millisecond (the publisher wakes on the commit); past this the answer goes out anyway, the write being
+/// committed, and a warning is logged.
+const READ_YOUR_WRITES_WAIT: Duration = Duration::from_secs(2);
 
 /// What every handler can reach.
 pub struct AppState {
@@ -20,4 +30,29 @@ pub struct AppState {
     pub limits: Limits,
     /// Unix milliseconds now: the metrics views' windows are relative to it (tests inject their own).
     pub clock: Clock,
+    /// What this process's publisher has published, and so its own SDK routes serve.
+    pub published: watch::Receiver<Arc<Published>>,
+}
+
+impl AppState {
+    /// Commits a configuration write and, when it changed something, waits until this process's own SDK
+    /// routes (`/api/frontend`, the client API) serve its revision: a 2xx from the admin API is then visible
+    /// there at once (a token just created authenticates, a flag just switched answers switched). Returns
+    /// whether the write committed ([`WriteTx::commit`]).
+    pub async fn commit(&self, tx: WriteTx) -> Result<bool, ApiError> {
+        let revision = u64::try_from(tx.revision()).unwrap_or_default();
+        if !tx.commit().await? {
+            return Ok(false);
+        }
+        let mut published = self.published.clone();
+        let served = published.wait_for(|published| published.revision() >= revision);
+        match tokio::time::timeout(READ_YOUR_WRITES_WAIT, served).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(_)) | Err(_) => tracing::warn!(
+                revision,
+                "the SDK routes of this process did not reach a write's revision in time"
+            ),
+        }
+        Ok(true)
+    }
 }

@@ -2,7 +2,7 @@
 //! token, `--auth-type none` and graceful shutdown on SIGTERM.
 
 use crate::database::TestDb;
-use crate::server::{Server, ADMIN_TOKEN};
+use crate::server::{Server, ADMIN_TOKEN, CLIENT_TOKEN};
 use serde_json::{json, Value};
 
 #[tokio::test]
@@ -654,5 +654,56 @@ async fn the_openapi_operations_are_the_recorded_set_and_all_routed() {
                 .as_str()
                 .is_some_and(|message| message.starts_with("No route"));
         assert!(!unrouted, "{operation} is documented but not routed");
+    }
+}
+
+/// Read your writes on the control plane's own SDK routes: after a 2xx from the admin API, the same control
+/// plane's `/api/frontend` and client API answer with that change, every time.
+#[tokio::test]
+async fn the_sdk_routes_of_the_same_control_plane_read_its_writes() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &[]).await;
+    for round in 0..30 {
+        let created = server
+            .post(
+                "/api/admin/api-tokens",
+                json!({"tokenName": format!("fresh-{round}"), "type": "frontend", "environment": "development"}),
+            )
+            .await;
+        let secret = created.expect(201)["secret"].as_str().unwrap().to_owned();
+        server
+            .send("GET", "/api/frontend", None, Some(&secret))
+            .await
+            .expect(200);
+    }
+    server
+        .post(
+            "/api/admin/projects/default/features",
+            json!({"name": "fresh-flag"}),
+        )
+        .await
+        .expect(201);
+    for round in 0..10 {
+        let switch = if round % 2 == 0 { "on" } else { "off" };
+        server
+            .post(
+                &format!("/api/admin/projects/default/features/fresh-flag/environments/development/{switch}"),
+                json!({}),
+            )
+            .await
+            .expect(200);
+        let document = server
+            .send(
+                "GET",
+                "/api/client/features/fresh-flag",
+                None,
+                Some(CLIENT_TOKEN),
+            )
+            .await;
+        assert_eq!(
+            document.expect(200)["enabled"],
+            json!(round % 2 == 0),
+            "round {round}"
+        );
     }
 }

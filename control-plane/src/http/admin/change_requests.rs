@@ -87,7 +87,7 @@ pub async fn configure(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     change_requests::configure(&mut tx, &path.project_id, &path.environment, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -110,7 +110,7 @@ pub async fn add_changes(
     let mut tx = state.store.begin_write(&actor).await?;
     let request =
         change_requests::add_changes(&mut tx, &path.project_id, &path.environment, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(request))
 }
 
@@ -168,7 +168,7 @@ pub async fn discard(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     change_requests::discard(&mut tx, &path.project_id, path.id).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -191,7 +191,7 @@ pub async fn edit_change(
     let request =
         change_requests::edit_change(&mut tx, &path.project_id, path.id, path.change_id, input)
             .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(request))
 }
 
@@ -212,7 +212,7 @@ pub async fn discard_change(
     let mut tx = state.store.begin_write(&actor).await?;
     let request =
         change_requests::discard_change(&mut tx, &path.project_id, path.id, path.change_id).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(request))
 }
 
@@ -237,7 +237,7 @@ pub async fn change_state(
     let request =
         change_requests::change_state(&mut tx, &path.project_id, path.id, input, &state.limits)
             .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(request))
 }
 

@@ -76,7 +76,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<ContextField>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let field = context_fields::create(&mut tx, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok((StatusCode::CREATED, Json(field)))
 }
 
@@ -96,7 +96,7 @@ pub async fn update(
 ) -> Result<Json<ContextField>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let field = context_fields::update(&mut tx, &path.context_field, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(field))
 }
 
@@ -115,6 +115,6 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     context_fields::delete(&mut tx, &path.context_field).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }

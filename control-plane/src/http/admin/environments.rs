@@ -75,7 +75,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<Environment>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let environment = environments::create(&mut tx, input, &state.limits).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok((StatusCode::CREATED, Json(environment)))
 }
 
@@ -95,7 +95,7 @@ pub async fn update(
 ) -> Result<Json<Environment>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let environment = environments::update(&mut tx, &path.name, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(environment))
 }
 
@@ -114,7 +114,7 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     environments::delete(&mut tx, &path.name).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -133,7 +133,7 @@ pub async fn turn_on(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     environments::set_enabled(&mut tx, &path.name, true).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -152,6 +152,6 @@ pub async fn turn_off(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     environments::set_enabled(&mut tx, &path.name, false).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -98,7 +98,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<FeatureSummary>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let feature = features::create(&mut tx, &path.project_id, input, &state.limits).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok((StatusCode::CREATED, Json(feature)))
 }
 
@@ -137,7 +137,7 @@ pub async fn update(
 ) -> Result<Json<Feature>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let feature = features::update(&mut tx, &path.project_id, &path.feature_name, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(feature))
 }
 
@@ -159,7 +159,7 @@ pub async fn patch(
     let mut tx = state.store.begin_write(&actor).await?;
     let feature =
         features::patch(&mut tx, &path.project_id, &path.feature_name, operations).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(feature))
 }
 
@@ -178,7 +178,7 @@ pub async fn archive(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     features::archive(&mut tx, &path.project_id, &path.feature_name).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::ACCEPTED)
 }
 
@@ -198,7 +198,7 @@ pub async fn archive_many(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     features::archive_many(&mut tx, &path.project_id, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::ACCEPTED)
 }
 
@@ -247,7 +247,7 @@ pub async fn turn_on(
         activate_disabled,
     )
     .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -274,7 +274,7 @@ pub async fn turn_off(
         false,
     )
     .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -326,7 +326,7 @@ pub async fn revive(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     features::revive(&mut tx, &path.feature_name, &state.limits).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -345,6 +345,6 @@ pub async fn delete_archived(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     features::delete_archived(&mut tx, &path.feature_name).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }

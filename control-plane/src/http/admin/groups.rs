@@ -57,7 +57,7 @@ pub async fn create(
 ) -> Result<impl IntoResponse, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let group = groups::create(&mut tx, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     let location = format!("{}/api/admin/groups/{}", state.base_path, group.id);
     Ok((
         StatusCode::CREATED,
@@ -101,7 +101,7 @@ pub async fn replace(
     let id = groups::parse_id(&path.group_id)?;
     let mut tx = state.store.begin_write(&actor).await?;
     let group = groups::replace(&mut tx, id, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(group))
 }
 
@@ -120,6 +120,6 @@ pub async fn delete(
     let id = groups::parse_id(&path.group_id)?;
     let mut tx = state.store.begin_write(&actor).await?;
     groups::delete(&mut tx, id).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }

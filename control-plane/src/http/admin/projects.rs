@@ -66,7 +66,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<Project>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let project = projects::create(&mut tx, input, &state.limits).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok((StatusCode::CREATED, Json(project)))
 }
 
@@ -103,7 +103,7 @@ pub async fn update(
 ) -> Result<Json<Project>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let project = projects::update(&mut tx, &path.project_id, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(project))
 }
 
@@ -122,7 +122,7 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     projects::delete(&mut tx, &path.project_id).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -143,7 +143,7 @@ pub async fn add_environment(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     projects::add_environment(&mut tx, &path.project_id, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -162,6 +162,6 @@ pub async fn remove_environment(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     projects::remove_environment(&mut tx, &path.project_id, &path.environment).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }

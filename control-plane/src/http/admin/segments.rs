@@ -72,7 +72,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<Segment>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let segment = segments::create(&mut tx, input, &state.limits).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok((StatusCode::CREATED, Json(segment)))
 }
 
@@ -93,7 +93,7 @@ pub async fn update(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     segments::update(&mut tx, path.id, input, &state.limits).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -113,6 +113,6 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     segments::delete(&mut tx, path.id).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::NO_CONTENT)
 }

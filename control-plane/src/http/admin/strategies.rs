@@ -98,7 +98,7 @@ pub async fn add(
         &state.limits,
     )
     .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(strategy))
 }
 
@@ -154,7 +154,7 @@ pub async fn update(
         &state.limits,
     )
     .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(strategy))
 }
 
@@ -185,7 +185,7 @@ pub async fn patch(
         &state.limits,
     )
     .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(strategy))
 }
 
@@ -212,7 +212,7 @@ pub async fn delete(
         path.strategy_id.0,
     )
     .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -241,6 +241,6 @@ pub async fn set_sort_order(
         entries,
     )
     .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }

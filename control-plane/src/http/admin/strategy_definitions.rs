@@ -80,7 +80,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<StrategyDefinition>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let definition = strategy_definitions::create(&mut tx, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok((StatusCode::CREATED, Json(definition)))
 }
 
@@ -101,7 +101,7 @@ pub async fn update(
 ) -> Result<Json<StrategyDefinition>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let definition = strategy_definitions::update(&mut tx, &path.strategy_name, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(definition))
 }
 
@@ -120,7 +120,7 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     strategy_definitions::delete(&mut tx, &path.strategy_name).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -139,7 +139,7 @@ pub async fn deprecate(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     strategy_definitions::set_deprecated(&mut tx, &path.strategy_name, true).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -158,6 +158,6 @@ pub async fn reactivate(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     strategy_definitions::set_deprecated(&mut tx, &path.strategy_name, false).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }

@@ -58,7 +58,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<ApiToken>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let token = tokens::create(&mut tx, input, &state.limits).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok((StatusCode::CREATED, Json(token)))
 }
 
@@ -78,7 +78,7 @@ pub async fn update(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     tokens::update(&mut tx, &path.token, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -97,6 +97,6 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     tokens::delete(&mut tx, &path.token).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }

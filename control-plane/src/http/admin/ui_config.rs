@@ -70,7 +70,7 @@ pub async fn set(
     let mut tx = state.store.begin_write(&actor).await?;
     ui_config::set_frontend_api_origins(&mut tx, input.frontend_settings.frontend_api_origins)
         .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -89,6 +89,6 @@ pub async fn set_cors(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     ui_config::set_frontend_api_origins(&mut tx, input.frontend_api_origins).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::NO_CONTENT)
 }

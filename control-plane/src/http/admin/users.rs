@@ -94,7 +94,7 @@ pub async fn create(
     };
     let mut tx = state.store.begin_write(&actor).await?;
     let user = users::create(&mut tx, input, password_hash).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok((StatusCode::CREATED, Json(user)))
 }
 
@@ -115,7 +115,7 @@ pub async fn update(
 ) -> Result<Json<User>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let user = users::update(&mut tx, path.id, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(user))
 }
 
@@ -133,7 +133,7 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     users::delete(&mut tx, path.id).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 
@@ -182,7 +182,7 @@ pub async fn create_pat(
 ) -> Result<(StatusCode, Json<Pat>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let pat = users::create_pat(&mut tx, actor.user_id, input).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok((StatusCode::CREATED, Json(pat)))
 }
 
@@ -200,7 +200,7 @@ pub async fn delete_pat(
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     users::delete_pat(&mut tx, actor.user_id, path.id).await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
 

@@ -66,7 +66,7 @@ pub async fn put(
         input,
     )
     .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(variants))
 }
 
@@ -94,6 +94,6 @@ pub async fn patch(
         operations,
     )
     .await?;
-    tx.commit().await?;
+    state.commit(tx).await?;
     Ok(Json(variants))
 }
