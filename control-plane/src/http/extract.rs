@@ -214,6 +214,10 @@ mod tests {
             openapi: serde_json::Value::Null,
             limits: Default::default(),
             clock: Arc::new(|| 0),
+            published: tokio::sync::watch::channel(Arc::new(
+                crate::publisher::published::Published::first(Default::default()),
+            ))
+            .1,
         });
         let request = axum::http::Request::post("/api/admin/projects").body(());
         let (mut parts, ()) = request.unwrap().into_parts();
