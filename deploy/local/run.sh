@@ -23,8 +23,23 @@ for tool in cargo curl; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool is required" >&2; exit 1; }
 done
 
+# Each port must be free: otherwise another program would answer in place of ours.
+for entry in "HTTP_PORT:VEXIL_LOCAL_HTTP_PORT" "GRPC_PORT:VEXIL_LOCAL_GRPC_PORT" "EDGE_PORT:VEXIL_LOCAL_EDGE_PORT"; do
+  name=${entry%%:*}
+  port=${!name}
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "run.sh: port $port is already in use by another program; stop it, or choose another port with" \
+      "${entry#*:}=<port> ./deploy/local/run.sh" >&2
+    exit 1
+  fi
+done
+
 echo "building the release binaries (cargo build --release)…"
 cargo build --release --quiet -p vexil-control-plane -p vexil-edge
+# Where cargo put them (CARGO_TARGET_DIR or a configured target directory move them from ./target).
+target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+[ -x "$target_dir/release/vexil-control-plane" ] ||
+  { echo "run.sh: cannot find the built binaries under $target_dir/release" >&2; exit 1; }
 
 mkdir -p "$DATA_DIR"
 pids=()
@@ -44,11 +59,12 @@ stop() {
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-# Waits until URL answers 2xx, or fails naming the log when the process PID has died or 30 s passed.
+# Waits until the process PID has said `listening on` in LOG (so what answers is ours) and URL answers 2xx, or
+# fails naming the log when the process has died or 30 s passed.
 wait_ready() {
   local url=$1 pid=$2 log=$3
   for _ in $(seq 300); do
-    if curl -fs -o /dev/null "$url"; then return 0; fi
+    if grep -q '^listening on' "$log" && curl -fs -o /dev/null "$url"; then return 0; fi
     if ! kill -0 "$pid" 2>/dev/null; then
       echo "run.sh: it stopped; the end of $log:" >&2
       tail -n 20 "$log" >&2
@@ -60,7 +76,7 @@ wait_ready() {
   exit 1
 }
 
-target/release/vexil-control-plane \
+"$target_dir/release/vexil-control-plane" \
   --listen "127.0.0.1:$HTTP_PORT" \
   --grpc-listen "127.0.0.1:$GRPC_PORT" \
   --database-url "sqlite://$DATA_DIR/vexil.db" \
@@ -71,7 +87,7 @@ target/release/vexil-control-plane \
 pids+=($!)
 wait_ready "$CONTROL_PLANE/ready" "${pids[0]}" "$DATA_DIR/control-plane.log"
 
-target/release/vexil-edge serve \
+"$target_dir/release/vexil-edge" serve \
   --listen "127.0.0.1:$EDGE_PORT" \
   --upstream "http://127.0.0.1:$GRPC_PORT" \
   --snapshot-cache "$DATA_DIR/edge-snapshot.bin" \
