@@ -85,6 +85,12 @@ pub struct Config {
     #[arg(long, env = "VEXIL_METRICS_RETENTION_DAYS", default_value_t = 90)]
     pub metrics_retention_days: u32,
 
+    /// Days an application, an instance, a flag name an application reported, or a registered strategy list
+    /// is kept after it was last seen (Unleash drops applications unseen for 30 days), so that names chosen
+    /// by clients do not grow the tables forever.
+    #[arg(long, env = "VEXIL_CLIENT_RETENTION_DAYS", default_value_t = 30)]
+    pub client_retention_days: u32,
+
     /// Resource limits: `--limit-<field>` / `VEXIL_LIMIT_<FIELD>` each.
     #[command(flatten)]
     pub limits: Limits,
@@ -128,6 +134,7 @@ mod tests {
         assert!(!config.trust_proxy);
         assert_eq!(config.limits, Limits::default());
         assert!(!config.disable_password_auth);
+        assert_eq!(config.client_retention_days, 30);
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",

@@ -35,7 +35,11 @@ impl Usage for UsageService {
         let duplicate = metrics::ingest_batch(&self.store, batch, (self.clock)())
             .await
             .map_err(|error| match error.kind {
-                ErrorKind::Validation => Status::invalid_argument(error.message),
+                ErrorKind::Validation => {
+                    // Not the ids: they may be what is wrong (the reason names fields, never whole values).
+                    tracing::warn!(reason = %error.message, "usage batch refused");
+                    Status::invalid_argument(error.message)
+                }
                 _ => Status::unavailable(error.message),
             })?;
         tracing::debug!(%edge, batch = %batch_id, duplicate, "usage batch");
@@ -59,12 +63,15 @@ impl UsageSink for StoreSink {
     }
 }
 
-/// Rolls up old minute buckets now and then, forever.
-pub async fn roll_up_forever(store: Store, clock: Clock, hours_kept: Duration) {
-    let hours_kept_ms = i64::try_from(hours_kept.as_millis()).unwrap_or(i64::MAX);
+/// Rolls up old minute buckets and prunes what is past its retention now and then, forever.
+pub async fn roll_up_forever(store: Store, clock: Clock, retention: metrics::Retention) {
     loop {
-        match metrics::roll_up(&store, clock(), hours_kept_ms).await {
-            Ok(rolled) if rolled > 0 => tracing::info!(rolled, "minute buckets rolled up"),
+        match metrics::roll_up(&store, clock(), retention).await {
+            Ok(rolled) if rolled != metrics::RolledUp::default() => tracing::info!(
+                minute_buckets = rolled.minute_buckets,
+                clients_pruned = rolled.clients_pruned,
+                "usage rolled up"
+            ),
             Ok(_) => {}
             Err(error) => tracing::warn!(%error, "cannot roll up the usage buckets"),
         }

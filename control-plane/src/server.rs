@@ -76,7 +76,12 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     tokio::spawn(crate::ingest::roll_up_forever(
         store.clone(),
         clock.clone(),
-        Duration::from_secs(u64::from(config.metrics_retention_days) * 86_400),
+        crate::domain::metrics::Retention {
+            hours_kept_ms: i64::from(config.metrics_retention_days)
+                * crate::domain::metrics::DAY_MS,
+            clients_kept_ms: i64::from(config.client_retention_days)
+                * crate::domain::metrics::DAY_MS,
+        },
     ));
     let (routes, openapi) = http::routes().split_for_parts();
     let state = Arc::new(AppState {
@@ -108,7 +113,8 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let usage = UsageServer::new(crate::ingest::UsageService {
         store: store.clone(),
         clock,
-    });
+    })
+    .max_decoding_message_size(vexil_proto::MAX_USAGE_BATCH_BYTES);
     tokio::spawn(async move {
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(grpc_listener);
         if let Err(error) = tonic::transport::Server::builder()

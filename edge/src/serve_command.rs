@@ -5,15 +5,35 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use vexil_serving::usage::MAX_NAME_CHARS;
 use vexil_serving::ServingState;
 
 use crate::http_server::{self, UpstreamStatus};
 use crate::{snapshot_cache, subscriber, usage_reporter};
 
-/// `<hostname>-<8 random hex digits>`.
+/// `<hostname>-<8 random hex digits>`, the host name cut so that the id is at most [`MAX_NAME_CHARS`].
 fn default_edge_id() -> String {
-    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    let host: String = gethostname::gethostname()
+        .to_string_lossy()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_NAME_CHARS - 9)
+        .collect();
     format!("{host}-{:08x}", fastrand::u32(..))
+}
+
+/// An edge id the control plane accepts in a usage batch: 1 to [`MAX_NAME_CHARS`] characters, no control
+/// character.
+fn parse_edge_id(text: &str) -> Result<String, String> {
+    if text.is_empty()
+        || text.chars().count() > MAX_NAME_CHARS
+        || text.chars().any(char::is_control)
+    {
+        return Err(format!(
+            "an edge id is 1 to {MAX_NAME_CHARS} characters, without control characters"
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 #[derive(clap::Args)]
@@ -37,7 +57,7 @@ pub struct ServeArgs {
     /// This edge's identity towards the control plane (its usage batches and `/api/admin/metrics/edges`);
     /// default: `<hostname>-<8 random hex digits>`, new at each start. Set it (e.g. to the pod name) to keep
     /// one identity across restarts.
-    #[arg(long, env = "VEXIL_EDGE_ID")]
+    #[arg(long, env = "VEXIL_EDGE_ID", value_parser = parse_edge_id)]
     edge_id: Option<String>,
     /// How often the usage batch (the SDKs' metrics and this edge's evaluations) is sent: `10s`, `1s`, `500ms`.
     #[arg(long, env = "VEXIL_METRICS_INTERVAL", default_value = "10s", value_parser = usage_reporter::parse_interval)]

@@ -3,20 +3,25 @@
 //! `--metrics-interval` the aggregate, plus the evaluations this edge served (harvested from the snapshots'
 //! per-flag counters), is cut into ONE batch sent over gRPC `Usage/Report` with `(edge_id, batch_id)`.
 //!
-//! A batch that was not acknowledged is retried with the same id and content (the control plane counts it
-//! once) before the next one is cut; meanwhile new usage keeps merging into the aggregate, whose size is
-//! bounded: past `--metrics-buffer` entries the oldest minutes are dropped and counted in
-//! `usage_dropped_total`.
+//! A cut larger than [`MAX_USAGE_BATCH_BYTES`] encoded is sent as several batches, each with its own id. A batch
+//! that was not acknowledged is retried with the same id and content (the control plane counts it once)
+//! before the next one is cut; one the control plane refuses as invalid (`INVALID_ARGUMENT`, or too large) is
+//! dropped and counted in `usage_rejected_total`, since sending it again cannot succeed. Meanwhile new usage
+//! keeps merging into the aggregate (counts saturate at `u64::MAX`, at most
+//! [`MAX_VARIANTS_PER_FLAG`] variant names per entry), whose size is bounded: past `--metrics-buffer` entries
+//! the oldest minutes are dropped and counted in `usage_dropped_total`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use prost::Message;
 use tokio::sync::mpsc;
 use tonic::transport::Channel;
 use vexil_proto::v1;
 use vexil_proto::v1::usage_client::UsageClient;
-use vexil_serving::usage::{minute_of, Usage, UsageSink};
+use vexil_proto::MAX_USAGE_BATCH_BYTES;
+use vexil_serving::usage::{minute_of, Usage, UsageSink, MAX_VARIANTS_PER_FLAG};
 use vexil_serving::{ServingSnapshot, ServingState};
 use vexil_shared::time::now_ms;
 use vexil_shared::ApiError;
@@ -59,7 +64,10 @@ impl Aggregate {
         self.applications.len() + self.instances.len() + self.counts.len() + self.evaluations.len()
     }
 
-    pub fn add(&mut self, usage: Usage) {
+    /// Merges one post; returns how many variant names were not kept (past [`MAX_VARIANTS_PER_FLAG`] in
+    /// an entry).
+    pub fn add(&mut self, usage: Usage) -> u64 {
+        let mut variants_dropped = 0;
         for app in usage.applications {
             match self.applications.get_mut(&app.app_name) {
                 Some(known) => {
@@ -103,10 +111,17 @@ impl Aggregate {
             );
             match self.counts.get_mut(&key) {
                 Some(known) => {
-                    known.yes += count.yes;
-                    known.no += count.no;
+                    known.yes = known.yes.saturating_add(count.yes);
+                    known.no = known.no.saturating_add(count.no);
                     for (variant, n) in count.variants {
-                        *known.variants.entry(variant).or_default() += n;
+                        let room = known.variants.len() < MAX_VARIANTS_PER_FLAG;
+                        match known.variants.get_mut(&variant) {
+                            Some(sum) => *sum = sum.saturating_add(n),
+                            None if room => {
+                                known.variants.insert(variant, n);
+                            }
+                            None => variants_dropped += 1,
+                        }
                     }
                 }
                 None => {
@@ -114,6 +129,7 @@ impl Aggregate {
                 }
             }
         }
+        variants_dropped
     }
 
     pub fn add_evaluations(
@@ -134,8 +150,8 @@ impl Aggregate {
                 enabled: 0,
                 disabled: 0,
             });
-        entry.enabled += enabled;
-        entry.disabled += disabled;
+        entry.enabled = entry.enabled.saturating_add(enabled);
+        entry.disabled = entry.disabled.saturating_add(disabled);
     }
 
     /// Drops the oldest minutes' counts (then evaluations, then sightings) until at most `max` entries are
@@ -167,17 +183,75 @@ impl Aggregate {
         dropped
     }
 
-    fn into_batch(self, edge_id: &str, applied_revision: u64) -> v1::UsageBatch {
-        v1::UsageBatch {
+    /// Cuts the aggregate into batches of at most `max_bytes` encoded, each with its own id; at least one (an
+    /// empty aggregate is one empty batch, which still reports the edge's revision).
+    fn into_batches(
+        self,
+        edge_id: &str,
+        applied_revision: u64,
+        max_bytes: usize,
+    ) -> Vec<v1::UsageBatch> {
+        let empty = || v1::UsageBatch {
             edge_id: edge_id.to_owned(),
             batch_id: uuid::Uuid::new_v4().to_string(),
             applied_revision,
             edge_version: env!("CARGO_PKG_VERSION").to_owned(),
-            applications: self.applications.into_values().collect(),
-            instances: self.instances.into_values().collect(),
-            counts: self.counts.into_values().collect(),
-            evaluations: self.evaluations.into_values().collect(),
+            ..v1::UsageBatch::default()
+        };
+        let mut cutter = Cutter {
+            batches: Vec::new(),
+            current: empty(),
+            size: 0,
+            entries: 0,
+            max_bytes,
+            empty: &empty,
+        };
+        cutter.size = cutter.current.encoded_len();
+        for app in self.applications.into_values() {
+            cutter.add(app, |batch, app| batch.applications.push(app));
         }
+        for instance in self.instances.into_values() {
+            cutter.add(instance, |batch, instance| batch.instances.push(instance));
+        }
+        for count in self.counts.into_values() {
+            cutter.add(count, |batch, count| batch.counts.push(count));
+        }
+        for evaluation in self.evaluations.into_values() {
+            cutter.add(evaluation, |batch, evaluation| {
+                batch.evaluations.push(evaluation)
+            });
+        }
+        cutter.batches.push(cutter.current);
+        cutter.batches
+    }
+}
+
+/// Fills batches in turn, starting a new one when the next entry would take the current one past `max_bytes`.
+struct Cutter<'a> {
+    batches: Vec<v1::UsageBatch>,
+    current: v1::UsageBatch,
+    /// The encoded size of `current`.
+    size: usize,
+    /// The entries in `current`.
+    entries: usize,
+    max_bytes: usize,
+    empty: &'a dyn Fn() -> v1::UsageBatch,
+}
+
+impl Cutter<'_> {
+    fn add<T: Message>(&mut self, entry: T, push: impl Fn(&mut v1::UsageBatch, T)) {
+        // An entry of a repeated field: a one-byte key, its length as a varint, then the entry.
+        let length = entry.encoded_len();
+        let entry_size = 1 + prost::encoding::encoded_len_varint(length as u64) + length;
+        if self.entries > 0 && self.size + entry_size > self.max_bytes {
+            let full = std::mem::replace(&mut self.current, (self.empty)());
+            self.batches.push(full);
+            self.size = self.current.encoded_len();
+            self.entries = 0;
+        }
+        push(&mut self.current, entry);
+        self.size += entry_size;
+        self.entries += 1;
     }
 }
 
@@ -227,7 +301,8 @@ impl Reporter {
     /// Runs forever.
     pub async fn run(mut self, serving: Arc<ServingState>) {
         let mut pending = Aggregate::default();
-        let mut in_flight: Option<v1::UsageBatch> = None;
+        // The batches of the last cut not acknowledged yet, in order.
+        let mut unacknowledged: VecDeque<v1::UsageBatch> = VecDeque::new();
         let mut link = Link::new(self.upstreams.clone());
         // Replaced snapshots are harvested at two ticks, for evaluations that were still running on them.
         let mut retiring: Vec<Arc<ServingSnapshot>> = Vec::new();
@@ -238,13 +313,19 @@ impl Reporter {
             tokio::select! {
                 post = self.posts.recv() => {
                     let Some(post) = post else { return };
-                    pending.add(post);
+                    let variants_dropped = pending.add(post);
+                    if variants_dropped > 0 {
+                        metrics::counter!("usage_dropped_total", "reason" => "variant_limit")
+                            .increment(variants_dropped);
+                    }
                     self.bound(&mut pending);
                 }
                 _ = ticker.tick() => {
                     // Present from the first scrape (the recorder is installed after this task starts).
                     metrics::counter!("usage_dropped_total", "reason" => "queue_full").increment(0);
                     metrics::counter!("usage_dropped_total", "reason" => "buffer_full").increment(0);
+                    metrics::counter!("usage_dropped_total", "reason" => "variant_limit").increment(0);
+                    metrics::counter!("usage_rejected_total").increment(0);
                     let minute = minute_of(now_ms());
                     let mut retired_now = Vec::new();
                     while let Ok(snapshot) = self.retired.try_recv() {
@@ -257,22 +338,31 @@ impl Reporter {
                     retiring = retired_now;
                     self.bound(&mut pending);
                     let revision = current.as_ref().map_or(0, |s| s.revision);
-                    let batch = match in_flight.take() {
-                        Some(batch) => batch,
-                        None => std::mem::take(&mut pending).into_batch(&self.edge_id, revision),
-                    };
-                    match link.report(batch.clone()).await {
-                        Ok(duplicate) => {
-                            metrics::counter!("usage_batches_sent_total").increment(1);
-                            tracing::debug!(batch = %batch.batch_id, duplicate, "usage batch acknowledged");
+                    if unacknowledged.is_empty() {
+                        unacknowledged = std::mem::take(&mut pending)
+                            .into_batches(&self.edge_id, revision, MAX_USAGE_BATCH_BYTES)
+                            .into();
+                    }
+                    while let Some(batch) = unacknowledged.front() {
+                        match link.report(batch.clone()).await {
+                            Ok(duplicate) => {
+                                metrics::counter!("usage_batches_sent_total").increment(1);
+                                tracing::debug!(batch = %batch.batch_id, duplicate, "usage batch acknowledged");
+                            }
+                            Err(ReportError::Refused(reason)) => {
+                                metrics::counter!("usage_rejected_total").increment(1);
+                                tracing::warn!(%reason, batch = %batch.batch_id, entries = batch_len(batch),
+                                    "the control plane refused the usage batch; dropping it");
+                            }
+                            Err(ReportError::Unavailable(error)) => {
+                                tracing::warn!(%error, batch = %batch.batch_id, "cannot report usage; keeping the batch");
+                                break;
+                            }
                         }
-                        Err(error) => {
-                            tracing::warn!(%error, batch = %batch.batch_id, "cannot report usage; keeping the batch");
-                            in_flight = Some(batch);
-                        }
+                        unacknowledged.pop_front();
                     }
                     metrics::gauge!("usage_pending_entries").set(
-                        (pending.len() + in_flight.as_ref().map_or(0, batch_len)) as f64,
+                        (pending.len() + unacknowledged.iter().map(batch_len).sum::<usize>()) as f64,
                     );
                 }
             }
@@ -301,7 +391,17 @@ fn harvest(snapshot: &ServingSnapshot, minute_ms: i64, into: &mut Aggregate) {
     }
 }
 
-/// The gRPC client of `Usage/Report`, moving to the next upstream after a failure.
+/// Why a batch was not acknowledged.
+#[derive(Debug)]
+enum ReportError {
+    /// The control plane refused the batch itself (`INVALID_ARGUMENT`, or `OUT_OF_RANGE`: larger than a
+    /// message may be): the same batch would be refused again.
+    Refused(String),
+    /// No answer, or an answer that may change (unreachable, unavailable, timed out): worth a retry.
+    Unavailable(String),
+}
+
+/// The gRPC client of `Usage/Report`, moving to the next upstream after a failure to reach one.
 struct Link {
     upstreams: Vec<String>,
     next: usize,
@@ -317,37 +417,44 @@ impl Link {
         }
     }
 
-    async fn report(&mut self, batch: v1::UsageBatch) -> Result<bool, String> {
+    async fn report(&mut self, batch: v1::UsageBatch) -> Result<bool, ReportError> {
         let result = self.try_report(batch).await;
-        if result.is_err() {
+        if let Err(ReportError::Unavailable(_)) = result {
             self.client = None;
             self.next += 1;
         }
         result
     }
 
-    async fn try_report(&mut self, batch: v1::UsageBatch) -> Result<bool, String> {
+    async fn try_report(&mut self, batch: v1::UsageBatch) -> Result<bool, ReportError> {
         let client = match &mut self.client {
             Some(client) => client,
             None => {
                 let upstream = self
                     .upstreams
                     .get(self.next % self.upstreams.len().max(1))
-                    .ok_or("no upstream")?;
+                    .ok_or_else(|| ReportError::Unavailable("no upstream".to_owned()))?;
                 let channel = tonic::transport::Endpoint::from_shared(upstream.clone())
-                    .map_err(|error| error.to_string())?
+                    .map_err(|error| ReportError::Unavailable(error.to_string()))?
                     .connect_timeout(CONNECT_TIMEOUT)
                     .timeout(REPORT_TIMEOUT)
                     .connect()
                     .await
-                    .map_err(|error| error.to_string())?;
-                self.client.insert(UsageClient::new(channel))
+                    .map_err(|error| ReportError::Unavailable(error.to_string()))?;
+                self.client.insert(
+                    UsageClient::new(channel).max_encoding_message_size(MAX_USAGE_BATCH_BYTES),
+                )
             }
         };
         let ack = client
             .report(batch)
             .await
-            .map_err(|status| status.to_string())?;
+            .map_err(|status| match status.code() {
+                tonic::Code::InvalidArgument | tonic::Code::OutOfRange => {
+                    ReportError::Refused(status.message().to_owned())
+                }
+                _ => ReportError::Unavailable(status.to_string()),
+            })?;
         Ok(ack.into_inner().duplicate)
     }
 }
@@ -415,6 +522,88 @@ mod tests {
             aggregate.counts.keys().all(|k| k.0 >= 60_000),
             "minute 0 dropped first"
         );
+    }
+
+    #[test]
+    fn counts_saturate_and_variant_names_are_bounded() {
+        let mut aggregate = Aggregate::default();
+        let mut first = count(0, "a", u64::MAX - 1);
+        first.variants = (0..MAX_VARIANTS_PER_FLAG)
+            .map(|i| (format!("v{i}"), u64::MAX))
+            .collect();
+        assert_eq!(
+            aggregate.add(Usage {
+                counts: vec![first],
+                ..Usage::default()
+            }),
+            0
+        );
+        let mut second = count(0, "a", 5);
+        second.variants.insert("v0".to_owned(), 1);
+        second.variants.insert("one-too-many".to_owned(), 1);
+        assert_eq!(
+            aggregate.add(Usage {
+                counts: vec![second],
+                ..Usage::default()
+            }),
+            2,
+            "red and one-too-many"
+        );
+        let merged = &aggregate.counts[&(0, "a".into(), "web".into(), "development".into())];
+        assert_eq!((merged.yes, merged.no), (u64::MAX, 2));
+        assert_eq!(merged.variants.len(), MAX_VARIANTS_PER_FLAG);
+        assert_eq!(merged.variants["v0"], u64::MAX);
+        aggregate.add_evaluations("development", "a", 0, u64::MAX, 1);
+        aggregate.add_evaluations("development", "a", 0, 1, u64::MAX);
+        let evaluation = &aggregate.evaluations[&(0, "development".into(), "a".into())];
+        assert_eq!(
+            (evaluation.enabled, evaluation.disabled),
+            (u64::MAX, u64::MAX)
+        );
+    }
+
+    #[test]
+    fn a_large_cut_becomes_batches_within_the_limit_with_their_own_ids() {
+        let mut aggregate = Aggregate::default();
+        let name = "f".repeat(200);
+        for i in 0..1_000 {
+            aggregate.add(Usage {
+                counts: vec![count(60_000 * (i % 3), &format!("{name}{i}"), i as u64)],
+                ..Usage::default()
+            });
+        }
+        aggregate.add_evaluations("development", "a", 0, 1, 2);
+        let whole = aggregate.clone().into_batches("edge", 7, usize::MAX);
+        assert_eq!(whole.len(), 1);
+        let limit = whole[0].encoded_len() / 4;
+        let batches = aggregate.into_batches("edge", 7, limit);
+        assert!((4..=5).contains(&batches.len()), "{}", batches.len());
+        for batch in &batches {
+            assert!(
+                batch.encoded_len() <= limit,
+                "{} > {limit}",
+                batch.encoded_len()
+            );
+            assert_eq!(
+                (batch.edge_id.as_str(), batch.applied_revision),
+                ("edge", 7)
+            );
+        }
+        let ids: std::collections::BTreeSet<&str> =
+            batches.iter().map(|b| b.batch_id.as_str()).collect();
+        assert_eq!(ids.len(), batches.len(), "each batch has its own id");
+        let counts: Vec<&v1::FlagCount> = batches.iter().flat_map(|b| &b.counts).collect();
+        assert_eq!(counts.len(), 1_000);
+        assert_eq!(
+            counts.iter().map(|c| c.yes).sum::<u64>(),
+            (0..1_000u64).sum::<u64>()
+        );
+        assert_eq!(
+            batches.iter().map(|b| b.evaluations.len()).sum::<usize>(),
+            1
+        );
+        // Nothing to send is still one (empty) batch.
+        assert_eq!(Aggregate::default().into_batches("edge", 7, limit).len(), 1);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! and reaches no sink.
 
 use std::collections::BTreeMap;
+use std::fmt::Display;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -107,18 +108,106 @@ struct BulkMetric {
     variants: BTreeMap<String, u64>,
 }
 
-/// The longest application, instance, flag or environment name accepted.
-const MAX_NAME: usize = 255;
+/// Longest name accepted, in characters: an application name, instance id, flag name, variant name, strategy
+/// name, SDK version or client IP (and an edge's id, batch id and version). Unleash keeps each of these in a
+/// `varchar(255)` column, so an SDK that works with Unleash never needs more.
+pub const MAX_NAME_CHARS: usize = 255;
+
+/// Longest environment name accepted, in characters: environments are named by the names rule (1 to 100
+/// characters, API.md §1), and Unleash keeps them in a `varchar(100)`.
+pub const MAX_ENVIRONMENT_CHARS: usize = 100;
+
+/// Most flags in one metrics post (`bucket.toggles`, or a bulk post's `metrics`): twice the default flag
+/// limit (`--limit-feature-flags`, 5000), so an SDK that evaluated every flag of a large installation fits,
+/// while what one post writes stays bounded.
+pub const MAX_FLAGS_PER_POST: usize = 10_000;
+
+/// Most variants counted for one flag in one post; also what the edge's aggregate and the store keep per flag,
+/// application, environment and minute (further names are dropped). A flag's variants share a weight of
+/// 1000 and real flags have a handful, so a hundred leaves room while one flag's counts stay a few rows.
+pub const MAX_VARIANTS_PER_FLAG: usize = 100;
+
+/// Most strategies in one registration: Unleash has eight built-in strategies and an application adds a few
+/// custom ones; a hundred leaves room while the stored list stays small.
+pub const MAX_STRATEGIES_PER_APPLICATION: usize = 100;
+
+/// Most applications in one bulk post (one per SDK instance a forwarding Unleash Edge saw in its interval):
+/// a thousand instances behind one forwarder is more than a real one reports at once.
+pub const MAX_APPLICATIONS_PER_POST: usize = 1_000;
 
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(|error| ApiError::validation(format!("body: {error}")))
 }
 
-fn check_name(what: &str, value: &str) -> Result<(), ApiError> {
-    if value.trim().is_empty() || value.len() > MAX_NAME {
+/// A required name: not blank, at most `max_chars` characters, no control character (NUL included: Postgres
+/// refuses it in text). `path` is where it sits in the body (`appName`, `bucket.toggles["a"]`).
+fn check_name(path: impl Display, value: &str, max_chars: usize) -> Result<(), ApiError> {
+    if value.trim().is_empty() {
         return Err(ApiError::validation(format!(
-            "{what} must be 1 to {MAX_NAME} characters"
+            "{path} must be 1 to {max_chars} characters"
         )));
+    }
+    check_text(path, value, max_chars)
+}
+
+/// A text that may be empty: at most `max_chars` characters, no control character.
+fn check_text(path: impl Display, value: &str, max_chars: usize) -> Result<(), ApiError> {
+    if value.chars().count() > max_chars {
+        return Err(ApiError::validation(format!(
+            "{path} must be at most {max_chars} characters"
+        )));
+    }
+    if let Some(control) = value.chars().find(|c| c.is_control()) {
+        return Err(ApiError::validation(format!(
+            "{path} must not contain control characters (found U+{:04X})",
+            u32::from(control)
+        )));
+    }
+    Ok(())
+}
+
+fn check_optional(path: &str, value: Option<&str>, max_chars: usize) -> Result<(), ApiError> {
+    value.map_or(Ok(()), |value| check_text(path, value, max_chars))
+}
+
+/// At most `max` entries in the list or map at `path`.
+fn check_count(path: impl Display, count: usize, max: usize) -> Result<(), ApiError> {
+    if count > max {
+        return Err(ApiError::validation(format!(
+            "{path} must have at most {max} entries, not {count}"
+        )));
+    }
+    Ok(())
+}
+
+/// The path of a map's entry: `parent["key"]`, the key JSON-escaped and cut at 40 characters, so that a
+/// message names a bad key without repeating it whole.
+fn key_path(parent: &str, key: &str) -> String {
+    const SHOWN_CHARS: usize = 40;
+    let mut shown: String = key.chars().take(SHOWN_CHARS).collect();
+    if key.chars().nth(SHOWN_CHARS).is_some() {
+        shown.push('…');
+    }
+    let quoted = serde_json::to_string(&shown).unwrap_or_else(|_| "\"…\"".to_owned());
+    format!("{parent}[{quoted}]")
+}
+
+fn check_strategies(path: &str, strategies: &[String]) -> Result<(), ApiError> {
+    check_count(path, strategies.len(), MAX_STRATEGIES_PER_APPLICATION)?;
+    for (index, strategy) in strategies.iter().enumerate() {
+        check_text(format_args!("{path}[{index}]"), strategy, MAX_NAME_CHARS)?;
+    }
+    Ok(())
+}
+
+/// A flag's variant counts: at most [`MAX_VARIANTS_PER_FLAG`], each name at most [`MAX_NAME_CHARS`].
+fn check_variants<'a>(
+    path: &str,
+    variants: impl ExactSizeIterator<Item = &'a String>,
+) -> Result<(), ApiError> {
+    check_count(path, variants.len(), MAX_VARIANTS_PER_FLAG)?;
+    for variant in variants {
+        check_text(key_path(path, variant), variant, MAX_NAME_CHARS)?;
     }
     Ok(())
 }
@@ -164,7 +253,11 @@ impl Poster {
                 .filter(|id| !id.is_empty())
                 .unwrap_or_else(|| "default".to_owned()),
             seen_at_ms: self.now_ms,
-            client_ip: self.client_ip.clone(),
+            // The first `X-Forwarded-For` hop is the caller's to choose: one that is no address is not kept.
+            client_ip: self
+                .client_ip
+                .clone()
+                .filter(|ip| check_text("clientIp", ip, MAX_NAME_CHARS).is_ok()),
             sdk_version,
             environment: Some(environment),
         }
@@ -174,7 +267,15 @@ impl Poster {
 /// A registration body (`/api/client/register`, `/api/frontend/client/register`).
 pub fn register_usage(body: &[u8], poster: &Poster) -> Result<Usage, ApiError> {
     let body: RegisterBody = parse(body)?;
-    check_name("appName", &body.app_name)?;
+    check_name("appName", &body.app_name, MAX_NAME_CHARS)?;
+    check_optional("instanceId", body.instance_id.as_deref(), MAX_NAME_CHARS)?;
+    check_optional("sdkVersion", body.sdk_version.as_deref(), MAX_NAME_CHARS)?;
+    check_optional(
+        "environment",
+        body.environment.as_deref(),
+        MAX_ENVIRONMENT_CHARS,
+    )?;
+    check_strategies("strategies", &body.strategies)?;
     check_time("started", &body.started)?;
     if !body.interval.is_number() {
         return Err(ApiError::validation("interval must be a number"));
@@ -201,11 +302,25 @@ pub fn register_usage(body: &[u8], poster: &Poster) -> Result<Usage, ApiError> {
 /// alongside (never added to yes/no), under the minute received.
 pub fn metrics_usage(body: &[u8], poster: &Poster) -> Result<Usage, ApiError> {
     let body: MetricsBody = parse(body)?;
-    check_name("appName", &body.app_name)?;
+    check_name("appName", &body.app_name, MAX_NAME_CHARS)?;
+    check_optional("instanceId", body.instance_id.as_deref(), MAX_NAME_CHARS)?;
+    check_optional("sdkVersion", body.sdk_version.as_deref(), MAX_NAME_CHARS)?;
+    check_optional(
+        "environment",
+        body.environment.as_deref(),
+        MAX_ENVIRONMENT_CHARS,
+    )?;
     check_time("bucket.start", &body.bucket.start)?;
     check_time("bucket.stop", &body.bucket.stop)?;
-    for name in body.bucket.toggles.keys() {
-        check_name("a flag name in bucket.toggles", name)?;
+    check_count(
+        "bucket.toggles",
+        body.bucket.toggles.len(),
+        MAX_FLAGS_PER_POST,
+    )?;
+    for (name, counts) in &body.bucket.toggles {
+        let path = key_path("bucket.toggles", name);
+        check_name(&path, name, MAX_NAME_CHARS)?;
+        check_variants(&format!("{path}.variants"), counts.variants.keys())?;
     }
     let environment = poster.environment(body.environment.as_deref());
     let minute_ms = minute_of(poster.now_ms);
@@ -243,10 +358,57 @@ pub fn metrics_usage(body: &[u8], poster: &Poster) -> Result<Usage, ApiError> {
 /// An Edge-style bulk body (`/api/client/metrics/bulk`).
 pub fn bulk_usage(body: &[u8], poster: &Poster) -> Result<Usage, ApiError> {
     let body: BulkBody = parse(body)?;
+    check_count(
+        "applications",
+        body.applications.len(),
+        MAX_APPLICATIONS_PER_POST,
+    )?;
+    check_count("metrics", body.metrics.len(), MAX_FLAGS_PER_POST)?;
+    for (index, app) in body.applications.iter().enumerate() {
+        let path = format!("applications[{index}]");
+        check_name(
+            format_args!("{path}.appName"),
+            &app.app_name,
+            MAX_NAME_CHARS,
+        )?;
+        check_text(
+            format_args!("{path}.instanceId"),
+            &app.instance_id,
+            MAX_NAME_CHARS,
+        )?;
+        check_name(
+            format_args!("{path}.environment"),
+            &app.environment,
+            MAX_ENVIRONMENT_CHARS,
+        )?;
+        if let Some(version) = &app.sdk_version {
+            check_text(format_args!("{path}.sdkVersion"), version, MAX_NAME_CHARS)?;
+        }
+        if let Some(strategies) = &app.strategies {
+            check_strategies(&format!("{path}.strategies"), strategies)?;
+        }
+    }
+    for (index, metric) in body.metrics.iter().enumerate() {
+        let path = format!("metrics[{index}]");
+        check_name(
+            format_args!("{path}.featureName"),
+            &metric.feature_name,
+            MAX_NAME_CHARS,
+        )?;
+        check_name(
+            format_args!("{path}.appName"),
+            &metric.app_name,
+            MAX_NAME_CHARS,
+        )?;
+        check_name(
+            format_args!("{path}.environment"),
+            &metric.environment,
+            MAX_ENVIRONMENT_CHARS,
+        )?;
+        check_variants(&format!("{path}.variants"), metric.variants.keys())?;
+    }
     let mut usage = Usage::default();
     for app in body.applications {
-        check_name("applications[].appName", &app.app_name)?;
-        check_name("applications[].environment", &app.environment)?;
         let environment = poster.environment(Some(&app.environment));
         usage.applications.push(v1::ApplicationSeen {
             app_name: app.app_name.clone(),
@@ -263,9 +425,6 @@ pub fn bulk_usage(body: &[u8], poster: &Poster) -> Result<Usage, ApiError> {
     }
     let minute_ms = minute_of(poster.now_ms);
     for metric in body.metrics {
-        check_name("metrics[].featureName", &metric.feature_name)?;
-        check_name("metrics[].appName", &metric.app_name)?;
-        check_name("metrics[].environment", &metric.environment)?;
         usage.counts.push(v1::FlagCount {
             environment: poster.environment(Some(&metric.environment)),
             feature_name: metric.feature_name,
@@ -277,6 +436,90 @@ pub fn bulk_usage(body: &[u8], poster: &Poster) -> Result<Usage, ApiError> {
         });
     }
     Ok(usage)
+}
+
+/// Checks an edge's batch (gRPC `Usage/Report`) with the bounds of the SDK posts, so that the gRPC path is no
+/// way around them: what an edge of this version builds from checked posts always passes. Paths use the
+/// message's field names (`counts[3].feature_name`).
+pub fn check_batch(batch: &v1::UsageBatch) -> Result<(), ApiError> {
+    check_required("edge_id", &batch.edge_id, MAX_NAME_CHARS)?;
+    check_required("batch_id", &batch.batch_id, MAX_NAME_CHARS)?;
+    check_text("edge_version", &batch.edge_version, MAX_NAME_CHARS)?;
+    for (index, app) in batch.applications.iter().enumerate() {
+        let path = format!("applications[{index}]");
+        check_required(
+            format_args!("{path}.app_name"),
+            &app.app_name,
+            MAX_NAME_CHARS,
+        )?;
+        check_strategies(&format!("{path}.strategies"), &app.strategies)?;
+    }
+    for (index, instance) in batch.instances.iter().enumerate() {
+        let path = format!("instances[{index}]");
+        check_required(
+            format_args!("{path}.app_name"),
+            &instance.app_name,
+            MAX_NAME_CHARS,
+        )?;
+        check_required(
+            format_args!("{path}.instance_id"),
+            &instance.instance_id,
+            MAX_NAME_CHARS,
+        )?;
+        for (field, value, max_chars) in [
+            ("client_ip", &instance.client_ip, MAX_NAME_CHARS),
+            ("sdk_version", &instance.sdk_version, MAX_NAME_CHARS),
+            ("environment", &instance.environment, MAX_ENVIRONMENT_CHARS),
+        ] {
+            if let Some(value) = value {
+                check_text(format_args!("{path}.{field}"), value, max_chars)?;
+            }
+        }
+    }
+    for (index, count) in batch.counts.iter().enumerate() {
+        let path = format!("counts[{index}]");
+        check_required(
+            format_args!("{path}.feature_name"),
+            &count.feature_name,
+            MAX_NAME_CHARS,
+        )?;
+        check_required(
+            format_args!("{path}.app_name"),
+            &count.app_name,
+            MAX_NAME_CHARS,
+        )?;
+        check_required(
+            format_args!("{path}.environment"),
+            &count.environment,
+            MAX_ENVIRONMENT_CHARS,
+        )?;
+        check_variants(&format!("{path}.variants"), count.variants.keys())?;
+    }
+    for (index, evaluation) in batch.evaluations.iter().enumerate() {
+        let path = format!("evaluations[{index}]");
+        check_required(
+            format_args!("{path}.environment"),
+            &evaluation.environment,
+            MAX_ENVIRONMENT_CHARS,
+        )?;
+        check_required(
+            format_args!("{path}.feature_name"),
+            &evaluation.feature_name,
+            MAX_NAME_CHARS,
+        )?;
+    }
+    Ok(())
+}
+
+/// A batch's required text: not empty (a post's names are not blank, which is stricter), at most
+/// `max_chars` characters, no control character.
+fn check_required(path: impl Display, value: &str, max_chars: usize) -> Result<(), ApiError> {
+    if value.is_empty() {
+        return Err(ApiError::validation(format!(
+            "{path} must be 1 to {max_chars} characters"
+        )));
+    }
+    check_text(path, value, max_chars)
 }
 
 #[cfg(test)]
@@ -328,5 +571,172 @@ mod tests {
             &poster()
         )
         .is_ok());
+    }
+
+    fn refusal(result: Result<Usage, ApiError>) -> String {
+        match result {
+            Ok(usage) => panic!("accepted: {usage:?}"),
+            Err(error) => {
+                assert_eq!(error.kind, vexil_shared::ErrorKind::Validation);
+                error.message
+            }
+        }
+    }
+
+    fn metrics_with(field: &str, value: serde_json::Value) -> Vec<u8> {
+        let mut body = serde_json::json!({"appName": "web", "instanceId": "i1",
+            "bucket": {"start": 1, "stop": 2, "toggles": {"a": {"yes": 1, "no": 0, "variants": {"red": 1}}}}});
+        body[field] = value;
+        serde_json::to_vec(&body).unwrap()
+    }
+
+    #[test]
+    fn names_are_bounded_and_free_of_control_characters() {
+        let long = "x".repeat(MAX_NAME_CHARS + 1);
+        for (field, value, path) in [
+            ("appName", long.as_str(), "appName"),
+            ("appName", "web\0", "appName"),
+            ("instanceId", long.as_str(), "instanceId"),
+            ("instanceId", "i\u{1}", "instanceId"),
+            ("sdkVersion", "v\u{7f}", "sdkVersion"),
+            (
+                "environment",
+                &"e".repeat(MAX_ENVIRONMENT_CHARS + 1),
+                "environment",
+            ),
+        ] {
+            let message = refusal(metrics_usage(&metrics_with(field, value.into()), &poster()));
+            assert!(message.starts_with(path), "{field}: {message}");
+        }
+        // Characters, not bytes: 255 two-byte characters are a name.
+        let wide = "é".repeat(MAX_NAME_CHARS);
+        assert!(metrics_usage(&metrics_with("appName", wide.into()), &poster()).is_ok());
+
+        let toggles = serde_json::json!({"ok": {"yes": 1}, "bad\u{0}name": {"yes": 1}});
+        let message = refusal(metrics_usage(
+            &metrics_with(
+                "bucket",
+                serde_json::json!({"start": 1, "stop": 2, "toggles": toggles}),
+            ),
+            &poster(),
+        ));
+        assert_eq!(
+            message,
+            "bucket.toggles[\"bad\\u0000name\"] must not contain control characters (found U+0000)"
+        );
+        let toggles = serde_json::json!({"a": {"yes": 1, "variants": {"x".repeat(300): 1}}});
+        let message = refusal(metrics_usage(
+            &metrics_with(
+                "bucket",
+                serde_json::json!({"start": 1, "stop": 2, "toggles": toggles}),
+            ),
+            &poster(),
+        ));
+        assert!(
+            message.starts_with("bucket.toggles[\"a\"].variants[\"xxxx")
+                && message.contains("…\"] must be at most 255 characters"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn entries_per_post_are_bounded() {
+        let toggles: serde_json::Map<String, serde_json::Value> = (0..=MAX_FLAGS_PER_POST)
+            .map(|i| (format!("f{i}"), serde_json::json!({"yes": 1})))
+            .collect();
+        let message = refusal(metrics_usage(
+            &metrics_with(
+                "bucket",
+                serde_json::json!({"start": 1, "stop": 2, "toggles": toggles}),
+            ),
+            &poster(),
+        ));
+        assert_eq!(
+            message,
+            "bucket.toggles must have at most 10000 entries, not 10001"
+        );
+        let variants: serde_json::Map<String, serde_json::Value> = (0..=MAX_VARIANTS_PER_FLAG)
+            .map(|i| (format!("v{i}"), 1.into()))
+            .collect();
+        let body = serde_json::json!({"metrics": [{"featureName": "a", "appName": "web",
+            "environment": "development", "variants": variants}]});
+        let message = refusal(bulk_usage(&serde_json::to_vec(&body).unwrap(), &poster()));
+        assert_eq!(
+            message,
+            "metrics[0].variants must have at most 100 entries, not 101"
+        );
+        let strategies: Vec<String> = (0..=MAX_STRATEGIES_PER_APPLICATION)
+            .map(|i| format!("s{i}"))
+            .collect();
+        let body = serde_json::json!({"appName": "web", "strategies": strategies, "started": 1, "interval": 1});
+        let message = refusal(register_usage(
+            &serde_json::to_vec(&body).unwrap(),
+            &poster(),
+        ));
+        assert_eq!(message, "strategies must have at most 100 entries, not 101");
+        let applications: Vec<serde_json::Value> = (0..=MAX_APPLICATIONS_PER_POST)
+            .map(|i| serde_json::json!({"appName": "web", "instanceId": format!("i{i}"), "environment": "development"}))
+            .collect();
+        let body = serde_json::json!({"applications": applications});
+        let message = refusal(bulk_usage(&serde_json::to_vec(&body).unwrap(), &poster()));
+        assert_eq!(
+            message,
+            "applications must have at most 1000 entries, not 1001"
+        );
+        let body = serde_json::json!({"applications": [{"appName": "web", "instanceId": "i",
+            "environment": "development", "strategies": ["default", "a\tb"]}]});
+        let message = refusal(bulk_usage(&serde_json::to_vec(&body).unwrap(), &poster()));
+        assert_eq!(
+            message,
+            "applications[0].strategies[1] must not contain control characters (found U+0009)"
+        );
+    }
+
+    #[test]
+    fn what_a_checked_post_yields_passes_the_batch_check() {
+        let name = "n".repeat(MAX_NAME_CHARS);
+        let variants: serde_json::Map<String, serde_json::Value> = (0..MAX_VARIANTS_PER_FLAG)
+            .map(|i| (format!("{i:0>255}"), u64::MAX.into()))
+            .collect();
+        let body = serde_json::json!({"appName": name, "instanceId": " ", "sdkVersion": "",
+            "environment": " ", "bucket": {"start": 1, "stop": 2,
+            "toggles": {name.clone(): {"yes": u64::MAX, "no": 0, "variants": variants}}}});
+        let wildcard = Poster {
+            environment: None,
+            client_ip: Some("x".repeat(MAX_NAME_CHARS + 1)),
+            now_ms: 0,
+        };
+        let usage = metrics_usage(&serde_json::to_vec(&body).unwrap(), &wildcard).unwrap();
+        assert_eq!(
+            usage.instances[0].client_ip, None,
+            "an over-long client IP is not kept"
+        );
+        let mut batch = v1::UsageBatch {
+            edge_id: "edge".to_owned(),
+            batch_id: "1".to_owned(),
+            applications: usage.applications,
+            instances: usage.instances,
+            counts: usage.counts,
+            ..v1::UsageBatch::default()
+        };
+        check_batch(&batch).unwrap();
+        batch.counts[0].feature_name.push('\0');
+        let message = check_batch(&batch).unwrap_err().message;
+        assert_eq!(
+            message,
+            "counts[0].feature_name must be at most 255 characters"
+        );
+        batch.counts[0].feature_name = "a\0".to_owned();
+        let message = check_batch(&batch).unwrap_err().message;
+        assert_eq!(
+            message,
+            "counts[0].feature_name must not contain control characters (found U+0000)"
+        );
+        batch.counts.clear();
+        batch.edge_id.clear();
+        assert_eq!(
+            check_batch(&batch).unwrap_err().message,
+            "edge_id must be 1 to 255 characters"
+        );
     }
 }

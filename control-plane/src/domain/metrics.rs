@@ -14,9 +14,10 @@ use serde::{Deserialize, Serialize};
 use sqlx::Connection;
 use utoipa::ToSchema;
 use vexil_proto::v1;
-use vexil_serving::usage::Usage;
+use vexil_serving::usage::{check_batch, Usage, MAX_VARIANTS_PER_FLAG};
 use vexil_shared::ApiError;
 
+pub use crate::store::metrics::RolledUp;
 use crate::store::metrics::{self as sql, ApplicationMetadata, ApplicationRow};
 use crate::store::{Store, StoreError};
 
@@ -25,6 +26,10 @@ pub const HOUR_MS: i64 = 60 * MINUTE_MS;
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 /// Minute buckets older than this are rolled up into hours.
 pub const MINUTE_BUCKETS_KEPT_MS: i64 = 48 * HOUR_MS;
+/// Most distinct strategy lists kept per application (#4's `strategies`): an application registers one list
+/// per version of its code, a handful over its life; past this a new list is not remembered until an old
+/// one leaves the client retention.
+pub const MAX_REGISTRATIONS_PER_APPLICATION: usize = 20;
 
 /// The first bucket start (inclusive) and the last of the minute buckets that overlap (N − W, N].
 fn window(now_ms: i64, width_ms: i64) -> (i64, i64) {
@@ -52,13 +57,13 @@ fn sorted(mut usage: Usage) -> Usage {
 
 async fn write_usage(conn: &mut sqlx::AnyConnection, usage: &Usage) -> Result<(), StoreError> {
     for app in &usage.applications {
-        sql::upsert_application(&mut *conn, app).await?;
+        sql::upsert_application(&mut *conn, app, MAX_REGISTRATIONS_PER_APPLICATION).await?;
     }
     for instance in &usage.instances {
         sql::upsert_instance(&mut *conn, instance).await?;
     }
     for count in &usage.counts {
-        sql::add_count(&mut *conn, count).await?;
+        sql::add_count(&mut *conn, count, MAX_VARIANTS_PER_FLAG).await?;
     }
     Ok(())
 }
@@ -74,15 +79,14 @@ pub async fn ingest(store: &Store, usage: Usage) -> Result<(), ApiError> {
 }
 
 /// Stores an edge's batch in one transaction with its `(edge_id, batch_id)`; returns true (and changes
-/// nothing) when that batch was counted before.
+/// nothing) when that batch was counted before. A batch outside the SDK posts' bounds
+/// ([`check_batch`]) is a validation error and changes nothing.
 pub async fn ingest_batch(
     store: &Store,
     batch: v1::UsageBatch,
     now_ms: i64,
 ) -> Result<bool, ApiError> {
-    if batch.edge_id.is_empty() || batch.batch_id.is_empty() {
-        return Err(ApiError::validation("edge_id and batch_id are required"));
-    }
+    check_batch(&batch)?;
     let usage = sorted(Usage {
         applications: batch.applications,
         instances: batch.instances,
@@ -147,7 +151,10 @@ pub async fn seen_toggles(store: &Store, now_ms: i64) -> Result<Vec<SeenToggles>
                 metrics_count: 0,
             });
         entry.seen_toggles.push(sum.feature_name);
-        entry.metrics_count += sum.yes_count + sum.no_count;
+        entry.metrics_count = entry
+            .metrics_count
+            .saturating_add(sum.yes_count)
+            .saturating_add(sum.no_count);
     }
     Ok(apps
         .into_values()
@@ -183,8 +190,8 @@ async fn per_flag(
     let mut flags: BTreeMap<String, YesNo> = BTreeMap::new();
     for sum in sql::usage_between(conn, from, to).await? {
         let pair = flags.entry(sum.feature_name).or_default();
-        pair.yes += sum.yes_count;
-        pair.no += sum.no_count;
+        pair.yes = pair.yes.saturating_add(sum.yes_count);
+        pair.no = pair.no.saturating_add(sum.no_count);
     }
     Ok(flags)
 }
@@ -555,15 +562,36 @@ pub async fn edges(store: &Store, now_ms: i64) -> Result<Edges, ApiError> {
     Ok(Edges { edges })
 }
 
-/// Rolls minute buckets older than 48 h into hours and drops hours older than `hours_kept_ms`, in one
-/// transaction. Returns how many minute buckets were rolled up.
-pub async fn roll_up(store: &Store, now_ms: i64, hours_kept_ms: i64) -> Result<u64, ApiError> {
+/// How long the roll-up keeps what it drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Hourly usage buckets older than this go (`--metrics-retention-days`).
+    pub hours_kept_ms: i64,
+    /// Applications, instances, seen flag names and registered strategy lists not seen for this long go
+    /// (`--client-retention-days`).
+    pub clients_kept_ms: i64,
+}
+
+/// Rolls minute buckets older than 48 h into hours, drops hours and client rows older than their
+/// [`Retention`], in one transaction.
+pub async fn roll_up(
+    store: &Store,
+    now_ms: i64,
+    retention: Retention,
+) -> Result<RolledUp, ApiError> {
     let minutes_before = now_ms - MINUTE_BUCKETS_KEPT_MS;
     // Whole hours only, so that an hour is never split between the two tables' retention.
     let minutes_before = minutes_before - minutes_before.rem_euclid(HOUR_MS);
     let mut conn = store.bookkeeping().await?;
     let mut tx = conn.begin().await.map_err(StoreError::from)?;
-    let rolled = sql::roll_up(&mut tx, minutes_before, now_ms - hours_kept_ms).await?;
+    let rolled = sql::roll_up(
+        &mut tx,
+        minutes_before,
+        now_ms.saturating_sub(retention.hours_kept_ms),
+        now_ms.saturating_sub(retention.clients_kept_ms),
+        MAX_VARIANTS_PER_FLAG,
+    )
+    .await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(rolled)
 }

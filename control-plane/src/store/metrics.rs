@@ -1,6 +1,9 @@
 //! SQL of usage metrics: applications, instances, minute and hour buckets (upserts whose counts add up), the
-//! edges' batches and evaluations. Times are Unix milliseconds. Sums are cast to BIGINT (Postgres would
-//! answer NUMERIC).
+//! edges' batches and evaluations. Times are Unix milliseconds. Counts saturate at the BIGINT maximum instead
+//! of overflowing: every addition is [`saturating_add`], every sum [`saturating_sum`] (the same SQL text on
+//! SQLite and Postgres).
+
+use std::collections::BTreeSet;
 
 use super::encoding::{json, json_text, millis};
 use super::StoreError;
@@ -9,15 +12,38 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, FromRow, Row};
 use vexil_proto::v1;
 
+/// A count as stored: a BIGINT, so at most `i64::MAX`.
 fn count(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
+/// SQL for `a + b` of two non-negative counts, `i64::MAX` when the sum would pass it (Postgres raises
+/// "bigint out of range" and SQLite turns the integer into a REAL).
+fn saturating_add(a: &str, b: &str) -> String {
+    format!("CASE WHEN {a} > 9223372036854775807 - {b} THEN 9223372036854775807 ELSE {a} + {b} END")
+}
+
+/// SQL for the sum of a non-negative BIGINT column over a group (0 when there is none), exact up to
+/// `i64::MAX` and `i64::MAX` past it. Postgres sums BIGINT as NUMERIC (whose cast back fails past the maximum)
+/// and SQLite's `SUM` raises "integer overflow", so each value is split at 2^32: neither the high nor the low
+/// halves' sum can overflow (fewer than 2^31 rows), and the two are recombined with the carry, saturating
+/// once the high half reaches 2^31.
+fn saturating_sum(column: &str) -> String {
+    let high = format!("COALESCE(CAST(SUM({column} / 4294967296) AS BIGINT), 0)");
+    let low = format!("COALESCE(CAST(SUM({column} % 4294967296) AS BIGINT), 0)");
+    format!(
+        "CASE WHEN {high} + {low} / 4294967296 >= 2147483648 THEN 9223372036854775807 \
+         ELSE ({high} + {low} / 4294967296) * 4294967296 + {low} % 4294967296 END"
+    )
+}
+
 /// Records a sighting of an application: created on first sight, `last_seen` moves forwards, a
-/// registration replaces `strategies` (and is remembered among the distinct lists).
+/// registration replaces `strategies` and is remembered among the distinct lists, of which at most
+/// `max_registrations` are kept (a further one is not remembered; a known one's `last_seen` moves forwards).
 pub async fn upsert_application(
     conn: &mut AnyConnection,
     app: &v1::ApplicationSeen,
+    max_registrations: usize,
 ) -> Result<(), StoreError> {
     let strategies = json_text(&app.strategies)?;
     sqlx::query(
@@ -36,14 +62,26 @@ pub async fn upsert_application(
     .execute(&mut *conn)
     .await?;
     if app.registered {
-        sqlx::query(
-            "INSERT INTO client_application_registrations (app_name, strategies) VALUES ($1, $2) \
-             ON CONFLICT (app_name, strategies) DO NOTHING",
+        // The application's row, written above, is locked until the commit: no other writer counts along.
+        let known: Vec<String> = sqlx::query_scalar(
+            "SELECT strategies FROM client_application_registrations WHERE app_name = $1",
         )
         .bind(&app.app_name)
-        .bind(&strategies)
-        .execute(&mut *conn)
+        .fetch_all(&mut *conn)
         .await?;
+        if known.len() < max_registrations || known.contains(&strategies) {
+            sqlx::query(
+                "INSERT INTO client_application_registrations (app_name, strategies, last_seen_ms) \
+                 VALUES ($1, $2, $3) ON CONFLICT (app_name, strategies) DO UPDATE SET \
+                   last_seen_ms = CASE WHEN excluded.last_seen_ms > client_application_registrations.last_seen_ms \
+                     THEN excluded.last_seen_ms ELSE client_application_registrations.last_seen_ms END",
+            )
+            .bind(&app.app_name)
+            .bind(&strategies)
+            .bind(app.seen_at_ms)
+            .execute(&mut *conn)
+            .await?;
+        }
     }
     Ok(())
 }
@@ -110,45 +148,79 @@ pub async fn upsert_instance(
     Ok(())
 }
 
-/// Adds one flag's counts to its minute bucket (and its variants'), and remembers the name as seen.
-pub async fn add_count(conn: &mut AnyConnection, c: &v1::FlagCount) -> Result<(), StoreError> {
-    sqlx::query(
+/// Adds one flag's counts to its minute bucket (and its variants', of which at most `max_variants` are kept
+/// per bucket: further names are not counted), and remembers the name as seen in that minute.
+pub async fn add_count(
+    conn: &mut AnyConnection,
+    c: &v1::FlagCount,
+    max_variants: usize,
+) -> Result<(), StoreError> {
+    let sql = format!(
         "INSERT INTO client_usage_minutes (feature_name, app_name, environment, minute_ms, yes_count, no_count) \
          VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (feature_name, app_name, environment, minute_ms) DO UPDATE SET \
-           yes_count = client_usage_minutes.yes_count + excluded.yes_count, \
-           no_count = client_usage_minutes.no_count + excluded.no_count",
-    )
-    .bind(&c.feature_name)
-    .bind(&c.app_name)
-    .bind(&c.environment)
-    .bind(c.minute_ms)
-    .bind(count(c.yes))
-    .bind(count(c.no))
-    .execute(&mut *conn)
-    .await?;
-    for (variant, n) in &c.variants {
-        sqlx::query(
-            "INSERT INTO client_usage_minute_variants (feature_name, app_name, environment, minute_ms, variant, count) \
-             VALUES ($1, $2, $3, $4, $5, $6) \
-             ON CONFLICT (feature_name, app_name, environment, minute_ms, variant) DO UPDATE SET \
-               count = client_usage_minute_variants.count + excluded.count",
+           yes_count = {}, no_count = {}",
+        saturating_add("client_usage_minutes.yes_count", "excluded.yes_count"),
+        saturating_add("client_usage_minutes.no_count", "excluded.no_count"),
+    );
+    sqlx::query(&sql)
+        .bind(&c.feature_name)
+        .bind(&c.app_name)
+        .bind(&c.environment)
+        .bind(c.minute_ms)
+        .bind(count(c.yes))
+        .bind(count(c.no))
+        .execute(&mut *conn)
+        .await?;
+    if !c.variants.is_empty() {
+        // The bucket's row, written above, is locked until the commit: no other writer adds names meanwhile.
+        let mut known: BTreeSet<String> = sqlx::query_scalar(
+            "SELECT variant FROM client_usage_minute_variants \
+             WHERE feature_name = $1 AND app_name = $2 AND environment = $3 AND minute_ms = $4",
         )
         .bind(&c.feature_name)
         .bind(&c.app_name)
         .bind(&c.environment)
         .bind(c.minute_ms)
-        .bind(variant)
-        .bind(count(*n))
-        .execute(&mut *conn)
-        .await?;
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .collect();
+        let sql = format!(
+            "INSERT INTO client_usage_minute_variants (feature_name, app_name, environment, minute_ms, variant, count) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (feature_name, app_name, environment, minute_ms, variant) DO UPDATE SET count = {}",
+            saturating_add("client_usage_minute_variants.count", "excluded.count"),
+        );
+        let mut variants: Vec<(&String, &u64)> = c.variants.iter().collect();
+        variants.sort_unstable();
+        for (variant, n) in variants {
+            if !known.contains(variant) {
+                if known.len() >= max_variants {
+                    continue;
+                }
+                known.insert(variant.clone());
+            }
+            sqlx::query(&sql)
+                .bind(&c.feature_name)
+                .bind(&c.app_name)
+                .bind(&c.environment)
+                .bind(c.minute_ms)
+                .bind(variant)
+                .bind(count(*n))
+                .execute(&mut *conn)
+                .await?;
+        }
     }
     sqlx::query(
-        "INSERT INTO client_seen_toggles (app_name, feature_name) VALUES ($1, $2) \
-         ON CONFLICT (app_name, feature_name) DO NOTHING",
+        "INSERT INTO client_seen_toggles (app_name, feature_name, last_seen_ms) VALUES ($1, $2, $3) \
+         ON CONFLICT (app_name, feature_name) DO UPDATE SET \
+           last_seen_ms = CASE WHEN excluded.last_seen_ms > client_seen_toggles.last_seen_ms \
+             THEN excluded.last_seen_ms ELSE client_seen_toggles.last_seen_ms END",
     )
     .bind(&c.app_name)
     .bind(&c.feature_name)
+    .bind(c.minute_ms)
     .execute(conn)
     .await?;
     Ok(())
@@ -199,21 +271,23 @@ pub async fn add_evaluations(
     edge_id: &str,
     e: &v1::EvaluationCount,
 ) -> Result<(), StoreError> {
-    sqlx::query(
+    let sql = format!(
         "INSERT INTO edge_evaluation_minutes (edge_id, environment, feature_name, minute_ms, enabled_count, \
          disabled_count) VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (edge_id, environment, feature_name, minute_ms) DO UPDATE SET \
-           enabled_count = edge_evaluation_minutes.enabled_count + excluded.enabled_count, \
-           disabled_count = edge_evaluation_minutes.disabled_count + excluded.disabled_count",
-    )
-    .bind(edge_id)
-    .bind(&e.environment)
-    .bind(&e.feature_name)
-    .bind(e.minute_ms)
-    .bind(count(e.enabled))
-    .bind(count(e.disabled))
-    .execute(conn)
-    .await?;
+           enabled_count = {}, disabled_count = {}",
+        saturating_add("edge_evaluation_minutes.enabled_count", "excluded.enabled_count"),
+        saturating_add("edge_evaluation_minutes.disabled_count", "excluded.disabled_count"),
+    );
+    sqlx::query(&sql)
+        .bind(edge_id)
+        .bind(&e.environment)
+        .bind(&e.feature_name)
+        .bind(e.minute_ms)
+        .bind(count(e.enabled))
+        .bind(count(e.disabled))
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -231,16 +305,18 @@ pub async fn usage_between(
     from_ms: i64,
     to_ms: i64,
 ) -> Result<Vec<UsageSum>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT feature_name, app_name, CAST(SUM(yes_count) AS BIGINT) AS yes_count, \
-         CAST(SUM(no_count) AS BIGINT) AS no_count FROM client_usage_minutes \
+    let sql = format!(
+        "SELECT feature_name, app_name, {} AS yes_count, {} AS no_count FROM client_usage_minutes \
          WHERE minute_ms >= $1 AND minute_ms <= $2 GROUP BY feature_name, app_name \
          ORDER BY feature_name, app_name",
-    )
-    .bind(from_ms)
-    .bind(to_ms)
-    .fetch_all(conn)
-    .await?)
+        saturating_sum("yes_count"),
+        saturating_sum("no_count"),
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(from_ms)
+        .bind(to_ms)
+        .fetch_all(conn)
+        .await?)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -415,21 +491,23 @@ pub async fn hourly_usage(
     from_ms: i64,
     to_ms: i64,
 ) -> Result<Vec<HourlyUsage>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT hour_ms, app_name, environment, CAST(SUM(yes_count) AS BIGINT) AS yes_count, \
-           CAST(SUM(no_count) AS BIGINT) AS no_count FROM ( \
+    let sql = format!(
+        "SELECT hour_ms, app_name, environment, {} AS yes_count, {} AS no_count FROM ( \
              SELECT minute_ms - (minute_ms % 3600000) AS hour_ms, app_name, environment, yes_count, no_count \
              FROM client_usage_minutes WHERE feature_name = $1 AND minute_ms >= $2 AND minute_ms <= $3 \
              UNION ALL \
              SELECT hour_ms, app_name, environment, yes_count, no_count \
              FROM client_usage_hours WHERE feature_name = $1 AND hour_ms >= $2 AND hour_ms <= $3 \
            ) AS buckets GROUP BY hour_ms, app_name, environment ORDER BY hour_ms, app_name, environment",
-    )
-    .bind(feature_name)
-    .bind(from_ms)
-    .bind(to_ms)
-    .fetch_all(conn)
-    .await?)
+        saturating_sum("yes_count"),
+        saturating_sum("no_count"),
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(feature_name)
+        .bind(from_ms)
+        .bind(to_ms)
+        .fetch_all(conn)
+        .await?)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -461,55 +539,88 @@ pub async fn edges(
     from_ms: i64,
     to_ms: i64,
 ) -> Result<Vec<EdgeRow>, StoreError> {
-    Ok(sqlx::query_as(
+    let sql = format!(
         "SELECT e.edge_id, e.version, e.applied_revision, e.last_report_ms, \
-           CAST(COALESCE(SUM(m.enabled_count), 0) AS BIGINT) AS enabled_count, \
-           CAST(COALESCE(SUM(m.disabled_count), 0) AS BIGINT) AS disabled_count \
+           {} AS enabled_count, {} AS disabled_count \
          FROM edges e LEFT JOIN edge_evaluation_minutes m \
            ON m.edge_id = e.edge_id AND m.minute_ms >= $1 AND m.minute_ms <= $2 \
          GROUP BY e.edge_id, e.version, e.applied_revision, e.last_report_ms ORDER BY e.edge_id",
-    )
-    .bind(from_ms)
-    .bind(to_ms)
-    .fetch_all(conn)
-    .await?)
+        saturating_sum("m.enabled_count"),
+        saturating_sum("m.disabled_count"),
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(from_ms)
+        .bind(to_ms)
+        .fetch_all(conn)
+        .await?)
 }
 
-/// Rolls minute buckets before `minutes_before_ms` up into hours, drops hours before `hours_before_ms`,
-/// and forgets edge batches and evaluations before `minutes_before_ms` (within the caller's transaction).
+/// What one roll-up did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RolledUp {
+    /// Minute buckets folded into hours.
+    pub minute_buckets: u64,
+    /// Applications, instances, seen flag names and registrations dropped as not seen within the retention.
+    pub clients_pruned: u64,
+}
+
+/// Rolls minute buckets before `minutes_before_ms` up into hours (at most `max_variants` variant names per
+/// hour bucket, as per minute), drops hours before `hours_before_ms`, forgets edge batches and evaluations
+/// before `minutes_before_ms`, and drops applications, instances, seen flag names and registrations last seen
+/// before `clients_before_ms` (within the caller's transaction).
 pub async fn roll_up(
     conn: &mut AnyConnection,
     minutes_before_ms: i64,
     hours_before_ms: i64,
-) -> Result<u64, StoreError> {
+    clients_before_ms: i64,
+    max_variants: usize,
+) -> Result<RolledUp, StoreError> {
     // `WHERE true` before ON CONFLICT: SQLite's parser needs it after a SELECT.
-    sqlx::query(
+    let sql = format!(
         "INSERT INTO client_usage_hours (feature_name, app_name, environment, hour_ms, yes_count, no_count) \
-         SELECT feature_name, app_name, environment, hour_ms, CAST(SUM(yes_count) AS BIGINT), \
-           CAST(SUM(no_count) AS BIGINT) FROM ( \
+         SELECT feature_name, app_name, environment, hour_ms, {}, {} FROM ( \
              SELECT feature_name, app_name, environment, minute_ms - (minute_ms % 3600000) AS hour_ms, \
                yes_count, no_count FROM client_usage_minutes WHERE minute_ms < $1) AS old \
          WHERE true GROUP BY feature_name, app_name, environment, hour_ms \
          ON CONFLICT (feature_name, app_name, environment, hour_ms) DO UPDATE SET \
-           yes_count = client_usage_hours.yes_count + excluded.yes_count, \
-           no_count = client_usage_hours.no_count + excluded.no_count",
-    )
-    .bind(minutes_before_ms)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query(
+           yes_count = {}, no_count = {}",
+        saturating_sum("yes_count"),
+        saturating_sum("no_count"),
+        saturating_add("client_usage_hours.yes_count", "excluded.yes_count"),
+        saturating_add("client_usage_hours.no_count", "excluded.no_count"),
+    );
+    sqlx::query(&sql)
+        .bind(minutes_before_ms)
+        .execute(&mut *conn)
+        .await?;
+    // A name already in the hour adds up; new ones are ranked by name and taken while the hour has room.
+    let sql = format!(
         "INSERT INTO client_usage_hour_variants (feature_name, app_name, environment, hour_ms, variant, count) \
-         SELECT feature_name, app_name, environment, hour_ms, variant, CAST(SUM(count) AS BIGINT) FROM ( \
-             SELECT feature_name, app_name, environment, minute_ms - (minute_ms % 3600000) AS hour_ms, \
-               variant, count FROM client_usage_minute_variants WHERE minute_ms < $1) AS old \
-         WHERE true GROUP BY feature_name, app_name, environment, hour_ms, variant \
-         ON CONFLICT (feature_name, app_name, environment, hour_ms, variant) DO UPDATE SET \
-           count = client_usage_hour_variants.count + excluded.count",
-    )
-    .bind(minutes_before_ms)
-    .execute(&mut *conn)
-    .await?;
-    let rolled = sqlx::query("DELETE FROM client_usage_minutes WHERE minute_ms < $1")
+         SELECT feature_name, app_name, environment, hour_ms, variant, total FROM ( \
+           SELECT grouped.*, ROW_NUMBER() OVER (PARTITION BY feature_name, app_name, environment, hour_ms, \
+             known ORDER BY variant) AS position FROM ( \
+             SELECT feature_name, app_name, environment, hour_ms, variant, {} AS total, \
+               CASE WHEN EXISTS (SELECT 1 FROM client_usage_hour_variants h \
+                 WHERE h.feature_name = old.feature_name AND h.app_name = old.app_name \
+                 AND h.environment = old.environment AND h.hour_ms = old.hour_ms AND h.variant = old.variant) \
+               THEN 1 ELSE 0 END AS known \
+             FROM ( \
+               SELECT feature_name, app_name, environment, minute_ms - (minute_ms % 3600000) AS hour_ms, \
+                 variant, count FROM client_usage_minute_variants WHERE minute_ms < $1) AS old \
+             GROUP BY feature_name, app_name, environment, hour_ms, variant) AS grouped) AS ranked \
+         WHERE ranked.known = 1 OR ranked.position + (SELECT COUNT(*) FROM client_usage_hour_variants h \
+             WHERE h.feature_name = ranked.feature_name AND h.app_name = ranked.app_name \
+             AND h.environment = ranked.environment AND h.hour_ms = ranked.hour_ms) <= $2 \
+         ON CONFLICT (feature_name, app_name, environment, hour_ms, variant) DO UPDATE SET count = {}",
+        saturating_sum("count"),
+        saturating_add("client_usage_hour_variants.count", "excluded.count"),
+    );
+    sqlx::query(&sql)
+        .bind(minutes_before_ms)
+        .bind(i64::try_from(max_variants).unwrap_or(i64::MAX))
+        .execute(&mut *conn)
+        .await?;
+    let minute_buckets = sqlx::query("DELETE FROM client_usage_minutes WHERE minute_ms < $1")
         .bind(minutes_before_ms)
         .execute(&mut *conn)
         .await?
@@ -533,5 +644,21 @@ pub async fn roll_up(
             .execute(&mut *conn)
             .await?;
     }
-    Ok(rolled)
+    let mut clients_pruned = 0;
+    for sql in [
+        "DELETE FROM client_applications WHERE last_seen_ms < $1",
+        "DELETE FROM client_instances WHERE last_seen_ms < $1",
+        "DELETE FROM client_seen_toggles WHERE last_seen_ms < $1",
+        "DELETE FROM client_application_registrations WHERE last_seen_ms < $1",
+    ] {
+        clients_pruned += sqlx::query(sql)
+            .bind(clients_before_ms)
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+    }
+    Ok(RolledUp {
+        minute_buckets,
+        clients_pruned,
+    })
 }

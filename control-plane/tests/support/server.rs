@@ -16,6 +16,8 @@ pub const FRONTEND_TOKEN: &str = "default:development.test-frontend-secret";
 pub struct Server {
     child: Child,
     pub base: String,
+    /// `http://ADDR` of its gRPC listener (snapshots and usage batches).
+    pub grpc: String,
     /// What the binary printed on standard output before `listening on`.
     pub printed: Vec<String>,
     pub client: reqwest::Client,
@@ -115,11 +117,21 @@ impl Server {
             }
             printed.push(line);
         };
+        // `grpc listening on` follows right after.
+        let grpc = loop {
+            let line = receiver
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the server printed `grpc listening on`");
+            if let Some(address) = line.strip_prefix("grpc listening on ") {
+                break format!("http://{address}");
+            }
+        };
         // Keep draining standard output so the child never blocks on a full pipe.
         std::thread::spawn(move || while receiver.recv().is_ok() {});
         Server {
             child,
             base,
+            grpc,
             printed,
             client: reqwest::Client::new(),
             log,

@@ -10,3 +10,4 @@ mod metrics;
 mod propagation;
 mod replicas;
 mod sdk;
+mod usage_proxy;
