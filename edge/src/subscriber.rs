@@ -107,16 +107,23 @@ impl Subscriber {
                 .advance(change, &options)
                 .map_err(|error| error.to_string())?;
             tracing::debug!(revision = advanced.current.revision, "snapshot updated");
+            // A resubscription at the current revision brings the settings alone, at the same revision.
+            let new_revision = advanced
+                .replaced
+                .as_ref()
+                .is_none_or(|old| old.revision != advanced.current.revision);
             if let Some(old) = advanced.replaced {
                 let _ = self.retired.send(old);
             }
             self.status.touch();
-            // When this revision started being served (the propagation benchmark reads it).
-            metrics::gauge!("snapshot_applied_unix_seconds").set(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0.0, |d| d.as_secs_f64()),
-            );
+            if new_revision {
+                // When this revision started being served (the propagation benchmark reads it).
+                metrics::gauge!("snapshot_applied_unix_seconds").set(
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0.0, |d| d.as_secs_f64()),
+                );
+            }
             if let Some(cache) = &self.cache {
                 cache.write(advanced.current);
             }

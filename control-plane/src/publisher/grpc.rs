@@ -51,11 +51,18 @@ async fn stream_updates(
 ) {
     let filter = EnvironmentFilter(request.environments);
     let mut sent = request.last_revision;
+    let mut resumed = false;
     let mut current = published.borrow_and_update().clone();
     loop {
         // An edge ahead of this replica (it came from another one) waits for this replica to catch up.
         if current.revision() >= sent {
-            for update in current.catch_up(sent, &filter) {
+            let updates = if resumed {
+                current.catch_up(sent, &filter)
+            } else {
+                resumed = true;
+                current.resume(sent, &filter)
+            };
+            for update in updates {
                 let update = v1::SnapshotUpdate {
                     update: Some(update),
                 };

@@ -97,6 +97,31 @@ impl Published {
         vec![v1::snapshot_update::Update::Full(self.full(filter))]
     }
 
+    /// The updates for an edge that (re)subscribes at `revision`: [`Published::catch_up`], and the current
+    /// settings whatever the revision. Settings come partly from start flags (`--frontend-api-enabled`), which
+    /// a restarted control plane can change without a new revision, so an edge that resumes must be told
+    /// them: a `Full` carries them, the last of the deltas gets them, and an edge already at this revision
+    /// gets a delta from its revision to itself that carries only them.
+    pub fn resume(
+        &self,
+        revision: u64,
+        filter: &EnvironmentFilter,
+    ) -> Vec<v1::snapshot_update::Update> {
+        let settings = Some(self.configuration.settings.clone());
+        let mut updates = self.catch_up(revision, filter);
+        match updates.last_mut() {
+            Some(v1::snapshot_update::Update::Delta(last)) => last.settings = settings,
+            Some(_) => {}
+            None => updates.push(v1::snapshot_update::Update::Delta(v1::Delta {
+                from_revision: revision,
+                to_revision: revision,
+                settings,
+                ..v1::Delta::default()
+            })),
+        }
+        updates
+    }
+
     /// The whole configuration, restricted to the environments asked for.
     pub fn full(&self, filter: &EnvironmentFilter) -> v1::Full {
         let c = &self.configuration;
@@ -314,6 +339,46 @@ mod tests {
             published.catch_up(99, &all)[..],
             [v1::snapshot_update::Update::Full(_)]
         ));
+    }
+
+    #[test]
+    fn a_resuming_edge_always_gets_the_settings() {
+        let all = EnvironmentFilter(Vec::new());
+        let mut published = Published::first(configuration(1, &[("a", true)]));
+        for revision in 2..=3 {
+            published = published.advance(configuration(revision, &[("a", true)])).0;
+        }
+        published.configuration.settings.frontend_api_enabled = true;
+        let settings = Some(published.configuration.settings.clone());
+        // At the current revision: a delta from it to itself with the settings only.
+        assert_eq!(
+            published.resume(3, &all),
+            [v1::snapshot_update::Update::Delta(v1::Delta {
+                from_revision: 3,
+                to_revision: 3,
+                settings: settings.clone(),
+                ..v1::Delta::default()
+            })]
+        );
+        // Behind, within the ring: the deltas, the last with the settings.
+        let deltas: Vec<(u64, u64, bool)> = published
+            .resume(1, &all)
+            .iter()
+            .map(|u| match u {
+                v1::snapshot_update::Update::Delta(d) => {
+                    (d.from_revision, d.to_revision, d.settings == settings)
+                }
+                other => panic!("expected deltas, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(deltas, [(1, 2, false), (2, 3, true)]);
+        // Otherwise a Full, which carries them.
+        assert!(matches!(
+            published.resume(0, &all)[..],
+            [v1::snapshot_update::Update::Full(ref f)] if f.settings == settings
+        ));
+        // Following the stream afterwards adds nothing while the revision stands.
+        assert!(published.catch_up(3, &all).is_empty());
     }
 
     #[test]

@@ -9,4 +9,5 @@ mod processes;
 mod metrics;
 mod propagation;
 mod replicas;
+mod resume;
 mod sdk;
