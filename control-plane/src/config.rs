@@ -70,6 +70,11 @@ pub struct Config {
     #[arg(long, env = "VEXIL_INIT_FRONTEND_TOKENS", value_delimiter = ',')]
     pub init_frontend_tokens: Vec<String>,
 
+    /// Edge token secrets (`*:environment.secret`, or `*:*.secret` for every environment) to create at start
+    /// when absent, comma-separated; edges send one with `vexil-edge serve --token`.
+    #[arg(long, env = "VEXIL_INIT_EDGE_TOKENS", value_delimiter = ',')]
+    pub init_edge_tokens: Vec<String>,
+
     /// Turn off password sign-in (`POST /auth/simple/login`); reported as `disablePasswordAuth`.
     #[arg(long, env = "VEXIL_DISABLE_PASSWORD_AUTH")]
     pub disable_password_auth: bool,
@@ -128,6 +133,7 @@ mod tests {
         assert!(!config.trust_proxy);
         assert_eq!(config.limits, Limits::default());
         assert!(!config.disable_password_auth);
+        assert!(config.init_edge_tokens.is_empty());
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",

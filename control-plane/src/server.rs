@@ -43,6 +43,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         admin: config.init_admin_tokens.clone(),
         client: config.init_client_tokens.clone(),
         frontend: config.init_frontend_tokens.clone(),
+        edge: config.init_edge_tokens.clone(),
     };
     if let Some(secret) = tokens::seed(&store, &initial, auth_enabled, &config.limits)
         .await
