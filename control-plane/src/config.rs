@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 pub enum AuthType {
     /// Admin API calls need an admin token.
     OpenSource,
-    /// No token needed (the spec's method `none`).
+    /// No token needed (the spec's method `none`), on the admin API and on the edges' gRPC channel.
     None,
 }
 
@@ -30,7 +30,7 @@ pub struct Config {
     pub listen: SocketAddr,
 
     /// Address of the gRPC snapshot stream the edges subscribe to; port 0 picks a free port (printed as
-    /// `grpc listening on ADDR`).
+    /// `grpc listening on ADDR`). Every call needs an edge token unless `--auth-type none`.
     #[arg(long, env = "VEXIL_GRPC_LISTEN", default_value = "0.0.0.0:4243")]
     pub grpc_listen: SocketAddr,
 
@@ -50,6 +50,7 @@ pub struct Config {
     #[arg(long, env = "VEXIL_BASE_PATH", default_value = "", value_parser = parse_base_path)]
     pub base_path: String,
 
+    /// `none` also opens the edges' gRPC channel: no edge token is asked for.
     #[arg(
         long,
         env = "VEXIL_AUTH_TYPE",

@@ -3,6 +3,7 @@
 use crate::config::{AuthType, Config};
 use crate::domain::tokens::{self, InitialTokens};
 use crate::domain::{first_start, ui_config};
+use crate::edge_auth::{EdgeAuthenticator, ScopedUsage};
 use crate::http::{self, AppState};
 use crate::publisher::grpc::SnapshotService;
 use crate::publisher::Publisher;
@@ -100,15 +101,30 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let address = listener.local_addr()?;
     let grpc_listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;
     let grpc_address = grpc_listener.local_addr()?;
+    if !auth_enabled && !grpc_address.ip().is_loopback() {
+        tracing::warn!(
+            address = %grpc_address,
+            "--auth-type none: the gRPC listener asks for no edge token; anyone who reaches it receives \
+             every environment's configuration"
+        );
+    }
+    // Every call needs an edge token (the channel is open only with `--auth-type none`).
+    let authenticator = EdgeAuthenticator::new(publisher.watch(), !auth_enabled);
     // The edges' streams never end on their own, so the gRPC server is not drained at shutdown: it stops
     // with the process, and the edges reconnect elsewhere.
-    let snapshots = SnapshotsServer::new(SnapshotService {
-        published: publisher.watch(),
-    });
-    let usage = UsageServer::new(crate::ingest::UsageService {
-        store: store.clone(),
-        clock,
-    });
+    let snapshots = SnapshotsServer::with_interceptor(
+        SnapshotService {
+            published: publisher.watch(),
+        },
+        authenticator.clone(),
+    );
+    let usage = UsageServer::with_interceptor(
+        ScopedUsage(crate::ingest::UsageService {
+            store: store.clone(),
+            clock,
+        }),
+        authenticator,
+    );
     tokio::spawn(async move {
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(grpc_listener);
         if let Err(error) = tonic::transport::Server::builder()

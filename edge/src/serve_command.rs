@@ -8,6 +8,7 @@ use std::time::Duration;
 use vexil_serving::ServingState;
 
 use crate::http_server::{self, UpstreamStatus};
+use crate::upstream::UpstreamAccess;
 use crate::{snapshot_cache, subscriber, usage_reporter};
 
 /// `<hostname>-<8 random hex digits>`.
@@ -24,6 +25,10 @@ pub struct ServeArgs {
     /// gRPC URLs of control planes (`http://host:4243`), comma-separated; tried in turn.
     #[arg(long, env = "VEXIL_UPSTREAM", value_delimiter = ',', required = true)]
     upstream: Vec<String>,
+    /// This edge's token for the control plane (an `edge` API token), sent with every gRPC call as
+    /// `authorization: Bearer …`; needed unless the control plane runs with `--auth-type none`.
+    #[arg(long, env = "VEXIL_EDGE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
     /// File the last snapshot is written to (atomically) and served from at start, before the upstream
     /// answers.
     #[arg(long, env = "VEXIL_SNAPSHOT_CACHE", value_name = "FILE")]
@@ -53,7 +58,9 @@ pub struct ServeArgs {
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
     let edge_id = args.edge_id.clone().unwrap_or_else(default_edge_id);
+    let access = Arc::new(UpstreamAccess::new(args.token.as_deref())?);
     let (reporter, feeds) = usage_reporter::Reporter::new(
+        access.clone(),
         args.upstream.clone(),
         edge_id.clone(),
         args.metrics_interval,
@@ -78,6 +85,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     }
     let status = Arc::new(UpstreamStatus::default());
     let link = subscriber::Subscriber {
+        access,
         upstreams: args.upstream,
         environments: args.environments,
         edge_id,

@@ -14,6 +14,7 @@ use vexil_shared::CompileOptions;
 
 use crate::http_server::UpstreamStatus;
 use crate::snapshot_cache;
+use crate::upstream::UpstreamAccess;
 
 /// The control plane sends a heartbeat every 5 s; three missed ones end the stream.
 const SILENCE_LIMIT: Duration = Duration::from_secs(15);
@@ -24,6 +25,8 @@ const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
 
 pub struct Subscriber {
+    /// The edge token and TLS roots the upstreams are reached with.
+    pub access: Arc<UpstreamAccess>,
     pub upstreams: Vec<String>,
     pub environments: Vec<String>,
     pub edge_id: String,
@@ -56,12 +59,12 @@ impl Subscriber {
 
     /// One subscription, until it fails or ends.
     async fn follow(&self, upstream: &str) -> Result<(), String> {
-        let channel = tonic::transport::Endpoint::from_shared(upstream.to_owned())
-            .map_err(|error| error.to_string())?
-            .connect_timeout(CONNECT_TIMEOUT)
-            .connect()
-            .await
-            .map_err(|error| error.to_string())?;
+        let channel = self
+            .access
+            .connect(upstream, |endpoint| {
+                endpoint.connect_timeout(CONNECT_TIMEOUT)
+            })
+            .await?;
         let last_revision = self
             .serving
             .current

@@ -13,13 +13,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
-use tonic::transport::Channel;
 use vexil_proto::v1;
 use vexil_proto::v1::usage_client::UsageClient;
 use vexil_serving::usage::{minute_of, Usage, UsageSink};
 use vexil_serving::{ServingSnapshot, ServingState};
 use vexil_shared::time::now_ms;
 use vexil_shared::ApiError;
+
+use crate::upstream::{AuthorizedChannel, UpstreamAccess};
 
 /// Posts waiting for the aggregator; past this, posts are dropped (and counted).
 const QUEUE: usize = 65_536;
@@ -183,6 +184,8 @@ impl Aggregate {
 
 /// The aggregator and sender task, and what feeds it.
 pub struct Reporter {
+    /// The edge token and TLS roots the upstreams are reached with.
+    pub access: Arc<UpstreamAccess>,
     pub upstreams: Vec<String>,
     pub edge_id: String,
     pub interval: Duration,
@@ -201,6 +204,7 @@ pub struct Feeds {
 
 impl Reporter {
     pub fn new(
+        access: Arc<UpstreamAccess>,
         upstreams: Vec<String>,
         edge_id: String,
         interval: Duration,
@@ -210,6 +214,7 @@ impl Reporter {
         let (retired_sender, retired) = mpsc::unbounded_channel();
         (
             Reporter {
+                access,
                 upstreams,
                 edge_id,
                 interval,
@@ -228,7 +233,7 @@ impl Reporter {
     pub async fn run(mut self, serving: Arc<ServingState>) {
         let mut pending = Aggregate::default();
         let mut in_flight: Option<v1::UsageBatch> = None;
-        let mut link = Link::new(self.upstreams.clone());
+        let mut link = Link::new(self.access.clone(), self.upstreams.clone());
         // Replaced snapshots are harvested at two ticks, for evaluations that were still running on them.
         let mut retiring: Vec<Arc<ServingSnapshot>> = Vec::new();
         let mut ticker = tokio::time::interval(self.interval);
@@ -303,14 +308,16 @@ fn harvest(snapshot: &ServingSnapshot, minute_ms: i64, into: &mut Aggregate) {
 
 /// The gRPC client of `Usage/Report`, moving to the next upstream after a failure.
 struct Link {
+    access: Arc<UpstreamAccess>,
     upstreams: Vec<String>,
     next: usize,
-    client: Option<UsageClient<Channel>>,
+    client: Option<UsageClient<AuthorizedChannel>>,
 }
 
 impl Link {
-    fn new(upstreams: Vec<String>) -> Link {
+    fn new(access: Arc<UpstreamAccess>, upstreams: Vec<String>) -> Link {
         Link {
+            access,
             upstreams,
             next: 0,
             client: None,
@@ -334,13 +341,14 @@ impl Link {
                     .upstreams
                     .get(self.next % self.upstreams.len().max(1))
                     .ok_or("no upstream")?;
-                let channel = tonic::transport::Endpoint::from_shared(upstream.clone())
-                    .map_err(|error| error.to_string())?
-                    .connect_timeout(CONNECT_TIMEOUT)
-                    .timeout(REPORT_TIMEOUT)
-                    .connect()
-                    .await
-                    .map_err(|error| error.to_string())?;
+                let channel = self
+                    .access
+                    .connect(upstream, |endpoint| {
+                        endpoint
+                            .connect_timeout(CONNECT_TIMEOUT)
+                            .timeout(REPORT_TIMEOUT)
+                    })
+                    .await?;
                 self.client.insert(UsageClient::new(channel))
             }
         };
