@@ -3,6 +3,7 @@
 use crate::domain::limits::Limits;
 use clap::{Parser, ValueEnum};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AuthType {
@@ -33,6 +34,25 @@ pub struct Config {
     /// `grpc listening on ADDR`). Every call needs an edge token unless `--auth-type none`.
     #[arg(long, env = "VEXIL_GRPC_LISTEN", default_value = "0.0.0.0:4243")]
     pub grpc_listen: SocketAddr,
+
+    /// PEM certificate chain of the gRPC listener: with `--grpc-tls-key`, edges connect with `https://`.
+    /// Without both, the listener speaks plain text (a warning at start unless it is on a loopback address).
+    #[arg(
+        long,
+        env = "VEXIL_GRPC_TLS_CERT",
+        value_name = "FILE",
+        requires = "grpc_tls_key"
+    )]
+    pub grpc_tls_cert: Option<PathBuf>,
+
+    /// PEM private key of `--grpc-tls-cert`.
+    #[arg(
+        long,
+        env = "VEXIL_GRPC_TLS_KEY",
+        value_name = "FILE",
+        requires = "grpc_tls_cert"
+    )]
+    pub grpc_tls_key: Option<PathBuf>,
 
     /// Whether `/api/frontend*` answers (here and on the edges); `false` → 404.
     #[arg(long, env = "VEXIL_FRONTEND_API_ENABLED", default_value_t = true, action = clap::ArgAction::Set)]
@@ -135,6 +155,14 @@ mod tests {
         assert_eq!(config.limits, Limits::default());
         assert!(!config.disable_password_auth);
         assert!(config.init_edge_tokens.is_empty());
+        assert_eq!((config.grpc_tls_cert, config.grpc_tls_key), (None, None));
+        // A certificate needs its key, and the other way round.
+        assert!(
+            Config::try_parse_from(["vexil-control-plane", "--grpc-tls-cert", "c.pem"]).is_err()
+        );
+        assert!(
+            Config::try_parse_from(["vexil-control-plane", "--grpc-tls-key", "k.pem"]).is_err()
+        );
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",

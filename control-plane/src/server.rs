@@ -30,6 +30,8 @@ pub enum StartError {
     Metrics(String),
     #[error("cannot listen: {0}")]
     Io(#[from] std::io::Error),
+    #[error("cannot set up TLS on the gRPC listener: {0}")]
+    GrpcTls(String),
 }
 
 /// Runs the control plane until SIGTERM or SIGINT; in-flight requests finish first.
@@ -101,6 +103,14 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let address = listener.local_addr()?;
     let grpc_listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;
     let grpc_address = grpc_listener.local_addr()?;
+    let (mut grpc_builder, grpc_transport) = grpc_server(&config)?;
+    if grpc_transport == GrpcTransport::Plain && !grpc_address.ip().is_loopback() {
+        tracing::warn!(
+            address = %grpc_address,
+            "the gRPC listener is not on a loopback address and has no TLS: edge tokens and the \
+             configuration cross the network in plain text; set --grpc-tls-cert and --grpc-tls-key"
+        );
+    }
     if !auth_enabled && !grpc_address.ip().is_loopback() {
         tracing::warn!(
             address = %grpc_address,
@@ -127,7 +137,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     );
     tokio::spawn(async move {
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(grpc_listener);
-        if let Err(error) = tonic::transport::Server::builder()
+        if let Err(error) = grpc_builder
             .add_service(snapshots)
             .add_service(usage)
             .serve_with_incoming(incoming)
@@ -155,4 +165,30 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     tracing::info!("shutting down: requests drained, closing the store");
     store.close().await;
     Ok(())
+}
+
+/// Whether the gRPC listener speaks TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GrpcTransport {
+    Tls,
+    Plain,
+}
+
+/// The gRPC server, with TLS from `--grpc-tls-cert` and `--grpc-tls-key` when they are given (clap asks for
+/// both or neither).
+fn grpc_server(config: &Config) -> Result<(tonic::transport::Server, GrpcTransport), StartError> {
+    let builder = tonic::transport::Server::builder();
+    let (Some(cert), Some(key)) = (&config.grpc_tls_cert, &config.grpc_tls_key) else {
+        return Ok((builder, GrpcTransport::Plain));
+    };
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).map_err(|error| {
+            StartError::GrpcTls(format!("cannot read {}: {error}", path.display()))
+        })
+    };
+    let identity = tonic::transport::Identity::from_pem(read(cert)?, read(key)?);
+    let builder = builder
+        .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+        .map_err(|error| StartError::GrpcTls(error.to_string()))?;
+    Ok((builder, GrpcTransport::Tls))
 }

@@ -1,5 +1,6 @@
 //! The gRPC channel between the control plane and its edges: every call needs an edge token, a scoped token
-//! receives only its environment, and a revoked token's stream ends.
+//! receives only its environment, a revoked token's stream ends, and the channel can run over TLS verified
+//! against a given CA.
 
 use std::time::{Duration, Instant};
 
@@ -272,4 +273,88 @@ async fn an_edge_needs_a_valid_token_unless_authentication_is_off() {
     )
     .await;
     assert!(report(open.grpc(), None).await.is_ok());
+}
+
+/// A throwaway CA and a certificate it signed for 127.0.0.1 and localhost, as PEM files in `dir`:
+/// `(ca.pem, server.pem, server.key)`.
+fn certificates(dir: &std::path::Path) -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().expect("CA key");
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "Vexil test CA");
+    let ca_cert = ca_params.self_signed(&ca_key).expect("CA certificate");
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let server_key = rcgen::KeyPair::generate().expect("server key");
+    let server_params =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .expect("server params");
+    let server_cert = server_params
+        .signed_by(&server_key, &issuer)
+        .expect("server certificate");
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write a PEM file");
+        path.to_str().expect("UTF-8 path").to_owned()
+    };
+    (
+        write("ca.pem", ca_cert.pem()),
+        write("server.pem", server_cert.pem()),
+        write("server.key", server_key.serialize_pem()),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edges_subscribe_over_tls_verified_against_the_given_ca() {
+    let db = TestDb::sqlite().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(dir.path());
+    let control_plane =
+        Process::control_plane(&db.url, &["--grpc-tls-cert", &cert, "--grpc-tls-key", &key]);
+    let address = control_plane
+        .grpc()
+        .trim_start_matches("http://")
+        .to_owned();
+    let https = format!("https://{address}");
+    create_enabled_flag(&control_plane, "over-tls").await;
+
+    let trusting = Process::edge(
+        &[&https],
+        &["--upstream-ca", &ca, "--metrics-interval", "500ms"],
+    );
+    eventually(
+        Duration::from_secs(10),
+        "the edge serves over TLS",
+        || async { frontend_flags(&trusting).await.toggle_names() == ["over-tls"] },
+    )
+    .await;
+    // Its usage reports go over the same channel.
+    let batches = eventually(
+        Duration::from_secs(15),
+        "a usage batch is acknowledged",
+        || async {
+            let text = get(
+                &format!("{}/internal-backstage/prometheus", trusting.base),
+                None,
+            )
+            .await
+            .body
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+            text.lines()
+                .any(|line| line.starts_with("usage_batches_sent_total") && !line.ends_with(" 0"))
+        },
+    )
+    .await;
+    eprintln!("first usage batch over TLS after {batches:?}");
+
+    // Not trusting the throwaway CA (the bundled roots), or speaking plain text to the TLS listener: nothing.
+    let untrusting = Process::edge(&[&https], &[]);
+    let plain = Process::edge(&[&format!("http://{address}")], &[]);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for edge in [&untrusting, &plain] {
+        assert_eq!(get(&format!("{}/ready", edge.base), None).await.status, 503);
+    }
 }
