@@ -16,6 +16,7 @@ FLAGS=${5:-200}
 ADMIN='*:*.bench-admin'
 CLIENT=default:development.bench-client
 FRONTEND=default:development.bench-frontend
+EDGE_TOKEN='*:*.bench-edge'
 WORK=$(mktemp -d)
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
@@ -33,7 +34,8 @@ start() {
 }
 
 CP_ARGS=(--listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --database-url "sqlite://$WORK/cp.db"
-  --init-admin-tokens "$ADMIN" --init-client-tokens "$CLIENT" --init-frontend-tokens "$FRONTEND")
+  --init-admin-tokens "$ADMIN" --init-client-tokens "$CLIENT" --init-frontend-tokens "$FRONTEND"
+  --init-edge-tokens "$EDGE_TOKEN")
 CP=$(start cp 'listening on ' target/release/vexil-control-plane "${CP_ARGS[@]}")
 GRPC=$(sed -n 's/^grpc listening on //p' "$WORK/cp.log" | head -1)
 for i in $(seq 1 "$FLAGS"); do
@@ -43,9 +45,9 @@ for i in $(seq 1 "$FLAGS"); do
     "http://$CP/api/admin/projects/default/features/flag-$i/environments/development/on"
 done
 ON=$(start edge-on 'listening on ' target/release/vexil-edge serve --listen 127.0.0.1:0 \
-  --upstream "http://$GRPC" --edge-id bench-on --metrics-interval 1s --count-evaluations true)
+  --upstream "http://$GRPC" --token "$EDGE_TOKEN" --edge-id bench-on --metrics-interval 1s --count-evaluations true)
 OFF=$(start edge-off 'listening on ' target/release/vexil-edge serve --listen 127.0.0.1:0 \
-  --upstream "http://$GRPC" --edge-id bench-off --metrics-interval 1s --count-evaluations false)
+  --upstream "http://$GRPC" --token "$EDGE_TOKEN" --edge-id bench-off --metrics-interval 1s --count-evaluations false)
 for EDGE in "$ON" "$OFF"; do
   for _ in $(seq 300); do
     N=$(curl -s -H "Authorization: $FRONTEND" "http://$EDGE/api/frontend?userId=u" | grep -o '"name"' | wc -l)

@@ -14,6 +14,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const ADMIN: &str = "*:*.bench-admin";
+/// The edges' token for the control plane's gRPC channel.
+const EDGE: &str = "*:*.bench-edge";
 
 struct Server {
     child: Child,
@@ -144,6 +146,7 @@ async fn main() {
             "--grpc-listen=127.0.0.1:0".into(),
             format!("--database-url=sqlite://{}", dir.join("cp.db").display()),
             format!("--init-admin-tokens={ADMIN}"),
+            format!("--init-edge-tokens={EDGE}"),
             format!("--limit-feature-flags={}", flags + 1),
         ],
         true,
@@ -188,6 +191,7 @@ async fn main() {
                     "serve".into(),
                     "--listen=127.0.0.1:0".into(),
                     format!("--upstream={grpc}"),
+                    format!("--token={EDGE}"),
                     format!("--edge-id=bench-{i}"),
                 ],
                 false,

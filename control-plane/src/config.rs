@@ -3,12 +3,13 @@
 use crate::domain::limits::Limits;
 use clap::{Parser, ValueEnum};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AuthType {
     /// Admin API calls need an admin token.
     OpenSource,
-    /// No token needed (the spec's method `none`).
+    /// No token needed (the spec's method `none`), on the admin API and on the edges' gRPC channel.
     None,
 }
 
@@ -30,9 +31,28 @@ pub struct Config {
     pub listen: SocketAddr,
 
     /// Address of the gRPC snapshot stream the edges subscribe to; port 0 picks a free port (printed as
-    /// `grpc listening on ADDR`).
+    /// `grpc listening on ADDR`). Every call needs an edge token unless `--auth-type none`.
     #[arg(long, env = "VEXIL_GRPC_LISTEN", default_value = "0.0.0.0:4243")]
     pub grpc_listen: SocketAddr,
+
+    /// PEM certificate chain of the gRPC listener: with `--grpc-tls-key`, edges connect with `https://`.
+    /// Without both, the listener speaks plain text (a warning at start unless it is on a loopback address).
+    #[arg(
+        long,
+        env = "VEXIL_GRPC_TLS_CERT",
+        value_name = "FILE",
+        requires = "grpc_tls_key"
+    )]
+    pub grpc_tls_cert: Option<PathBuf>,
+
+    /// PEM private key of `--grpc-tls-cert`.
+    #[arg(
+        long,
+        env = "VEXIL_GRPC_TLS_KEY",
+        value_name = "FILE",
+        requires = "grpc_tls_cert"
+    )]
+    pub grpc_tls_key: Option<PathBuf>,
 
     /// Whether `/api/frontend*` answers (here and on the edges); `false` → 404.
     #[arg(long, env = "VEXIL_FRONTEND_API_ENABLED", default_value_t = true, action = clap::ArgAction::Set)]
@@ -50,6 +70,7 @@ pub struct Config {
     #[arg(long, env = "VEXIL_BASE_PATH", default_value = "", value_parser = parse_base_path)]
     pub base_path: String,
 
+    /// `none` also opens the edges' gRPC channel: no edge token is asked for.
     #[arg(
         long,
         env = "VEXIL_AUTH_TYPE",
@@ -69,6 +90,11 @@ pub struct Config {
     /// Frontend token secrets (`project:environment.secret`) to create at start when absent, comma-separated.
     #[arg(long, env = "VEXIL_INIT_FRONTEND_TOKENS", value_delimiter = ',')]
     pub init_frontend_tokens: Vec<String>,
+
+    /// Edge token secrets (`*:environment.secret`, or `*:*.secret` for every environment) to create at start
+    /// when absent, comma-separated; edges send one with `vexil-edge serve --token`.
+    #[arg(long, env = "VEXIL_INIT_EDGE_TOKENS", value_delimiter = ',')]
+    pub init_edge_tokens: Vec<String>,
 
     /// Turn off password sign-in (`POST /auth/simple/login`); reported as `disablePasswordAuth`.
     #[arg(long, env = "VEXIL_DISABLE_PASSWORD_AUTH")]
@@ -135,6 +161,15 @@ mod tests {
         assert_eq!(config.limits, Limits::default());
         assert!(!config.disable_password_auth);
         assert_eq!(config.client_retention_days, 30);
+        assert!(config.init_edge_tokens.is_empty());
+        assert_eq!((config.grpc_tls_cert, config.grpc_tls_key), (None, None));
+        // A certificate needs its key, and the other way round.
+        assert!(
+            Config::try_parse_from(["vexil-control-plane", "--grpc-tls-cert", "c.pem"]).is_err()
+        );
+        assert!(
+            Config::try_parse_from(["vexil-control-plane", "--grpc-tls-key", "k.pem"]).is_err()
+        );
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",

@@ -3,6 +3,7 @@
 use crate::config::{AuthType, Config};
 use crate::domain::tokens::{self, InitialTokens};
 use crate::domain::{first_start, ui_config};
+use crate::edge_auth::{EdgeAuthenticator, ScopedUsage};
 use crate::http::{self, AppState};
 use crate::publisher::grpc::SnapshotService;
 use crate::publisher::Publisher;
@@ -29,6 +30,8 @@ pub enum StartError {
     Metrics(String),
     #[error("cannot listen: {0}")]
     Io(#[from] std::io::Error),
+    #[error("cannot set up TLS on the gRPC listener: {0}")]
+    GrpcTls(String),
 }
 
 /// Runs the control plane until SIGTERM or SIGINT; in-flight requests finish first.
@@ -43,6 +46,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         admin: config.init_admin_tokens.clone(),
         client: config.init_client_tokens.clone(),
         frontend: config.init_frontend_tokens.clone(),
+        edge: config.init_edge_tokens.clone(),
     };
     if let Some(secret) = tokens::seed(&store, &initial, auth_enabled, &config.limits)
         .await
@@ -105,19 +109,42 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let address = listener.local_addr()?;
     let grpc_listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;
     let grpc_address = grpc_listener.local_addr()?;
+    let (mut grpc_builder, grpc_transport) = grpc_server(&config)?;
+    if grpc_transport == GrpcTransport::Plain && !grpc_address.ip().is_loopback() {
+        tracing::warn!(
+            address = %grpc_address,
+            "the gRPC listener is not on a loopback address and has no TLS: edge tokens and the \
+             configuration cross the network in plain text; set --grpc-tls-cert and --grpc-tls-key"
+        );
+    }
+    if !auth_enabled && !grpc_address.ip().is_loopback() {
+        tracing::warn!(
+            address = %grpc_address,
+            "--auth-type none: the gRPC listener asks for no edge token; anyone who reaches it receives \
+             every environment's configuration"
+        );
+    }
+    // Every call needs an edge token (the channel is open only with `--auth-type none`).
+    let authenticator = EdgeAuthenticator::new(publisher.watch(), !auth_enabled);
     // The edges' streams never end on their own, so the gRPC server is not drained at shutdown: it stops
     // with the process, and the edges reconnect elsewhere.
-    let snapshots = SnapshotsServer::new(SnapshotService {
-        published: publisher.watch(),
-    });
-    let usage = UsageServer::new(crate::ingest::UsageService {
-        store: store.clone(),
-        clock,
-    })
-    .max_decoding_message_size(vexil_proto::MAX_USAGE_BATCH_BYTES);
+    let snapshots = SnapshotsServer::with_interceptor(
+        SnapshotService {
+            published: publisher.watch(),
+        },
+        authenticator.clone(),
+    );
+    let usage = tonic::service::interceptor::InterceptedService::new(
+        UsageServer::new(ScopedUsage(crate::ingest::UsageService {
+            store: store.clone(),
+            clock,
+        }))
+        .max_decoding_message_size(vexil_proto::MAX_USAGE_BATCH_BYTES),
+        authenticator,
+    );
     tokio::spawn(async move {
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(grpc_listener);
-        if let Err(error) = tonic::transport::Server::builder()
+        if let Err(error) = grpc_builder
             .add_service(snapshots)
             .add_service(usage)
             .serve_with_incoming(incoming)
@@ -145,4 +172,30 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     tracing::info!("shutting down: requests drained, closing the store");
     store.close().await;
     Ok(())
+}
+
+/// Whether the gRPC listener speaks TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GrpcTransport {
+    Tls,
+    Plain,
+}
+
+/// The gRPC server, with TLS from `--grpc-tls-cert` and `--grpc-tls-key` when they are given (clap asks for
+/// both or neither).
+fn grpc_server(config: &Config) -> Result<(tonic::transport::Server, GrpcTransport), StartError> {
+    let builder = tonic::transport::Server::builder();
+    let (Some(cert), Some(key)) = (&config.grpc_tls_cert, &config.grpc_tls_key) else {
+        return Ok((builder, GrpcTransport::Plain));
+    };
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).map_err(|error| {
+            StartError::GrpcTls(format!("cannot read {}: {error}", path.display()))
+        })
+    };
+    let identity = tonic::transport::Identity::from_pem(read(cert)?, read(key)?);
+    let builder = builder
+        .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+        .map_err(|error| StartError::GrpcTls(error.to_string()))?;
+    Ok((builder, GrpcTransport::Tls))
 }

@@ -3,7 +3,7 @@
 # (deploy/local/data/vexil.db, kept between runs) and one edge subscribed to it over gRPC, creates the demo data
 # through the admin API when it is absent, prints the URLs, the tokens and a curl to try, and stops both on Ctrl-C.
 #
-# The three tokens below are DEMO-ONLY secrets, fixed so that every run can print them: never use them, or this
+# The four tokens below are DEMO-ONLY secrets, fixed so that every run can print them: never use them, or this
 # script, for anything reachable by others. Ports: VEXIL_LOCAL_HTTP_PORT (4242), VEXIL_LOCAL_GRPC_PORT (4243),
 # VEXIL_LOCAL_EDGE_PORT (3063); everything listens on 127.0.0.1 only.
 set -euo pipefail
@@ -16,6 +16,8 @@ DATA_DIR=deploy/local/data
 ADMIN_TOKEN='*:*.local-demo-admin-secret'
 CLIENT_TOKEN='*:development.local-demo-client-secret'
 FRONTEND_TOKEN='*:development.local-demo-frontend-secret'
+# The edge's token for the control plane's gRPC channel (every environment).
+EDGE_TOKEN='*:*.local-demo-edge-secret'
 CONTROL_PLANE="http://127.0.0.1:$HTTP_PORT"
 EDGE="http://127.0.0.1:$EDGE_PORT"
 
@@ -83,6 +85,7 @@ wait_ready() {
   --init-admin-tokens "$ADMIN_TOKEN" \
   --init-client-tokens "$CLIENT_TOKEN" \
   --init-frontend-tokens "$FRONTEND_TOKEN" \
+  --init-edge-tokens "$EDGE_TOKEN" \
   >"$DATA_DIR/control-plane.log" 2>&1 &
 pids+=($!)
 wait_ready "$CONTROL_PLANE/ready" "${pids[0]}" "$DATA_DIR/control-plane.log"
@@ -90,6 +93,7 @@ wait_ready "$CONTROL_PLANE/ready" "${pids[0]}" "$DATA_DIR/control-plane.log"
 "$target_dir/release/vexil-edge" serve \
   --listen "127.0.0.1:$EDGE_PORT" \
   --upstream "http://127.0.0.1:$GRPC_PORT" \
+  --token "$EDGE_TOKEN" \
   --snapshot-cache "$DATA_DIR/edge-snapshot.bin" \
   >"$DATA_DIR/edge.log" 2>&1 &
 pids+=($!)
@@ -173,6 +177,7 @@ Tokens (demo-only secrets, fixed by this script):
   admin     $ADMIN_TOKEN
   client    $CLIENT_TOKEN
   frontend  $FRONTEND_TOKEN
+  edge      $EDGE_TOKEN   (the edge's, for the gRPC channel only)
 
 Try:
   curl -H 'Authorization: $FRONTEND_TOKEN' '$EDGE/api/frontend?userId=alice&country=NO&email=alice@example.com&appVersion=2.1.0'

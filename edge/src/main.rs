@@ -6,6 +6,7 @@ mod offline_command;
 mod serve_command;
 mod snapshot_cache;
 mod subscriber;
+mod upstream;
 mod usage_reporter;
 
 use std::process::ExitCode;

@@ -9,6 +9,7 @@ use vexil_serving::usage::MAX_NAME_CHARS;
 use vexil_serving::ServingState;
 
 use crate::http_server::{self, UpstreamStatus};
+use crate::upstream::UpstreamAccess;
 use crate::{snapshot_cache, subscriber, usage_reporter};
 
 /// `<hostname>-<8 random hex digits>`, the host name cut so that the id is at most [`MAX_NAME_CHARS`].
@@ -41,9 +42,18 @@ pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free port (printed as `listening on ADDR`).
     #[arg(long, env = "VEXIL_EDGE_LISTEN", default_value = "0.0.0.0:3063")]
     listen: SocketAddr,
-    /// gRPC URLs of control planes (`http://host:4243`), comma-separated; tried in turn.
+    /// gRPC URLs of control planes (`http://host:4243`, or `https://host:4243` when their listener has TLS),
+    /// comma-separated; tried in turn.
     #[arg(long, env = "VEXIL_UPSTREAM", value_delimiter = ',', required = true)]
     upstream: Vec<String>,
+    /// This edge's token for the control plane (an `edge` API token), sent with every gRPC call as
+    /// `authorization: Bearer …`; needed unless the control plane runs with `--auth-type none`.
+    #[arg(long, env = "VEXIL_EDGE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// PEM file of the CA certificates that `https://` upstreams are verified against; without it, the
+    /// bundled webpki (Mozilla) roots.
+    #[arg(long, env = "VEXIL_UPSTREAM_CA", value_name = "FILE")]
+    upstream_ca: Option<PathBuf>,
     /// File the last snapshot is written to (atomically) and served from at start, before the upstream
     /// answers.
     #[arg(long, env = "VEXIL_SNAPSHOT_CACHE", value_name = "FILE")]
@@ -73,7 +83,12 @@ pub struct ServeArgs {
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
     let edge_id = args.edge_id.clone().unwrap_or_else(default_edge_id);
+    let access = Arc::new(UpstreamAccess::new(
+        args.token.as_deref(),
+        args.upstream_ca.as_deref(),
+    )?);
     let (reporter, feeds) = usage_reporter::Reporter::new(
+        access.clone(),
         args.upstream.clone(),
         edge_id.clone(),
         args.metrics_interval,
@@ -98,6 +113,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     }
     let status = Arc::new(UpstreamStatus::default());
     let link = subscriber::Subscriber {
+        access,
         upstreams: args.upstream,
         environments: args.environments,
         edge_id,

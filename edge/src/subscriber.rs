@@ -14,6 +14,7 @@ use vexil_shared::CompileOptions;
 
 use crate::http_server::UpstreamStatus;
 use crate::snapshot_cache;
+use crate::upstream::UpstreamAccess;
 
 /// The control plane sends a heartbeat every 5 s; three missed ones end the stream.
 const SILENCE_LIMIT: Duration = Duration::from_secs(15);
@@ -24,6 +25,8 @@ const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
 
 pub struct Subscriber {
+    /// The edge token and TLS roots the upstreams are reached with.
+    pub access: Arc<UpstreamAccess>,
     pub upstreams: Vec<String>,
     pub environments: Vec<String>,
     pub edge_id: String,
@@ -56,12 +59,12 @@ impl Subscriber {
 
     /// One subscription, until it fails or ends.
     async fn follow(&self, upstream: &str) -> Result<(), String> {
-        let channel = tonic::transport::Endpoint::from_shared(upstream.to_owned())
-            .map_err(|error| error.to_string())?
-            .connect_timeout(CONNECT_TIMEOUT)
-            .connect()
-            .await
-            .map_err(|error| error.to_string())?;
+        let channel = self
+            .access
+            .connect(upstream, |endpoint| {
+                endpoint.connect_timeout(CONNECT_TIMEOUT)
+            })
+            .await?;
         let last_revision = self
             .serving
             .current
@@ -107,16 +110,23 @@ impl Subscriber {
                 .advance(change, &options)
                 .map_err(|error| error.to_string())?;
             tracing::debug!(revision = advanced.current.revision, "snapshot updated");
+            // A resubscription at the current revision brings the settings alone, at the same revision.
+            let new_revision = advanced
+                .replaced
+                .as_ref()
+                .is_none_or(|old| old.revision != advanced.current.revision);
             if let Some(old) = advanced.replaced {
                 let _ = self.retired.send(old);
             }
             self.status.touch();
-            // When this revision started being served (the propagation benchmark reads it).
-            metrics::gauge!("snapshot_applied_unix_seconds").set(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0.0, |d| d.as_secs_f64()),
-            );
+            if new_revision {
+                // When this revision started being served (the propagation benchmark reads it).
+                metrics::gauge!("snapshot_applied_unix_seconds").set(
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0.0, |d| d.as_secs_f64()),
+                );
+            }
             if let Some(cache) = &self.cache {
                 cache.write(advanced.current);
             }

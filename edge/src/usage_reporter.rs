@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use prost::Message;
 use tokio::sync::mpsc;
-use tonic::transport::Channel;
 use vexil_proto::v1;
 use vexil_proto::v1::usage_client::UsageClient;
 use vexil_proto::MAX_USAGE_BATCH_BYTES;
@@ -25,6 +24,8 @@ use vexil_serving::usage::{minute_of, Usage, UsageSink, MAX_VARIANTS_PER_FLAG};
 use vexil_serving::{ServingSnapshot, ServingState};
 use vexil_shared::time::now_ms;
 use vexil_shared::ApiError;
+
+use crate::upstream::{AuthorizedChannel, UpstreamAccess};
 
 /// Posts waiting for the aggregator; past this, posts are dropped (and counted).
 const QUEUE: usize = 65_536;
@@ -257,6 +258,8 @@ impl Cutter<'_> {
 
 /// The aggregator and sender task, and what feeds it.
 pub struct Reporter {
+    /// The edge token and TLS roots the upstreams are reached with.
+    pub access: Arc<UpstreamAccess>,
     pub upstreams: Vec<String>,
     pub edge_id: String,
     pub interval: Duration,
@@ -275,6 +278,7 @@ pub struct Feeds {
 
 impl Reporter {
     pub fn new(
+        access: Arc<UpstreamAccess>,
         upstreams: Vec<String>,
         edge_id: String,
         interval: Duration,
@@ -284,6 +288,7 @@ impl Reporter {
         let (retired_sender, retired) = mpsc::unbounded_channel();
         (
             Reporter {
+                access,
                 upstreams,
                 edge_id,
                 interval,
@@ -303,7 +308,7 @@ impl Reporter {
         let mut pending = Aggregate::default();
         // The batches of the last cut not acknowledged yet, in order.
         let mut unacknowledged: VecDeque<v1::UsageBatch> = VecDeque::new();
-        let mut link = Link::new(self.upstreams.clone());
+        let mut link = Link::new(self.access.clone(), self.upstreams.clone());
         // Replaced snapshots are harvested at two ticks, for evaluations that were still running on them.
         let mut retiring: Vec<Arc<ServingSnapshot>> = Vec::new();
         let mut ticker = tokio::time::interval(self.interval);
@@ -403,14 +408,16 @@ enum ReportError {
 
 /// The gRPC client of `Usage/Report`, moving to the next upstream after a failure to reach one.
 struct Link {
+    access: Arc<UpstreamAccess>,
     upstreams: Vec<String>,
     next: usize,
-    client: Option<UsageClient<Channel>>,
+    client: Option<UsageClient<AuthorizedChannel>>,
 }
 
 impl Link {
-    fn new(upstreams: Vec<String>) -> Link {
+    fn new(access: Arc<UpstreamAccess>, upstreams: Vec<String>) -> Link {
         Link {
+            access,
             upstreams,
             next: 0,
             client: None,
@@ -434,13 +441,15 @@ impl Link {
                     .upstreams
                     .get(self.next % self.upstreams.len().max(1))
                     .ok_or_else(|| ReportError::Unavailable("no upstream".to_owned()))?;
-                let channel = tonic::transport::Endpoint::from_shared(upstream.clone())
-                    .map_err(|error| ReportError::Unavailable(error.to_string()))?
-                    .connect_timeout(CONNECT_TIMEOUT)
-                    .timeout(REPORT_TIMEOUT)
-                    .connect()
+                let channel = self
+                    .access
+                    .connect(upstream, |endpoint| {
+                        endpoint
+                            .connect_timeout(CONNECT_TIMEOUT)
+                            .timeout(REPORT_TIMEOUT)
+                    })
                     .await
-                    .map_err(|error| ReportError::Unavailable(error.to_string()))?;
+                    .map_err(ReportError::Unavailable)?;
                 self.client.insert(
                     UsageClient::new(channel).max_encoding_message_size(MAX_USAGE_BATCH_BYTES),
                 )

@@ -32,6 +32,7 @@ impl From<TokenKind> for v1::TokenKind {
             TokenKind::Admin => v1::TokenKind::Admin,
             TokenKind::Client => v1::TokenKind::Client,
             TokenKind::Frontend => v1::TokenKind::Frontend,
+            TokenKind::Edge => v1::TokenKind::Edge,
         }
     }
 }
@@ -45,6 +46,7 @@ impl TryFrom<v1::TokenKind> for TokenKind {
             v1::TokenKind::Admin => Ok(TokenKind::Admin),
             v1::TokenKind::Client => Ok(TokenKind::Client),
             v1::TokenKind::Frontend => Ok(TokenKind::Frontend),
+            v1::TokenKind::Edge => Ok(TokenKind::Edge),
             v1::TokenKind::Unspecified => Err(kind),
         }
     }

@@ -286,14 +286,9 @@ fn granted<'s>(
         }
     }
     if grant.kind != kind {
-        let wanted = match kind {
-            TokenKind::Frontend => "a frontend token",
-            TokenKind::Client => "a client token",
-            TokenKind::Admin => "an admin token",
-        };
         return Err(ApiError::new(
             ErrorKind::NoAccess,
-            format!("This API needs {wanted}"),
+            format!("This API needs {}", kind.with_article()),
         ));
     }
     Ok(grant)

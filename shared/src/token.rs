@@ -13,15 +13,28 @@ pub enum TokenKind {
     Client,
     /// Browser and mobile SDKs: the frontend API.
     Frontend,
+    /// Edges: the control plane's gRPC channel (snapshots, usage reports), nothing else. Never sent to edges.
+    Edge,
 }
 
 impl TokenKind {
-    /// The stored name: `admin`, `client` or `frontend`.
+    /// The stored name: `admin`, `client`, `frontend` or `edge`.
     pub fn as_str(self) -> &'static str {
         match self {
             TokenKind::Admin => "admin",
             TokenKind::Client => "client",
             TokenKind::Frontend => "frontend",
+            TokenKind::Edge => "edge",
+        }
+    }
+
+    /// The kind with its indefinite article, for messages: `an admin token`, `a client token`.
+    pub fn with_article(self) -> &'static str {
+        match self {
+            TokenKind::Admin => "an admin token",
+            TokenKind::Client => "a client token",
+            TokenKind::Frontend => "a frontend token",
+            TokenKind::Edge => "an edge token",
         }
     }
 
@@ -31,6 +44,7 @@ impl TokenKind {
             "admin" => Some(TokenKind::Admin),
             "client" | "backend" => Some(TokenKind::Client),
             "frontend" => Some(TokenKind::Frontend),
+            "edge" => Some(TokenKind::Edge),
             _ => None,
         }
     }
@@ -93,7 +107,12 @@ mod tests {
 
     #[test]
     fn kinds_round_trip_and_backend_is_client() {
-        for kind in [TokenKind::Admin, TokenKind::Client, TokenKind::Frontend] {
+        for kind in [
+            TokenKind::Admin,
+            TokenKind::Client,
+            TokenKind::Frontend,
+            TokenKind::Edge,
+        ] {
             assert_eq!(TokenKind::parse(kind.as_str()), Some(kind));
         }
         assert_eq!(TokenKind::parse("backend"), Some(TokenKind::Client));

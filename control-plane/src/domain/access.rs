@@ -128,11 +128,11 @@ pub enum Area {
 
 /// The permission rule of the admin API. Admin tokens and Admin users may do everything (admin tokens have
 /// no own account); Editors everything but access management and settings changes; Viewers read
-/// configuration and settings only; every user manages their own account. Client and frontend tokens have no
-/// business here. `read` is true for GET and HEAD.
+/// configuration and settings only; every user manages their own account. Client, frontend and edge tokens
+/// have no business here. `read` is true for GET and HEAD.
 pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), ApiError> {
     let allowed = match credential {
-        Credential::Token(TokenKind::Client | TokenKind::Frontend) => false,
+        Credential::Token(TokenKind::Client | TokenKind::Frontend | TokenKind::Edge) => false,
         Credential::Token(TokenKind::Admin) => area != Area::OwnAccount,
         Credential::User(RootRole::Admin) => true,
         Credential::User(role) => match area {
@@ -149,7 +149,14 @@ pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), A
         Credential::Token(TokenKind::Admin) => {
             "An admin token has no user account; use a personal access token or sign in".to_owned()
         }
-        Credential::Token(kind) => format!("A {} token cannot use the admin API", kind.as_str()),
+        Credential::Token(kind) => {
+            let kind = kind.with_article();
+            format!(
+                "{}{} cannot use the admin API",
+                kind[..1].to_uppercase(),
+                &kind[1..]
+            )
+        }
         Credential::User(role) => format!(
             "The {} role may not {} this",
             role.name(),
@@ -171,10 +178,12 @@ mod tests {
         let viewer = Credential::User(RootRole::Viewer);
         let token = Credential::Token(TokenKind::Admin);
         let client = Credential::Token(TokenKind::Client);
+        let edge = Credential::Token(TokenKind::Edge);
         for area in [OwnAccount, Access, Settings, Configuration] {
             for read in [true, false] {
                 assert!(authorize(admin, read, area).is_ok());
                 assert!(authorize(client, read, area).is_err());
+                assert!(authorize(edge, read, area).is_err());
                 assert_eq!(authorize(token, read, area).is_ok(), area != OwnAccount);
             }
         }
@@ -187,5 +196,7 @@ mod tests {
         assert!(authorize(viewer, false, OwnAccount).is_ok());
         let error = authorize(viewer, false, Configuration).unwrap_err();
         assert_eq!(error.kind, ErrorKind::NoAccess);
+        let error = authorize(edge, true, Configuration).unwrap_err();
+        assert_eq!(error.message, "An edge token cannot use the admin API");
     }
 }

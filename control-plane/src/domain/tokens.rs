@@ -72,14 +72,16 @@ pub struct CreateApiToken {
     /// Also accepted as `username` (older clients).
     #[serde(alias = "username")]
     pub token_name: String,
-    /// `client` (also `backend`), `frontend` or `admin`.
+    /// `client` (also `backend`), `frontend`, `admin` or `edge` (an edge's token for the control plane's
+    /// gRPC channel: `vexil-edge serve --token`).
     #[serde(rename = "type")]
     pub token_type: String,
-    /// Default `development`; admin tokens are always `*`.
+    /// Client and frontend tokens: an environment, default `development`. Edge tokens: the one environment the
+    /// edge may receive, or `*` (the default) for all. Admin tokens: always `*`.
     pub environment: Option<String>,
     /// One project (older clients); `projects` wins.
     pub project: Option<String>,
-    /// Default `["*"]`.
+    /// Default `["*"]`; edge tokens are for every project (`["*"]` or absent).
     pub projects: Option<Vec<String>>,
     pub expires_at: Option<String>,
 }
@@ -143,7 +145,7 @@ pub async fn create(
         ));
     }
     let kind = TokenKind::parse(&input.token_type.to_ascii_lowercase()).ok_or_else(|| {
-        ApiError::validation("type must be one of client, backend, frontend or admin")
+        ApiError::validation("type must be one of client, backend, frontend, admin or edge")
     })?;
     let (projects, environment) = match kind {
         TokenKind::Admin => {
@@ -153,6 +155,27 @@ pub async fn create(
                 ));
             }
             (vec!["*".to_owned()], "*".to_owned())
+        }
+        TokenKind::Edge => {
+            let projects = input
+                .projects
+                .or(input.project.map(|project| vec![project]));
+            if projects.is_some_and(|projects| projects != ["*"]) {
+                return Err(ApiError::validation(
+                    "projects of an edge token must be [\"*\"] (or absent): an edge serves every project",
+                ));
+            }
+            let environment = input.environment.unwrap_or_else(|| "*".to_owned());
+            if environment != "*"
+                && environment_store::get(tx.conn(), &environment)
+                    .await?
+                    .is_none()
+            {
+                return Err(ApiError::validation(format!(
+                    "environment: {environment} does not exist"
+                )));
+            }
+            (vec!["*".to_owned()], environment)
         }
         TokenKind::Client | TokenKind::Frontend => {
             let environment = input
@@ -348,6 +371,13 @@ async fn insert_if_absent(
                 kind.as_str()
             ))
         })?,
+        TokenKind::Edge => parse_scope(secret)
+            .filter(|(projects, _)| projects == &["*"])
+            .ok_or_else(|| {
+                ApiError::validation(format!(
+                    "{name}: an edge token must look like *:<environment or *>.<random>"
+                ))
+            })?,
     };
     let row = TokenRow {
         name,
@@ -376,6 +406,7 @@ pub struct InitialTokens {
     pub admin: Vec<String>,
     pub client: Vec<String>,
     pub frontend: Vec<String>,
+    pub edge: Vec<String>,
 }
 
 /// Creates the configured tokens that are missing. With `create_first_admin` and no admin token at all,
@@ -391,6 +422,7 @@ pub async fn seed(
         (TokenKind::Admin, &tokens.admin),
         (TokenKind::Client, &tokens.client),
         (TokenKind::Frontend, &tokens.frontend),
+        (TokenKind::Edge, &tokens.edge),
     ] {
         let secrets = secrets
             .iter()

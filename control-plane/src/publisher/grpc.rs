@@ -1,5 +1,6 @@
 //! `vexil.v1.Snapshots/Subscribe`: per edge, a catch-up (the missing deltas, or a full snapshot), then
-//! the deltas as revisions commit, and heartbeats while idle.
+//! the deltas as revisions commit, and heartbeats while idle; the environments are those the caller's edge
+//! token allows, and the stream ends (UNAUTHENTICATED) when that token is revoked or expires.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use vexil_proto::v1;
 use vexil_proto::v1::snapshots_server::Snapshots;
 
 use super::published::{EnvironmentFilter, Published};
+use crate::edge_auth::EdgeCaller;
 
 /// How often an idle stream carries a heartbeat.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
@@ -30,7 +32,9 @@ impl Snapshots for SnapshotService {
         &self,
         request: Request<v1::SubscribeRequest>,
     ) -> Result<Response<Updates>, Status> {
-        let request = request.into_inner();
+        let caller = EdgeCaller::of_request(&request)?;
+        let mut request = request.into_inner();
+        request.environments = caller.environments(std::mem::take(&mut request.environments))?;
         tracing::info!(
             edge = %request.edge_id,
             last_revision = request.last_revision,
@@ -39,23 +43,43 @@ impl Snapshots for SnapshotService {
         );
         metrics::gauge!("connected_edges").increment(1.0);
         let (sender, receiver) = mpsc::channel(64);
-        tokio::spawn(stream_updates(request, self.published.clone(), sender));
+        tokio::spawn(stream_updates(
+            request,
+            caller,
+            self.published.clone(),
+            sender,
+        ));
         Ok(Response::new(Box::pin(ReceiverStream::new(receiver))))
     }
 }
 
 async fn stream_updates(
     request: v1::SubscribeRequest,
+    caller: EdgeCaller,
     mut published: watch::Receiver<Arc<Published>>,
     sender: mpsc::Sender<Result<v1::SnapshotUpdate, Status>>,
 ) {
     let filter = EnvironmentFilter(request.environments);
     let mut sent = request.last_revision;
+    let mut resumed = false;
     let mut current = published.borrow_and_update().clone();
     loop {
+        let now_ms = vexil_shared::time::now_ms();
+        if !caller.admitted(&current.configuration, now_ms) {
+            let ended = Status::unauthenticated("the edge token was revoked or has expired");
+            let _ = sender.send(Err(ended)).await;
+            return finish(&request.edge_id);
+        }
+        let expires_in = caller.expires_in(&current.configuration, now_ms);
         // An edge ahead of this replica (it came from another one) waits for this replica to catch up.
         if current.revision() >= sent {
-            for update in current.catch_up(sent, &filter) {
+            let updates = if resumed {
+                current.catch_up(sent, &filter)
+            } else {
+                resumed = true;
+                current.resume(sent, &filter)
+            };
+            for update in updates {
                 let update = v1::SnapshotUpdate {
                     update: Some(update),
                 };
@@ -83,7 +107,17 @@ async fn stream_updates(
                 }
             }
             () = sender.closed() => return finish(&request.edge_id),
+            // Checked again at the top of the loop.
+            () = until(expires_in) => {}
         }
+    }
+}
+
+/// Sleeps for `duration`; forever when there is none.
+async fn until(duration: Option<Duration>) {
+    match duration {
+        Some(duration) => tokio::time::sleep(duration).await,
+        None => std::future::pending().await,
     }
 }
 

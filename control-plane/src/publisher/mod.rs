@@ -49,7 +49,8 @@ impl Publisher {
     ) -> Result<Publisher, ApiError> {
         let first = read_configuration(&store, frontend_api_enabled).await?;
         let options = CompileOptions::default();
-        let full = Published::first(first.clone()).full(&published::EnvironmentFilter(Vec::new()));
+        let full = Published::first(first.clone())
+            .full_with_edge_tokens(&published::EnvironmentFilter(Vec::new()));
         // A full snapshot always applies.
         let _ = serving.advance(SnapshotChange::Full(full), &options);
         let (sender, published) = watch::channel(Arc::new(Published::first(first)));
@@ -110,7 +111,7 @@ async fn refresh(
         serving.advance(SnapshotChange::Delta((*delta).clone()), options)
     {
         tracing::warn!(%gap, "rebuilding the served snapshot in full");
-        let full = published.full(&published::EnvironmentFilter(Vec::new()));
+        let full = published.full_with_edge_tokens(&published::EnvironmentFilter(Vec::new()));
         // A full snapshot always applies.
         let _ = serving.advance(SnapshotChange::Full(full), options);
     }

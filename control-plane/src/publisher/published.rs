@@ -23,17 +23,22 @@ pub struct EnvironmentDoc {
 pub struct Configuration {
     pub revision: u64,
     pub environments: BTreeMap<String, EnvironmentDoc>,
-    /// By SHA-256.
+    /// By SHA-256. Edge tokens too: the gRPC channel checks them here, and this process's own SDK APIs
+    /// refuse them with 403; they are left out of what the edges receive ([`Published::full`], the ring).
     pub tokens: BTreeMap<Vec<u8>, Arc<v1::TokenGrant>>,
     pub settings: v1::Settings,
 }
 
-/// What the publisher serves: the current configuration and the deltas that led to it (oldest first, each
-/// starting where the previous one ended).
+/// What the publisher serves: the current configuration and the deltas that led to it as the edges receive
+/// them (oldest first, each starting where the previous one ended; without edge tokens).
 #[derive(Debug, Default)]
 pub struct Published {
     pub configuration: Configuration,
     pub deltas: VecDeque<Arc<v1::Delta>>,
+}
+
+fn is_edge_token(grant: &v1::TokenGrant) -> bool {
+    grant.kind == v1::TokenKind::Edge as i32
 }
 
 /// Which environments an edge asked for (empty: all).
@@ -53,14 +58,25 @@ impl Published {
         }
     }
 
-    /// The next value: `next` with the delta from the current configuration appended to the ring.
+    /// The next value: `next` with the delta from the current configuration appended to the ring (as the
+    /// edges receive it), and the whole delta (for this process's own SDK APIs).
     pub fn advance(&self, next: Configuration) -> (Published, Arc<v1::Delta>) {
         let delta = Arc::new(diff(&self.configuration, &next));
+        let mut for_edges = (*delta).clone();
+        for_edges
+            .upserted_tokens
+            .retain(|grant| !is_edge_token(grant));
+        for_edges.removed_tokens.retain(|hash| {
+            self.configuration
+                .tokens
+                .get(hash)
+                .is_none_or(|grant| !is_edge_token(grant))
+        });
         let mut deltas = self.deltas.clone();
         if deltas.len() == DELTA_RING {
             deltas.pop_front();
         }
-        deltas.push_back(delta.clone());
+        deltas.push_back(Arc::new(for_edges));
         (
             Published {
                 configuration: next,
@@ -97,8 +113,42 @@ impl Published {
         vec![v1::snapshot_update::Update::Full(self.full(filter))]
     }
 
-    /// The whole configuration, restricted to the environments asked for.
+    /// The updates for an edge that (re)subscribes at `revision`: [`Published::catch_up`], and the current
+    /// settings whatever the revision. Settings come partly from start flags (`--frontend-api-enabled`), which
+    /// a restarted control plane can change without a new revision, so an edge that resumes must be told
+    /// them: a `Full` carries them, the last of the deltas gets them, and an edge already at this revision
+    /// gets a delta from its revision to itself that carries only them.
+    pub fn resume(
+        &self,
+        revision: u64,
+        filter: &EnvironmentFilter,
+    ) -> Vec<v1::snapshot_update::Update> {
+        let settings = Some(self.configuration.settings.clone());
+        let mut updates = self.catch_up(revision, filter);
+        match updates.last_mut() {
+            Some(v1::snapshot_update::Update::Delta(last)) => last.settings = settings,
+            Some(_) => {}
+            None => updates.push(v1::snapshot_update::Update::Delta(v1::Delta {
+                from_revision: revision,
+                to_revision: revision,
+                settings,
+                ..v1::Delta::default()
+            })),
+        }
+        updates
+    }
+
+    /// The whole configuration as an edge receives it: restricted to the environments asked for, without
+    /// edge tokens.
     pub fn full(&self, filter: &EnvironmentFilter) -> v1::Full {
+        let mut full = self.full_with_edge_tokens(filter);
+        full.tokens.retain(|grant| !is_edge_token(grant));
+        full
+    }
+
+    /// The whole configuration with every token, edge tokens included: what this process's own SDK APIs
+    /// serve from (they answer 403 to an edge token).
+    pub fn full_with_edge_tokens(&self, filter: &EnvironmentFilter) -> v1::Full {
         let c = &self.configuration;
         v1::Full {
             revision: c.revision,
@@ -314,6 +364,96 @@ mod tests {
             published.catch_up(99, &all)[..],
             [v1::snapshot_update::Update::Full(_)]
         ));
+    }
+
+    #[test]
+    fn a_resuming_edge_always_gets_the_settings() {
+        let all = EnvironmentFilter(Vec::new());
+        let mut published = Published::first(configuration(1, &[("a", true)]));
+        for revision in 2..=3 {
+            published = published.advance(configuration(revision, &[("a", true)])).0;
+        }
+        published.configuration.settings.frontend_api_enabled = true;
+        let settings = Some(published.configuration.settings.clone());
+        // At the current revision: a delta from it to itself with the settings only.
+        assert_eq!(
+            published.resume(3, &all),
+            [v1::snapshot_update::Update::Delta(v1::Delta {
+                from_revision: 3,
+                to_revision: 3,
+                settings: settings.clone(),
+                ..v1::Delta::default()
+            })]
+        );
+        // Behind, within the ring: the deltas, the last with the settings.
+        let deltas: Vec<(u64, u64, bool)> = published
+            .resume(1, &all)
+            .iter()
+            .map(|u| match u {
+                v1::snapshot_update::Update::Delta(d) => {
+                    (d.from_revision, d.to_revision, d.settings == settings)
+                }
+                other => panic!("expected deltas, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(deltas, [(1, 2, false), (2, 3, true)]);
+        // Otherwise a Full, which carries them.
+        assert!(matches!(
+            published.resume(0, &all)[..],
+            [v1::snapshot_update::Update::Full(ref f)] if f.settings == settings
+        ));
+        // Following the stream afterwards adds nothing while the revision stands.
+        assert!(published.catch_up(3, &all).is_empty());
+    }
+
+    fn grant(byte: u8, kind: v1::TokenKind) -> (Vec<u8>, Arc<v1::TokenGrant>) {
+        let grant = v1::TokenGrant {
+            sha256: vec![byte; 32],
+            kind: kind as i32,
+            projects: vec!["*".to_owned()],
+            environment: "*".to_owned(),
+            expires_at_ms: None,
+        };
+        (grant.sha256.clone(), Arc::new(grant))
+    }
+
+    #[test]
+    fn edges_never_receive_edge_tokens() {
+        let all = EnvironmentFilter(Vec::new());
+        let mut first = configuration(1, &[]);
+        first.tokens = [
+            grant(1, v1::TokenKind::Frontend),
+            grant(2, v1::TokenKind::Edge),
+        ]
+        .into();
+        let published = Published::first(first.clone());
+        let kinds = |full: &v1::Full| full.tokens.iter().map(|t| t.kind).collect::<Vec<_>>();
+        assert_eq!(
+            kinds(&published.full(&all)),
+            [v1::TokenKind::Frontend as i32]
+        );
+        assert_eq!(kinds(&published.full_with_edge_tokens(&all)).len(), 2);
+
+        // A new edge token and a revoked one: the whole delta has both, the ring neither.
+        let mut next = first;
+        next.revision = 2;
+        next.tokens.remove(&vec![2; 32]);
+        next.tokens.extend([
+            grant(3, v1::TokenKind::Edge),
+            grant(4, v1::TokenKind::Client),
+        ]);
+        let (published, whole) = published.advance(next);
+        assert_eq!(whole.upserted_tokens.len(), 2);
+        assert_eq!(whole.removed_tokens, [vec![2; 32]]);
+        let ring = &published.deltas[0];
+        assert_eq!(
+            ring.upserted_tokens
+                .iter()
+                .map(|t| t.sha256[0])
+                .collect::<Vec<_>>(),
+            [4]
+        );
+        assert!(ring.removed_tokens.is_empty());
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! binary on SQLite and Postgres.
 
 use crate::database::TestDb;
-use crate::server::{Answer, Server, ADMIN_TOKEN, CLIENT_TOKEN, FRONTEND_TOKEN};
+use crate::server::{Answer, Server, ADMIN_TOKEN, CLIENT_TOKEN, EDGE_TOKEN, FRONTEND_TOKEN};
 use serde_json::{json, Value};
 
 crate::on_sqlite_and_postgres!(
     api_token_life_cycle,
     api_token_limit,
+    edge_tokens,
     users_sessions_and_personal_access_tokens,
     group_round_trip,
     every_admin_route_with_every_credential,
@@ -295,6 +296,97 @@ async fn api_token_life_cycle(db: TestDb) {
             .len(),
         6
     );
+}
+
+/// Edge tokens: made like the others (secret once, hash stored), scoped to `*` (the default) or one
+/// environment, for every project; refused on the admin API and the control plane's SDK APIs; described in
+/// the OpenAPI document.
+async fn edge_tokens(db: TestDb) {
+    let server = Server::start(&db, &["--init-edge-tokens", EDGE_TOKEN]).await;
+    let all = server
+        .post(
+            "/api/admin/api-tokens",
+            json!({"tokenName": "edges", "type": "edge"}),
+        )
+        .await
+        .expect(201)
+        .clone();
+    let secret = all["secret"].as_str().unwrap();
+    let random = secret.strip_prefix("*:*.").expect("all environments");
+    assert!(random.len() >= 32 && is_hex(random), "{secret}");
+    assert_eq!(all["type"], "edge");
+    assert_eq!(all["environment"], "*");
+    assert_eq!(all["projects"], json!(["*"]));
+    let production = create_token(
+        &server,
+        json!({"tokenName": "edges-eu", "type": "edge", "environment": "production", "projects": ["*"]}),
+    )
+    .await;
+    assert!(production.starts_with("*:production."), "{production}");
+
+    let list = server
+        .get("/api/admin/api-tokens")
+        .await
+        .expect(200)
+        .clone();
+    let edges: Vec<&Value> = list["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|token| token["type"] == "edge")
+        .collect();
+    let names: Vec<&str> = edges
+        .iter()
+        .map(|token| token["tokenName"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["init-edge-token-1", "edges", "edges-eu"], "{list}");
+    assert!(edges.iter().all(|token| token["secret"].is_null()));
+    assert_eq!(edges[2]["environment"], "production");
+
+    for token in [EDGE_TOKEN, secret, production.as_str()] {
+        for path in [
+            "/api/admin/projects",
+            "/api/admin/api-tokens",
+            "/api/frontend",
+            "/api/client/features",
+        ] {
+            server
+                .send("GET", path, None, Some(token))
+                .await
+                .expect_error(403, "NoAccessError");
+        }
+    }
+
+    for (body, field) in [
+        (
+            json!({"tokenName": "x", "type": "edge", "environment": "nowhere"}),
+            "environment",
+        ),
+        (
+            json!({"tokenName": "x", "type": "edge", "projects": ["default"]}),
+            "projects",
+        ),
+        (
+            json!({"tokenName": "x", "type": "edge", "project": "default"}),
+            "projects",
+        ),
+    ] {
+        let message = server
+            .post("/api/admin/api-tokens", body.clone())
+            .await
+            .expect_error(400, "ValidationError");
+        assert!(message.contains(field), "{body}: {message}");
+    }
+
+    // The OpenAPI document names the type and its scope.
+    let document = server
+        .send("GET", "/docs/openapi.json", None, None)
+        .await
+        .expect(200)
+        .clone();
+    let create = &document["components"]["schemas"]["CreateApiToken"]["properties"];
+    let described = format!("{} {}", create["type"], create["environment"]);
+    assert!(described.contains("edge"), "{described}");
 }
 
 async fn api_token_limit(db: TestDb) {
@@ -759,6 +851,7 @@ enum Kind {
     AdminToken,
     ClientToken,
     FrontendToken,
+    EdgeToken,
     AdminPat,
     EditorPat,
     ViewerPat,
@@ -786,7 +879,7 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
     let read = method == "get";
     let allowed = match kind {
         Kind::Missing | Kind::Unknown | Kind::Expired => return Expect::Unauthenticated,
-        Kind::ClientToken | Kind::FrontendToken => false,
+        Kind::ClientToken | Kind::FrontendToken | Kind::EdgeToken => false,
         Kind::AdminToken => !own_account,
         Kind::AdminPat => true,
         Kind::EditorPat | Kind::EditorBySessionAndGroup => {
@@ -802,7 +895,7 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
 }
 
 async fn every_admin_route_with_every_credential(db: TestDb) {
-    let server = Server::start(&db, &[]).await;
+    let server = Server::start(&db, &["--init-edge-tokens", EDGE_TOKEN]).await;
     let expired = create_token(
         &server,
         json!({"tokenName": "old", "type": "admin", "expiresAt": PAST}),
@@ -821,13 +914,14 @@ async fn every_admin_route_with_every_credential(db: TestDb) {
         .expect(201);
     let cookie = sign_in(&server, "grouped", "correct horse battery").await;
 
-    let kinds: [(Kind, Option<(&str, &str)>); 10] = [
+    let kinds: [(Kind, Option<(&str, &str)>); 11] = [
         (Kind::Missing, None),
         (Kind::Unknown, Some(("Authorization", "*:*.not-a-token"))),
         (Kind::Expired, Some(("Authorization", &expired))),
         (Kind::AdminToken, Some(("Authorization", ADMIN_TOKEN))),
         (Kind::ClientToken, Some(("Authorization", CLIENT_TOKEN))),
         (Kind::FrontendToken, Some(("Authorization", FRONTEND_TOKEN))),
+        (Kind::EdgeToken, Some(("Authorization", EDGE_TOKEN))),
         (Kind::AdminPat, Some(("Authorization", &admin_pat))),
         (Kind::EditorPat, Some(("Authorization", &editor_pat))),
         (Kind::ViewerPat, Some(("Authorization", &viewer_pat))),

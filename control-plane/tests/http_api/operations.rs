@@ -608,6 +608,46 @@ async fn a_malformed_start_up_token_stops_the_start_without_echoing_it() {
     assert!(String::from_utf8_lossy(&output.stdout).is_empty());
 }
 
+/// A gRPC listener in plain text off the loopback is warned about at start; on the loopback it is not. TLS
+/// files that cannot be read stop the start. A malformed start-up edge token too, without echoing it.
+#[tokio::test]
+async fn the_grpc_listener_warns_in_plain_text_off_loopback_and_needs_readable_tls_files() {
+    let db = TestDb::sqlite().await;
+    let warning = "has no TLS";
+    let exposed = Server::start_logged(&db, &["--grpc-listen", "0.0.0.0:0"]).await;
+    assert!(exposed.logs().contains(warning), "{}", exposed.logs());
+    drop(exposed);
+    let local = Server::start_logged(&db, &[]).await;
+    assert!(!local.logs().contains(warning), "{}", local.logs());
+    drop(local);
+
+    let start = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
+            .args(["--listen", "127.0.0.1:0", "--database-url", &db.url])
+            .args(extra)
+            .env("VEXIL_GRPC_LISTEN", "127.0.0.1:0")
+            .env("RUST_LOG", "off")
+            .output()
+            .unwrap()
+    };
+    let missing = db.url.replace("sqlite://", "") + ".missing.pem";
+    let output = start(&["--grpc-tls-cert", &missing, "--grpc-tls-key", &missing]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("TLS") && stderr.contains(&missing),
+        "{stderr}"
+    );
+    let output = start(&["--init-edge-tokens", "default:production.hunter2"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("init-edge-token-1"), "{stderr}");
+    assert!(
+        !stderr.contains("hunter2"),
+        "the secret was echoed: {stderr}"
+    );
+}
+
 /// The document's operations are exactly those of `openapi_operations.txt` (the set recorded before the routers
 /// were reorganised), and each of them is routed: no `No route` 404 and no 405 for any of them.
 #[tokio::test]

@@ -11,6 +11,8 @@ use std::time::Duration;
 pub const ADMIN_TOKEN: &str = "*:*.test-admin-secret";
 pub const CLIENT_TOKEN: &str = "default:development.test-client-secret";
 pub const FRONTEND_TOKEN: &str = "default:development.test-frontend-secret";
+/// Not created by [`Server::start`]; a test that wants it passes `--init-edge-tokens` with it.
+pub const EDGE_TOKEN: &str = "*:*.test-edge-secret";
 
 /// A running `vexil-control-plane`.
 pub struct Server {

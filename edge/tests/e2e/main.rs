@@ -6,8 +6,10 @@ mod database;
 #[allow(dead_code)] // shared with the offline tests
 mod processes;
 
+mod channel;
 mod metrics;
 mod propagation;
 mod replicas;
+mod resume;
 mod sdk;
 mod usage_proxy;

@@ -12,6 +12,8 @@ use serde_json::Value;
 pub const ADMIN_TOKEN: &str = "*:*.e2e-admin-secret";
 pub const CLIENT_TOKEN: &str = "default:development.e2e-client-secret";
 pub const FRONTEND_TOKEN: &str = "default:development.e2e-frontend-secret";
+/// The edge token every control plane is started with and every edge sends (all environments).
+pub const EDGE_TOKEN: &str = "*:*.e2e-edge-secret";
 
 /// A running binary, killed when dropped.
 pub struct Process {
@@ -54,15 +56,25 @@ impl Process {
             CLIENT_TOKEN,
             "--init-frontend-tokens",
             FRONTEND_TOKEN,
+            "--init-edge-tokens",
+            EDGE_TOKEN,
         ];
         args.extend_from_slice(extra);
         Process::start(Command::new(control_plane_binary()).args(args))
     }
 
-    /// `vexil-edge serve` subscribed to `upstreams`.
+    /// `vexil-edge serve` subscribed to `upstreams` with the test edge token.
     pub fn edge(upstreams: &[&str], extra: &[&str]) -> Process {
+        Process::edge_with_token(upstreams, Some(EDGE_TOKEN), extra)
+    }
+
+    /// `vexil-edge serve` subscribed to `upstreams` with `token` as its edge token (none: no `--token`).
+    pub fn edge_with_token(upstreams: &[&str], token: Option<&str>, extra: &[&str]) -> Process {
         let upstream = upstreams.join(",");
         let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--upstream", &upstream];
+        if let Some(token) = token {
+            args.extend_from_slice(&["--token", token]);
+        }
         args.extend_from_slice(extra);
         Process::start(Command::new(env!("CARGO_BIN_EXE_vexil-edge")).args(args))
     }
