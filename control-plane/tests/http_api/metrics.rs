@@ -5,7 +5,8 @@
 
 use crate::database::TestDb;
 use crate::server::{
-    assert_error_body, assert_timestamp, Server, ADMIN_TOKEN, CLIENT_TOKEN, FRONTEND_TOKEN,
+    assert_error_body, assert_timestamp, Server, ADMIN_TOKEN, CLIENT_TOKEN, EDGE_TOKEN,
+    FRONTEND_TOKEN,
 };
 use serde_json::{json, Value};
 use vexil_proto::v1;
@@ -606,10 +607,21 @@ fn edge_batch(batch_id: &str, counts: Vec<v1::FlagCount>) -> v1::UsageBatch {
 }
 
 async fn edge_batches_are_held_to_the_bounds_of_the_posts(db: TestDb) {
-    let server = Server::start(&db, &[]).await;
-    let mut client = UsageClient::connect(server.grpc.clone())
+    let server = Server::start(&db, &["--init-edge-tokens", EDGE_TOKEN]).await;
+    let channel = tonic::transport::Endpoint::from_shared(server.grpc.clone())
+        .expect("the gRPC URL")
+        .connect()
         .await
-        .expect("connect to the gRPC listener")
+        .expect("connect to the gRPC listener");
+    let authorization: tonic::metadata::MetadataValue<_> =
+        format!("Bearer {EDGE_TOKEN}").parse().expect("ASCII");
+    let mut client =
+        UsageClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
+            request
+                .metadata_mut()
+                .insert("authorization", authorization.clone());
+            Ok(request)
+        })
         .max_encoding_message_size(64 * 1024 * 1024);
     let before = views(&server).await;
     let long = "x".repeat(256);
