@@ -88,6 +88,10 @@ pub struct Config {
     /// Resource limits: `--limit-<field>` / `VEXIL_LIMIT_<FIELD>` each.
     #[command(flatten)]
     pub limits: Limits,
+
+    /// `--request-timeout` and `--header-read-timeout`.
+    #[command(flatten)]
+    pub http_timeouts: vexil_serving::serve::HttpTimeouts,
 }
 
 /// "" or "/x…" without a trailing slash; "x" and "/x/" are read as "/x".
@@ -128,6 +132,10 @@ mod tests {
         assert!(!config.trust_proxy);
         assert_eq!(config.limits, Limits::default());
         assert!(!config.disable_password_auth);
+        assert_eq!(
+            config.http_timeouts,
+            vexil_serving::serve::HttpTimeouts::default()
+        );
         let config = Config::try_parse_from([
             "vexil-control-plane",
             "--auth-type",
