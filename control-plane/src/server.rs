@@ -88,6 +88,9 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         prometheus,
         openapi: http::openapi::render(openapi, &config.base_path),
         limits: config.limits.clone(),
+        trust_proxy: config.trust_proxy,
+        sign_in: Default::default(),
+        password_work: Default::default(),
     });
     let app = http::router(
         routes.with_state(state),

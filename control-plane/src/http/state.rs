@@ -1,6 +1,8 @@
 //! What every handler can reach: [`AppState`].
 
 use crate::domain::limits::Limits;
+use crate::domain::passwords::PasswordWork;
+use crate::domain::sign_in_throttle::SignInThrottle;
 use crate::store::Store;
 use crate::time::Clock;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -20,4 +22,10 @@ pub struct AppState {
     pub limits: Limits,
     /// Unix milliseconds now: the metrics views' windows are relative to it (tests inject their own).
     pub clock: Clock,
+    /// With `--trust-proxy`: the caller's address is the first `X-Forwarded-For` hop.
+    pub trust_proxy: bool,
+    /// Failed sign-ins, counted in this process's memory.
+    pub sign_in: SignInThrottle,
+    /// Password hashing and checking, bounded in concurrency and memory.
+    pub password_work: PasswordWork,
 }

@@ -3,7 +3,8 @@
 //! ranges, the OpenAPI ids, `appDetails` links.
 
 use crate::database::TestDb;
-use crate::server::{Server, ADMIN_TOKEN};
+use crate::server::{assert_error_body, Server, ADMIN_TOKEN};
+use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -113,4 +114,94 @@ async fn made_up_methods_add_no_prometheus_series() {
         .collect();
     assert!(made_up.is_empty(), "{made_up:#?}");
     assert_eq!(before, after, "made-up methods added series");
+}
+
+/// What `/proc/<pid>/status` says of `field` (`VmRSS`, `VmHWM`), in KiB.
+fn memory_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in {status}"))
+}
+
+#[tokio::test]
+async fn fifty_concurrent_wrong_passwords_get_429s_and_the_memory_stays_bounded() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &[]).await;
+    for username in ["victim", "bystander"] {
+        server
+            .post(
+                "/api/admin/user-admin",
+                json!({"username": username, "password": "right password", "rootRole": "Viewer"}),
+            )
+            .await
+            .expect(201);
+    }
+    let pid = server.pid();
+    let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let sampling = sampling.clone();
+        tokio::spawn(async move {
+            let mut peak = 0;
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(memory_kib(pid, "VmRSS"));
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            peak
+        })
+    };
+    let attempts: Vec<_> = (0..50)
+        .map(|_| {
+            let request = server
+                .client
+                .post(format!("{}/auth/simple/login", server.base))
+                .json(&json!({"username": "victim", "password": "wrong password"}));
+            tokio::spawn(async move {
+                let response = request.send().await.expect("an answer");
+                let retry_after = response
+                    .headers()
+                    .get("retry-after")
+                    .map(|value| value.to_str().unwrap().to_owned());
+                let status = response.status().as_u16();
+                let body: Value = response.json().await.expect("a JSON body");
+                (status, retry_after, body)
+            })
+        })
+        .collect();
+    let mut refused = 0;
+    for attempt in attempts {
+        let (status, retry_after, body) = attempt.await.unwrap();
+        match status {
+            401 => assert!(retry_after.is_none()),
+            429 => {
+                refused += 1;
+                assert_error_body(&body, "RateLimitError");
+                let seconds: u64 = retry_after.expect("Retry-After").parse().unwrap();
+                assert!((1..=300).contains(&seconds), "Retry-After {seconds}");
+            }
+            other => panic!("unexpected status {other}: {body}"),
+        }
+    }
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let peak_rss_kib = sampler.await.unwrap().max(memory_kib(pid, "VmHWM"));
+    assert!(refused > 0, "no 429 among 50 wrong passwords");
+    assert!(
+        peak_rss_kib < 300 * 1024,
+        "the control plane reached {} MiB",
+        peak_rss_kib / 1024
+    );
+    // The login is refused even with its password until the window ends; another one from the same address
+    // is not.
+    let login = |username: &str| {
+        server.send(
+            "POST",
+            "/auth/simple/login",
+            Some(json!({"username": username, "password": "right password"})),
+            None,
+        )
+    };
+    login("victim").await.expect_error(429, "RateLimitError");
+    login("bystander").await.expect(200);
 }
