@@ -12,9 +12,12 @@ pub enum AuthType {
     None,
 }
 
+/// The format of the log on standard error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
+    /// Human-readable lines (coloured only on a terminal).
     Text,
+    /// One JSON object per line.
     Json,
 }
 
@@ -74,6 +77,9 @@ pub struct Config {
     #[arg(long, env = "VEXIL_DISABLE_PASSWORD_AUTH")]
     pub disable_password_auth: bool,
 
+    /// The log on standard error: `text`, or `json` (every line one JSON object). Standard output is not the
+    /// log: it carries only the plain-text lines scripts read (`listening on ADDR`, `grpc listening on ADDR`,
+    /// and the first admin token when one is created), whatever the format.
     #[arg(long, env = "VEXIL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 

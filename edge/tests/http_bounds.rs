@@ -1,12 +1,14 @@
 //! Bounds on what a request can cost the edge, through the real binary (`vexil-edge offline`, whose HTTP
-//! server `serve` shares): the header read timeout, and Prometheus labels that made-up methods cannot
-//! multiply.
+//! server `serve` shares): the header read timeout, Prometheus labels that made-up methods cannot multiply,
+//! and logs without colour codes when standard error is no terminal.
 
 #[allow(dead_code)] // shared with the e2e tests
 #[path = "e2e/processes.rs"]
 mod processes;
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use processes::*;
@@ -133,4 +135,43 @@ async fn made_up_methods_add_no_prometheus_series() {
         .collect();
     assert!(made_up.is_empty(), "{made_up:#?}");
     assert_eq!(before, after, "made-up methods added series");
+}
+
+#[tokio::test]
+async fn logs_carry_no_colour_codes_when_standard_error_is_not_a_terminal() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let features = features_file();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vexil-edge"))
+        .args([
+            "offline",
+            "--listen",
+            "127.0.0.1:0",
+            "--features",
+            &features,
+        ])
+        .args(["--frontend-tokens", FRONTEND])
+        .env("RUST_LOG", "info")
+        // Colours are wanted here unless the output is no terminal.
+        .env_remove("NO_COLOR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log.reopen().unwrap()))
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let listening = stdout
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.starts_with("listening on "));
+    assert!(listening);
+    // The log line follows the printed one.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut logs = String::new();
+    while !logs.contains("listening") && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        logs = std::fs::read_to_string(log.path()).unwrap();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(logs.contains("listening"), "{logs}");
+    assert!(!logs.contains('\u{1b}'), "ANSI codes in {logs:?}");
 }

@@ -5,6 +5,8 @@
 use crate::database::TestDb;
 use crate::server::{assert_error_body, Server, ADMIN_TOKEN};
 use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -204,4 +206,79 @@ async fn fifty_concurrent_wrong_passwords_get_429s_and_the_memory_stays_bounded(
     };
     login("victim").await.expect_error(429, "RateLimitError");
     login("bystander").await.expect(200);
+}
+
+/// Starts the binary with `args`, standard error into a file; returns it with its address once it listens.
+fn start_with_stderr_in_a_file(
+    db: &TestDb,
+    args: &[&str],
+) -> (Child, String, tempfile::NamedTempFile) {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
+        .args(["--listen", "127.0.0.1:0", "--database-url", &db.url])
+        .args(["--init-admin-tokens", ADMIN_TOKEN])
+        .args(args)
+        .env("VEXIL_GRPC_LISTEN", "127.0.0.1:0")
+        .env("RUST_LOG", "info")
+        // Colours are wanted here unless the output is no terminal.
+        .env_remove("NO_COLOR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log.reopen().unwrap()))
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let address = stdout
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| line.strip_prefix("listening on ").map(str::to_owned))
+        .expect("listening on");
+    (child, address, log)
+}
+
+#[tokio::test]
+async fn logs_carry_no_colour_codes_when_standard_error_is_not_a_terminal() {
+    let db = TestDb::sqlite().await;
+    let (mut child, address, log) = start_with_stderr_in_a_file(&db, &[]);
+    reqwest::Client::new()
+        .get(format!("http://{address}/api/admin/projects"))
+        .header("Authorization", ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut logs = String::new();
+    while !logs.contains("/api/admin/projects") && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        logs = std::fs::read_to_string(log.path()).unwrap();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(logs.contains("listening"), "{logs}");
+    assert!(logs.contains("/api/admin/projects"), "{logs}");
+    assert!(!logs.contains('\u{1b}'), "ANSI codes in {logs:?}");
+}
+
+#[tokio::test]
+async fn with_json_logs_every_line_on_standard_error_is_json_even_when_the_start_fails() {
+    let missing = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite://{}",
+        missing.path().join("no/such/dir/vexil.db").display()
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
+        .args(["--listen", "127.0.0.1:0", "--database-url", &url])
+        .args(["--log-format", "json"])
+        .env("VEXIL_GRPC_LISTEN", "127.0.0.1:0")
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(!stderr.is_empty());
+    for line in stderr.lines() {
+        let parsed: Result<Value, _> = serde_json::from_str(line);
+        assert!(parsed.is_ok(), "not JSON: {line}");
+    }
+    assert!(stderr.contains("cannot open the store"), "{stderr}");
+    assert!(output.stdout.is_empty());
 }
