@@ -282,3 +282,34 @@ async fn with_json_logs_every_line_on_standard_error_is_json_even_when_the_start
     assert!(stderr.contains("cannot open the store"), "{stderr}");
     assert!(output.stdout.is_empty());
 }
+
+#[tokio::test]
+async fn event_paging_beyond_its_documented_range_is_400() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &[]).await;
+    for query in ["offset=2147483648", "limit=1001", "offset=4294967296"] {
+        server
+            .get(&format!("/api/admin/events?{query}"))
+            .await
+            .expect_error(400, "ValidationError");
+    }
+    for query in ["offset=2147483647", "limit=1000", "offset=0&limit=0"] {
+        server
+            .get(&format!("/api/admin/events?{query}"))
+            .await
+            .expect(200);
+    }
+    // The document states the same range.
+    let document = server.get("/docs/openapi.json").await.expect(200).clone();
+    let parameters = document["paths"]["/api/admin/events"]["get"]["parameters"]
+        .as_array()
+        .unwrap();
+    let maximum = |name: &str| {
+        parameters
+            .iter()
+            .find(|parameter| parameter["name"] == name)
+            .map(|parameter| parameter["schema"]["maximum"].clone())
+    };
+    assert_eq!(maximum("offset"), Some(json!(2147483647)));
+    assert_eq!(maximum("limit"), Some(json!(1000)));
+}
