@@ -3,7 +3,7 @@
 //! ranges, the OpenAPI ids, `appDetails` links.
 
 use crate::database::TestDb;
-use crate::server::{assert_error_body, Server, ADMIN_TOKEN};
+use crate::server::{assert_error_body, Server, ADMIN_TOKEN, CLIENT_TOKEN};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -312,4 +312,52 @@ async fn event_paging_beyond_its_documented_range_is_400() {
     };
     assert_eq!(maximum("offset"), Some(json!(2147483647)));
     assert_eq!(maximum("limit"), Some(json!(1000)));
+}
+
+#[tokio::test]
+async fn app_details_links_escape_only_what_a_path_segment_cannot_hold() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &[]).await;
+    for app in ["bar-app", "a b/c"] {
+        let answer = server
+            .send(
+                "POST",
+                "/api/client/register",
+                Some(json!({
+                    "appName": app, "instanceId": "i-1", "sdkVersion": "unleash-client-node:6.12.1",
+                    "strategies": ["default"], "started": "2026-11-22T00:00:00.000Z", "interval": 10000
+                })),
+                Some(CLIENT_TOKEN),
+            )
+            .await;
+        assert_eq!(answer.status, 202, "{}", answer.body);
+    }
+    let apps = server
+        .get("/api/admin/metrics/applications")
+        .await
+        .expect(200)
+        .clone();
+    let links: Vec<(&str, &str)> = apps["applications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|app| {
+            (
+                app["appName"].as_str().unwrap(),
+                app["links"]["appDetails"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        links,
+        [
+            ("a b/c", "/api/admin/metrics/applications/a%20b%2Fc"),
+            ("bar-app", "/api/admin/metrics/applications/bar-app"),
+        ]
+    );
+    // Each link leads to its application.
+    for (app, link) in links {
+        let details = server.get(link).await.expect(200).clone();
+        assert_eq!(details["appName"], app);
+    }
 }
