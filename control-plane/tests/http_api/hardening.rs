@@ -315,6 +315,30 @@ async fn event_paging_beyond_its_documented_range_is_400() {
 }
 
 #[tokio::test]
+async fn every_operation_has_its_own_id() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &[]).await;
+    let document = server.get("/docs/openapi.json").await.expect(200).clone();
+    let mut seen: std::collections::BTreeMap<String, String> = Default::default();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let id = operation["operationId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path} has no operationId"))
+                .to_owned();
+            if let Some(other) = seen.insert(id.clone(), format!("{method} {path}")) {
+                panic!("{id} names both {other} and {method} {path}");
+            }
+        }
+    }
+    assert_eq!(
+        seen["get_groups_groupId"],
+        "get /api/admin/groups/{groupId}"
+    );
+    assert_eq!(seen["login"], "post /auth/simple/login");
+}
+
+#[tokio::test]
 async fn app_details_links_escape_only_what_a_path_segment_cannot_hold() {
     let db = TestDb::sqlite().await;
     let server = Server::start(&db, &[]).await;
