@@ -157,12 +157,19 @@ async fn logs_carry_no_colour_codes_when_standard_error_is_not_a_terminal() {
         .stderr(Stdio::from(log.reopen().unwrap()))
         .spawn()
         .unwrap();
+    // Read on a thread to the end: a closed pipe would fail the binary's next line on standard output.
     let stdout = BufReader::new(child.stdout.take().unwrap());
-    let listening = stdout
-        .lines()
-        .map_while(Result::ok)
-        .any(|line| line.starts_with("listening on "));
-    assert!(listening);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if line.starts_with("listening on ") {
+                let _ = sender.send(());
+            }
+        }
+    });
+    receiver
+        .recv_timeout(Duration::from_secs(60))
+        .expect("listening on");
     // The log line follows the printed one.
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut logs = String::new();

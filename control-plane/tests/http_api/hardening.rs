@@ -226,11 +226,18 @@ fn start_with_stderr_in_a_file(
         .stderr(Stdio::from(log.reopen().unwrap()))
         .spawn()
         .unwrap();
+    // Read on a thread to the end: a closed pipe would fail the binary's next line on standard output.
     let stdout = BufReader::new(child.stdout.take().unwrap());
-    let address = stdout
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|line| line.strip_prefix("listening on ").map(str::to_owned))
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if let Some(address) = line.strip_prefix("listening on ") {
+                let _ = sender.send(address.to_owned());
+            }
+        }
+    });
+    let address = receiver
+        .recv_timeout(Duration::from_secs(60))
         .expect("listening on");
     (child, address, log)
 }
