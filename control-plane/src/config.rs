@@ -13,9 +13,12 @@ pub enum AuthType {
     None,
 }
 
+/// The format of the log on standard error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
+    /// Human-readable lines (coloured only on a terminal).
     Text,
+    /// One JSON object per line.
     Json,
 }
 
@@ -100,6 +103,9 @@ pub struct Config {
     #[arg(long, env = "VEXIL_DISABLE_PASSWORD_AUTH")]
     pub disable_password_auth: bool,
 
+    /// The log on standard error: `text`, or `json` (every line one JSON object). Standard output is not the
+    /// log: it carries only the plain-text lines scripts read (`listening on ADDR`, `grpc listening on ADDR`,
+    /// and the first admin token when one is created), whatever the format.
     #[arg(long, env = "VEXIL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
@@ -120,6 +126,10 @@ pub struct Config {
     /// Resource limits: `--limit-<field>` / `VEXIL_LIMIT_<FIELD>` each.
     #[command(flatten)]
     pub limits: Limits,
+
+    /// `--request-timeout` and `--header-read-timeout`.
+    #[command(flatten)]
+    pub http_timeouts: vexil_serving::serve::HttpTimeouts,
 }
 
 /// "" or "/x…" without a trailing slash; "x" and "/x/" are read as "/x".
@@ -169,6 +179,10 @@ mod tests {
         );
         assert!(
             Config::try_parse_from(["vexil-control-plane", "--grpc-tls-key", "k.pem"]).is_err()
+        );
+        assert_eq!(
+            config.http_timeouts,
+            vexil_serving::serve::HttpTimeouts::default()
         );
         let config = Config::try_parse_from([
             "vexil-control-plane",

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use vexil_proto::v1::snapshots_server::SnapshotsServer;
 use vexil_proto::v1::usage_server::UsageServer;
-use vexil_serving::{shutdown, telemetry, ServingState};
+use vexil_serving::{serve, shutdown, telemetry, ServingState};
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -98,12 +98,16 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         openapi: http::openapi::render(openapi, &config.base_path),
         limits: config.limits.clone(),
         published: publisher.watch(),
+        trust_proxy: config.trust_proxy,
+        sign_in: Default::default(),
+        password_work: Default::default(),
     });
     let app = http::router(
         routes.with_state(state),
         serving,
         &config.base_path,
         config.body_limit,
+        config.http_timeouts.request_timeout,
     );
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let address = listener.local_addr()?;
@@ -157,17 +161,18 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     println!("grpc listening on {grpc_address}");
     std::io::stdout().flush()?;
     tracing::info!(%address, %grpc_address, base_path = %config.base_path, "listening");
-    axum::serve(
+    serve::serve(
         listener,
-        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        app,
+        config.http_timeouts.header_read_timeout,
+        async {
+            let signal = shutdown::signal(|signal, error| {
+                tracing::error!(%error, "cannot listen for {}", signal.name());
+            })
+            .await;
+            tracing::info!("{} received", signal.name());
+        },
     )
-    .with_graceful_shutdown(async {
-        let signal = shutdown::signal(|signal, error| {
-            tracing::error!(%error, "cannot listen for {}", signal.name());
-        })
-        .await;
-        tracing::info!("{} received", signal.name());
-    })
     .await?;
     tracing::info!("shutting down: requests drained, closing the store");
     store.close().await;

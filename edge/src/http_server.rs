@@ -13,6 +13,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
 use metrics_exporter_prometheus::PrometheusHandle;
+use vexil_serving::serve::{self, HttpTimeouts};
 use vexil_serving::{shutdown, telemetry, ServingState};
 use vexil_shared::time::now_ms;
 use vexil_shared::{ApiError, ErrorKind};
@@ -37,11 +38,13 @@ struct EdgeState {
     prometheus: PrometheusHandle,
 }
 
-/// Installs the metrics recorder, binds, prints `listening on ADDR` and serves until SIGTERM or SIGINT.
+/// Installs the metrics recorder, binds, prints `listening on ADDR` and serves until SIGTERM or SIGINT, within
+/// `timeouts`.
 pub async fn serve(
     listen: SocketAddr,
     serving: Arc<ServingState>,
     status: Arc<UpstreamStatus>,
+    timeouts: HttpTimeouts,
 ) -> Result<(), String> {
     let prometheus = telemetry::install_prometheus()
         .map_err(|error| format!("cannot install the metrics recorder: {error}"))?;
@@ -56,7 +59,8 @@ pub async fn serve(
         .route("/internal-backstage/prometheus", get(prometheus_text))
         .with_state(state)
         .merge(vexil_serving::routes(serving))
-        .fallback(unknown_route)
+        .fallback(unknown_route);
+    let app = serve::with_request_timeout(app, timeouts.request_timeout)
         .layer(telemetry::http_trace_layer());
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -67,11 +71,7 @@ pub async fn serve(
     println!("listening on {address}");
     let _ = std::io::stdout().flush();
     tracing::info!(%address, "listening");
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async {
+    serve::serve(listener, app, timeouts.header_read_timeout, async {
         // A signal that cannot be listened for is never received; the other one still stops the edge.
         shutdown::signal(|_, _| {}).await;
         tracing::info!("shutting down");

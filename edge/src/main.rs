@@ -9,6 +9,7 @@ mod subscriber;
 mod upstream;
 mod usage_reporter;
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -45,12 +46,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs a server future on a multi-threaded runtime with logs on standard error (level via `RUST_LOG`).
+/// Runs a server future on a multi-threaded runtime with logs on standard error (level via `RUST_LOG`;
+/// colours only when standard error is a terminal).
 fn serve(server: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,

@@ -37,6 +37,9 @@ pub struct OfflineArgs {
     /// The host name `applicationHostname` strategies compare with (default: this machine's).
     #[arg(long, value_name = "NAME")]
     hostname: Option<String>,
+    /// `--request-timeout` and `--header-read-timeout`.
+    #[command(flatten)]
+    http_timeouts: vexil_serving::serve::HttpTimeouts,
 }
 
 pub async fn run(args: OfflineArgs) -> Result<(), String> {
@@ -101,7 +104,7 @@ pub async fn run(args: OfflineArgs) -> Result<(), String> {
             }
         }
     });
-    http_server::serve(args.listen, serving, status).await
+    http_server::serve(args.listen, serving, status, args.http_timeouts).await
 }
 
 struct Offline {

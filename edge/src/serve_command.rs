@@ -79,6 +79,9 @@ pub struct ServeArgs {
     /// Count the evaluations served per flag (reported in `/api/admin/metrics/edges`); `false` turns it off.
     #[arg(long, env = "VEXIL_COUNT_EVALUATIONS", default_value_t = true, action = clap::ArgAction::Set)]
     count_evaluations: bool,
+    /// `--request-timeout` and `--header-read-timeout`.
+    #[command(flatten)]
+    http_timeouts: vexil_serving::serve::HttpTimeouts,
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
@@ -124,5 +127,5 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     };
     tokio::spawn(link.run());
     tokio::spawn(reporter.run(serving.clone()));
-    http_server::serve(args.listen, serving, status).await
+    http_server::serve(args.listen, serving, status, args.http_timeouts).await
 }

@@ -6,7 +6,8 @@
 //! request reads; [`extract`] holds the extractors (context, client IP, token scope); [`frontend`] and
 //! [`client_api`] the thin handlers, [`response`] how they write answers; [`usage`] the SDKs' register and
 //! metrics bodies; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
-//! metrics both binaries record and their Prometheus recorder; [`shutdown`] the signals both stop on.
+//! metrics both binaries record and their Prometheus recorder; [`shutdown`] the signals both stop on;
+//! [`serve`] the HTTP server loop both run, with its time bounds.
 //!
 //! This root only assembles the routes: the modules never import from it.
 
@@ -15,6 +16,7 @@ pub mod evaluation_counters;
 pub mod extract;
 pub mod frontend;
 pub mod response;
+pub mod serve;
 pub mod shutdown;
 pub mod snapshot;
 pub mod state;

@@ -1,5 +1,7 @@
 //! Request metrics and logs, recorded the same way by both binaries, the Prometheus recorder they go to, and
-//! the tracing span of every HTTP request ([`http_trace_layer`]).
+//! the tracing span of every HTTP request ([`http_trace_layer`]). The labels of the request metrics take only
+//! bounded values (a route template or `unmatched`, a method of HTTP or `other`, a status), so no request can
+//! add a series of its own making.
 
 use axum::extract::{MatchedPath, Request};
 use axum::http::{self, Method};
@@ -41,16 +43,45 @@ pub struct Answered {
 impl Answered {
     /// The route template, or `unmatched`.
     pub fn route(&self) -> &str {
-        self.route.as_ref().map_or("unmatched", MatchedPath::as_str)
+        route_label(self.route.as_ref())
     }
 }
 
-/// The counter and histogram of one route, method and status. Obtaining them from the recorder builds and
-/// hashes their label set (several allocations), which would cost more per request than recording; each
+/// The `route` label of a request: the template of the route it matched, or [`UNMATCHED_ROUTE`].
+pub fn route_label(route: Option<&MatchedPath>) -> &str {
+    route.map_or(UNMATCHED_ROUTE, MatchedPath::as_str)
+}
+
+/// The `route` label of a request no route matched.
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+/// The `method` label of any method but those HTTP defines.
+pub const OTHER_METHOD: &str = "other";
+
+/// The `method` label of a request: the method's name for the methods HTTP defines (RFC 9110 and PATCH),
+/// [`OTHER_METHOD`] for any other. Clients may send any token as a method; each would otherwise be a new
+/// series of every request metric, kept for the life of the process.
+pub fn method_label(method: &Method) -> &'static str {
+    match method.as_str() {
+        "GET" => "GET",
+        "HEAD" => "HEAD",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "CONNECT" => "CONNECT",
+        "OPTIONS" => "OPTIONS",
+        "TRACE" => "TRACE",
+        "PATCH" => "PATCH",
+        _ => OTHER_METHOD,
+    }
+}
+
+/// The counter and histogram of one route, method label and status. Obtaining them from the recorder builds
+/// and hashes their label set (several allocations), which would cost more per request than recording; each
 /// thread does it once per combination and keeps the handles.
 struct RouteMetrics {
     route: Box<str>,
-    method: Method,
+    method: &'static str,
     status: u16,
     requests: metrics::Counter,
     latency: metrics::Histogram,
@@ -61,10 +92,11 @@ thread_local! {
 }
 
 fn record(route: &str, method: &Method, status: u16, seconds: f64) {
+    let method = method_label(method);
     let key = {
         let mut hasher = FxHasher::default();
         route.hash(&mut hasher);
-        method.as_str().hash(&mut hasher);
+        method.hash(&mut hasher);
         status.hash(&mut hasher);
         hasher.finish()
     };
@@ -76,11 +108,11 @@ fn record(route: &str, method: &Method, status: u16, seconds: f64) {
         let metrics = match position {
             Some(i) => &entries[i],
             None => {
-                let requests = metrics::counter!("http_requests_total", "route" => route.to_owned(), "method" => method.to_string(), "status" => status.to_string());
-                let latency = metrics::histogram!("http_request_duration_seconds", "route" => route.to_owned(), "method" => method.to_string());
+                let requests = metrics::counter!("http_requests_total", "route" => route.to_owned(), "method" => method, "status" => status.to_string());
+                let latency = metrics::histogram!("http_request_duration_seconds", "route" => route.to_owned(), "method" => method);
                 entries.push(RouteMetrics {
                     route: route.into(),
-                    method: method.clone(),
+                    method,
                     status,
                     requests,
                     latency,
@@ -91,6 +123,11 @@ fn record(route: &str, method: &Method, status: u16, seconds: f64) {
         metrics.requests.increment(1);
         metrics.latency.record(seconds);
     });
+}
+
+/// Counts and times a request answered outside [`measure`] (one that timed out): the same series.
+pub fn record_answer(route: Option<&MatchedPath>, method: &Method, status: u16, elapsed: Duration) {
+    record(route_label(route), method, status, elapsed.as_secs_f64());
 }
 
 /// Counts the request by route template and status and times it; the caller logs what it returns (at its
@@ -152,10 +189,7 @@ impl<B> MakeSpan<B> for RequestSpan {
         tracing::debug_span!(
             "http_request",
             method = %request.method(),
-            route = request
-                .extensions()
-                .get::<MatchedPath>()
-                .map_or("unmatched", MatchedPath::as_str),
+            route = route_label(request.extensions().get::<MatchedPath>()),
         )
     }
 }
@@ -245,6 +279,16 @@ mod tests {
             !logs.contains("secret-name") && !logs.contains("nowhere"),
             "{logs}"
         );
+    }
+
+    #[test]
+    fn made_up_methods_share_one_label() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::PATCH), "PATCH");
+        for made_up in ["FOO", "get", "X-1234"] {
+            let method = Method::from_bytes(made_up.as_bytes()).unwrap();
+            assert_eq!(method_label(&method), OTHER_METHOD, "{made_up}");
+        }
     }
 
     #[tokio::test]

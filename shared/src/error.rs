@@ -25,6 +25,8 @@ pub enum ErrorKind {
     PayloadTooLarge,
     /// 415: a write without a JSON content type.
     ContentType,
+    /// 429: too many attempts (sign-in) or too many at once; the answer says when to retry (`Retry-After`).
+    RateLimit,
     /// 500: an unexpected failure; the message never carries internals.
     Internal,
     /// 503: a dependency (the store) is unreachable.
@@ -44,6 +46,7 @@ impl ErrorKind {
             ErrorKind::NameExists => 409,
             ErrorKind::PayloadTooLarge => 413,
             ErrorKind::ContentType => 415,
+            ErrorKind::RateLimit => 429,
             ErrorKind::Internal => 500,
             ErrorKind::Unavailable => 503,
         }
@@ -61,6 +64,8 @@ impl ErrorKind {
             ErrorKind::NameExists => "NameExistsError",
             ErrorKind::PayloadTooLarge => "PayloadTooLargeError",
             ErrorKind::ContentType => "ContentTypeError",
+            // Unleash's name for its 429.
+            ErrorKind::RateLimit => "RateLimitError",
             ErrorKind::Internal => "InternalError",
             ErrorKind::Unavailable => "ServiceUnavailableError",
         }
@@ -72,6 +77,8 @@ impl ErrorKind {
 pub struct ApiError {
     pub kind: ErrorKind,
     pub message: String,
+    /// Whole seconds after which the request may succeed, answered as the `Retry-After` header.
+    pub retry_after_secs: Option<u64>,
 }
 
 impl ApiError {
@@ -79,6 +86,17 @@ impl ApiError {
         ApiError {
             kind,
             message: message.into(),
+            retry_after_secs: None,
+        }
+    }
+
+    /// A 429 `RateLimitError` that tells the caller to retry after `retry_after` (rounded up to whole
+    /// seconds, at least one).
+    pub fn rate_limited(message: impl Into<String>, retry_after: std::time::Duration) -> Self {
+        let whole = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+        ApiError {
+            retry_after_secs: Some(whole.max(1)),
+            ..Self::new(ErrorKind::RateLimit, message)
         }
     }
 
@@ -135,7 +153,13 @@ impl axum::response::IntoResponse for ApiError {
     fn into_response(self) -> axum::response::Response {
         let status = axum::http::StatusCode::from_u16(self.kind.status())
             .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-        (status, axum::Json(self.body())).into_response()
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if let Some(seconds) = self.retry_after_secs {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }
 
@@ -165,6 +189,21 @@ mod tests {
         assert_eq!(ErrorKind::ExceedsLimit.name(), "ExceedsLimitError");
         assert_eq!(ErrorKind::PayloadTooLarge.status(), 413);
         assert_eq!(ErrorKind::ContentType.status(), 415);
+        assert_eq!(ErrorKind::RateLimit.status(), 429);
+        assert_eq!(ErrorKind::RateLimit.name(), "RateLimitError");
         assert_eq!(ApiError::internal().kind.name(), "InternalError");
+    }
+
+    #[test]
+    fn a_rate_limit_rounds_its_wait_up_to_whole_seconds() {
+        use std::time::Duration;
+        let error = ApiError::rate_limited("slow down", Duration::from_millis(1_200));
+        assert_eq!(error.retry_after_secs, Some(2));
+        assert_eq!(error.body().name, "RateLimitError");
+        assert_eq!(
+            ApiError::rate_limited("x", Duration::ZERO).retry_after_secs,
+            Some(1)
+        );
+        assert_eq!(ApiError::not_found("x").retry_after_secs, None);
     }
 }

@@ -270,14 +270,20 @@ pub struct EventQuery {
     #[serde(rename = "type")]
     #[param(rename = "type")]
     pub event_type: Option<String>,
-    /// Events to skip, default 0.
+    /// Events to skip, default 0, at most 2147483647.
+    #[param(maximum = 2147483647)]
     pub offset: Option<u32>,
     /// At most this many events, default 100, at most 1000.
+    #[param(maximum = 1000)]
     pub limit: Option<u32>,
 }
 
+/// `limit` when absent.
 pub const DEFAULT_LIMIT: u32 = 100;
+/// The largest `limit` (as documented, `#[param(maximum)]` above).
 pub const MAX_LIMIT: u32 = 1000;
+/// The largest `offset`: the int32 range the document gives it (`#[param(maximum)]` above).
+pub const MAX_OFFSET: u32 = i32::MAX as u32;
 
 fn event_from_row(row: EventRow) -> Event {
     Event {
@@ -305,18 +311,18 @@ pub async fn list(conn: &mut AnyConnection, query: EventQuery) -> Result<EventLi
             "limit must be at most {MAX_LIMIT}"
         )));
     }
+    let offset = query.offset.unwrap_or(0);
+    if offset > MAX_OFFSET {
+        return Err(ApiError::validation(format!(
+            "offset must be at most {MAX_OFFSET}"
+        )));
+    }
     let filter = EventFilter {
         project: query.project,
         feature: query.feature,
         event_type: query.event_type,
     };
-    let rows = event_store::list(
-        conn,
-        &filter,
-        i64::from(query.offset.unwrap_or(0)),
-        i64::from(limit),
-    )
-    .await?;
+    let rows = event_store::list(conn, &filter, i64::from(offset), i64::from(limit)).await?;
     let total_events = event_store::count(conn, &filter).await?;
     let events = rows.into_iter().map(event_from_row).collect();
     Ok(EventList {

@@ -258,6 +258,35 @@ pub struct Applications {
     pub total: usize,
 }
 
+/// The ASCII characters a path segment cannot hold as they are (RFC 3986 `pchar`: everything but unreserved
+/// characters, sub-delimiters, `:` and `@`); non-ASCII characters are always escaped.
+const NOT_IN_A_PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// `name` as one path segment: only what must be escaped is (`bar-app` stays as it is); a name that is all
+/// dots (`.`, `..`) has them escaped too, as a URL would otherwise read it as a step up or none.
+fn path_segment(name: &str) -> String {
+    if !name.is_empty() && name.bytes().all(|byte| byte == b'.') {
+        return name.replace('.', "%2E");
+    }
+    percent_encoding::utf8_percent_encode(name, NOT_IN_A_PATH_SEGMENT).to_string()
+}
+
 /// #3: applications seen in the last day, implementing `strategy_name` if given.
 pub async fn applications(
     store: &Store,
@@ -274,10 +303,7 @@ pub async fn applications(
         }
         let app_details = format!(
             "{base_path}/api/admin/metrics/applications/{}",
-            percent_encoding::utf8_percent_encode(
-                &row.app_name,
-                percent_encoding::NON_ALPHANUMERIC
-            )
+            path_segment(&row.app_name)
         );
         applications.push(ApplicationSummary {
             created_at: row.created_at.to_string(),
@@ -594,4 +620,21 @@ pub async fn roll_up(
     .await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(rolled)
+}
+
+#[cfg(test)]
+mod path_segment_tests {
+    use super::path_segment;
+
+    #[test]
+    fn only_what_a_path_segment_cannot_hold_is_escaped() {
+        assert_eq!(path_segment("bar-app"), "bar-app");
+        assert_eq!(path_segment("a_b.c~d"), "a_b.c~d");
+        assert_eq!(path_segment("x:y@z!$&'()*+,;="), "x:y@z!$&'()*+,;=");
+        assert_eq!(path_segment("a b/c?d#e%f"), "a%20b%2Fc%3Fd%23e%25f");
+        assert_eq!(path_segment("ünï"), "%C3%BCn%C3%AF");
+        assert_eq!(path_segment(".."), "%2E%2E");
+        assert_eq!(path_segment("."), "%2E");
+        assert_eq!(path_segment("..a"), "..a");
+    }
 }

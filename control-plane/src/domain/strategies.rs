@@ -464,7 +464,25 @@ pub async fn delete(
     switch_off_without_strategies(tx, &feature, environment).await
 }
 
-/// Sets the sortOrder of the listed strategies; every id must be a strategy of this flag and environment.
+/// The `data` and `preData` of `strategy-order-changed`: an object, as the specification's events have, that
+/// holds the strategies' ids in their order, as Unleash records them (`{"strategyIds": [...]}`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StrategyOrder {
+    strategy_ids: Vec<String>,
+}
+
+impl StrategyOrder {
+    /// The ids of `rows`, which the store lists in order (sortOrder, then creation).
+    fn of(rows: &[StrategyRow]) -> Self {
+        StrategyOrder {
+            strategy_ids: rows.iter().map(|row| row.id.clone()).collect(),
+        }
+    }
+}
+
+/// Sets the sortOrder of the listed strategies; every id must be a strategy of this flag and environment;
+/// records `strategy-order-changed` with the order before and after ([`StrategyOrder`]) when it changed.
 pub async fn set_sort_order(
     tx: &mut WriteTx,
     project: &str,
@@ -475,13 +493,7 @@ pub async fn set_sort_order(
     change_request_gate::ensure_writable(tx, project, environment).await?;
     let feature = writable_feature(tx, project, feature, environment).await?;
     let before = strategy_store::list(tx.conn(), &feature.name, environment).await?;
-    let old_order: Vec<StrategySortOrder> = before
-        .iter()
-        .map(|row| StrategySortOrder {
-            id: row.id.clone(),
-            sort_order: row.sort_order,
-        })
-        .collect();
+    let old_order = StrategyOrder::of(&before);
     let mut changed = false;
     for (index, entry) in entries.iter().enumerate() {
         let Some(row) = before.iter().find(|row| row.id == entry.id) else {
@@ -501,13 +513,7 @@ pub async fn set_sort_order(
     }
     if changed {
         let after = strategy_store::list(tx.conn(), &feature.name, environment).await?;
-        let new_order: Vec<StrategySortOrder> = after
-            .iter()
-            .map(|row| StrategySortOrder {
-                id: row.id.clone(),
-                sort_order: row.sort_order,
-            })
-            .collect();
+        let new_order = StrategyOrder::of(&after);
         tx.record(strategy_event(
             EventType::StrategyOrderChanged,
             &feature,

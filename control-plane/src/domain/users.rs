@@ -5,17 +5,17 @@
 
 use super::access::{self, Credential};
 use super::events::{payload, EventType};
+use super::passwords::PasswordWork;
 use super::roles::{RoleReference, RootRole};
+use super::sign_in_throttle::SignInThrottle;
 use super::tokens::{parse_timestamp, random_hex, PAT_PREFIX, SECRET_RANDOM_BYTES};
 use crate::store::users::{self as user_store, PatRow, UserRow};
 use crate::store::{Actor, Counter, NewEvent, Store, WriteTx};
 use crate::time::Timestamp;
-use argon2::password_hash::rand_core::OsRng;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use argon2::Argon2;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
-use std::sync::OnceLock;
+use std::net::IpAddr;
+use std::time::Instant;
 use utoipa::ToSchema;
 use vexil_shared::token;
 use vexil_shared::{ApiError, ErrorKind};
@@ -188,28 +188,14 @@ fn validate_username(username: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Hashes a password with argon2id (random salt), off the async threads.
-pub async fn hash_password(password: String) -> Result<String, ApiError> {
+/// Hashes a password with argon2id (random salt) in a turn of `work`, off the async threads.
+pub async fn hash_password(work: &PasswordWork, password: String) -> Result<String, ApiError> {
     if password.chars().count() < MIN_PASSWORD_LENGTH {
         return Err(ApiError::validation(format!(
             "password must be at least {MIN_PASSWORD_LENGTH} characters long"
         )));
     }
-    tokio::task::spawn_blocking(move || {
-        let salt = SaltString::generate(&mut OsRng);
-        Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map(|hash| hash.to_string())
-    })
-    .await
-    .map_err(|error| {
-        tracing::error!(%error, "password hashing task failed");
-        ApiError::internal()
-    })?
-    .map_err(|error| {
-        tracing::error!(%error, "cannot hash a password");
-        ApiError::internal()
-    })
+    work.hash(password).await
 }
 
 /// Creates a user; `password_hash` comes from [`hash_password`] (computed before the write starts).
@@ -310,48 +296,50 @@ pub async fn delete(tx: &mut WriteTx, id: i64) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// A PHC string no password matches, verified against for unknown users so that a wrong username takes as
-/// long as a wrong password.
-fn decoy_hash() -> &'static str {
-    static DECOY: OnceLock<String> = OnceLock::new();
-    DECOY.get_or_init(|| {
-        let salt = SaltString::generate(&mut OsRng);
-        Argon2::default()
-            .hash_password(b"decoy password of no user", &salt)
-            .map(|hash| hash.to_string())
-            .unwrap_or_default()
-    })
+/// How a sign-in is bounded: its failures ([`SignInThrottle`]) and its password work ([`PasswordWork`]).
+pub struct SignInBounds<'a> {
+    pub throttle: &'a SignInThrottle,
+    pub work: &'a PasswordWork,
 }
 
-/// Signs in with a username (or e-mail) and password: returns the user and a new session id (to be set as a
-/// cookie; only its hash is stored). Wrong credentials → 401.
-pub async fn login(store: &Store, input: Login) -> Result<(User, String), ApiError> {
+/// Signs in with a username (or e-mail) and password from `client`: returns the user and a new session id (to
+/// be set as a cookie; only its hash is stored). Wrong credentials → 401; a login or client past its failed
+/// attempts, or too many sign-ins at once → 429 (checked before any password work). An unknown user's
+/// password is checked against a decoy, so a wrong username takes as long as a wrong password.
+pub async fn login(
+    store: &Store,
+    bounds: SignInBounds<'_>,
+    client: Option<IpAddr>,
+    input: Login,
+) -> Result<(User, String), ApiError> {
+    let SignInBounds { throttle, work } = bounds;
+    let login = input.username.trim();
+    throttle.check(login, client, Instant::now())?;
+    let mut turn = work.sign_in_turn().await?;
+    // Failures recorded while this one waited count too.
+    throttle.check(login, client, Instant::now())?;
     let row = {
         let mut conn = store.read().await?;
-        user_store::find_by_login(&mut conn, input.username.trim()).await?
+        user_store::find_by_login(&mut conn, login).await?
     };
     let stored = row.as_ref().and_then(|row| row.password_hash.clone());
     let password = input.password;
-    let matches = tokio::task::spawn_blocking(move || {
-        let phc = stored.as_deref().unwrap_or_else(|| decoy_hash());
-        let Ok(parsed) = PasswordHash::new(phc) else {
-            return false;
-        };
-        Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok()
-    })
-    .await
-    .map_err(|error| {
-        tracing::error!(%error, "password verification task failed");
-        ApiError::internal()
-    })?;
+    // The turn moves into the task: held until the check is done, even if the request is dropped meanwhile.
+    let matches =
+        tokio::task::spawn_blocking(move || turn.verify(password.as_bytes(), stored.as_deref()))
+            .await
+            .map_err(|error| {
+                tracing::error!(%error, "password verification task failed");
+                ApiError::internal()
+            })?;
     let Some(row) = row.filter(|row| matches && row.password_hash.is_some()) else {
+        throttle.record_failure(login, client, Instant::now());
         return Err(ApiError::new(
             ErrorKind::AuthenticationRequired,
             "Wrong username or password",
         ));
     };
+    throttle.record_success(login);
     let session = random_hex(32)?;
     let created_at = Timestamp::now();
     let expires_at = created_at.plus_hours(SESSION_HOURS);

@@ -5,17 +5,19 @@
 //!   the one the route is mounted in ([`area`]).
 //! - [`JsonBody`]: a JSON body (415 without a JSON content type, 413 over the limit, 400 naming the bad field).
 //! - [`PathParams`] and [`QueryParams`]: typed path and query parameters (400 naming the bad one).
+//! - [`ClientAddress`]: the caller's IP address (the peer, or `X-Forwarded-For` with `--trust-proxy`).
 
 use super::AppState;
 use crate::domain::access::{self, Area, Caller};
 use crate::store::Actor;
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::Extension;
 use serde::de::DeserializeOwned;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use vexil_shared::{ApiError, ErrorKind};
@@ -193,6 +195,39 @@ where
     }
 }
 
+/// The caller's IP address: the connection's peer, or with `--trust-proxy` the first `X-Forwarded-For` hop
+/// when it is an address (as the serving routes take it). `None` only without connection information.
+pub struct ClientAddress(pub Option<IpAddr>);
+
+impl FromRequestParts<Arc<AppState>> for ClientAddress {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, ApiError> {
+        let forwarded = state
+            .trust_proxy
+            .then(|| parts.headers.get("x-forwarded-for"))
+            .flatten()
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(',').next())
+            .map(str::trim)
+            .and_then(|hop| {
+                hop.parse::<IpAddr>()
+                    .ok()
+                    .or_else(|| hop.parse::<SocketAddr>().ok().map(|at| at.ip()))
+            });
+        let peer = || {
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(peer)| peer.ip())
+        };
+        Ok(ClientAddress(forwarded.or_else(peer)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +253,9 @@ mod tests {
                 crate::publisher::published::Published::first(Default::default()),
             ))
             .1,
+            trust_proxy: false,
+            sign_in: Default::default(),
+            password_work: Default::default(),
         });
         let request = axum::http::Request::post("/api/admin/projects").body(());
         let (mut parts, ()) = request.unwrap().into_parts();

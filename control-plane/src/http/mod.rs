@@ -1,6 +1,6 @@
 //! The HTTP layer: each module states its routes once (`#[utoipa::path]`, utoipa-axum); [`admin`] mounts the
 //! admin API's in their permission areas; here they are composed with the serving routes, the fallbacks,
-//! the base path, the body limit and the per-request trace span.
+//! the base path, the body limit, the request timeout and the per-request trace span.
 
 pub mod admin;
 pub mod extract;
@@ -15,6 +15,7 @@ pub use state::AppState;
 use axum::{extract::DefaultBodyLimit, Router};
 use fallback::{unknown_route, wrong_method};
 use std::sync::Arc;
+use std::time::Duration;
 use utoipa_axum::router::OpenApiRouter;
 use vexil_serving::ServingState;
 
@@ -29,9 +30,15 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
 }
 
 /// Every route under `base_path` ("" or "/x"): `routes` (from [`routes`], with its state) and the serving
-/// routes, with JSON errors for unknown routes and wrong methods; bodies up to `limit` bytes; a tracing span
-/// per request.
-pub fn router(routes: Router, serving: Arc<ServingState>, base_path: &str, limit: usize) -> Router {
+/// routes, with JSON errors for unknown routes and wrong methods; bodies up to `limit` bytes; each request
+/// answered within `request_timeout` (else 503); a tracing span per request.
+pub fn router(
+    routes: Router,
+    serving: Arc<ServingState>,
+    base_path: &str,
+    limit: usize,
+    request_timeout: Duration,
+) -> Router {
     let api = routes
         .merge(vexil_serving::routes(serving))
         .fallback(unknown_route)
@@ -40,6 +47,7 @@ pub fn router(routes: Router, serving: Arc<ServingState>, base_path: &str, limit
         "" => api,
         _ => Router::new().nest(base_path, api).fallback(unknown_route),
     };
-    app.layer(DefaultBodyLimit::max(limit))
+    let app = app.layer(DefaultBodyLimit::max(limit));
+    vexil_serving::serve::with_request_timeout(app, request_timeout)
         .layer(vexil_serving::telemetry::http_trace_layer())
 }

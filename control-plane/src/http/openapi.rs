@@ -3,6 +3,7 @@
 use super::AppState;
 use axum::extract::State;
 use axum::Json;
+use std::collections::HashMap;
 use std::sync::Arc;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::server::Server;
@@ -44,7 +45,73 @@ pub fn render(routes: utoipa::openapi::OpenApi, base_path: &str) -> serde_json::
     if !base_path.is_empty() {
         openapi.servers = Some(vec![Server::new(base_path)]);
     }
-    serde_json::to_value(&openapi).unwrap_or(serde_json::Value::Null)
+    let mut document = serde_json::to_value(&openapi).unwrap_or(serde_json::Value::Null);
+    make_operation_ids_unique(&mut document);
+    document
+}
+
+/// utoipa names an operation after its handler, and handlers of different resources share names (`get`,
+/// `create`, `list`…). OpenAPI requires the ids to be unique: tools that follow a link by `operationId`
+/// (schemathesis's stateful phase) would land on another resource's operation. A shared id gets its path
+/// appended (`get` of `/api/admin/groups/{groupId}` → `get_groups_groupId`); unique ones stay as they are.
+fn make_operation_ids_unique(document: &mut serde_json::Value) {
+    let Some(paths) = document
+        .get_mut("paths")
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return;
+    };
+    let mut uses: HashMap<String, usize> = HashMap::new();
+    for operation in paths
+        .values()
+        .filter_map(serde_json::Value::as_object)
+        .flat_map(|item| item.values())
+    {
+        if let Some(id) = operation
+            .get("operationId")
+            .and_then(serde_json::Value::as_str)
+        {
+            *uses.entry(id.to_owned()).or_default() += 1;
+        }
+    }
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for operation in item.values_mut() {
+            let Some(id) = operation
+                .get("operationId")
+                .and_then(serde_json::Value::as_str)
+            else {
+                continue;
+            };
+            if uses.get(id).copied().unwrap_or(0) > 1 {
+                let unique = format!("{id}_{}", path_words(path));
+                operation["operationId"] = serde_json::Value::String(unique);
+            }
+        }
+    }
+}
+
+/// A path as identifier words: `/api/admin/user-admin/{id}` → `user_admin_id`.
+fn path_words(path: &str) -> String {
+    let mut segments = path
+        .split('/')
+        .filter(|segment| !segment.is_empty())
+        .peekable();
+    for prefix in ["api", "admin"] {
+        segments.next_if_eq(&prefix);
+    }
+    segments
+        .map(|segment| {
+            segment
+                .chars()
+                .filter(|c| !matches!(c, '{' | '}'))
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 /// This document.

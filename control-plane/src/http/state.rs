@@ -1,6 +1,8 @@
 //! What every handler can reach: [`AppState`], and [`AppState::commit`], the end of every admin write.
 
 use crate::domain::limits::Limits;
+use crate::domain::passwords::PasswordWork;
+use crate::domain::sign_in_throttle::SignInThrottle;
 use crate::publisher::published::Published;
 use crate::store::{Store, WriteTx};
 use crate::time::Clock;
@@ -32,6 +34,12 @@ pub struct AppState {
     pub clock: Clock,
     /// What this process's publisher has published, and so its own SDK routes serve.
     pub published: watch::Receiver<Arc<Published>>,
+    /// With `--trust-proxy`: the caller's address is the first `X-Forwarded-For` hop.
+    pub trust_proxy: bool,
+    /// Failed sign-ins, counted in this process's memory.
+    pub sign_in: SignInThrottle,
+    /// Password hashing and checking, bounded in concurrency and memory.
+    pub password_work: PasswordWork,
 }
 
 impl AppState {

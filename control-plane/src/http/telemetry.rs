@@ -21,9 +21,11 @@ pub async fn record_request(request: Request, next: Next) -> Response {
     response
 }
 
-/// Counts a request no route matched (404) or whose method the route lacks (405).
+/// Counts a request no route matched (404) or whose method the route lacks (405), under the bounded labels
+/// of `vexil_serving::telemetry` (route `unmatched`, a made-up method as `other`).
 pub fn record_unrouted(method: &axum::http::Method, status: u16) {
-    metrics::counter!("http_requests_total", "route" => "unmatched", "method" => method.to_string(), "status" => status.to_string())
+    use vexil_serving::telemetry::{method_label, UNMATCHED_ROUTE};
+    metrics::counter!("http_requests_total", "route" => UNMATCHED_ROUTE, "method" => method_label(method), "status" => status.to_string())
         .increment(1);
 }
 

@@ -418,14 +418,15 @@ async fn project_flag_strategies_toggle_reorder_archive_revive(db: TestDb) {
         .unwrap();
     assert_eq!(first_added["environment"], "development");
     assert_eq!(first_added["data"], rollout);
+    // Objects, as the specification's events have: the ids in their order (as Unleash records them).
     let reordered = by_type("strategy-order-changed");
     assert_eq!(
         reordered["data"],
-        json!([{"id": fallback_id, "sortOrder": 0}, {"id": rollout_id, "sortOrder": 1}, {"id": by_user_id, "sortOrder": 2}])
+        json!({"strategyIds": [fallback_id, rollout_id, by_user_id]})
     );
     assert_eq!(
-        reordered["preData"][0],
-        json!({"id": rollout_id, "sortOrder": 0})
+        reordered["preData"],
+        json!({"strategyIds": [rollout_id, by_user_id, fallback_id]})
     );
     assert_eq!(
         by_type("feature-environment-enabled")["environment"],

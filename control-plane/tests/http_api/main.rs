@@ -11,6 +11,7 @@ mod bad_input;
 mod change_requests;
 mod configuration;
 mod crash;
+mod hardening;
 mod limits;
 mod metrics;
 mod operations;

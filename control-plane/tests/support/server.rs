@@ -140,6 +140,11 @@ impl Server {
         }
     }
 
+    /// The process id of the binary.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL, then reap.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

@@ -475,3 +475,52 @@ fn strategies_follow_sort_order() {
     );
     assert_eq!(s.variant("x", &Context::default()).name, "first");
 }
+
+/// A NUM operator reads a context value padded with whitespace as the number inside (`" 7"` is 7), as the
+/// Node, .NET and Java SDKs do; yggdrasil 0.21.7 refuses such a value (BENCHMARKS.md's table of differences).
+#[test]
+fn num_operators_accept_a_context_value_padded_with_whitespace() {
+    let json = r#"{"version":2,"features":[
+        {"name":"eq","enabled":true,"strategies":[{"name":"default","constraints":[
+            {"contextName":"n","operator":"NUM_EQ","value":"7"}]}]},
+        {"name":"gt","enabled":true,"strategies":[{"name":"default","constraints":[
+            {"contextName":"n","operator":"NUM_GT","value":"6.5"}]}]},
+        {"name":"lte","enabled":true,"strategies":[{"name":"default","constraints":[
+            {"contextName":"n","operator":"NUM_LTE","value":"7"}]}]}]}"#;
+    let s = snapshot(json);
+    let yggdrasil = unleash_yggdrasil::EngineState::default();
+    let features: unleash_yggdrasil::ClientFeatures = serde_json::from_str(json).unwrap();
+    assert!(yggdrasil
+        .take_state(unleash_yggdrasil::UpdateMessage::FullResponse(features))
+        .is_none());
+    for padded in [" 7", "7 ", "\t7\n", "  7  "] {
+        let context = Context {
+            properties: [("n".to_owned(), padded.to_owned())].into_iter().collect(),
+            ..Context::default()
+        };
+        let ygg_context = unleash_yggdrasil::Context {
+            properties: Some([("n".to_owned(), padded.to_owned())].into_iter().collect()),
+            ..unleash_yggdrasil::Context::default()
+        };
+        for flag in ["eq", "gt", "lte"] {
+            assert!(s.is_enabled(flag, &context), "{flag} with {padded:?}");
+            assert!(
+                !yggdrasil.is_enabled(flag, &ygg_context, &None),
+                "yggdrasil now accepts {padded:?} for {flag}: drop the row of BENCHMARKS.md"
+            );
+        }
+    }
+    // The unpadded value, for contrast: both engines agree.
+    let context = Context {
+        properties: [("n".to_owned(), "7".to_owned())].into_iter().collect(),
+        ..Context::default()
+    };
+    let ygg_context = unleash_yggdrasil::Context {
+        properties: Some([("n".to_owned(), "7".to_owned())].into_iter().collect()),
+        ..unleash_yggdrasil::Context::default()
+    };
+    for flag in ["eq", "gt", "lte"] {
+        assert!(s.is_enabled(flag, &context));
+        assert!(yggdrasil.is_enabled(flag, &ygg_context, &None));
+    }
+}

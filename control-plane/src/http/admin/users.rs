@@ -2,10 +2,10 @@
 //! tokens) and password sign-in `POST /auth/simple/login`.
 
 use crate::domain::users::{
-    self, CreatePat, CreateUser, CurrentUser, Login, Pat, PatList, UpdateUser, User, UserList,
-    SESSION_HOURS,
+    self, CreatePat, CreateUser, CurrentUser, Login, Pat, PatList, SignInBounds, UpdateUser, User,
+    UserList, SESSION_HOURS,
 };
-use crate::http::extract::{AdminActor, JsonBody, PathParams, SESSION_COOKIE};
+use crate::http::extract::{AdminActor, ClientAddress, JsonBody, PathParams, SESSION_COOKIE};
 use crate::http::AppState;
 use axum::extract::State;
 use axum::http::header::SET_COOKIE;
@@ -89,7 +89,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<User>), ApiError> {
     // Hashing is slow on purpose: done before the write starts.
     let password_hash = match input.password.take() {
-        Some(password) => Some(users::hash_password(password).await?),
+        Some(password) => Some(users::hash_password(&state.password_work, password).await?),
         None => None,
     };
     let mut tx = state.store.begin_write(&actor).await?;
@@ -209,17 +209,24 @@ pub async fn delete_pat(
     responses(
         (status = 200, body = User, description = "Signed in; the session cookie is set (HttpOnly, SameSite=Lax)"),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody, description = "Wrong username or password"),
-        (status = 404, body = ErrorBody, description = "Password sign-in is disabled"), (status = 415, body = ErrorBody)
+        (status = 404, body = ErrorBody, description = "Password sign-in is disabled"), (status = 415, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "Too many failed attempts for this login or from this address, or too many sign-ins at once",
+            headers(("Retry-After" = u64, description = "Seconds to wait")))
     )
 )]
 pub async fn login(
     State(state): State<Arc<AppState>>,
+    ClientAddress(client): ClientAddress,
     JsonBody(input): JsonBody<Login>,
 ) -> Result<impl IntoResponse, ApiError> {
     if !state.password_auth {
         return Err(ApiError::not_found("Password sign-in is disabled"));
     }
-    let (user, session) = users::login(&state.store, input).await?;
+    let bounds = SignInBounds {
+        throttle: &state.sign_in,
+        work: &state.password_work,
+    };
+    let (user, session) = users::login(&state.store, bounds, client, input).await?;
     let path = if state.base_path.is_empty() {
         "/".to_owned()
     } else {

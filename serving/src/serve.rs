@@ -1,0 +1,247 @@
+//! How both binaries serve HTTP with bounded time per connection and per request ([`HttpTimeouts`], flags
+//! of both): a client must send a request's line and headers within `--header-read-timeout` or the
+//! connection is closed ([`serve`], hyper's HTTP/1 header read timeout: `axum::serve` has none, so a client
+//! sending a byte a second could hold a connection for ever), and a request is answered within
+//! `--request-timeout` or gets 503 `ServiceUnavailableError` ([`with_request_timeout`]).
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tower::ServiceExt as _;
+use vexil_shared::{ApiError, ErrorKind};
+
+use crate::telemetry;
+
+/// Default of `--request-timeout`: far above any answer of this API (the slowest, the metrics views over
+/// days of usage, take well under a second), so only a stuck request or a client trickling its body meets it.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default of `--header-read-timeout`. It is also how long a kept-alive connection may stay idle (hyper
+/// starts it when it waits for the next request): above the server SDKs' 15 s refresh, so their connections
+/// are reused, and away from the frontend SDKs' 30 s, so a refresh does not race the close.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The time bounds of HTTP requests: flags of both binaries (`#[command(flatten)]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
+pub struct HttpTimeouts {
+    /// Longest a request may take, its body included, before it is answered 503 `ServiceUnavailableError`
+    /// (`30s`, `500ms`, `2m`).
+    #[arg(long, env = "VEXIL_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+    /// Longest a client may take to send a request's line and headers before the connection is closed; also
+    /// how long a kept-alive connection may stay idle (`20s`, `500ms`, `1m`).
+    #[arg(long, env = "VEXIL_HEADER_READ_TIMEOUT", default_value = "20s", value_parser = parse_duration)]
+    pub header_read_timeout: Duration,
+}
+
+impl Default for HttpTimeouts {
+    fn default() -> Self {
+        HttpTimeouts {
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+        }
+    }
+}
+
+/// A duration such as `30s`, `500ms` or `2m` (a bare number is seconds); zero is refused.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 30s, 500ms or 2m"))?;
+    let duration = match unit {
+        "ms" => Duration::from_millis(value),
+        "s" => Duration::from_secs(value),
+        "m" => Duration::from_secs(value.saturating_mul(60)),
+        _ => return Err(format!("{text:?}: the unit must be ms, s or m")),
+    };
+    if duration.is_zero() {
+        return Err("the duration must be more than zero".to_owned());
+    }
+    Ok(duration)
+}
+
+/// `app` with every request bounded by `limit`: one that takes longer is dropped (a write's transaction
+/// rolls back) and answered 503 `ServiceUnavailableError`, counted in `http_requests_total` like any other.
+/// (tower-http's `TimeoutLayer` would answer with an empty body; every error of this API is JSON.) Apply it
+/// to the whole app, before the trace layer, so that the trace logs the 503.
+pub fn with_request_timeout(app: Router, limit: Duration) -> Router {
+    app.layer(axum::middleware::from_fn_with_state(limit, request_timeout))
+}
+
+async fn request_timeout(State(limit): State<Duration>, request: Request, next: Next) -> Response {
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let method = request.method().clone();
+    let started = Instant::now();
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            let error = ApiError::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "The request was not answered within {} ms",
+                    limit.as_millis()
+                ),
+            );
+            telemetry::record_answer(
+                route.as_ref(),
+                &method,
+                error.kind.status(),
+                started.elapsed(),
+            );
+            error.into_response()
+        }
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then stops accepting, lets the requests in flight
+/// finish and closes idle connections. HTTP/1.1 (as `axum::serve` with this workspace's axum features), each
+/// request carrying the peer's `ConnectInfo<SocketAddr>`; a client that has not sent a request's line and
+/// headers `header_read_timeout` after the server started waiting for them is disconnected.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let mut connections = hyper::server::conn::http1::Builder::new();
+    connections
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout);
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    wait_after_accept_error(error).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            request
+                .extensions_mut()
+                .insert(ConnectInfo::<SocketAddr>(peer));
+            app.clone().oneshot(request)
+        });
+        let connection =
+            graceful.watch(connections.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                // A client that went away or sent too slowly or badly: nothing for the server to do.
+                tracing::debug!(%error, %peer, "connection ended");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// As `axum::serve` does: errors of one connection (reset before it was accepted) are skipped; anything
+/// else (too many open files) is logged and waited out for a second rather than spun on.
+async fn wait_after_accept_error(error: io::Error) {
+    let of_one_connection = matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    );
+    if of_one_connection {
+        return;
+    }
+    tracing::error!(%error, "cannot accept a connection");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::get;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("1h").is_err());
+        assert!(parse_duration("s").is_err());
+    }
+
+    async fn started(app: Router, header_read_timeout: Duration) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(serve(
+            listener,
+            app,
+            header_read_timeout,
+            std::future::pending(),
+        ));
+        address
+    }
+
+    #[tokio::test]
+    async fn a_slow_request_is_answered_503_in_json() {
+        let app = Router::new().route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                "late"
+            }),
+        );
+        let app = with_request_timeout(app, Duration::from_millis(100));
+        let address = started(app, Duration::from_secs(5)).await;
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        stream
+            .write_all(b"GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(
+            answer.contains(r#""name":"ServiceUnavailableError""#),
+            "{answer}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_peer_address_reaches_the_handlers() {
+        let app = Router::new().route(
+            "/peer",
+            get(|ConnectInfo(peer): ConnectInfo<SocketAddr>| async move { peer.ip().to_string() }),
+        );
+        let address = started(app, Duration::from_secs(5)).await;
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        stream
+            .write_all(b"GET /peer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with("127.0.0.1"), "{answer}");
+    }
+}
