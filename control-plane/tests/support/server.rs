@@ -23,8 +23,10 @@ pub struct Server {
     /// What the binary printed on standard output before `listening on`.
     pub printed: Vec<String>,
     pub client: reqwest::Client,
-    /// Where standard error goes when the test reads the logs ([`Server::start_logged`]).
-    log: Option<tempfile::NamedTempFile>,
+    /// Where standard error goes: read by [`Server::logs`], shown when the test fails.
+    log: tempfile::NamedTempFile,
+    /// Whether the test asked for the whole log ([`Server::start_logged`]).
+    logged: bool,
 }
 
 /// An answer: status and JSON body (`Null` when empty).
@@ -75,21 +77,16 @@ impl Server {
 
     /// Everything the server logged so far (only for [`Server::start_logged`]).
     pub fn logs(&self) -> String {
-        let log = self
-            .log
-            .as_ref()
-            .expect("a server started with start_logged");
-        std::fs::read_to_string(log.path()).expect("read the log file")
+        assert!(self.logged, "a server started with start_logged");
+        std::fs::read_to_string(self.log.path()).expect("read the log file")
     }
 
     async fn spawn(args: &[&str], log: Option<tempfile::NamedTempFile>) -> Server {
-        let (level, stderr) = match &log {
-            Some(file) => (
-                "trace",
-                Stdio::from(file.reopen().expect("reopen the log file")),
-            ),
-            None => ("warn", Stdio::inherit()),
-        };
+        // Its log goes to a file, shown only if the test fails: what a passing test provokes on purpose
+        // (refused calls, a killed store) must not look like errors in the output.
+        let level = if log.is_some() { "trace" } else { "warn" };
+        let log = log.unwrap_or_else(|| tempfile::NamedTempFile::new().expect("log file"));
+        let stderr = Stdio::from(log.reopen().expect("reopen the log file"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
             .args(args)
             // Tests run in parallel: never the default gRPC port.
@@ -136,6 +133,7 @@ impl Server {
             grpc,
             printed,
             client: reqwest::Client::new(),
+            logged: level == "trace",
             log,
         }
     }
@@ -232,6 +230,10 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(self.log.path()).unwrap_or_default();
+            eprintln!("--- the control plane's log ({}):\n{log}--- end", self.base);
+        }
     }
 }
 

@@ -22,6 +22,9 @@ pub struct Process {
     pub base: String,
     /// `http://ADDR` of its gRPC listener (control plane only).
     pub grpc: Option<String>,
+    /// Its standard error, shown only if the test fails: what a passing test provokes on purpose (a killed
+    /// upstream, refused calls) must not look like errors in the output.
+    log: tempfile::NamedTempFile,
 }
 
 /// The control-plane binary, built next to this crate's (`cargo test --workspace` builds both).
@@ -88,10 +91,11 @@ impl Process {
 
     fn start(command: &mut Command) -> Process {
         let control_plane = command.get_program() != env!("CARGO_BIN_EXE_vexil-edge");
+        let log = tempfile::NamedTempFile::new().expect("log file");
         let mut child = command
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::from(log.reopen().expect("reopen the log file")))
             .spawn()
             .expect("start the binary");
         let stdout = child.stdout.take().expect("stdout");
@@ -118,7 +122,12 @@ impl Process {
         }
         let base = base.unwrap_or_default();
         std::thread::spawn(move || while receiver.recv().is_ok() {});
-        Process { child, base, grpc }
+        Process {
+            child,
+            base,
+            grpc,
+            log,
+        }
     }
 
     pub fn grpc(&self) -> &str {
@@ -135,6 +144,10 @@ impl Process {
 impl Drop for Process {
     fn drop(&mut self) {
         self.kill();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(self.log.path()).unwrap_or_default();
+            eprintln!("--- the log of {}:\n{log}--- end", self.base);
+        }
     }
 }
 
