@@ -285,7 +285,8 @@ pub const MAX_LIMIT: u32 = 1000;
 /// The largest `offset`: the int32 range the document gives it (`#[param(maximum)]` above).
 pub const MAX_OFFSET: u32 = i32::MAX as u32;
 
-fn event_from_row(row: EventRow) -> Event {
+/// An event as the API shows it, from its row.
+pub fn event_from_row(row: EventRow) -> Event {
     Event {
         id: row.id,
         event_type: row.event_type,

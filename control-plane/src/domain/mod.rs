@@ -20,6 +20,7 @@ pub mod passwords;
 pub mod playground;
 pub mod projects;
 pub mod roles;
+pub mod search;
 pub mod segments;
 pub mod sign_in_throttle;
 pub mod strategies;

@@ -38,6 +38,10 @@ impl FromRow<'_, AnyRow> for EventRow {
     }
 }
 
+/// The columns an [`EventRow`] is read from.
+pub const COLUMNS: &str =
+    "id, type, created_at, created_by, created_by_user_id, project, environment, feature_name, data, pre_data";
+
 /// Which events to read; `None` filters match everything.
 #[derive(Debug, Clone, Default)]
 pub struct EventFilter {
@@ -77,10 +81,8 @@ pub async fn list(
     limit: i64,
 ) -> Result<Vec<EventRow>, StoreError> {
     let (clause, values) = filter.clause();
-    let sql = format!(
-        "SELECT id, type, created_at, created_by, created_by_user_id, project, environment, feature_name, data, \
-         pre_data FROM events {clause} ORDER BY id DESC LIMIT {limit} OFFSET {offset}"
-    );
+    let sql =
+        format!("SELECT {COLUMNS} FROM events {clause} ORDER BY id DESC LIMIT {limit} OFFSET {offset}");
     let mut query = sqlx::query_as(&sql);
     for value in values {
         query = query.bind(value);

@@ -17,6 +17,7 @@ pub mod features;
 pub mod groups;
 pub mod metrics;
 pub mod projects;
+pub mod search;
 pub mod segments;
 pub mod settings;
 pub mod strategies;

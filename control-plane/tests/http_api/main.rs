@@ -17,3 +17,4 @@ mod metrics;
 mod operations;
 mod playground;
 mod publisher;
+mod search;

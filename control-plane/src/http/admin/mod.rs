@@ -11,6 +11,7 @@ pub mod groups;
 pub mod metrics;
 pub mod playground;
 pub mod projects;
+pub mod search;
 pub mod segments;
 pub mod strategies;
 pub mod strategy_definitions;
@@ -43,6 +44,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, context_fields::router()))
         .merge(area(Configuration, playground::router()))
         .merge(area(Configuration, events::router()))
+        .merge(area(Configuration, search::router()))
         .merge(area(Configuration, metrics::router()))
         .merge(area(Configuration, change_requests::router()))
 }

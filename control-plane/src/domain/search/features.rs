@@ -1,0 +1,399 @@
+//! `GET /api/admin/search/features`: flags found by text and filters, sorted and paged, with the total.
+
+use super::{parse_dated, parse_page, parse_set, parse_words, Operators};
+use crate::domain::events::EventType;
+use crate::store::search::features::{
+    self as search_store, EnvironmentState, FeatureOrder, FeatureSearch,
+};
+use crate::store::search::Match;
+use crate::store::segments as segment_store;
+use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
+use std::collections::{BTreeSet, HashMap};
+use utoipa::{IntoParams, ToSchema};
+use vexil_shared::ApiError;
+
+/// The query of `GET /api/admin/search/features` (Unleash's parameters; others are ignored).
+#[derive(Debug, Clone, Default, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FeatureSearchQuery {
+    /// Flags whose name or description contains this, ignoring case; terms separated by commas match any.
+    #[param(example = "checkout")]
+    pub query: Option<String>,
+    /// Project ids with an operator: IS, IS_NOT, IS_ANY_OF or IS_NONE_OF.
+    #[param(example = "IS:default")]
+    pub project: Option<String>,
+    /// Flag types with an operator: IS, IS_NOT, IS_ANY_OF or IS_NONE_OF.
+    #[param(rename = "type", example = "IS:release")]
+    pub feature_type: Option<String>,
+    /// `active` or `stale` with an operator: IS, IS_NOT, IS_ANY_OF or IS_NONE_OF.
+    #[param(example = "IS:active")]
+    pub state: Option<String>,
+    /// `<environment>:enabled` or `<environment>:disabled`; repeated, a flag in any of the states matches.
+    #[param(example = json!(["production:enabled"]))]
+    pub status: Option<Vec<String>>,
+    /// `IS:true` for archived flags only; `IS:false` (the default) for live flags only.
+    #[param(example = "IS:true")]
+    pub archived: Option<String>,
+    /// `IS_BEFORE:yyyy-MM-dd` or `IS_ON_OR_AFTER:yyyy-MM-dd` (UTC).
+    #[param(rename = "createdAt", example = "IS_ON_OR_AFTER:2026-01-28")]
+    pub created_at: Option<String>,
+    /// `name`, `type`, `project`, `stale` or `createdAt` (the default); ties are sorted by name.
+    #[param(rename = "sortBy", example = "name")]
+    pub sort_by: Option<String>,
+    /// `asc` (the default) or `desc`.
+    #[param(rename = "sortOrder", example = "desc")]
+    pub sort_order: Option<String>,
+    /// Flags to skip, default 0, at most 2147483647.
+    #[param(example = "0")]
+    pub offset: Option<String>,
+    /// At most this many flags, default 50, at most 1000.
+    #[param(example = "50")]
+    pub limit: Option<String>,
+}
+
+impl FeatureSearchQuery {
+    /// The query from its parameters in order: `status` may repeat, any other known one may not.
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> Result<FeatureSearchQuery, ApiError> {
+        let mut query = FeatureSearchQuery::default();
+        for (name, value) in pairs {
+            let slot = match name.as_str() {
+                "status" => {
+                    query.status.get_or_insert_with(Vec::new).push(value);
+                    continue;
+                }
+                "query" => &mut query.query,
+                "project" => &mut query.project,
+                "type" => &mut query.feature_type,
+                "state" => &mut query.state,
+                "archived" => &mut query.archived,
+                "createdAt" => &mut query.created_at,
+                "sortBy" => &mut query.sort_by,
+                "sortOrder" => &mut query.sort_order,
+                "offset" => &mut query.offset,
+                "limit" => &mut query.limit,
+                _ => continue,
+            };
+            if slot.replace(value).is_some() {
+                return Err(ApiError::validation(format!("{name} is given more than once")));
+            }
+        }
+        Ok(query)
+    }
+
+    fn to_search(&self) -> Result<FeatureSearch, ApiError> {
+        let terms = self
+            .query
+            .as_deref()
+            .map(|query| {
+                query
+                    .split(',')
+                    .map(|term| term.trim().to_lowercase())
+                    .filter(|term| !term.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let project = self
+            .project
+            .as_deref()
+            .map(|value| parse_set("project", value, Operators::All))
+            .transpose()?;
+        let feature_type = self
+            .feature_type
+            .as_deref()
+            .map(|value| parse_set("type", value, Operators::All))
+            .transpose()?;
+        let stale = self
+            .state
+            .as_deref()
+            .map(|value| {
+                let set = parse_words("state", value, Operators::All, &["active", "stale"])?;
+                let stale = |words: Vec<String>| -> Vec<bool> {
+                    words.iter().map(|word| word == "stale").collect()
+                };
+                Ok::<_, ApiError>(match set {
+                    Match::AnyOf(words) => Match::AnyOf(stale(words)),
+                    Match::NoneOf(words) => Match::NoneOf(stale(words)),
+                })
+            })
+            .transpose()?;
+        let archived = match self.archived.as_deref() {
+            None | Some("IS:false") => false,
+            Some("IS:true") => true,
+            Some(other) => {
+                return Err(ApiError::validation(format!(
+                    "archived must be IS:true or IS:false; got \"{other}\""
+                )))
+            }
+        };
+        let states = self
+            .status
+            .iter()
+            .flatten()
+            .map(|status| environment_state(status))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (mut created_before, mut created_from) = (None, None);
+        if let Some(value) = self.created_at.as_deref() {
+            match parse_dated("createdAt", value, &["IS_BEFORE", "IS_ON_OR_AFTER"])? {
+                ("IS_BEFORE", day) => created_before = Some(day),
+                (_, day) => created_from = Some(day),
+            }
+        }
+        let order = match self.sort_by.as_deref() {
+            None | Some("createdAt") => FeatureOrder::CreatedAt,
+            Some("name") => FeatureOrder::Name,
+            Some("type") => FeatureOrder::Type,
+            Some("project") => FeatureOrder::Project,
+            Some("stale") => FeatureOrder::Stale,
+            Some(other) => {
+                return Err(ApiError::validation(format!(
+                    "sortBy must be one of name, type, project, stale, createdAt; got \"{other}\""
+                )))
+            }
+        };
+        let descending = match self.sort_order.as_deref() {
+            None | Some("asc") => false,
+            Some("desc") => true,
+            Some(other) => {
+                return Err(ApiError::validation(format!(
+                    "sortOrder must be asc or desc; got \"{other}\""
+                )))
+            }
+        };
+        let (offset, limit) = parse_page(self.offset.as_deref(), self.limit.as_deref())?;
+        Ok(FeatureSearch {
+            terms,
+            project,
+            feature_type,
+            stale,
+            archived,
+            states,
+            created_before,
+            created_from,
+            order,
+            descending,
+            offset,
+            limit,
+        })
+    }
+}
+
+/// `production:enabled` → on in production.
+fn environment_state(status: &str) -> Result<EnvironmentState, ApiError> {
+    let bad = || {
+        ApiError::validation(format!(
+            "status must be <environment>:enabled or <environment>:disabled; got \"{status}\""
+        ))
+    };
+    let (environment, state) = status.rsplit_once(':').ok_or_else(bad)?;
+    let enabled = match state {
+        "enabled" => true,
+        "disabled" => false,
+        _ => return Err(bad()),
+    };
+    if environment.is_empty() {
+        return Err(bad());
+    }
+    Ok(EnvironmentState {
+        environment: environment.to_owned(),
+        enabled,
+    })
+}
+
+/// `GET /api/admin/search/features` (searchFeaturesSchema).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct FeatureSearchResult {
+    /// The page of matching flags.
+    pub features: Vec<FeatureSearchItem>,
+    /// How many flags match, on every page.
+    pub total: i64,
+}
+
+/// A flag as the search lists it (featureSearchResponseSchema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureSearchItem {
+    pub name: String,
+    pub description: Option<String>,
+    /// `parent`, `child` or null.
+    pub dependency_type: Option<String>,
+    pub feature_type: String,
+    pub project: String,
+    pub stale: bool,
+    /// Always false: Vexil has no favorites.
+    pub favorite: bool,
+    pub impression_data: bool,
+    pub created_at: Option<String>,
+    pub created_by: FeatureCreator,
+    pub environments: Vec<FeatureSearchEnvironment>,
+    /// The names of the segments the flag's strategies use, by name.
+    pub segments: Vec<String>,
+    pub archived_at: Option<String>,
+}
+
+/// Who created the flag (the actor of its `feature-created` event).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureCreator {
+    /// The user's id; -1337 for an API token (as in events); 0 when unknown.
+    pub id: i64,
+    pub name: String,
+    /// Always empty: Vexil keeps no pictures.
+    pub image_url: String,
+}
+
+/// A flag in one environment of its project (featureSearchEnvironmentSchema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureSearchEnvironment {
+    pub name: String,
+    /// The same as `name`.
+    pub environment: String,
+    pub environment_type: String,
+    pub enabled: bool,
+    pub sort_order: i64,
+    pub has_strategies: bool,
+    pub has_enabled_strategies: bool,
+}
+
+/// The flags matching the query, in its order, with the number of matches.
+pub async fn search(
+    conn: &mut AnyConnection,
+    query: &FeatureSearchQuery,
+) -> Result<FeatureSearchResult, ApiError> {
+    let search = query.to_search()?;
+    let (rows, total) = search_store::search(conn, &search).await?;
+    let names: Vec<String> = rows.iter().map(|row| row.name.clone()).collect();
+    let mut environments: HashMap<String, Vec<FeatureSearchEnvironment>> = HashMap::new();
+    for row in search_store::environments(conn, &names).await? {
+        environments
+            .entry(row.feature_name)
+            .or_default()
+            .push(FeatureSearchEnvironment {
+                name: row.environment.clone(),
+                environment: row.environment,
+                environment_type: row.environment_type,
+                enabled: row.enabled,
+                sort_order: row.sort_order,
+                has_strategies: false,
+                has_enabled_strategies: false,
+            });
+    }
+    let mut segment_ids: HashMap<String, BTreeSet<i64>> = HashMap::new();
+    for strategy in search_store::strategies(conn, &names).await? {
+        if let Some(environment) = environments
+            .get_mut(&strategy.feature_name)
+            .and_then(|list| list.iter_mut().find(|env| env.name == strategy.environment))
+        {
+            environment.has_strategies = true;
+            environment.has_enabled_strategies |= !strategy.disabled;
+        }
+        segment_ids
+            .entry(strategy.feature_name)
+            .or_default()
+            .extend(strategy.segments);
+    }
+    let segment_names: HashMap<i64, String> = if segment_ids.values().any(|ids| !ids.is_empty()) {
+        segment_store::list(conn)
+            .await?
+            .into_iter()
+            .map(|segment| (segment.id, segment.name))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    let mut creators = HashMap::new();
+    for creator in
+        search_store::creators(conn, &names, EventType::FeatureCreated.as_str()).await?
+    {
+        creators.insert(
+            creator.feature_name,
+            FeatureCreator {
+                id: creator.created_by_user_id,
+                name: creator.created_by,
+                image_url: String::new(),
+            },
+        );
+    }
+    let features = rows
+        .into_iter()
+        .map(|row| {
+            let mut segments: Vec<String> = segment_ids
+                .get(&row.name)
+                .into_iter()
+                .flatten()
+                .filter_map(|id| segment_names.get(id).cloned())
+                .collect();
+            segments.sort();
+            FeatureSearchItem {
+                environments: environments.remove(&row.name).unwrap_or_default(),
+                created_by: creators.remove(&row.name).unwrap_or_else(|| FeatureCreator {
+                    id: 0,
+                    name: "unknown".to_owned(),
+                    image_url: String::new(),
+                }),
+                segments,
+                dependency_type: None,
+                favorite: false,
+                created_at: Some(row.created_at.to_string()),
+                archived_at: row.archived_at.map(|at| at.to_string()),
+                name: row.name,
+                description: row.description,
+                feature_type: row.feature_type,
+                project: row.project_id,
+                stale: row.stale,
+                impression_data: row.impression_data,
+            }
+        })
+        .collect();
+    Ok(FeatureSearchResult { features, total })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn status_repeats_and_other_parameters_do_not() {
+        let query = FeatureSearchQuery::from_pairs(pairs(&[
+            ("status", "production:enabled"),
+            ("status", "development:disabled"),
+            ("unknown", "x"),
+        ]))
+        .unwrap();
+        let search = query.to_search().unwrap();
+        assert_eq!(
+            search.states,
+            vec![
+                EnvironmentState { environment: "production".to_owned(), enabled: true },
+                EnvironmentState { environment: "development".to_owned(), enabled: false },
+            ]
+        );
+        assert!(!search.archived);
+        assert_eq!((search.order, search.descending), (FeatureOrder::CreatedAt, false));
+        assert!(FeatureSearchQuery::from_pairs(pairs(&[("limit", "1"), ("limit", "2")])).is_err());
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        for (name, value) in [
+            ("status", "production:on"),
+            ("status", "production"),
+            ("archived", "true"),
+            ("state", "IS:potentially-stale"),
+            ("createdAt", "IS:2026-01-01"),
+            ("sortBy", "lastSeenAt"),
+            ("sortOrder", "up"),
+            ("project", "default"),
+        ] {
+            let query = FeatureSearchQuery::from_pairs(pairs(&[(name, value)])).unwrap();
+            assert!(query.to_search().is_err(), "{name}={value}");
+        }
+    }
+}

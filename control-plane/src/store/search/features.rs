@@ -1,0 +1,245 @@
+//! SQL of `GET /api/admin/search/features`: the page of matching flags and their count, then what the page
+//! shows of each flag (its environments, strategies and creator), read for the page's flags only.
+
+use super::{name_list, Conditions, Match, Value};
+use crate::store::encoding::{flag, json};
+use crate::store::features::FeatureRow;
+use crate::store::StoreError;
+use crate::time::Timestamp;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
+
+/// What the flags are sorted by (then by name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeatureOrder {
+    Name,
+    Type,
+    Project,
+    Stale,
+    CreatedAt,
+}
+
+impl FeatureOrder {
+    fn column(self) -> &'static str {
+        match self {
+            FeatureOrder::Name => "f.name",
+            FeatureOrder::Type => "f.type",
+            FeatureOrder::Project => "f.project_id",
+            FeatureOrder::Stale => "f.stale",
+            FeatureOrder::CreatedAt => "f.created_at",
+        }
+    }
+}
+
+/// A flag's switch in one environment that the filter asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvironmentState {
+    pub environment: String,
+    pub enabled: bool,
+}
+
+/// Which flags to find, in which order, and which page of them.
+#[derive(Debug, Clone)]
+pub struct FeatureSearch {
+    /// Lower case; a flag matches when its name or description contains any of them.
+    pub terms: Vec<String>,
+    pub project: Option<Match<String>>,
+    pub feature_type: Option<Match<String>>,
+    pub stale: Option<Match<bool>>,
+    /// Archived flags only, or live flags only.
+    pub archived: bool,
+    /// A flag matches when it is in any of these states (none: no filter).
+    pub states: Vec<EnvironmentState>,
+    pub created_before: Option<Timestamp>,
+    pub created_from: Option<Timestamp>,
+    pub order: FeatureOrder,
+    pub descending: bool,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+impl FeatureSearch {
+    fn conditions(&self) -> Conditions {
+        let mut conditions = Conditions::default();
+        conditions.push(if self.archived {
+            "f.archived_at IS NOT NULL".to_owned()
+        } else {
+            "f.archived_at IS NULL".to_owned()
+        });
+        conditions.containing(&["f.name", "f.description"], &self.terms);
+        if let Some(project) = &self.project {
+            conditions.matching_text("f.project_id", project);
+        }
+        if let Some(feature_type) = &self.feature_type {
+            conditions.matching_text("f.type", feature_type);
+        }
+        if let Some(stale) = &self.stale {
+            let stored = super::map_match(stale, |stale| Value::Integer(i64::from(*stale)));
+            conditions.matching("f.stale", &stored);
+        }
+        if !self.states.is_empty() {
+            let mut alternatives = Vec::new();
+            for state in &self.states {
+                let environment = conditions.bind(Value::Text(state.environment.clone()));
+                alternatives.push(if state.enabled {
+                    format!(
+                        "EXISTS (SELECT 1 FROM feature_environments fe WHERE fe.feature_name = f.name \
+                         AND fe.environment = {environment} AND fe.enabled = 1)"
+                    )
+                } else {
+                    // Off: the environment is the project's and the flag is not on there (no row reads as off).
+                    format!(
+                        "(EXISTS (SELECT 1 FROM project_environments pe WHERE pe.project_id = f.project_id \
+                         AND pe.environment = {environment}) AND NOT EXISTS (SELECT 1 FROM feature_environments fe \
+                         WHERE fe.feature_name = f.name AND fe.environment = {environment} AND fe.enabled = 1))"
+                    )
+                });
+            }
+            conditions.push(format!("({})", alternatives.join(" OR ")));
+        }
+        if let Some(before) = self.created_before {
+            let before = conditions.bind(Value::Time(before));
+            conditions.push(format!("f.created_at < {before}"));
+        }
+        if let Some(from) = self.created_from {
+            let from = conditions.bind(Value::Time(from));
+            conditions.push(format!("f.created_at >= {from}"));
+        }
+        conditions
+    }
+}
+
+/// The page of matching flags and how many match in all.
+pub async fn search(
+    conn: &mut AnyConnection,
+    search: &FeatureSearch,
+) -> Result<(Vec<FeatureRow>, i64), StoreError> {
+    let conditions = search.conditions();
+    let clause = conditions.clause();
+    let direction = if search.descending { "DESC" } else { "ASC" };
+    let order = search.order.column();
+    let sql = format!(
+        "SELECT f.name, f.project_id, f.type, f.description, f.stale, f.impression_data, f.created_at, \
+         f.archived_at FROM features f {clause} ORDER BY {order} {direction}, f.name {direction} \
+         LIMIT {} OFFSET {}",
+        search.limit, search.offset
+    );
+    let rows = conditions
+        .bind_rows(sqlx::query_as(&sql))
+        .fetch_all(&mut *conn)
+        .await?;
+    let sql = format!("SELECT COUNT(*) FROM features f {clause}");
+    let total = conditions
+        .bind_count(sqlx::query_scalar(&sql))
+        .fetch_one(conn)
+        .await?;
+    Ok((rows, total))
+}
+
+/// A flag's switch in one environment of its project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchEnvironmentRow {
+    pub feature_name: String,
+    pub environment: String,
+    pub environment_type: String,
+    pub sort_order: i64,
+    pub enabled: bool,
+}
+
+impl FromRow<'_, AnyRow> for SearchEnvironmentRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(SearchEnvironmentRow {
+            feature_name: row.try_get("feature_name")?,
+            environment: row.try_get("environment")?,
+            environment_type: row.try_get("type")?,
+            sort_order: row.try_get("sort_order")?,
+            enabled: flag(row, "enabled")?,
+        })
+    }
+}
+
+/// The switches of these flags in each environment of their projects, in environment order.
+pub async fn environments(
+    conn: &mut AnyConnection,
+    names: &[String],
+) -> Result<Vec<SearchEnvironmentRow>, StoreError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conditions = Conditions::default();
+    let list = name_list(&mut conditions, names);
+    let sql = format!(
+        "SELECT f.name AS feature_name, e.name AS environment, e.type, e.sort_order, \
+         COALESCE(fe.enabled, 0) AS enabled FROM features f \
+         JOIN project_environments pe ON pe.project_id = f.project_id \
+         JOIN environments e ON e.name = pe.environment \
+         LEFT JOIN feature_environments fe ON fe.feature_name = f.name AND fe.environment = e.name \
+         WHERE f.name IN ({list}) ORDER BY e.sort_order, e.name"
+    );
+    Ok(conditions.bind_rows(sqlx::query_as(&sql)).fetch_all(conn).await?)
+}
+
+/// What the search shows of one strategy: where it is, whether it is on, its segments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchStrategyRow {
+    pub feature_name: String,
+    pub environment: String,
+    pub disabled: bool,
+    pub segments: Vec<i64>,
+}
+
+impl FromRow<'_, AnyRow> for SearchStrategyRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(SearchStrategyRow {
+            feature_name: row.try_get("feature_name")?,
+            environment: row.try_get("environment")?,
+            disabled: flag(row, "disabled")?,
+            segments: json(row, "segments")?,
+        })
+    }
+}
+
+/// The strategies of these flags, every environment.
+pub async fn strategies(
+    conn: &mut AnyConnection,
+    names: &[String],
+) -> Result<Vec<SearchStrategyRow>, StoreError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conditions = Conditions::default();
+    let list = name_list(&mut conditions, names);
+    let sql = format!(
+        "SELECT feature_name, environment, disabled, segments FROM feature_strategies \
+         WHERE feature_name IN ({list})"
+    );
+    Ok(conditions.bind_rows(sqlx::query_as(&sql)).fetch_all(conn).await?)
+}
+
+/// Who created a flag, as its `feature-created` event records.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CreatorRow {
+    pub feature_name: String,
+    pub created_by: String,
+    pub created_by_user_id: i64,
+}
+
+/// The events of type `created` (the flag's creation) of these flags, oldest first (a flag deleted and
+/// created again has two).
+pub async fn creators(
+    conn: &mut AnyConnection,
+    names: &[String],
+    created: &str,
+) -> Result<Vec<CreatorRow>, StoreError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conditions = Conditions::default();
+    let list = name_list(&mut conditions, names);
+    let created = conditions.bind(Value::Text(created.to_owned()));
+    let sql = format!(
+        "SELECT feature_name, created_by, created_by_user_id FROM events \
+         WHERE feature_name IN ({list}) AND type = {created} ORDER BY id"
+    );
+    Ok(conditions.bind_rows(sqlx::query_as(&sql)).fetch_all(conn).await?)
+}
