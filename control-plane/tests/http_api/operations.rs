@@ -100,6 +100,8 @@ async fn the_openapi_document_covers_every_route() {
         ),
         ("/api/admin/events", "get"),
         ("/api/admin/events/{featureName}", "get"),
+        ("/api/admin/search/features", "get"),
+        ("/api/admin/search/events", "get"),
         (&format!("{environment}/variants"), "get"),
         (&format!("{environment}/variants"), "put"),
         (&format!("{environment}/variants"), "patch"),

@@ -217,6 +217,7 @@ pub struct FeatureSearchItem {
     pub description: Option<String>,
     /// `parent`, `child` or null.
     pub dependency_type: Option<String>,
+    #[serde(rename = "type")]
     pub feature_type: String,
     pub project: String,
     pub stale: bool,
@@ -249,6 +250,7 @@ pub struct FeatureSearchEnvironment {
     pub name: String,
     /// The same as `name`.
     pub environment: String,
+    #[serde(rename = "type")]
     pub environment_type: String,
     pub enabled: bool,
     pub sort_order: i64,
