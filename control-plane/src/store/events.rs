@@ -81,8 +81,9 @@ pub async fn list(
     limit: i64,
 ) -> Result<Vec<EventRow>, StoreError> {
     let (clause, values) = filter.clause();
-    let sql =
-        format!("SELECT {COLUMNS} FROM events {clause} ORDER BY id DESC LIMIT {limit} OFFSET {offset}");
+    let sql = format!(
+        "SELECT {COLUMNS} FROM events {clause} ORDER BY id DESC LIMIT {limit} OFFSET {offset}"
+    );
     let mut query = sqlx::query_as(&sql);
     for value in values {
         query = query.bind(value);

@@ -64,25 +64,51 @@ async fn feature_search(db: TestDb) {
         )
         .await
         .expect(201);
-    create_flag(&server, "default", json!({"name": "alpha-checkout", "description": "Checkout flow"})).await;
-    let beta = json!({"name": "beta-box", "type": "experiment", "description": "The new SEARCH box"});
+    create_flag(
+        &server,
+        "default",
+        json!({"name": "alpha-checkout", "description": "Checkout flow"}),
+    )
+    .await;
+    let beta =
+        json!({"name": "beta-box", "type": "experiment", "description": "The new SEARCH box"});
     server
         .send("POST", DEFAULT, Some(beta), Some(&editor))
         .await
         .expect(201);
-    create_flag(&server, "default", json!({"name": "gamma-ops", "type": "operational"})).await;
-    create_flag(&server, "default", json!({"name": "delta-kill", "type": "kill-switch"})).await;
-    create_flag(&server, "web", json!({"name": "web-banner", "description": "50% off banner"})).await;
+    create_flag(
+        &server,
+        "default",
+        json!({"name": "gamma-ops", "type": "operational"}),
+    )
+    .await;
+    create_flag(
+        &server,
+        "default",
+        json!({"name": "delta-kill", "type": "kill-switch"}),
+    )
+    .await;
+    create_flag(
+        &server,
+        "web",
+        json!({"name": "web-banner", "description": "50% off banner"}),
+    )
+    .await;
     server
         .put(&format!("{DEFAULT}/gamma-ops"), json!({"stale": true}))
         .await
         .expect(200);
     server
-        .post_empty(&format!("{DEFAULT}/alpha-checkout/environments/production/on"))
+        .post_empty(&format!(
+            "{DEFAULT}/alpha-checkout/environments/production/on"
+        ))
         .await
         .expect(200);
     let segment = server
-        .post("/api/admin/segments", json!({"name": "beta-testers", "constraints": []}))
+        .post(
+            "/api/admin/segments",
+            json!({"name": "beta-testers", "constraints": []}),
+        )
         .await;
     let segment_id = segment.expect(201)["id"].clone();
     server
@@ -92,7 +118,10 @@ async fn feature_search(db: TestDb) {
         )
         .await
         .expect(200);
-    server.delete(&format!("{DEFAULT}/delta-kill")).await.expect(202);
+    server
+        .delete(&format!("{DEFAULT}/delta-kill"))
+        .await
+        .expect(202);
 
     // No filter: the live flags, oldest first, and the whole answer of one.
     let all = names(&["alpha-checkout", "beta-box", "gamma-ops", "web-banner"]);
@@ -115,7 +144,13 @@ async fn feature_search(db: TestDb) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|env| (env["name"].clone(), env["enabled"].clone(), env["hasStrategies"].clone()))
+        .map(|env| {
+            (
+                env["name"].clone(),
+                env["enabled"].clone(),
+                env["hasStrategies"].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         environments,
@@ -126,26 +161,47 @@ async fn feature_search(db: TestDb) {
     );
     let beta = search(&server, "query=beta").await;
     let beta = &beta.expect(200)["features"][0];
-    assert_eq!(beta["createdBy"], json!({"id": editor_id, "name": "eddie", "imageUrl": ""}));
+    assert_eq!(
+        beta["createdBy"],
+        json!({"id": editor_id, "name": "eddie", "imageUrl": ""})
+    );
     assert_eq!(beta["segments"], json!(["beta-testers"]));
     assert_eq!(beta["environments"][0]["hasStrategies"], true);
     assert_eq!(beta["environments"][0]["hasEnabledStrategies"], false);
 
     // Text: name or description, ignoring case; comma-separated terms match any; wildcards are literal.
-    assert_eq!(found(&server, "query=search").await, (names(&["beta-box"]), 1));
-    assert_eq!(found(&server, "query=CHECKOUT,banner").await.0, names(&["alpha-checkout", "web-banner"]));
-    assert_eq!(found(&server, "query=50%25").await.0, names(&["web-banner"]));
+    assert_eq!(
+        found(&server, "query=search").await,
+        (names(&["beta-box"]), 1)
+    );
+    assert_eq!(
+        found(&server, "query=CHECKOUT,banner").await.0,
+        names(&["alpha-checkout", "web-banner"])
+    );
+    assert_eq!(
+        found(&server, "query=50%25").await.0,
+        names(&["web-banner"])
+    );
     assert_eq!(found(&server, "query=a_p").await, (Vec::new(), 0));
     // Project, type, state (stale), archived.
-    assert_eq!(found(&server, "project=IS:web").await.0, names(&["web-banner"]));
+    assert_eq!(
+        found(&server, "project=IS:web").await.0,
+        names(&["web-banner"])
+    );
     assert_eq!(found(&server, "project=IS_NOT:web").await.1, 3);
     assert_eq!(found(&server, "project=IS_ANY_OF:web,default").await.1, 4);
     assert_eq!(
         found(&server, "type=IS_ANY_OF:release,experiment").await.0,
         names(&["alpha-checkout", "beta-box", "web-banner"])
     );
-    assert_eq!(found(&server, "type=IS_NONE_OF:release").await.0, names(&["beta-box", "gamma-ops"]));
-    assert_eq!(found(&server, "state=IS:stale").await.0, names(&["gamma-ops"]));
+    assert_eq!(
+        found(&server, "type=IS_NONE_OF:release").await.0,
+        names(&["beta-box", "gamma-ops"])
+    );
+    assert_eq!(
+        found(&server, "state=IS:stale").await.0,
+        names(&["gamma-ops"])
+    );
     assert_eq!(found(&server, "state=IS_NOT:stale").await.1, 3);
     let archived = search(&server, "archived=IS:true").await;
     let archived = archived.expect(200);
@@ -154,44 +210,94 @@ async fn feature_search(db: TestDb) {
     crate::server::assert_timestamp(&archived["features"][0]["archivedAt"]);
     assert_eq!(found(&server, "archived=IS:false").await.1, 4);
     // Per-environment state: any of the given states; off only where the project has the environment.
-    assert_eq!(found(&server, "status=production:enabled").await.0, names(&["alpha-checkout"]));
+    assert_eq!(
+        found(&server, "status=production:enabled").await.0,
+        names(&["alpha-checkout"])
+    );
     assert_eq!(
         found(&server, "status=production:disabled").await.0,
         names(&["beta-box", "gamma-ops"])
     );
     assert_eq!(
-        found(&server, "status=production:enabled&status=development:disabled").await.1,
+        found(
+            &server,
+            "status=production:enabled&status=development:disabled"
+        )
+        .await
+        .1,
         4
     );
     assert_eq!(found(&server, "status=development:enabled").await.1, 0);
     // Filters combine.
     assert_eq!(
-        found(&server, "project=IS:default&type=IS:release&status=production:enabled&query=flow").await.0,
+        found(
+            &server,
+            "project=IS:default&type=IS:release&status=production:enabled&query=flow"
+        )
+        .await
+        .0,
         names(&["alpha-checkout"])
     );
     // Creation date.
     let (yesterday, today, tomorrow) = days_around(&alpha["createdAt"]);
-    assert_eq!(found(&server, &format!("createdAt=IS_ON_OR_AFTER:{today}")).await.1, 4);
-    assert_eq!(found(&server, &format!("createdAt=IS_ON_OR_AFTER:{tomorrow}")).await.1, 0);
-    assert_eq!(found(&server, &format!("createdAt=IS_BEFORE:{tomorrow}")).await.1, 4);
-    assert_eq!(found(&server, &format!("createdAt=IS_BEFORE:{today}")).await.1, 0);
-    assert_eq!(found(&server, &format!("createdAt=IS_ON_OR_AFTER:{yesterday}")).await.1, 4);
+    assert_eq!(
+        found(&server, &format!("createdAt=IS_ON_OR_AFTER:{today}"))
+            .await
+            .1,
+        4
+    );
+    assert_eq!(
+        found(&server, &format!("createdAt=IS_ON_OR_AFTER:{tomorrow}"))
+            .await
+            .1,
+        0
+    );
+    assert_eq!(
+        found(&server, &format!("createdAt=IS_BEFORE:{tomorrow}"))
+            .await
+            .1,
+        4
+    );
+    assert_eq!(
+        found(&server, &format!("createdAt=IS_BEFORE:{today}"))
+            .await
+            .1,
+        0
+    );
+    assert_eq!(
+        found(&server, &format!("createdAt=IS_ON_OR_AFTER:{yesterday}"))
+            .await
+            .1,
+        4
+    );
 
     // Sorting, then paging with the total of every page.
     let mut by_name = all.clone();
     by_name.sort();
     assert_eq!(found(&server, "sortBy=name").await.0, by_name);
     by_name.reverse();
-    assert_eq!(found(&server, "sortBy=name&sortOrder=desc").await.0, by_name);
+    assert_eq!(
+        found(&server, "sortBy=name&sortOrder=desc").await.0,
+        by_name
+    );
     let mut newest_first = all.clone();
     newest_first.reverse();
-    assert_eq!(found(&server, "sortBy=createdAt&sortOrder=desc").await.0, newest_first);
+    assert_eq!(
+        found(&server, "sortBy=createdAt&sortOrder=desc").await.0,
+        newest_first
+    );
     assert_eq!(
         found(&server, "sortBy=type").await.0,
         names(&["beta-box", "gamma-ops", "alpha-checkout", "web-banner"])
     );
-    assert_eq!(found(&server, "sortBy=stale&sortOrder=desc").await.0[0], "gamma-ops");
-    assert_eq!(found(&server, "sortBy=project&sortOrder=desc").await.0[0], "web-banner");
+    assert_eq!(
+        found(&server, "sortBy=stale&sortOrder=desc").await.0[0],
+        "gamma-ops"
+    );
+    assert_eq!(
+        found(&server, "sortBy=project&sortOrder=desc").await.0[0],
+        "web-banner"
+    );
     assert_eq!(
         found(&server, "sortBy=name&offset=1&limit=2").await,
         (names(&["beta-box", "gamma-ops"]), 4)
@@ -202,7 +308,12 @@ async fn feature_search(db: TestDb) {
     // Every signed-in role reads it.
     for token in [&viewer, &editor] {
         let answer = server
-            .send("GET", "/api/admin/search/features?query=alpha", None, Some(token))
+            .send(
+                "GET",
+                "/api/admin/search/features?query=alpha",
+                None,
+                Some(token),
+            )
             .await;
         assert_eq!(answer.expect(200)["total"], 1);
     }
@@ -229,7 +340,9 @@ async fn feature_search(db: TestDb) {
         ("limit=ten", "limit"),
         ("limit=1&limit=2", "limit"),
     ] {
-        let message = search(&server, query).await.expect_error(400, "ValidationError");
+        let message = search(&server, query)
+            .await
+            .expect_error(400, "ValidationError");
         assert!(message.contains(named), "{query}: {message}");
     }
 }
@@ -257,7 +370,12 @@ async fn event_search(db: TestDb) {
         .post("/api/admin/projects", json!({"id": "web", "name": "Web"}))
         .await
         .expect(201);
-    create_flag(&server, "default", json!({"name": "alpha", "description": "Needle in the data"})).await;
+    create_flag(
+        &server,
+        "default",
+        json!({"name": "alpha", "description": "Needle in the data"}),
+    )
+    .await;
     create_flag(&server, "web", json!({"name": "banner"})).await;
     let mine = json!({"name": "by-eddie"});
     server
@@ -290,23 +408,50 @@ async fn event_search(db: TestDb) {
     // Type, flag, project, environment, creator, id.
     let created = events_found(&server, "type=IS:feature-created").await;
     assert_eq!(created.1, 3);
-    assert!(created.0.windows(2).all(|pair| pair[0] > pair[1]), "newest first");
+    assert!(
+        created.0.windows(2).all(|pair| pair[0] > pair[1]),
+        "newest first"
+    );
     let alpha = events_found(&server, "feature=IS:alpha").await;
     assert_eq!(alpha.1, 3, "created, its strategy, switched on: {alpha:?}");
-    let answer = server.get("/api/admin/search/events?feature=IS:alpha").await;
+    let answer = server
+        .get("/api/admin/search/events?feature=IS:alpha")
+        .await;
     for event in answer.expect(200)["events"].as_array().unwrap() {
         assert_eq!(event["featureName"], "alpha");
     }
-    assert_eq!(events_found(&server, "feature=IS_ANY_OF:alpha,banner").await.1, 4);
-    assert_eq!(events_found(&server, "feature=IS:alpha&type=IS:feature-created").await.1, 1);
     assert_eq!(
-        events_found(&server, "type=IS_ANY_OF:feature-created,feature-environment-enabled").await.1,
+        events_found(&server, "feature=IS_ANY_OF:alpha,banner")
+            .await
+            .1,
         4
     );
-    let web = server.get("/api/admin/search/events?project=IS:web&type=IS:feature-created").await;
+    assert_eq!(
+        events_found(&server, "feature=IS:alpha&type=IS:feature-created")
+            .await
+            .1,
+        1
+    );
+    assert_eq!(
+        events_found(
+            &server,
+            "type=IS_ANY_OF:feature-created,feature-environment-enabled"
+        )
+        .await
+        .1,
+        4
+    );
+    let web = server
+        .get("/api/admin/search/events?project=IS:web&type=IS:feature-created")
+        .await;
     assert_eq!(web.expect(200)["events"][0]["featureName"], "banner");
     assert_eq!(
-        events_found(&server, "environment=IS:production&type=IS:feature-environment-enabled").await.1,
+        events_found(
+            &server,
+            "environment=IS:production&type=IS:feature-environment-enabled"
+        )
+        .await
+        .1,
         1
     );
     let of_eddie: Vec<i64> = every["events"]
@@ -320,38 +465,72 @@ async fn event_search(db: TestDb) {
     let by_eddie = format!("createdBy=IS:{editor_id}");
     assert_eq!(events_found(&server, &by_eddie).await, (of_eddie, 2));
     let by_eddie = server
-        .get(&format!("/api/admin/search/events?createdBy=IS_ANY_OF:{editor_id},7&type=IS:feature-created"))
+        .get(&format!(
+            "/api/admin/search/events?createdBy=IS_ANY_OF:{editor_id},7&type=IS:feature-created"
+        ))
         .await;
     let by_eddie = by_eddie.expect(200);
     assert_eq!(by_eddie["total"], 1);
     assert_eq!(by_eddie["events"][0]["featureName"], "by-eddie");
     assert_eq!(by_eddie["events"][0]["createdBy"], "eddie");
     let ids = format!("id=IS_ANY_OF:{},{}", all_ids[0], all_ids[2]);
-    assert_eq!(events_found(&server, &ids).await, (vec![all_ids[0], all_ids[2]], 2));
+    assert_eq!(
+        events_found(&server, &ids).await,
+        (vec![all_ids[0], all_ids[2]], 2)
+    );
     // Text in the data, ignoring case.
     let needle = server.get("/api/admin/search/events?query=NEEDLE").await;
     let needle = needle.expect(200);
     assert_eq!(needle["total"], 1);
     assert_eq!(needle["events"][0]["type"], "feature-created");
     assert_eq!(needle["events"][0]["featureName"], "alpha");
-    assert_eq!(events_found(&server, "query=no-such-text-anywhere").await.1, 0);
+    assert_eq!(
+        events_found(&server, "query=no-such-text-anywhere").await.1,
+        0
+    );
     // Dates: from and to are whole days, both included.
     let (yesterday, today, tomorrow) = days_around(&every["events"][0]["createdAt"]);
-    assert_eq!(events_found(&server, &format!("from=IS:{today}&to=IS:{today}")).await.1, total);
-    assert_eq!(events_found(&server, &format!("from=IS:{yesterday}")).await.1, total);
-    assert_eq!(events_found(&server, &format!("from=IS:{tomorrow}")).await.1, 0);
-    assert_eq!(events_found(&server, &format!("to=IS:{yesterday}")).await.1, 0);
+    assert_eq!(
+        events_found(&server, &format!("from=IS:{today}&to=IS:{today}"))
+            .await
+            .1,
+        total
+    );
+    assert_eq!(
+        events_found(&server, &format!("from=IS:{yesterday}"))
+            .await
+            .1,
+        total
+    );
+    assert_eq!(
+        events_found(&server, &format!("from=IS:{tomorrow}"))
+            .await
+            .1,
+        0
+    );
+    assert_eq!(
+        events_found(&server, &format!("to=IS:{yesterday}")).await.1,
+        0
+    );
     // Pages.
     assert_eq!(
         events_found(&server, "offset=1&limit=2").await,
         (all_ids[1..3].to_vec(), total)
     );
-    assert_eq!(events_found(&server, "offset=100000").await, (Vec::new(), total));
+    assert_eq!(
+        events_found(&server, "offset=100000").await,
+        (Vec::new(), total)
+    );
 
     // Every signed-in role reads it.
     for token in [&viewer, &editor] {
         let answer = server
-            .send("GET", "/api/admin/search/events?type=IS:feature-created", None, Some(token))
+            .send(
+                "GET",
+                "/api/admin/search/events?type=IS:feature-created",
+                None,
+                Some(token),
+            )
             .await;
         assert_eq!(answer.expect(200)["total"], 3);
     }

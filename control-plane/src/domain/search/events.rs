@@ -136,7 +136,10 @@ mod tests {
         };
         let search = query.to_search().unwrap();
         assert_eq!(search.from.unwrap().to_string(), "2026-11-01T00:00:00.000Z");
-        assert_eq!(search.before.unwrap().to_string(), "2026-11-22T00:00:00.000Z");
+        assert_eq!(
+            search.before.unwrap().to_string(),
+            "2026-11-22T00:00:00.000Z"
+        );
         let bad = EventSearchQuery {
             to: Some("2026-11-21".to_owned()),
             ..EventSearchQuery::default()

@@ -75,7 +75,9 @@ impl FeatureSearchQuery {
                 _ => continue,
             };
             if slot.replace(value).is_some() {
-                return Err(ApiError::validation(format!("{name} is given more than once")));
+                return Err(ApiError::validation(format!(
+                    "{name} is given more than once"
+                )));
             }
         }
         Ok(query)
@@ -305,9 +307,7 @@ pub async fn search(
         HashMap::new()
     };
     let mut creators = HashMap::new();
-    for creator in
-        search_store::creators(conn, &names, EventType::FeatureCreated.as_str()).await?
-    {
+    for creator in search_store::creators(conn, &names, EventType::FeatureCreated.as_str()).await? {
         creators.insert(
             creator.feature_name,
             FeatureCreator {
@@ -329,11 +329,13 @@ pub async fn search(
             segments.sort();
             FeatureSearchItem {
                 environments: environments.remove(&row.name).unwrap_or_default(),
-                created_by: creators.remove(&row.name).unwrap_or_else(|| FeatureCreator {
-                    id: 0,
-                    name: "unknown".to_owned(),
-                    image_url: String::new(),
-                }),
+                created_by: creators
+                    .remove(&row.name)
+                    .unwrap_or_else(|| FeatureCreator {
+                        id: 0,
+                        name: "unknown".to_owned(),
+                        image_url: String::new(),
+                    }),
                 segments,
                 dependency_type: None,
                 favorite: false,
@@ -373,12 +375,21 @@ mod tests {
         assert_eq!(
             search.states,
             vec![
-                EnvironmentState { environment: "production".to_owned(), enabled: true },
-                EnvironmentState { environment: "development".to_owned(), enabled: false },
+                EnvironmentState {
+                    environment: "production".to_owned(),
+                    enabled: true
+                },
+                EnvironmentState {
+                    environment: "development".to_owned(),
+                    enabled: false
+                },
             ]
         );
         assert!(!search.archived);
-        assert_eq!((search.order, search.descending), (FeatureOrder::CreatedAt, false));
+        assert_eq!(
+            (search.order, search.descending),
+            (FeatureOrder::CreatedAt, false)
+        );
         assert!(FeatureSearchQuery::from_pairs(pairs(&[("limit", "1"), ("limit", "2")])).is_err());
     }
 

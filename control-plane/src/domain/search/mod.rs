@@ -58,7 +58,10 @@ fn parse_words(
 ) -> Result<Match<String>, ApiError> {
     let set = parse_set(param, value, operators)?;
     let (Match::AnyOf(values) | Match::NoneOf(values)) = &set;
-    if let Some(unknown) = values.iter().find(|value| !allowed.contains(&value.as_str())) {
+    if let Some(unknown) = values
+        .iter()
+        .find(|value| !allowed.contains(&value.as_str()))
+    {
         return Err(ApiError::validation(format!(
             "{param}: \"{unknown}\" is not one of {}",
             allowed.join(", ")
@@ -87,7 +90,10 @@ fn parse_ids(param: &str, value: &str) -> Result<Match<i64>, ApiError> {
 
 /// Comma-separated values, trimmed; none may be empty.
 fn split_values(param: &str, list: &str) -> Result<Vec<String>, ApiError> {
-    let values: Vec<String> = list.split(',').map(|value| value.trim().to_owned()).collect();
+    let values: Vec<String> = list
+        .split(',')
+        .map(|value| value.trim().to_owned())
+        .collect();
     if values.iter().any(String::is_empty) {
         return Err(ApiError::validation(format!(
             "{param} has an empty value: give one or more values separated by commas"
@@ -98,8 +104,11 @@ fn split_values(param: &str, list: &str) -> Result<Vec<String>, ApiError> {
 
 /// `yyyy-MM-dd` → the start of that day, UTC.
 fn parse_date(param: &str, text: &str) -> Result<Timestamp, ApiError> {
-    let invalid =
-        || ApiError::validation(format!("{param}: \"{text}\" is not a date of the form yyyy-MM-dd"));
+    let invalid = || {
+        ApiError::validation(format!(
+            "{param}: \"{text}\" is not a date of the form yyyy-MM-dd"
+        ))
+    };
     if text.len() != 10 {
         return Err(invalid());
     }
@@ -162,10 +171,16 @@ mod tests {
             Match::NoneOf(vec!["release".to_owned(), "experiment".to_owned()])
         );
         for bad in ["default", "IS_NOT:a", "INCLUDE:a", "IS:", "IS_ANY_OF:a,,b"] {
-            assert!(parse_set("feature", bad, Operators::Positive).is_err(), "{bad}");
+            assert!(
+                parse_set("feature", bad, Operators::Positive).is_err(),
+                "{bad}"
+            );
         }
         assert!(parse_ids("createdBy", "IS:x").is_err());
-        assert_eq!(parse_ids("id", "IS_ANY_OF:1,2").unwrap(), Match::AnyOf(vec![1, 2]));
+        assert_eq!(
+            parse_ids("id", "IS_ANY_OF:1,2").unwrap(),
+            Match::AnyOf(vec![1, 2])
+        );
         assert!(parse_words("state", "IS:gone", Operators::All, &["active", "stale"]).is_err());
     }
 
@@ -175,7 +190,12 @@ mod tests {
             parse_date("from", "2026-11-21").unwrap().to_string(),
             "2026-11-21T00:00:00.000Z"
         );
-        for bad in ["2026-1-21", "2026-02-30", "21-11-2026", "2026-11-21T00:00:00Z"] {
+        for bad in [
+            "2026-1-21",
+            "2026-02-30",
+            "21-11-2026",
+            "2026-11-21T00:00:00Z",
+        ] {
             assert!(parse_date("from", bad).is_err(), "{bad}");
         }
         assert!(parse_dated("createdAt", "IS_AFTER:2026-11-21", &["IS_BEFORE"]).is_err());

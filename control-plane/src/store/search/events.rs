@@ -45,7 +45,10 @@ impl EventSearch {
             }
         }
         if let Some(users) = &self.created_by_user_id {
-            conditions.matching("created_by_user_id", &map_match(users, |id| Value::Integer(*id)));
+            conditions.matching(
+                "created_by_user_id",
+                &map_match(users, |id| Value::Integer(*id)),
+            );
         }
         if let Some(from) = self.from {
             let from = conditions.bind(Value::Time(from));

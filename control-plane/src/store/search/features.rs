@@ -176,7 +176,10 @@ pub async fn environments(
          LEFT JOIN feature_environments fe ON fe.feature_name = f.name AND fe.environment = e.name \
          WHERE f.name IN ({list}) ORDER BY e.sort_order, e.name"
     );
-    Ok(conditions.bind_rows(sqlx::query_as(&sql)).fetch_all(conn).await?)
+    Ok(conditions
+        .bind_rows(sqlx::query_as(&sql))
+        .fetch_all(conn)
+        .await?)
 }
 
 /// What the search shows of one strategy: where it is, whether it is on, its segments.
@@ -213,7 +216,10 @@ pub async fn strategies(
         "SELECT feature_name, environment, disabled, segments FROM feature_strategies \
          WHERE feature_name IN ({list})"
     );
-    Ok(conditions.bind_rows(sqlx::query_as(&sql)).fetch_all(conn).await?)
+    Ok(conditions
+        .bind_rows(sqlx::query_as(&sql))
+        .fetch_all(conn)
+        .await?)
 }
 
 /// Who created a flag, as its `feature-created` event records.
@@ -241,5 +247,8 @@ pub async fn creators(
         "SELECT feature_name, created_by, created_by_user_id FROM events \
          WHERE feature_name IN ({list}) AND type = {created} ORDER BY id"
     );
-    Ok(conditions.bind_rows(sqlx::query_as(&sql)).fetch_all(conn).await?)
+    Ok(conditions
+        .bind_rows(sqlx::query_as(&sql))
+        .fetch_all(conn)
+        .await?)
 }

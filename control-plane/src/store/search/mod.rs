@@ -54,13 +54,19 @@ impl Conditions {
             }
             return;
         }
-        let placeholders: Vec<String> = values.iter().map(|value| self.bind(value.clone())).collect();
+        let placeholders: Vec<String> = values
+            .iter()
+            .map(|value| self.bind(value.clone()))
+            .collect();
         let not = if negated { "NOT " } else { "" };
         self.push(format!("{column} {not}IN ({})", placeholders.join(", ")));
     }
 
     fn matching_text(&mut self, column: &str, filter: &Match<String>) {
-        self.matching(column, &map_match(filter, |value| Value::Text(value.clone())));
+        self.matching(
+            column,
+            &map_match(filter, |value| Value::Text(value.clone())),
+        );
     }
 
     /// Any of `columns` contains any of `terms`, ignoring case (`terms` are lower case already).
@@ -160,7 +166,13 @@ mod tests {
         assert_eq!(conditions.clause(), "");
         conditions.matching_text("type", &Match::AnyOf(Vec::new()));
         assert_eq!(conditions.clause(), "WHERE 1 = 0");
-        conditions.matching_text("project", &Match::NoneOf(vec!["a".to_owned(), "b".to_owned()]));
-        assert_eq!(conditions.clause(), "WHERE 1 = 0 AND project NOT IN ($1, $2)");
+        conditions.matching_text(
+            "project",
+            &Match::NoneOf(vec!["a".to_owned(), "b".to_owned()]),
+        );
+        assert_eq!(
+            conditions.clause(),
+            "WHERE 1 = 0 AND project NOT IN ($1, $2)"
+        );
     }
 }
