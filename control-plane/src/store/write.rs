@@ -1,6 +1,7 @@
 //! One configuration write ([`WriteTx`]): the revision bump, the audit events, the ids from the counters,
 //! and whether the write is direct or the application of an approved change request ([`WriteMode`]).
 
+use super::addons::{self, Enqueued};
 use super::encoding::json_text;
 use super::{Backend, StoreError, REVISION_CHANNEL};
 use crate::time::Timestamp;
@@ -70,6 +71,8 @@ pub enum Counter {
     ChangeRequest,
     ChangeRequestChange,
     ChangeRequestComment,
+    Addon,
+    AddonDelivery,
 }
 
 impl Counter {
@@ -84,6 +87,8 @@ impl Counter {
             Counter::ChangeRequest => "change_request",
             Counter::ChangeRequestChange => "change_request_change",
             Counter::ChangeRequestComment => "change_request_comment",
+            Counter::Addon => "addon",
+            Counter::AddonDelivery => "addon_delivery",
         }
     }
 }
@@ -133,9 +138,11 @@ pub struct WriteTx {
     actor: Actor,
     now: Timestamp,
     events: usize,
+    deliveries: u64,
     mode: WriteMode,
     backend: Backend,
     committed: Arc<Notify>,
+    outbox: Arc<Notify>,
     span: tracing::Span,
     started: Instant,
 }
@@ -145,8 +152,9 @@ impl WriteTx {
         mut tx: Transaction<'static, Any>,
         actor: &Actor,
         backend: Backend,
-        committed: Arc<Notify>,
+        signals: (Arc<Notify>, Arc<Notify>),
     ) -> Result<WriteTx, StoreError> {
+        let (committed, outbox) = signals;
         let started = Instant::now();
         let revision = increment(&mut tx, Counter::Revision).await?;
         Ok(WriteTx {
@@ -155,9 +163,11 @@ impl WriteTx {
             actor: actor.clone(),
             now: Timestamp::now(),
             events: 0,
+            deliveries: 0,
             mode: WriteMode::Direct,
             backend,
             committed,
+            outbox,
             span: tracing::debug_span!("store.write", revision, actor = %actor.name),
             started,
         })
@@ -202,7 +212,8 @@ impl WriteTx {
         increment(&mut self.tx, counter).await
     }
 
-    /// Records an audit event of this write.
+    /// Records an audit event of this write, with an outbox row for every enabled addon it matches
+    /// (`store::addons::enqueue`), so the event and its deliveries commit together.
     pub async fn record(&mut self, event: NewEvent) -> Result<i64, StoreError> {
         let id = increment(&mut self.tx, Counter::Event).await?;
         let data = event.data.as_ref().map(json_text).transpose()?;
@@ -216,20 +227,28 @@ impl WriteTx {
         .bind(self.now)
         .bind(&self.actor.name)
         .bind(self.actor.user_id)
-        .bind(event.project)
-        .bind(event.environment)
+        .bind(&event.project)
+        .bind(&event.environment)
         .bind(event.feature_name)
         .bind(data)
         .bind(pre_data)
         .bind(self.revision)
         .execute(&mut *self.tx)
         .await?;
+        let matched = Enqueued {
+            event_id: id,
+            event_type: event.event_type,
+            project: event.project.as_deref(),
+            environment: event.environment.as_deref(),
+        };
+        self.deliveries += addons::enqueue(&mut self.tx, matched, self.now.millis()).await?;
         self.events += 1;
         Ok(id)
     }
 
     /// Commits the write if it recorded an event, else rolls it back. Returns whether it committed. A commit
-    /// wakes this process's publisher and, on Postgres, notifies [`REVISION_CHANNEL`] (delivered at commit).
+    /// wakes this process's publisher (and its addon sender when it wrote deliveries) and, on Postgres,
+    /// notifies [`REVISION_CHANNEL`] (delivered at commit).
     pub async fn commit(self) -> Result<bool, StoreError> {
         let span = self.span.clone();
         self.finish().instrument(span).await
@@ -252,6 +271,9 @@ impl WriteTx {
         self.tx.commit().await?;
         tracing::debug!(events = self.events, elapsed = ?self.started.elapsed(), "committed");
         self.committed.notify_one();
+        if self.deliveries > 0 {
+            self.outbox.notify_one();
+        }
         Ok(true)
     }
 }
