@@ -92,7 +92,15 @@ pub fn providers() -> Vec<AddonProvider> {
     let parameters = WEBHOOK_PARAMETERS
         .iter()
         .map(
-            |(name, display_name, parameter_type, description, placeholder, required, sensitive)| {
+            |(
+                name,
+                display_name,
+                parameter_type,
+                description,
+                placeholder,
+                required,
+                sensitive,
+            )| {
                 AddonParameter {
                     name: (*name).to_owned(),
                     display_name: (*display_name).to_owned(),
@@ -109,8 +117,9 @@ pub fn providers() -> Vec<AddonProvider> {
         name: WEBHOOK.to_owned(),
         display_name: "Webhook".to_owned(),
         documentation_url: "https://docs.getunleash.io/integrate/webhook".to_owned(),
-        description: "A Webhook is a generic way to post messages from Vexil to third party services."
-            .to_owned(),
+        description:
+            "A Webhook is a generic way to post messages from Vexil to third party services."
+                .to_owned(),
         parameters,
         events: EventType::ALL
             .iter()
@@ -299,7 +308,9 @@ fn is_header_name(name: &str) -> bool {
 
 /// Visible ASCII, spaces and tabs (no line breaks, no other control characters).
 fn is_header_value(value: &str) -> bool {
-    value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+    value
+        .bytes()
+        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
 }
 
 fn check_list(field: &str, values: &[String]) -> Result<(), ApiError> {
@@ -477,8 +488,10 @@ mod tests {
 
     #[test]
     fn a_mask_sent_back_keeps_the_secret_and_answers_mask_it() {
-        let stored = parameters(json!({"url": "http://a.example/x", "authorization": "Bearer s3cret"}));
-        let given = parameters(json!({"url": MASK, "authorization": MASK, "contentType": "text/plain"}));
+        let stored =
+            parameters(json!({"url": "http://a.example/x", "authorization": "Bearer s3cret"}));
+        let given =
+            parameters(json!({"url": MASK, "authorization": MASK, "contentType": "text/plain"}));
         let kept = checked_parameters(given, Some(&stored)).unwrap();
         assert_eq!(kept["authorization"], "Bearer s3cret");
         assert_eq!(kept["url"], "http://a.example/x");
@@ -495,13 +508,26 @@ mod tests {
             (json!({"url": "ftp://a.example"}), "http or https"),
             (json!({"url": "not a url"}), "not a URL"),
             (json!({"url": "http://a", "nope": "x"}), "not a parameter"),
-            (json!({"url": "http://a", "contentType": 3}), "must be a string"),
-            (json!({"url": "http://a", "customHeaders": "[1]"}), "JSON object"),
-            (json!({"url": "http://a", "customHeaders": "{\"a\": 1}"}), "must be a string"),
+            (
+                json!({"url": "http://a", "contentType": 3}),
+                "must be a string",
+            ),
+            (
+                json!({"url": "http://a", "customHeaders": "[1]"}),
+                "JSON object",
+            ),
+            (
+                json!({"url": "http://a", "customHeaders": "{\"a\": 1}"}),
+                "must be a string",
+            ),
             (json!({"url": MASK}), "not a URL"),
         ] {
             let error = checked_parameters(parameters(given.clone()), None).unwrap_err();
-            assert!(error.message.contains(message), "{given}: {}", error.message);
+            assert!(
+                error.message.contains(message),
+                "{given}: {}",
+                error.message
+            );
         }
     }
 }

@@ -30,9 +30,7 @@ pub fn render(template: Option<&str>, event: &Value, json: bool) -> String {
             return out;
         };
         let path = inner[..end].trim();
-        let value = path
-            .split('.')
-            .try_fold(&root, |value, key| value.get(key));
+        let value = path.split('.').try_fold(&root, |value, key| value.get(key));
         match value {
             Some(Value::String(text)) if json => {
                 let quoted = Value::String(text.clone()).to_string();
@@ -72,14 +70,25 @@ mod tests {
     fn templates_take_the_event_fields() {
         let event = json!({"id": 7, "type": "feature-created", "data": {"name": "a\"b"}});
         assert_eq!(
-            render(Some("{\"t\": \"{{event.type}}\", \"n\": \"{{ event.data.name }}\"}"), &event, true),
+            render(
+                Some("{\"t\": \"{{event.type}}\", \"n\": \"{{ event.data.name }}\"}"),
+                &event,
+                true
+            ),
             "{\"t\": \"feature-created\", \"n\": \"a\\\"b\"}"
         );
         assert_eq!(
-            render(Some("{{{event.data.name}}}-{{event.id}}-{{event.nope.x}}-{{event.data}}"), &event, false),
+            render(
+                Some("{{{event.data.name}}}-{{event.id}}-{{event.nope.x}}-{{event.data}}"),
+                &event,
+                false
+            ),
             "a\"b-7--{\"name\":\"a\\\"b\"}"
         );
-        assert_eq!(render(Some("open {{event.type"), &event, false), "open {{event.type");
+        assert_eq!(
+            render(Some("open {{event.type"), &event, false),
+            "open {{event.type"
+        );
         assert_eq!(render(None, &event, true), event.to_string());
         assert_eq!(render(Some(""), &event, true), event.to_string());
     }

@@ -55,7 +55,9 @@ pub struct DeliverySettings {
 impl DeliverySettings {
     /// The wait after failed attempt number `attempt` (from 1).
     fn backoff(&self, attempt: i64) -> Duration {
-        let doublings = u32::try_from(attempt.saturating_sub(1)).unwrap_or(u32::MAX).min(30);
+        let doublings = u32::try_from(attempt.saturating_sub(1))
+            .unwrap_or(u32::MAX)
+            .min(30);
         self.webhook_retry_base
             .saturating_mul(1 << doublings)
             .min(self.webhook_retry_max)
@@ -92,7 +94,9 @@ pub async fn deliver_forever(store: Store, settings: DeliverySettings) {
             tracing::warn!(%error, "cannot deliver webhooks");
         }
         let wait = match next_due(&store).await {
-            Ok(Some(due)) => Duration::from_millis(u64::try_from(due - now_ms()).unwrap_or(0)).min(POLL),
+            Ok(Some(due)) => {
+                Duration::from_millis(u64::try_from(due - now_ms()).unwrap_or(0)).min(POLL)
+            }
             Ok(None) => POLL,
             Err(error) => {
                 tracing::warn!(%error, "cannot read the webhook outbox");
@@ -186,7 +190,13 @@ async fn deliver(
             }
             (Some(_), None) => Attempt::Impossible("The event no longer exists"),
             (Some(addon), Some(event)) => {
-                send(client, &addon.parameters, &payload(&event_from_row(event)), row).await
+                send(
+                    client,
+                    &addon.parameters,
+                    &payload(&event_from_row(event)),
+                    row,
+                )
+                .await
             }
         }
     };
@@ -198,7 +208,11 @@ async fn deliver(
             format!("Delivered: status code {status} (attempt {attempts})"),
             json!({ "attempts": attempts, "statusCode": status }),
         ),
-        Attempt::Impossible(why) => (Outcome::Failed, why.to_owned(), json!({ "attempts": attempts })),
+        Attempt::Impossible(why) => (
+            Outcome::Failed,
+            why.to_owned(),
+            json!({ "attempts": attempts }),
+        ),
         failed => {
             let (why, details) = match failed {
                 Attempt::Refused(status) => (
@@ -213,7 +227,11 @@ async fn deliver(
                 let details = format!("{why} (attempt {attempts}, retrying)");
                 return addon_store::retry_later(&mut conn, row, next, &details).await;
             }
-            (Outcome::Failed, format!("{why} (attempt {attempts}, giving up)"), details)
+            (
+                Outcome::Failed,
+                format!("{why} (attempt {attempts}, giving up)"),
+                details,
+            )
         }
     };
     if outcome == Outcome::Failed {
@@ -224,7 +242,10 @@ async fn deliver(
 }
 
 fn parameter<'a>(parameters: &'a serde_json::Map<String, Value>, name: &str) -> Option<&'a str> {
-    parameters.get(name).and_then(Value::as_str).filter(|value| !value.is_empty())
+    parameters
+        .get(name)
+        .and_then(Value::as_str)
+        .filter(|value| !value.is_empty())
 }
 
 /// One POST.
@@ -264,15 +285,24 @@ async fn send(
             Attempt::Delivered(response.status().as_u16())
         }
         Ok(response) => Attempt::Refused(response.status().as_u16()),
-        Err(error) if error.is_timeout() => Attempt::Unreachable("The receiver did not answer in time".to_owned()),
-        Err(error) => Attempt::Unreachable(format!("Cannot reach the receiver: {}", without_url(&error))),
+        Err(error) if error.is_timeout() => {
+            Attempt::Unreachable("The receiver did not answer in time".to_owned())
+        }
+        Err(error) => Attempt::Unreachable(format!(
+            "Cannot reach the receiver: {}",
+            without_url(&error)
+        )),
     }
 }
 
 /// A reqwest error's text without the URL (which is sensitive).
 fn without_url(error: &reqwest::Error) -> String {
     let mut source: Option<&dyn std::error::Error> = std::error::Error::source(error);
-    let mut text = String::from(if error.is_connect() { "connection failed" } else { "request failed" });
+    let mut text = String::from(if error.is_connect() {
+        "connection failed"
+    } else {
+        "request failed"
+    });
     while let Some(cause) = source {
         text = format!("{text}: {cause}");
         source = cause.source();

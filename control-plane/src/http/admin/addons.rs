@@ -137,5 +137,7 @@ pub async fn delivery_log(
     QueryParams(query): QueryParams<LogQuery>,
 ) -> Result<Json<IntegrationEvents>, ApiError> {
     let mut conn = state.store.read().await?;
-    Ok(Json(addons::delivery_log(&mut conn, &path.id, query).await?))
+    Ok(Json(
+        addons::delivery_log(&mut conn, &path.id, query).await?,
+    ))
 }
