@@ -1,6 +1,6 @@
 //! SQL of addons and their outbox of deliveries (`addon_deliveries`). The outbox rows of an audit event are
-//! written by [`enqueue`] in the event's own transaction ([`super::WriteTx::record`]); senders claim due rows
-//! with a lease ([`claim`]), so two replicas do not send the same row at the same time, and finish them.
+//! written in the event's own transaction ([`super::WriteTx::record`]); senders claim due rows with a lease
+//! ([`claim`]), so two replicas do not send the same row at the same time, and finish them.
 
 use super::encoding::{flag, json, json_text};
 use super::events::EventRow;
@@ -133,44 +133,6 @@ pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError>
         sqlx::query(sql).bind(id).execute(&mut *conn).await?;
     }
     Ok(())
-}
-
-/// What [`enqueue`] matches an event on.
-pub struct Enqueued<'a> {
-    pub event_id: i64,
-    pub event_type: &'a str,
-    pub project: Option<&'a str>,
-    pub environment: Option<&'a str>,
-}
-
-/// Writes an outbox row for every enabled addon that listens to the event's type, project and environment
-/// (as Unleash filters: an event without a project matches any project filter, an addon without one, or
-/// with `*`, matches every project; the same for environments). Returns how many rows it wrote.
-pub(super) async fn enqueue(
-    conn: &mut AnyConnection,
-    event: Enqueued<'_>,
-    now_ms: i64,
-) -> Result<u64, StoreError> {
-    let written = sqlx::query(
-        "INSERT INTO addon_deliveries (event_id, addon_id, state, attempts, next_attempt_ms, lease_until_ms, \
-         state_details, details) \
-         SELECT $1, a.id, 'pending', 0, $2, 0, '', '{}' FROM addons a WHERE a.enabled = 1 \
-         AND EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'event' AND f.value = $3) \
-         AND ($4 IS NULL OR NOT EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'project') \
-              OR EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'project' \
-                         AND (f.value = '*' OR f.value = $4))) \
-         AND ($5 IS NULL OR NOT EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'environment') \
-              OR EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'environment' \
-                         AND (f.value = '*' OR f.value = $5)))",
-    )
-    .bind(event.event_id)
-    .bind(now_ms)
-    .bind(event.event_type)
-    .bind(event.project)
-    .bind(event.environment)
-    .execute(conn)
-    .await?;
-    Ok(written.rows_affected())
 }
 
 /// The earliest time a pending delivery is due (its lease past, if it has one), if any is pending.

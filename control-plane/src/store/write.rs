@@ -1,7 +1,6 @@
 //! One configuration write ([`WriteTx`]): the revision bump, the audit events, the ids from the counters,
 //! and whether the write is direct or the application of an approved change request ([`WriteMode`]).
 
-use super::addons::{self, Enqueued};
 use super::encoding::json_text;
 use super::{Backend, StoreError, REVISION_CHANNEL};
 use crate::time::Timestamp;
@@ -120,6 +119,44 @@ pub(super) async fn counter_value(
     )
 }
 
+/// What [`enqueue`] matches an event on.
+struct Enqueued<'a> {
+    event_id: i64,
+    event_type: &'a str,
+    project: Option<&'a str>,
+    environment: Option<&'a str>,
+}
+
+/// Writes an outbox row (`addon_deliveries`, see `store::addons`) for every enabled addon that listens to the event's type, project and environment
+/// (as Unleash filters: an event without a project matches any project filter, an addon without one, or
+/// with `*`, matches every project; the same for environments). Returns how many rows it wrote.
+async fn enqueue(
+    conn: &mut AnyConnection,
+    event: Enqueued<'_>,
+    now_ms: i64,
+) -> Result<u64, StoreError> {
+    let written = sqlx::query(
+        "INSERT INTO addon_deliveries (event_id, addon_id, state, attempts, next_attempt_ms, lease_until_ms, \
+         state_details, details) \
+         SELECT $1, a.id, 'pending', 0, $2, 0, '', '{}' FROM addons a WHERE a.enabled = 1 \
+         AND EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'event' AND f.value = $3) \
+         AND ($4 IS NULL OR NOT EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'project') \
+              OR EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'project' \
+                         AND (f.value = '*' OR f.value = $4))) \
+         AND ($5 IS NULL OR NOT EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'environment') \
+              OR EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'environment' \
+                         AND (f.value = '*' OR f.value = $5)))",
+    )
+    .bind(event.event_id)
+    .bind(now_ms)
+    .bind(event.event_type)
+    .bind(event.project)
+    .bind(event.environment)
+    .execute(conn)
+    .await?;
+    Ok(written.rows_affected())
+}
+
 /// What a [`WriteTx`] is doing, which decides whether change-request-protected environments may be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteMode {
@@ -213,7 +250,7 @@ impl WriteTx {
     }
 
     /// Records an audit event of this write, with an outbox row for every enabled addon it matches
-    /// (`store::addons::enqueue`), so the event and its deliveries commit together.
+    /// (`enqueue`), so the event and its deliveries commit together.
     pub async fn record(&mut self, event: NewEvent) -> Result<i64, StoreError> {
         let id = increment(&mut self.tx, Counter::Event).await?;
         let data = event.data.as_ref().map(json_text).transpose()?;
@@ -241,7 +278,7 @@ impl WriteTx {
             project: event.project.as_deref(),
             environment: event.environment.as_deref(),
         };
-        self.deliveries += addons::enqueue(&mut self.tx, matched, self.now.millis()).await?;
+        self.deliveries += enqueue(&mut self.tx, matched, self.now.millis()).await?;
         self.events += 1;
         Ok(id)
     }
