@@ -130,6 +130,10 @@ pub struct Config {
     /// `--request-timeout` and `--header-read-timeout`.
     #[command(flatten)]
     pub http_timeouts: vexil_serving::serve::HttpTimeouts,
+
+    /// `--webhook-*`: how addon deliveries are made.
+    #[command(flatten)]
+    pub webhooks: crate::webhooks::DeliverySettings,
 }
 
 /// "" or "/x…" without a trailing slash; "x" and "/x/" are read as "/x".

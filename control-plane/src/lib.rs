@@ -16,3 +16,4 @@ pub mod publisher;
 pub mod server;
 pub mod store;
 pub mod time;
+pub mod webhooks;

@@ -87,6 +87,10 @@ pub async fn run(config: Config) -> Result<(), StartError> {
                 * crate::domain::metrics::DAY_MS,
         },
     ));
+    tokio::spawn(crate::webhooks::deliver_forever(
+        store.clone(),
+        config.webhooks,
+    ));
     let (routes, openapi) = http::routes().split_for_parts();
     let state = Arc::new(AppState {
         clock: clock.clone(),

@@ -120,7 +120,7 @@ pub enum Area {
     OwnAccount,
     /// `/api/admin/user-admin…`, `/api/admin/groups…`, `/api/admin/api-tokens…`.
     Access,
-    /// `/api/admin/ui-config…`, `/api/admin/settings…`.
+    /// `/api/admin/ui-config…`, `/api/admin/settings…`, `/api/admin/addons…`.
     Settings,
     /// Everything else: projects, environments, flags, strategies, segments, context fields, events…
     Configuration,

@@ -69,11 +69,14 @@ pub enum EventType {
     ChangeRequestCancelled,
     ChangeRequestApplied,
     SettingUpdated,
+    AddonConfigCreated,
+    AddonConfigUpdated,
+    AddonConfigDeleted,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 60] = [
+    pub const ALL: [EventType; 63] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -134,6 +137,9 @@ impl EventType {
         EventType::ChangeRequestCancelled,
         EventType::ChangeRequestApplied,
         EventType::SettingUpdated,
+        EventType::AddonConfigCreated,
+        EventType::AddonConfigUpdated,
+        EventType::AddonConfigDeleted,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -215,6 +221,9 @@ impl EventType {
             EventType::ChangeRequestCancelled => "change-request-cancelled",
             EventType::ChangeRequestApplied => "change-request-applied",
             EventType::SettingUpdated => "setting-updated",
+            EventType::AddonConfigCreated => "addon-config-created",
+            EventType::AddonConfigUpdated => "addon-config-updated",
+            EventType::AddonConfigDeleted => "addon-config-deleted",
         }
     }
 }

@@ -3,6 +3,7 @@
 //! of the API or an [`ApiError`](vexil_shared::ApiError).
 
 pub mod access;
+pub mod addons;
 pub mod change_request_gate;
 pub mod change_requests;
 pub mod client_document;

@@ -66,8 +66,8 @@ enum Scope {
     Flag,
     Tokens,
     Settings,
-    /// Nothing the edges hold (users, groups, change-request bookkeeping: an applied change request's
-    /// writes record their own events).
+    /// Nothing the edges hold (users, groups, addons, change-request bookkeeping: an applied change
+    /// request's writes record their own events).
     Nothing,
     Everything,
 }
@@ -121,7 +121,10 @@ fn scope(event_type: EventType) -> Scope {
         | ChangeRequestApproved
         | ChangeRequestRejected
         | ChangeRequestCancelled
-        | ChangeRequestApplied => Scope::Nothing,
+        | ChangeRequestApplied
+        | AddonConfigCreated
+        | AddonConfigUpdated
+        | AddonConfigDeleted => Scope::Nothing,
         ProjectCreated
         | ProjectUpdated
         | ProjectDeleted

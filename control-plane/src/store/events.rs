@@ -127,3 +127,14 @@ pub async fn of_revisions(
     .fetch_all(conn)
     .await?)
 }
+
+/// One event by id.
+pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<EventRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, type, created_at, created_by, created_by_user_id, project, environment, feature_name, data, \
+         pre_data FROM events WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_optional(conn)
+    .await?)
+}

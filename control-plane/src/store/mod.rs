@@ -8,6 +8,7 @@
 //! (later statements of the transaction then see every earlier commit), so no update is lost. The publisher
 //! reads through [`Store::consistent_read`]: every row of one revision.
 
+pub mod addons;
 pub mod change_requests;
 pub mod context_fields;
 mod encoding;
@@ -70,6 +71,7 @@ pub struct Store {
     backend: Backend,
     url: String,
     committed: Arc<Notify>,
+    outbox: Arc<Notify>,
 }
 
 /// A read transaction that sees one committed revision and everything written up to it (Postgres:
@@ -140,6 +142,7 @@ impl Store {
             backend,
             url: url.to_owned(),
             committed: Arc::new(Notify::new()),
+            outbox: Arc::new(Notify::new()),
         })
     }
 
@@ -150,6 +153,11 @@ impl Store {
     /// Signalled after every committed write of this process (a permit is kept when nobody waits).
     pub fn committed(&self) -> Arc<Notify> {
         self.committed.clone()
+    }
+
+    /// Signalled after every committed write of this process that wrote addon deliveries.
+    pub fn outbox_written(&self) -> Arc<Notify> {
+        self.outbox.clone()
     }
 
     /// A connection for reads.
@@ -192,7 +200,13 @@ impl Store {
     /// Starts a direct configuration write on behalf of `actor`; see [`WriteTx`].
     pub async fn begin_write(&self, actor: &Actor) -> Result<WriteTx, StoreError> {
         let tx = self.write.begin().await?;
-        WriteTx::begin(tx, actor, self.backend, self.committed.clone()).await
+        WriteTx::begin(
+            tx,
+            actor,
+            self.backend,
+            (self.committed.clone(), self.outbox.clone()),
+        )
+        .await
     }
 
     /// Wakes `wake` on every commit another process notifies on [`REVISION_CHANNEL`] (Postgres only; on

@@ -70,6 +70,8 @@ pub enum Counter {
     ChangeRequest,
     ChangeRequestChange,
     ChangeRequestComment,
+    Addon,
+    AddonDelivery,
 }
 
 impl Counter {
@@ -84,6 +86,8 @@ impl Counter {
             Counter::ChangeRequest => "change_request",
             Counter::ChangeRequestChange => "change_request_change",
             Counter::ChangeRequestComment => "change_request_comment",
+            Counter::Addon => "addon",
+            Counter::AddonDelivery => "addon_delivery",
         }
     }
 }
@@ -115,6 +119,44 @@ pub(super) async fn counter_value(
     )
 }
 
+/// What [`enqueue`] matches an event on.
+struct Enqueued<'a> {
+    event_id: i64,
+    event_type: &'a str,
+    project: Option<&'a str>,
+    environment: Option<&'a str>,
+}
+
+/// Writes an outbox row (`addon_deliveries`, see `store::addons`) for every enabled addon that listens to the event's type, project and environment
+/// (as Unleash filters: an event without a project matches any project filter, an addon without one, or
+/// with `*`, matches every project; the same for environments). Returns how many rows it wrote.
+async fn enqueue(
+    conn: &mut AnyConnection,
+    event: Enqueued<'_>,
+    now_ms: i64,
+) -> Result<u64, StoreError> {
+    let written = sqlx::query(
+        "INSERT INTO addon_deliveries (event_id, addon_id, state, attempts, next_attempt_ms, lease_until_ms, \
+         state_details, details) \
+         SELECT $1, a.id, 'pending', 0, $2, 0, '', '{}' FROM addons a WHERE a.enabled = 1 \
+         AND EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'event' AND f.value = $3) \
+         AND ($4 IS NULL OR NOT EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'project') \
+              OR EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'project' \
+                         AND (f.value = '*' OR f.value = $4))) \
+         AND ($5 IS NULL OR NOT EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'environment') \
+              OR EXISTS (SELECT 1 FROM addon_filters f WHERE f.addon_id = a.id AND f.kind = 'environment' \
+                         AND (f.value = '*' OR f.value = $5)))",
+    )
+    .bind(event.event_id)
+    .bind(now_ms)
+    .bind(event.event_type)
+    .bind(event.project)
+    .bind(event.environment)
+    .execute(conn)
+    .await?;
+    Ok(written.rows_affected())
+}
+
 /// What a [`WriteTx`] is doing, which decides whether change-request-protected environments may be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteMode {
@@ -133,9 +175,11 @@ pub struct WriteTx {
     actor: Actor,
     now: Timestamp,
     events: usize,
+    deliveries: u64,
     mode: WriteMode,
     backend: Backend,
     committed: Arc<Notify>,
+    outbox: Arc<Notify>,
     span: tracing::Span,
     started: Instant,
 }
@@ -145,8 +189,9 @@ impl WriteTx {
         mut tx: Transaction<'static, Any>,
         actor: &Actor,
         backend: Backend,
-        committed: Arc<Notify>,
+        signals: (Arc<Notify>, Arc<Notify>),
     ) -> Result<WriteTx, StoreError> {
+        let (committed, outbox) = signals;
         let started = Instant::now();
         let revision = increment(&mut tx, Counter::Revision).await?;
         Ok(WriteTx {
@@ -155,9 +200,11 @@ impl WriteTx {
             actor: actor.clone(),
             now: Timestamp::now(),
             events: 0,
+            deliveries: 0,
             mode: WriteMode::Direct,
             backend,
             committed,
+            outbox,
             span: tracing::debug_span!("store.write", revision, actor = %actor.name),
             started,
         })
@@ -202,7 +249,8 @@ impl WriteTx {
         increment(&mut self.tx, counter).await
     }
 
-    /// Records an audit event of this write.
+    /// Records an audit event of this write, with an outbox row for every enabled addon it matches
+    /// (`enqueue`), so the event and its deliveries commit together.
     pub async fn record(&mut self, event: NewEvent) -> Result<i64, StoreError> {
         let id = increment(&mut self.tx, Counter::Event).await?;
         let data = event.data.as_ref().map(json_text).transpose()?;
@@ -216,20 +264,28 @@ impl WriteTx {
         .bind(self.now)
         .bind(&self.actor.name)
         .bind(self.actor.user_id)
-        .bind(event.project)
-        .bind(event.environment)
+        .bind(&event.project)
+        .bind(&event.environment)
         .bind(event.feature_name)
         .bind(data)
         .bind(pre_data)
         .bind(self.revision)
         .execute(&mut *self.tx)
         .await?;
+        let matched = Enqueued {
+            event_id: id,
+            event_type: event.event_type,
+            project: event.project.as_deref(),
+            environment: event.environment.as_deref(),
+        };
+        self.deliveries += enqueue(&mut self.tx, matched, self.now.millis()).await?;
         self.events += 1;
         Ok(id)
     }
 
     /// Commits the write if it recorded an event, else rolls it back. Returns whether it committed. A commit
-    /// wakes this process's publisher and, on Postgres, notifies [`REVISION_CHANNEL`] (delivered at commit).
+    /// wakes this process's publisher (and its addon sender when it wrote deliveries) and, on Postgres,
+    /// notifies [`REVISION_CHANNEL`] (delivered at commit).
     pub async fn commit(self) -> Result<bool, StoreError> {
         let span = self.span.clone();
         self.finish().instrument(span).await
@@ -252,6 +308,9 @@ impl WriteTx {
         self.tx.commit().await?;
         tracing::debug!(events = self.events, elapsed = ?self.started.elapsed(), "committed");
         self.committed.notify_one();
+        if self.deliveries > 0 {
+            self.outbox.notify_one();
+        }
         Ok(true)
     }
 }

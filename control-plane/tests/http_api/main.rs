@@ -6,6 +6,7 @@ mod database;
 mod server;
 
 mod access;
+mod addons;
 mod admin_flow;
 mod bad_input;
 mod change_requests;

@@ -2,6 +2,7 @@
 //! (`#[utoipa::path]`, utoipa-axum). Here each router is mounted in its permission area, which the
 //! `AdminActor` extractor checks; an unknown path never reaches one (404 before any check).
 
+pub mod addons;
 pub mod change_requests;
 pub mod context_fields;
 pub mod environments;
@@ -34,6 +35,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Access, groups::router()))
         .merge(area(Access, tokens::router()))
         .merge(area(Settings, ui_config::router()))
+        .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))
         .merge(area(Configuration, environments::router()))
         .merge(area(Configuration, features::router()))
