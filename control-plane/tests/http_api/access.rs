@@ -875,7 +875,7 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
         .unwrap();
     let own_account = area == "user";
     let access = matches!(area, "user-admin" | "groups" | "api-tokens");
-    let settings = matches!(area, "ui-config" | "settings");
+    let settings = matches!(area, "ui-config" | "settings" | "addons");
     let read = method == "get";
     let allowed = match kind {
         Kind::Missing | Kind::Unknown | Kind::Expired => return Expect::Unauthenticated,

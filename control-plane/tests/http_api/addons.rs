@@ -676,3 +676,45 @@ async fn a_kill_between_the_write_and_the_delivery_delivers_after_restart(db: Te
     assert_eq!(log[0]["state"], "success");
     assert_eq!(log[0]["event"]["featureName"], "survivor");
 }
+
+/// Two replicas on one Postgres database, both sending: in a normal run each event reaches the receiver
+/// once (the claim's lease keeps the other replica off a row it sends).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_send_each_event_once() {
+    let db = TestDb::postgres().await;
+    let receiver = Receiver::start(always_ok()).await;
+    let first = Server::start(&db, &[]).await;
+    let second = Server::start(&db, &[]).await;
+    let id = first
+        .post(
+            ADDONS,
+            webhook(
+                &format!("{}/both", receiver.base),
+                json!(["feature-created"]),
+            ),
+        )
+        .await
+        .expect(200)["id"]
+        .as_i64()
+        .unwrap();
+    let flags = 30;
+    for index in 0..flags {
+        let replica = if index % 2 == 0 { &first } else { &second };
+        replica
+            .post(FEATURES, json!({"name": format!("replicated-{index}")}))
+            .await
+            .expect(201);
+    }
+    let received = receiver.wait_for("/both", flags).await;
+    log_of(&first, id, flags).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let received_now = receiver.received("/both");
+    let mut ids: Vec<&str> = received_now
+        .iter()
+        .map(|r| header(r, "x-vexil-event-id"))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), flags, "{received:?}");
+    assert_eq!(received_now.len(), flags, "an event was sent twice");
+}
