@@ -7,13 +7,16 @@ mod server;
 
 mod access;
 mod admin_flow;
+mod admin_more;
 mod bad_input;
 mod change_requests;
 mod configuration;
 mod crash;
+mod flag_lifecycle;
 mod hardening;
 mod limits;
 mod metrics;
 mod operations;
 mod playground;
 mod publisher;
+mod unleash_operations;

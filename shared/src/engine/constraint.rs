@@ -249,6 +249,56 @@ fn cmp_semver(a: &Version, b: &Version) -> std::cmp::Ordering {
     (a.major, a.minor, a.patch, &a.pre).cmp(&(b.major, b.minor, b.patch, &b.pre))
 }
 
+/// Whether the engine would take `c` as written: a known operator, a number, date or semver where the
+/// operator compares one, a regex that compiles, every `IN_CIDR` value a network or address. (Compiling
+/// never fails on a bad regex or CIDR, it matches nothing; the admin API's constraint check asks here.)
+pub fn check(c: &Constraint) -> Result<(), CompileError> {
+    let single = c.value.as_deref().unwrap_or("").trim();
+    match Operator::parse(&c.operator) {
+        None => return Err(CompileError::UnknownOperator(c.operator.clone())),
+        Some(
+            Operator::NumEq
+            | Operator::NumGt
+            | Operator::NumGte
+            | Operator::NumLt
+            | Operator::NumLte,
+        ) => {
+            number(c, single)?;
+        }
+        Some(Operator::DateAfter | Operator::DateBefore) => {
+            date(c, single)?;
+        }
+        Some(
+            Operator::SemverEq
+            | Operator::SemverGt
+            | Operator::SemverGte
+            | Operator::SemverLt
+            | Operator::SemverLte,
+        ) => {
+            version(c, single)?;
+        }
+        Some(Operator::Regex) => {
+            let pattern = c.value.as_deref().unwrap_or("");
+            if regex::Regex::new(pattern).is_err() {
+                return Err(invalid(c, pattern));
+            }
+        }
+        Some(Operator::InCidr) => {
+            if let Some(bad) = c.values.iter().find(|value| parse_net(value).is_none()) {
+                return Err(invalid(c, bad));
+            }
+        }
+        Some(
+            Operator::In
+            | Operator::NotIn
+            | Operator::StrStartsWith
+            | Operator::StrEndsWith
+            | Operator::StrContains,
+        ) => {}
+    }
+    Ok(())
+}
+
 fn invalid(c: &Constraint, value: &str) -> CompileError {
     CompileError::InvalidValue {
         operator: c.operator.clone(),

@@ -6,16 +6,20 @@ pub mod change_requests;
 pub mod context_fields;
 pub mod environments;
 pub mod events;
+pub mod feature_batches;
 pub mod features;
 pub mod groups;
 pub mod metrics;
+pub mod own_account;
 pub mod playground;
+pub mod project_tokens;
 pub mod projects;
 pub mod segments;
 pub mod strategies;
 pub mod strategy_definitions;
 pub mod tokens;
 pub mod ui_config;
+pub mod user_admin;
 pub mod users;
 pub mod variants;
 
@@ -29,13 +33,17 @@ use utoipa_axum::router::OpenApiRouter;
 pub fn routes() -> OpenApiRouter<Arc<AppState>> {
     users::sign_in_router()
         .merge(area(OwnAccount, users::account_router()))
+        .merge(area(OwnAccount, own_account::router()))
         .merge(area(Access, users::router()))
+        .merge(area(Access, user_admin::router()))
         .merge(area(Access, groups::router()))
         .merge(area(Access, tokens::router()))
         .merge(area(Settings, ui_config::router()))
         .merge(area(Configuration, projects::router()))
+        .merge(area(Configuration, project_tokens::router()))
         .merge(area(Configuration, environments::router()))
         .merge(area(Configuration, features::router()))
+        .merge(area(Configuration, feature_batches::router()))
         .merge(area(Configuration, strategies::router()))
         .merge(area(Configuration, variants::router()))
         .merge(area(Configuration, segments::router()))
