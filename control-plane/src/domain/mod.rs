@@ -19,6 +19,7 @@ pub mod feature_types;
 pub mod features;
 pub mod first_start;
 pub mod groups;
+pub mod instance;
 pub mod limits;
 pub mod metrics;
 pub mod own_account;

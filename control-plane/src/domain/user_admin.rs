@@ -2,6 +2,7 @@
 //! setting a user's password (`/api/admin/user-admin/…`), and the caller's roles (`GET /api/admin/user/roles`).
 
 use super::access::{self, Credential};
+use super::groups::{self, Group};
 use super::own_account;
 use super::roles::{root_roles, Role, RootRole};
 use super::users::{self, User, MIN_PASSWORD_LENGTH};
@@ -11,6 +12,13 @@ use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
+
+/// `GET /api/admin/user-admin/access` (usersGroupsBaseSchema): every group and every user.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct AccessOverview {
+    pub groups: Vec<Group>,
+    pub users: Vec<User>,
+}
 
 /// At most this many users answer a search.
 const SEARCH_LIMIT: usize = 100;
@@ -202,4 +210,11 @@ pub async fn delete_inactive(
         users::delete(tx, id).await?;
     }
     Ok(())
+}
+
+pub async fn access_overview(conn: &mut AnyConnection) -> Result<AccessOverview, ApiError> {
+    Ok(AccessOverview {
+        groups: groups::list(conn).await?.groups,
+        users: users::list(conn).await?.users,
+    })
 }

@@ -721,3 +721,17 @@ pub async fn unknown_flags(conn: &mut AnyConnection) -> Result<Vec<UnknownFlagRo
     .fetch_all(conn)
     .await?)
 }
+
+/// The applications that reported a flag of `project`, by name.
+pub async fn applications_of_project(
+    conn: &mut AnyConnection,
+    project: &str,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT t.app_name FROM client_seen_toggles t JOIN features f ON f.name = t.feature_name \
+         WHERE f.project_id = $1 ORDER BY t.app_name",
+    )
+    .bind(project)
+    .fetch_all(conn)
+    .await?)
+}

@@ -322,9 +322,23 @@ async fn project_api_tokens(db: TestDb) {
 
     let list = server.send("GET", &tokens, None, Some(&viewer)).await;
     let list = list.expect(200)["tokens"].clone();
-    assert_eq!(list.as_array().unwrap().len(), 1);
-    assert_eq!(list[0]["tokenName"], "shop");
-    assert!(list[0]["secret"].is_null());
+    // The start-up client and frontend tokens are for project default too; `everything` is not listed.
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|token| token["tokenName"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{list}");
+    assert!(
+        names.contains(&"shop") && !names.contains(&"everything"),
+        "{names:?}"
+    );
+    assert!(list
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|token| token["secret"].is_null()));
 
     let by_name = server.get("/api/admin/api-tokens/shop").await;
     let by_name = by_name.expect(200)["tokens"].clone();
@@ -350,7 +364,7 @@ async fn project_api_tokens(db: TestDb) {
         .await
         .expect(200);
     let list = server.get(&tokens).await;
-    assert_eq!(list.expect(200)["tokens"], json!([]));
+    assert_eq!(list.expect(200)["tokens"].as_array().unwrap().len(), 2);
     server
         .send("GET", "/api/client/features", None, Some(&secret))
         .await
@@ -498,6 +512,15 @@ async fn user_administration(db: TestDb) {
         .await
         .expect_error(403, "NoAccessError");
 
+    let access = server.get("/api/admin/user-admin/access").await;
+    let access = access.expect(200).clone();
+    assert_eq!(access["users"].as_array().unwrap().len(), 3);
+    assert_eq!(access["groups"], json!([]));
+    server
+        .send("GET", "/api/admin/user-admin/access", None, Some(&editor))
+        .await
+        .expect_error(403, "NoAccessError");
+
     let count = server.get("/api/admin/user-admin/admin-count").await;
     assert_eq!(
         count.expect(200),
@@ -540,6 +563,57 @@ async fn user_administration(db: TestDb) {
         )
         .await
         .expect_error(404, "NotFoundError");
+
+    // Inactive users: one created long ago and never signed in.
+    let old = server
+        .post(
+            "/api/admin/user-admin",
+            json!({"username": "old", "rootRole": "Viewer"}),
+        )
+        .await;
+    let old = old.expect(201)["id"].as_i64().unwrap();
+    let inactive = server.get("/api/admin/user-admin/inactive").await;
+    assert_eq!(inactive.expect(200)["inactiveUsers"], json!([]));
+    age_user(&db, old).await;
+    let inactive = server.get("/api/admin/user-admin/inactive").await;
+    let inactive = inactive.expect(200).clone();
+    assert_eq!(inactive["version"], 1);
+    assert_eq!(inactive["inactiveUsers"].as_array().unwrap().len(), 1);
+    assert_eq!(inactive["inactiveUsers"][0]["id"], old);
+    assert_eq!(inactive["inactiveUsers"][0]["username"], "old");
+    assert!(inactive["inactiveUsers"][0]["seenAt"].is_null());
+    let delete = "/api/admin/user-admin/inactive/delete";
+    // An active user in the list: nothing deleted.
+    server
+        .post(delete, json!({"ids": [old, editor_id]}))
+        .await
+        .expect_error(400, "ValidationError");
+    server
+        .get(&format!("/api/admin/user-admin/{old}"))
+        .await
+        .expect(200);
+    server
+        .send("POST", delete, Some(json!({"ids": [old]})), Some(&editor))
+        .await
+        .expect_error(403, "NoAccessError");
+    server.post(delete, json!({"ids": [old]})).await.expect(200);
+    server
+        .get(&format!("/api/admin/user-admin/{old}"))
+        .await
+        .expect_error(404, "NotFoundError");
+}
+
+/// Makes a user look created long ago (the control plane has no clock to wind).
+async fn age_user(db: &TestDb, id: i64) {
+    use sqlx::{Connection, Executor};
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(&db.url).await.unwrap();
+    conn.execute(
+        format!("UPDATE users SET created_at = '2020-01-01T00:00:00.000Z' WHERE id = {id}")
+            .as_str(),
+    )
+    .await
+    .unwrap();
 }
 
 async fn types_creators_and_project_environments(db: TestDb) {
@@ -644,7 +718,7 @@ async fn types_creators_and_project_environments(db: TestDb) {
     };
     let development = find("development");
     assert_eq!(development["projectEnabledToggleCount"], 1);
-    assert_eq!(development["projectApiTokenCount"], 2, "{development}");
+    assert_eq!(development["projectApiTokenCount"], 3, "{development}");
     assert!(development["requiredApprovals"].is_null());
     let production = find("production");
     assert_eq!(production["projectEnabledToggleCount"], 0);
@@ -654,6 +728,24 @@ async fn types_creators_and_project_environments(db: TestDb) {
         .get("/api/admin/environments/project/nowhere")
         .await
         .expect_error(404, "NotFoundError");
+
+    let statistics = server.get("/api/admin/instance-admin/statistics").await;
+    let statistics = statistics.expect(200).clone();
+    let instance_id = statistics["instanceId"].as_str().unwrap();
+    assert!(uuid::Uuid::parse_str(instance_id).is_ok(), "{statistics}");
+    assert_eq!(statistics["featureToggles"], 2);
+    assert_eq!(statistics["projects"], 2);
+    assert_eq!(statistics["users"], 1);
+    assert_eq!(statistics["environments"], 2);
+    assert_eq!(statistics["roles"], 3);
+    assert_eq!(statistics["apiTokens"]["client"], 2, "{statistics}");
+    assert_eq!(statistics["SAMLenabled"], false);
+    assert!(statistics["versionOSS"].is_string());
+    let telemetry = server.get("/api/admin/telemetry/settings").await;
+    assert_eq!(
+        telemetry.expect(200),
+        &json!({"versionInfoCollectionEnabled": false, "featureInfoCollectionEnabled": false})
+    );
 }
 
 fn register_body(app: &str, instance: &str, strategies: &[&str]) -> Value {

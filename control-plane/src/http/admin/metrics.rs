@@ -1,12 +1,15 @@
 //! The metrics views: `/api/admin/metrics/*` (spec #1–#5), `/api/admin/client-metrics/features/:name` and
 //! `/api/admin/metrics/edges`. The time comes from `AppState::clock`.
 
-use crate::domain::application_admin::{self, EnvironmentInstances, UnknownFlags};
+use crate::domain::application_admin::{
+    self, EnvironmentInstances, ProjectApplications, ProjectApplicationsQuery, UnknownFlags,
+};
 use crate::domain::application_overview::{self, ApplicationOverview};
 use crate::domain::metrics::{
     self, ApplicationDetails, ApplicationMetadataInput, ApplicationRecord, Applications, Edges,
     FeatureMetrics, FeatureToggle, FeatureToggles, SeenToggles,
 };
+use crate::http::admin::projects::ProjectPath;
 use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
@@ -35,6 +38,7 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
         .routes(routes!(application_instances))
         .routes(routes!(unknown_flags))
         .routes(routes!(feature_usage_raw))
+        .routes(routes!(project_applications))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -283,4 +287,21 @@ pub async fn unknown_flags(
     _: AdminActor,
 ) -> Result<Json<UnknownFlags>, ApiError> {
     Ok(Json(application_admin::unknown_flags(&state.store).await?))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/projects/{projectId}/applications", tag = "Metrics", security(("apiToken" = [])),
+    params(ProjectPath, ProjectApplicationsQuery),
+    responses((status = 200, body = ProjectApplications), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
+)]
+pub async fn project_applications(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<ProjectPath>,
+    QueryParams(query): QueryParams<ProjectApplicationsQuery>,
+) -> Result<Json<ProjectApplications>, ApiError> {
+    Ok(Json(
+        application_admin::of_project(&state.store, &path.project_id, query).await?,
+    ))
 }

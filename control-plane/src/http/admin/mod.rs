@@ -9,6 +9,7 @@ pub mod events;
 pub mod feature_batches;
 pub mod features;
 pub mod groups;
+pub mod instance;
 pub mod metrics;
 pub mod own_account;
 pub mod playground;
@@ -52,5 +53,6 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, playground::router()))
         .merge(area(Configuration, events::router()))
         .merge(area(Configuration, metrics::router()))
+        .merge(area(Configuration, instance::router()))
         .merge(area(Configuration, change_requests::router()))
 }

@@ -1,7 +1,9 @@
 //! `/api/admin/user-admin/search`, `/admin-count`, `/validate-password`, `/:id/change-password`.
 
 use super::users::IdPath;
-use crate::domain::user_admin::{self, AdminCount, InactiveUsers, NewPassword, UserIds};
+use crate::domain::user_admin::{
+    self, AccessOverview, AdminCount, InactiveUsers, NewPassword, UserIds,
+};
 use crate::domain::users::{self, User};
 use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
 use crate::http::AppState;
@@ -24,6 +26,7 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
         .routes(routes!(change_password))
         .routes(routes!(inactive))
         .routes(routes!(delete_inactive))
+        .routes(routes!(access_overview))
 }
 
 #[derive(Debug, Default, Deserialize, IntoParams)]
@@ -136,4 +139,16 @@ pub async fn delete_inactive(
     user_admin::delete_inactive(&mut tx, input, (state.clock)()).await?;
     state.commit(tx).await?;
     Ok(StatusCode::OK)
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/user-admin/access", tag = "Users", security(("apiToken" = [])),
+    responses((status = 200, body = AccessOverview), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+)]
+pub async fn access_overview(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+) -> Result<Json<AccessOverview>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(user_admin::access_overview(&mut conn).await?))
 }
