@@ -9,6 +9,7 @@ use super::limits::Limits;
 use crate::store::features::FeatureRow;
 use crate::store::WriteTx;
 use serde::Deserialize;
+use std::collections::BTreeSet;
 use utoipa::ToSchema;
 use vexil_shared::{ApiError, ErrorKind};
 
@@ -25,11 +26,16 @@ pub struct BatchStale {
     pub stale: bool,
 }
 
-fn ensure_some(features: &[String]) -> Result<(), ApiError> {
+/// The listed names, each once, in their order; 400 for an empty list.
+fn names(features: Vec<String>) -> Result<Vec<String>, ApiError> {
     if features.is_empty() {
         return Err(ApiError::validation("features must list at least one flag"));
     }
-    Ok(())
+    let mut seen = BTreeSet::new();
+    Ok(features
+        .into_iter()
+        .filter(|name| seen.insert(name.clone()))
+        .collect())
 }
 
 /// A listed flag of the project; a flag of another project, or none, is bad input (400), an unknown
@@ -59,8 +65,7 @@ pub async fn set_enabled(
     input: BatchFeatures,
     enabled: bool,
 ) -> Result<(), ApiError> {
-    ensure_some(&input.features)?;
-    for name in &input.features {
+    for name in &names(input.features)? {
         features::set_enabled(tx, project, name, environment, enabled, false).await?;
     }
     Ok(())
@@ -73,8 +78,7 @@ pub async fn revive(
     input: BatchFeatures,
     limits: &Limits,
 ) -> Result<(), ApiError> {
-    ensure_some(&input.features)?;
-    for name in &input.features {
+    for name in &names(input.features)? {
         require_listed(tx, project, name).await?;
         features::revive(tx, name, limits).await?;
     }
@@ -83,8 +87,7 @@ pub async fn revive(
 
 /// Deletes every listed flag of the project for good; each must be archived first (400 otherwise).
 pub async fn delete(tx: &mut WriteTx, project: &str, input: BatchFeatures) -> Result<(), ApiError> {
-    ensure_some(&input.features)?;
-    for name in &input.features {
+    for name in &names(input.features)? {
         let row = require_listed(tx, project, name).await?;
         if row.archived_at.is_none() {
             return Err(ApiError::validation(format!(
@@ -99,8 +102,7 @@ pub async fn delete(tx: &mut WriteTx, project: &str, input: BatchFeatures) -> Re
 /// Marks every listed live flag of the project stale (or not): `feature-stale-on` / `-off` with
 /// `feature-metadata-updated`, as a flag `PUT` does; an archived flag is bad input.
 pub async fn set_stale(tx: &mut WriteTx, project: &str, input: BatchStale) -> Result<(), ApiError> {
-    ensure_some(&input.features)?;
-    for name in &input.features {
+    for name in &names(input.features)? {
         let row = require_listed(tx, project, name).await?;
         if row.archived_at.is_some() {
             return Err(ApiError::validation(format!(

@@ -272,7 +272,7 @@ async fn revive_delete_and_stale_in_batches(db: TestDb) {
         .send(
             "POST",
             &delete,
-            Some(json!({"features": ["b"]})),
+            Some(json!({"features": ["b", "b"]})),
             Some(&editor),
         )
         .await

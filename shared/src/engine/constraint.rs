@@ -452,6 +452,42 @@ fn contains_ascii_ci(hay: &[u8], lower_needle: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    fn constraint(operator: &str, values: &[&str], value: Option<&str>) -> Constraint {
+        Constraint {
+            context_name: "field".into(),
+            operator: operator.into(),
+            case_insensitive: false,
+            inverted: false,
+            values: values.iter().map(|v| (*v).to_owned()).collect(),
+            value: value.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn check_reads_values_as_the_engine_does() {
+        for good in [
+            constraint("IN", &[], None),
+            constraint("NUM_GT", &[], Some(" 1.5 ")),
+            constraint("DATE_AFTER", &[], Some("2026-01-01T00:00:00Z")),
+            constraint("SEMVER_LTE", &[], Some("1.2.3-beta.1")),
+            constraint("REGEX", &[], Some("^a+$")),
+            constraint("IN_CIDR", &["10.0.0.0/8", "::1"], None),
+        ] {
+            assert!(check(&good).is_ok(), "{good:?}");
+        }
+        for bad in [
+            constraint("LIKE", &[], None),
+            constraint("NUM_EQ", &[], Some("NaN")),
+            constraint("NUM_EQ", &[], None),
+            constraint("DATE_BEFORE", &[], Some("soon")),
+            constraint("SEMVER_EQ", &[], Some("1.2")),
+            constraint("REGEX", &[], Some("(")),
+            constraint("IN_CIDR", &["10.0.0.0/33"], None),
+        ] {
+            assert!(check(&bad).is_err(), "{bad:?}");
+        }
+    }
+
     #[test]
     fn ascii_case_insensitive_helpers() {
         assert!(starts_with_ascii_ci(b"HeLLo", b"hel"));
