@@ -2,6 +2,7 @@
 //! custom ones, each with a `stickiness` flag and optional legal values. Built-ins can be edited, not deleted.
 
 use super::events::{payload, EventType};
+use crate::model::constraint::{validate_constraints, Constraint};
 use crate::model::context_field::LegalValue;
 use crate::model::name;
 use crate::store::context_fields::{self as field_store, ContextFieldRow};
@@ -9,6 +10,7 @@ use crate::store::WriteTx;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
+use vexil_shared::engine::check_constraint;
 use vexil_shared::ApiError;
 
 /// A context field as `GET /api/admin/context` shows it.
@@ -151,6 +153,67 @@ pub async fn update(
     Ok(after)
 }
 
+/// `POST /api/admin/context/validate`: `{name}`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct ContextFieldName {
+    pub name: String,
+}
+
+/// The name follows the names rule (400) and no field has it (409).
+pub async fn validate_name(
+    conn: &mut AnyConnection,
+    input: ContextFieldName,
+) -> Result<(), ApiError> {
+    name::validate("name", &input.name)?;
+    if field_store::get(conn, &input.name).await?.is_some() {
+        return Err(ApiError::name_exists(format!(
+            "Context field {} already exists",
+            input.name
+        )));
+    }
+    Ok(())
+}
+
+/// Adds a legal value, or replaces the description of the one with the same value.
+pub async fn put_legal_value(
+    tx: &mut WriteTx,
+    name: &str,
+    legal: LegalValue,
+) -> Result<ContextField, ApiError> {
+    let mut values = require(tx.conn(), name).await?.legal_values;
+    match values.iter_mut().find(|known| known.value == legal.value) {
+        Some(known) => known.description = legal.description,
+        None => values.push(legal),
+    }
+    set_legal_values(tx, name, values).await
+}
+
+/// Removes a legal value (absent: nothing to do).
+pub async fn delete_legal_value(
+    tx: &mut WriteTx,
+    name: &str,
+    value: &str,
+) -> Result<ContextField, ApiError> {
+    let mut values = require(tx.conn(), name).await?.legal_values;
+    values.retain(|known| known.value != value);
+    set_legal_values(tx, name, values).await
+}
+
+async fn set_legal_values(
+    tx: &mut WriteTx,
+    name: &str,
+    legal_values: Vec<LegalValue>,
+) -> Result<ContextField, ApiError> {
+    let input = ContextFieldInput {
+        name: None,
+        description: None,
+        stickiness: None,
+        sort_order: None,
+        legal_values: Some(legal_values),
+    };
+    update(tx, name, input).await
+}
+
 /// Deletes a custom field; built-ins → 400.
 pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
     let row = require(tx.conn(), name).await?;
@@ -162,5 +225,41 @@ pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
     field_store::delete(tx.conn(), name).await?;
     tx.record(EventType::ContextFieldDeleted.instance_wide(None, Some(payload(&view(&row)))))
         .await?;
+    Ok(())
+}
+
+/// `POST /api/admin/constraints/validate`: the constraint's context name and operator, its value as the
+/// engine reads it (a number, date, semver, regex or networks where the operator needs one), and, when the
+/// context field has legal values, every value among them.
+pub async fn validate_constraint(
+    conn: &mut AnyConnection,
+    constraint: Constraint,
+) -> Result<(), ApiError> {
+    validate_constraints(std::slice::from_ref(&constraint))?;
+    let engine_constraint = vexil_shared::model::Constraint {
+        context_name: constraint.context_name.clone(),
+        operator: constraint.operator.clone(),
+        case_insensitive: constraint.case_insensitive,
+        inverted: constraint.inverted,
+        values: constraint.values.clone(),
+        value: constraint.value.clone(),
+    };
+    check_constraint(&engine_constraint)
+        .map_err(|error| ApiError::validation(error.to_string()))?;
+    let Some(field) = field_store::get(conn, &constraint.context_name).await? else {
+        return Ok(());
+    };
+    if field.legal_values.is_empty() {
+        return Ok(());
+    }
+    let given = constraint.values.iter().chain(constraint.value.iter());
+    for value in given {
+        if !field.legal_values.iter().any(|legal| &legal.value == value) {
+            return Err(ApiError::validation(format!(
+                "{value:?} is not a legal value of context field {}",
+                field.name
+            )));
+        }
+    }
     Ok(())
 }

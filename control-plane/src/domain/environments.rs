@@ -8,6 +8,7 @@ use crate::store::environments::{self as environment_store, EnvironmentRow};
 use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
+use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
 
@@ -159,6 +160,29 @@ pub async fn update(
         record_update(tx, &environment, &before).await?;
     }
     Ok(environment)
+}
+
+/// Sets the sortOrder of every named environment (404 for an unknown one, nothing changed);
+/// `environment-updated` for each that moved.
+pub async fn set_sort_orders(
+    tx: &mut WriteTx,
+    orders: BTreeMap<String, i64>,
+) -> Result<(), ApiError> {
+    for (name, sort_order) in orders {
+        let before_row = require(tx.conn(), &name).await?;
+        if before_row.sort_order == sort_order {
+            continue;
+        }
+        let before = view(tx.conn(), before_row.clone()).await?;
+        let row = EnvironmentRow {
+            sort_order,
+            ..before_row
+        };
+        environment_store::update(tx.conn(), &row).await?;
+        let environment = view(tx.conn(), row).await?;
+        record_update(tx, &environment, &before).await?;
+    }
+    Ok(())
 }
 
 /// Turns an environment on or off globally; an event only on a real change.

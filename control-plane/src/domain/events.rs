@@ -1,6 +1,7 @@
 //! Audit events: their types and the two read views (`GET /api/admin/events`, `GET /api/admin/events/:feature`).
 
 use crate::store::events::{self as event_store, EventFilter, EventRow};
+use crate::store::projects as project_store;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::{IntoParams, ToSchema};
@@ -366,4 +367,33 @@ pub async fn of_feature(
 pub fn payload<T: Serialize>(resource: &T) -> serde_json::Value {
     // Serializing our own body types cannot fail (string keys, no non-finite floats).
     serde_json::to_value(resource).unwrap_or(serde_json::Value::Null)
+}
+
+/// Someone who recorded events (`GET /api/admin/event-creators`) or created flags of a project
+/// (`GET /api/admin/projects/:projectId/flag-creators`): the user id (0 for API tokens and the system) and
+/// the name events carry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Creator {
+    pub id: i64,
+    pub name: String,
+}
+
+/// Everyone who recorded an event, or (`created_flags_in`) who created a flag of that project (404 for an
+/// unknown project).
+pub async fn creators(
+    conn: &mut AnyConnection,
+    created_flags_in: Option<&str>,
+) -> Result<Vec<Creator>, ApiError> {
+    if let Some(project) = created_flags_in {
+        if project_store::get(conn, project).await?.is_none() {
+            return Err(ApiError::not_found(format!(
+                "Project {project} does not exist"
+            )));
+        }
+    }
+    Ok(event_store::creators(conn, created_flags_in)
+        .await?
+        .into_iter()
+        .map(|(id, name)| Creator { id, name })
+        .collect())
 }

@@ -31,7 +31,15 @@ pub enum FeatureType {
 }
 
 impl FeatureType {
-    fn as_str(self) -> &'static str {
+    /// The type of a stored flag (`None` for a name Vexil does not know: `create`'s default).
+    pub fn from_stored(text: &str) -> Option<FeatureType> {
+        FEATURE_TYPES
+            .iter()
+            .copied()
+            .find(|feature_type| feature_type.as_str() == text)
+    }
+
+    pub fn as_str(self) -> &'static str {
         match self {
             FeatureType::Release => "release",
             FeatureType::Experiment => "experiment",
@@ -41,6 +49,15 @@ impl FeatureType {
         }
     }
 }
+
+/// Every flag type, in Unleash's order.
+pub const FEATURE_TYPES: [FeatureType; 5] = [
+    FeatureType::Release,
+    FeatureType::Experiment,
+    FeatureType::Operational,
+    FeatureType::KillSwitch,
+    FeatureType::Permission,
+];
 
 /// A flag's metadata (the answer of `POST …/features`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -96,6 +113,27 @@ pub struct FeatureEnvironment {
     pub strategies: Vec<Strategy>,
     /// Flag-level variants of the environment.
     pub variants: Vec<FlagVariant>,
+}
+
+/// `GET …/features/:featureName/environments/:environment`: a flag's configuration in one environment
+/// (`lastSeenAt` is not tracked per environment: null).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureEnvironmentDetails {
+    /// The environment's name.
+    pub name: String,
+    pub feature_name: String,
+    pub environment: String,
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    pub enabled: bool,
+    pub sort_order: i64,
+    pub variant_count: usize,
+    pub strategies: Vec<Strategy>,
+    pub variants: Vec<FlagVariant>,
+    pub last_seen_at: Option<String>,
+    pub has_strategies: bool,
+    pub has_enabled_strategies: bool,
 }
 
 /// A flag with its configuration in every environment of its project.
@@ -248,6 +286,41 @@ async fn view(conn: &mut AnyConnection, row: &FeatureRow) -> Result<Feature, Api
 pub async fn get(conn: &mut AnyConnection, project: &str, name: &str) -> Result<Feature, ApiError> {
     let row = require_live(conn, project, name).await?;
     view(conn, &row).await
+}
+
+/// One environment of a live flag; 404 for an environment the project does not use.
+pub async fn environment(
+    conn: &mut AnyConnection,
+    project: &str,
+    name: &str,
+    environment: &str,
+) -> Result<FeatureEnvironmentDetails, ApiError> {
+    let row = require_live(conn, project, name).await?;
+    require_project_environment(conn, project, environment).await?;
+    let found = view(conn, &row)
+        .await?
+        .environments
+        .into_iter()
+        .find(|candidate| candidate.name == environment)
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "Environment {environment} does not exist in project {project}"
+            ))
+        })?;
+    Ok(FeatureEnvironmentDetails {
+        feature_name: row.name,
+        environment: found.name.clone(),
+        environment_type: found.environment_type,
+        enabled: found.enabled,
+        sort_order: found.sort_order,
+        variant_count: found.variants.len(),
+        has_strategies: !found.strategies.is_empty(),
+        has_enabled_strategies: found.strategies.iter().any(|strategy| !strategy.disabled),
+        strategies: found.strategies,
+        variants: found.variants,
+        last_seen_at: None,
+        name: found.name,
+    })
 }
 
 /// 409 if the name is taken, archived flags included.

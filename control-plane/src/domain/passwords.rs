@@ -98,6 +98,12 @@ impl PasswordWork {
         let mut turn = self.turn().await?;
         blocking(move || turn.hash(password.as_bytes())).await?
     }
+
+    /// Checks a password against a stored PHC string in a turn, off the async threads (no string: false).
+    pub async fn verify(&self, password: String, phc: Option<String>) -> Result<bool, ApiError> {
+        let mut turn = self.turn().await?;
+        blocking(move || turn.verify(password.as_bytes(), phc.as_deref())).await
+    }
 }
 
 /// Runs password work on the blocking threads.

@@ -110,6 +110,32 @@ pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Segment, ApiError>
     Ok(view(row, usage.get(&id)))
 }
 
+/// `POST /api/admin/segments/validate`: `{name}`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct SegmentName {
+    pub name: String,
+}
+
+/// The name is 1 to 100 characters (400) and no segment has it (409).
+pub async fn validate_name(conn: &mut AnyConnection, input: SegmentName) -> Result<(), ApiError> {
+    let length = input.name.trim().chars().count();
+    if length == 0 || length > 100 {
+        return Err(ApiError::validation(
+            "name must be 1 to 100 characters long",
+        ));
+    }
+    if segment_store::get_by_name(conn, &input.name)
+        .await?
+        .is_some()
+    {
+        return Err(ApiError::name_exists(format!(
+            "A segment named {} already exists",
+            input.name
+        )));
+    }
+    Ok(())
+}
+
 /// Checks an input: name, project, constraints and the `segmentValues` limit.
 async fn validate(tx: &mut WriteTx, input: &SegmentInput, limits: &Limits) -> Result<(), ApiError> {
     let length = input.name.trim().chars().count();

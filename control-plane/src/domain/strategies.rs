@@ -55,6 +55,25 @@ pub fn view(row: &StrategyRow) -> Strategy {
     }
 }
 
+/// The body that writes this strategy again (parameters as strings, sortOrder kept).
+pub fn input_of(row: StrategyRow) -> StrategyInput {
+    StrategyInput {
+        name: row.name,
+        title: row.title,
+        disabled: Some(row.disabled),
+        sort_order: Some(row.sort_order),
+        constraints: Some(row.constraints),
+        parameters: Some(
+            row.parameters
+                .into_iter()
+                .map(|(key, value)| (key, Value::String(value)))
+                .collect(),
+        ),
+        variants: Some(row.variants),
+        segments: Some(row.segments),
+    }
+}
+
 /// The strategies of a flag in an environment, in sortOrder.
 pub async fn list_rows(
     conn: &mut AnyConnection,

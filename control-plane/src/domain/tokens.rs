@@ -131,6 +131,13 @@ pub async fn list(conn: &mut AnyConnection) -> Result<ApiTokenList, ApiError> {
     Ok(ApiTokenList { tokens })
 }
 
+/// The tokens named `name` (`GET /api/admin/api-tokens/:name`), without secrets.
+pub async fn by_name(conn: &mut AnyConnection, name: &str) -> Result<ApiTokenList, ApiError> {
+    let mut all = list(conn).await?;
+    all.tokens.retain(|token| token.token_name == name);
+    Ok(all)
+}
+
 /// Creates a token and returns it with its secret (the only time the secret is shown). Within the apiTokens
 /// resource limit (every API token counts; personal access tokens are elsewhere).
 pub async fn create(

@@ -20,6 +20,14 @@ pub struct FlagVariants {
     pub variants: Vec<FlagVariant>,
 }
 
+/// `PUT …/features/:featureName/variants-batch`: the same variants for several environments.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct PushVariants {
+    /// Default: none (removes the flag-level variants).
+    pub variants: Option<Vec<FlagVariant>>,
+    pub environments: Vec<String>,
+}
+
 /// The stored variants of a flag in an environment (none when never set).
 pub async fn stored(
     conn: &mut AnyConnection,
@@ -100,4 +108,28 @@ pub async fn patch(
             ))
         })?;
     set(tx, project, feature, environment, variants).await
+}
+
+/// Replaces the variants of a flag in every listed environment, as `set` does in each (one event per
+/// environment that changed; refused as a whole if one has change requests on).
+pub async fn set_in_environments(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    input: PushVariants,
+) -> Result<FlagVariants, ApiError> {
+    if input.environments.is_empty() {
+        return Err(ApiError::validation(
+            "environments must list at least one environment",
+        ));
+    }
+    let variants = input.variants.unwrap_or_default();
+    let mut answer = FlagVariants {
+        version: 1,
+        variants: Vec::new(),
+    };
+    for environment in &input.environments {
+        answer = set(tx, project, feature, environment, variants.clone()).await?;
+    }
+    Ok(answer)
 }

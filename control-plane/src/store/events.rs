@@ -138,3 +138,30 @@ pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<EventRow>, 
     .fetch_optional(conn)
     .await?)
 }
+
+/// Who recorded events: each distinct (user id, name), by name, optionally only events of flag creation in
+/// one project.
+pub async fn creators(
+    conn: &mut AnyConnection,
+    created_flags_in: Option<&str>,
+) -> Result<Vec<(i64, String)>, StoreError> {
+    let rows: Vec<(i64, String)> = match created_flags_in {
+        None => {
+            sqlx::query_as(
+                "SELECT DISTINCT created_by_user_id, created_by FROM events ORDER BY created_by, created_by_user_id",
+            )
+            .fetch_all(conn)
+            .await?
+        }
+        Some(project) => {
+            sqlx::query_as(
+                "SELECT DISTINCT created_by_user_id, created_by FROM events \
+                 WHERE type = 'feature-created' AND project = $1 ORDER BY created_by, created_by_user_id",
+            )
+            .bind(project)
+            .fetch_all(conn)
+            .await?
+        }
+    };
+    Ok(rows)
+}

@@ -101,6 +101,18 @@ pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError>
 }
 
 /// Members in the order they joined.
+/// The groups `user_id` belongs to, by name.
+pub async fn groups_of(
+    conn: &mut AnyConnection,
+    user_id: i64,
+) -> Result<Vec<GroupRow>, StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM user_groups WHERE id IN \
+         (SELECT group_id FROM user_group_members WHERE user_id = $1) ORDER BY name, id"
+    );
+    Ok(sqlx::query_as(&sql).bind(user_id).fetch_all(conn).await?)
+}
+
 pub async fn members(
     conn: &mut AnyConnection,
     group_id: i64,

@@ -662,3 +662,76 @@ pub async fn roll_up(
         clients_pruned,
     })
 }
+
+/// Forgets an application: its record, registrations, instances and the flag names it reported (its usage
+/// counts stay, they are the flags'), in one transaction.
+pub async fn delete_application(
+    conn: &mut AnyConnection,
+    app_name: &str,
+) -> Result<(), StoreError> {
+    use sqlx::Connection;
+    let mut tx = conn.begin().await?;
+    for table in [
+        "client_applications",
+        "client_application_registrations",
+        "client_instances",
+        "client_seen_toggles",
+    ] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE app_name = $1"))
+            .bind(app_name)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A flag name some application reported usage of that no flag has: by name, application, environment,
+/// with the last minute (or hour) it was counted in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownFlagRow {
+    pub feature_name: String,
+    pub app_name: String,
+    pub environment: String,
+    pub last_seen: Timestamp,
+}
+
+impl FromRow<'_, AnyRow> for UnknownFlagRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(UnknownFlagRow {
+            feature_name: row.try_get("feature_name")?,
+            app_name: row.try_get("app_name")?,
+            environment: row.try_get("environment")?,
+            last_seen: millis(row, "last_ms")?,
+        })
+    }
+}
+
+pub async fn unknown_flags(conn: &mut AnyConnection) -> Result<Vec<UnknownFlagRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT feature_name, app_name, environment, MAX(last_ms) AS last_ms FROM ( \
+           SELECT feature_name, app_name, environment, MAX(minute_ms) AS last_ms FROM client_usage_minutes \
+             GROUP BY feature_name, app_name, environment \
+           UNION ALL \
+           SELECT feature_name, app_name, environment, MAX(hour_ms) AS last_ms FROM client_usage_hours \
+             GROUP BY feature_name, app_name, environment \
+         ) u WHERE feature_name NOT IN (SELECT name FROM features) \
+         GROUP BY feature_name, app_name, environment ORDER BY feature_name, app_name, environment",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The applications that reported a flag of `project`, by name.
+pub async fn applications_of_project(
+    conn: &mut AnyConnection,
+    project: &str,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT t.app_name FROM client_seen_toggles t JOIN features f ON f.name = t.feature_name \
+         WHERE f.project_id = $1 ORDER BY t.app_name",
+    )
+    .bind(project)
+    .fetch_all(conn)
+    .await?)
+}

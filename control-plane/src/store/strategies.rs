@@ -81,6 +81,55 @@ pub async fn list_in_environment(
         .await?)
 }
 
+/// `COLUMNS` of the strategies table aliased `s`.
+fn placed_columns() -> String {
+    COLUMNS
+        .split(',')
+        .map(|column| format!("s.{}", column.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A strategy with its flag's project.
+#[derive(Debug, Clone)]
+pub struct PlacedStrategy {
+    pub project_id: String,
+    pub row: StrategyRow,
+}
+
+impl FromRow<'_, AnyRow> for PlacedStrategy {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(PlacedStrategy {
+            project_id: row.try_get("project_id")?,
+            row: StrategyRow::from_row(row)?,
+        })
+    }
+}
+
+/// Every strategy of every flag (archived ones included) with its project, by flag, environment and
+/// sortOrder.
+pub async fn list_all_placed(conn: &mut AnyConnection) -> Result<Vec<PlacedStrategy>, StoreError> {
+    let sql = format!(
+        "SELECT {}, f.project_id FROM feature_strategies s JOIN features f ON f.name = s.feature_name \
+         ORDER BY s.feature_name, s.environment, s.sort_order, s.created_at, s.id",
+        placed_columns()
+    );
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+/// The strategy with this id, wherever it is, with its flag's project.
+pub async fn get_placed(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<PlacedStrategy>, StoreError> {
+    let sql = format!(
+        "SELECT {}, f.project_id FROM feature_strategies s JOIN features f ON f.name = s.feature_name \
+         WHERE s.id = $1",
+        placed_columns()
+    );
+    Ok(sqlx::query_as(&sql).bind(id).fetch_optional(conn).await?)
+}
+
 pub async fn get(
     conn: &mut AnyConnection,
     feature: &str,

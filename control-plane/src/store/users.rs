@@ -92,6 +92,24 @@ pub async fn update(conn: &mut AnyConnection, row: &UserRow) -> Result<(), Store
     Ok(())
 }
 
+/// Sets a user's password hash and ends every session of theirs.
+pub async fn set_password(
+    conn: &mut AnyConnection,
+    id: i64,
+    password_hash: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2")
+        .bind(password_hash)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM user_sessions WHERE user_id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM users WHERE id = $1")
         .bind(id)

@@ -419,7 +419,7 @@ async fn api_token_limit(db: TestDb) {
 }
 
 /// Creates a user with a password, signs in and returns the session cookie (`name=value`).
-async fn sign_in(server: &Server, username: &str, password: &str) -> String {
+pub(crate) async fn sign_in(server: &Server, username: &str, password: &str) -> String {
     let response = server
         .client
         .post(format!("{}/auth/simple/login", server.base))

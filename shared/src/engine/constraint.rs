@@ -249,6 +249,56 @@ fn cmp_semver(a: &Version, b: &Version) -> std::cmp::Ordering {
     (a.major, a.minor, a.patch, &a.pre).cmp(&(b.major, b.minor, b.patch, &b.pre))
 }
 
+/// Whether the engine would take `c` as written: a known operator, a number, date or semver where the
+/// operator compares one, a regex that compiles, every `IN_CIDR` value a network or address. (Compiling
+/// never fails on a bad regex or CIDR, it matches nothing; the admin API's constraint check asks here.)
+pub fn check(c: &Constraint) -> Result<(), CompileError> {
+    let single = c.value.as_deref().unwrap_or("").trim();
+    match Operator::parse(&c.operator) {
+        None => return Err(CompileError::UnknownOperator(c.operator.clone())),
+        Some(
+            Operator::NumEq
+            | Operator::NumGt
+            | Operator::NumGte
+            | Operator::NumLt
+            | Operator::NumLte,
+        ) => {
+            number(c, single)?;
+        }
+        Some(Operator::DateAfter | Operator::DateBefore) => {
+            date(c, single)?;
+        }
+        Some(
+            Operator::SemverEq
+            | Operator::SemverGt
+            | Operator::SemverGte
+            | Operator::SemverLt
+            | Operator::SemverLte,
+        ) => {
+            version(c, single)?;
+        }
+        Some(Operator::Regex) => {
+            let pattern = c.value.as_deref().unwrap_or("");
+            if regex::Regex::new(pattern).is_err() {
+                return Err(invalid(c, pattern));
+            }
+        }
+        Some(Operator::InCidr) => {
+            if let Some(bad) = c.values.iter().find(|value| parse_net(value).is_none()) {
+                return Err(invalid(c, bad));
+            }
+        }
+        Some(
+            Operator::In
+            | Operator::NotIn
+            | Operator::StrStartsWith
+            | Operator::StrEndsWith
+            | Operator::StrContains,
+        ) => {}
+    }
+    Ok(())
+}
+
 fn invalid(c: &Constraint, value: &str) -> CompileError {
     CompileError::InvalidValue {
         operator: c.operator.clone(),
@@ -401,6 +451,42 @@ fn contains_ascii_ci(hay: &[u8], lower_needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn constraint(operator: &str, values: &[&str], value: Option<&str>) -> Constraint {
+        Constraint {
+            context_name: "field".into(),
+            operator: operator.into(),
+            case_insensitive: false,
+            inverted: false,
+            values: values.iter().map(|v| (*v).to_owned()).collect(),
+            value: value.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn check_reads_values_as_the_engine_does() {
+        for good in [
+            constraint("IN", &[], None),
+            constraint("NUM_GT", &[], Some(" 1.5 ")),
+            constraint("DATE_AFTER", &[], Some("2026-01-01T00:00:00Z")),
+            constraint("SEMVER_LTE", &[], Some("1.2.3-beta.1")),
+            constraint("REGEX", &[], Some("^a+$")),
+            constraint("IN_CIDR", &["10.0.0.0/8", "::1"], None),
+        ] {
+            assert!(check(&good).is_ok(), "{good:?}");
+        }
+        for bad in [
+            constraint("LIKE", &[], None),
+            constraint("NUM_EQ", &[], Some("NaN")),
+            constraint("NUM_EQ", &[], None),
+            constraint("DATE_BEFORE", &[], Some("soon")),
+            constraint("SEMVER_EQ", &[], Some("1.2")),
+            constraint("REGEX", &[], Some("(")),
+            constraint("IN_CIDR", &["10.0.0.0/33"], None),
+        ] {
+            assert!(check(&bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn ascii_case_insensitive_helpers() {

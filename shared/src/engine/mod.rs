@@ -26,7 +26,7 @@ mod variant;
 mod tests;
 
 pub use compile::CompileOptions;
-pub use constraint::CompileError;
+pub use constraint::{check as check_constraint, CompileError};
 pub use evaluate::{EvaluatedToggle, Projects};
 pub use operator::{Operator, OPERATORS};
 pub use snapshot::Snapshot;

@@ -3,12 +3,15 @@
 use crate::domain::environments::{
     self, CreateEnvironment, Environment, EnvironmentList, UpdateEnvironment,
 };
+use crate::domain::project_environments::{self, ProjectEnvironments};
+use crate::http::admin::projects::ProjectPath;
 use crate::http::extract::{AdminActor, JsonBody, PathParams};
 use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
@@ -23,6 +26,8 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
         .routes(routes!(update))
         .routes(routes!(turn_on))
         .routes(routes!(turn_off))
+        .routes(routes!(sort_order))
+        .routes(routes!(of_project))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -154,4 +159,43 @@ pub async fn turn_off(
     environments::set_enabled(&mut tx, &path.name, false).await?;
     state.commit(tx).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    put, path = "/api/admin/environments/sort-order", tag = "Environments", security(("apiToken" = [])),
+    request_body(content = BTreeMap<String, i64>, description = "environment name → sortOrder"),
+    responses(
+        (status = 200, description = "Sorted (all or none)"), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn sort_order(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    JsonBody(input): JsonBody<BTreeMap<String, i64>>,
+) -> Result<StatusCode, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    environments::set_sort_orders(&mut tx, input).await?;
+    state.commit(tx).await?;
+    Ok(StatusCode::OK)
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/environments/project/{projectId}", tag = "Environments", security(("apiToken" = [])),
+    params(ProjectPath),
+    responses(
+        (status = 200, body = ProjectEnvironments), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody)
+    )
+)]
+pub async fn of_project(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<ProjectPath>,
+) -> Result<Json<ProjectEnvironments>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(
+        project_environments::list(&mut conn, &path.project_id).await?,
+    ))
 }

@@ -1,7 +1,8 @@
 //! The audit trail: `/api/admin/events`.
 
 use super::features::FeatureNamePath;
-use crate::domain::events::{self, EventList, EventQuery, FeatureEventList};
+use super::projects::ProjectPath;
+use crate::domain::events::{self, Creator, EventList, EventQuery, FeatureEventList};
 use crate::http::extract::{AdminActor, PathParams, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
@@ -16,6 +17,8 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new()
         .routes(routes!(list))
         .routes(routes!(of_feature))
+        .routes(routes!(creators))
+        .routes(routes!(flag_creators))
 }
 
 #[utoipa::path(
@@ -50,5 +53,39 @@ pub async fn of_feature(
     let mut conn = state.store.read().await?;
     Ok(Json(
         events::of_feature(&mut conn, &path.feature_name).await?,
+    ))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/event-creators", tag = "Events", security(("apiToken" = [])),
+    responses(
+        (status = 200, body = Vec<Creator>, description = "Everyone who recorded an event, by name"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)
+    )
+)]
+pub async fn creators(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+) -> Result<Json<Vec<Creator>>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(events::creators(&mut conn, None).await?))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/projects/{projectId}/flag-creators", tag = "Events", security(("apiToken" = [])),
+    params(ProjectPath),
+    responses(
+        (status = 200, body = Vec<Creator>, description = "Everyone who created a flag of the project, by name"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)
+    )
+)]
+pub async fn flag_creators(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<ProjectPath>,
+) -> Result<Json<Vec<Creator>>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(
+        events::creators(&mut conn, Some(&path.project_id)).await?,
     ))
 }

@@ -1,9 +1,11 @@
 //! Feature flags: `/api/admin/projects/:projectId/features…`, on/off, validate, archive, revive, delete.
 
 use super::projects::ProjectPath;
+use crate::domain::feature_clone::{self, CloneFeature};
+use crate::domain::feature_types::{self, FeatureTypes};
 use crate::domain::features::{
-    self, ArchiveFeatures, ArchivedFeatureList, CreateFeature, Feature, FeatureList,
-    FeatureSummary, UpdateFeature, ValidateFeatureName,
+    self, ArchiveFeatures, ArchivedFeatureList, CreateFeature, Feature, FeatureEnvironmentDetails,
+    FeatureList, FeatureSummary, UpdateFeature, ValidateFeatureName,
 };
 use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
 use crate::http::AppState;
@@ -30,6 +32,9 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
         .routes(routes!(archived_of_project))
         .routes(routes!(revive))
         .routes(routes!(delete_archived))
+        .routes(routes!(clone))
+        .routes(routes!(environment))
+        .routes(routes!(feature_types))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -347,4 +352,67 @@ pub async fn delete_archived(
     features::delete_archived(&mut tx, &path.feature_name).await?;
     state.commit(tx).await?;
     Ok(StatusCode::OK)
+}
+
+#[utoipa::path(
+    post, path = "/api/admin/projects/{projectId}/features/{featureName}/clone", tag = "Features",
+    security(("apiToken" = [])), params(FeaturePath), request_body = CloneFeature,
+    responses(
+        (status = 200, body = Feature, description = "The new flag"), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn clone(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    PathParams(path): PathParams<FeaturePath>,
+    JsonBody(input): JsonBody<CloneFeature>,
+) -> Result<Json<Feature>, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    let feature = feature_clone::clone(
+        &mut tx,
+        &path.project_id,
+        &path.feature_name,
+        input,
+        &state.limits,
+    )
+    .await?;
+    state.commit(tx).await?;
+    Ok(Json(feature))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}",
+    tag = "Features", security(("apiToken" = [])), params(FeatureEnvironmentPath),
+    responses(
+        (status = 200, body = FeatureEnvironmentDetails), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)
+    )
+)]
+pub async fn environment(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<FeatureEnvironmentPath>,
+) -> Result<Json<FeatureEnvironmentDetails>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(
+        features::environment(
+            &mut conn,
+            &path.project_id,
+            &path.feature_name,
+            &path.environment,
+        )
+        .await?,
+    ))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/feature-types", tag = "Features", security(("apiToken" = [])),
+    responses(
+        (status = 200, body = FeatureTypes), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)
+    )
+)]
+pub async fn feature_types(_: AdminActor) -> Json<FeatureTypes> {
+    Json(feature_types::list())
 }

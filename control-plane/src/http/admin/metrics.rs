@@ -1,10 +1,15 @@
 //! The metrics views: `/api/admin/metrics/*` (spec #1–#5), `/api/admin/client-metrics/features/:name` and
 //! `/api/admin/metrics/edges`. The time comes from `AppState::clock`.
 
+use crate::domain::application_admin::{
+    self, EnvironmentInstances, ProjectApplications, ProjectApplicationsQuery, UnknownFlags,
+};
+use crate::domain::application_overview::{self, ApplicationOverview};
 use crate::domain::metrics::{
     self, ApplicationDetails, ApplicationMetadataInput, ApplicationRecord, Applications, Edges,
     FeatureMetrics, FeatureToggle, FeatureToggles, SeenToggles,
 };
+use crate::http::admin::projects::ProjectPath;
 use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
@@ -25,10 +30,23 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
         .routes(routes!(feature_toggles))
         .routes(routes!(feature_toggle))
         .routes(routes!(applications))
-        .routes(routes!(application, set_metadata))
+        .routes(routes!(application, set_metadata, delete_application))
         .routes(routes!(seen_apps))
         .routes(routes!(edges))
         .routes(routes!(feature_usage))
+        .routes(routes!(application_overview))
+        .routes(routes!(application_instances))
+        .routes(routes!(unknown_flags))
+        .routes(routes!(feature_usage_raw))
+        .routes(routes!(project_applications))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[serde(rename_all = "camelCase")]
+pub struct AppEnvironmentPath {
+    pub app_name: String,
+    pub environment: String,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -183,6 +201,24 @@ pub async fn feature_usage(
     ))
 }
 
+/// The same rows as `feature_usage`: Vexil's are already raw (per hour, application and environment, never
+/// summed over applications).
+#[utoipa::path(
+    get, path = "/api/admin/client-metrics/features/{name}/raw", tag = "Metrics", security(("apiToken" = [])),
+    params(NamePath),
+    responses((status = 200, body = FeatureMetrics, description = "Usage per hour, application and environment over the last 48 h"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+)]
+pub async fn feature_usage_raw(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<NamePath>,
+) -> Result<Json<FeatureMetrics>, ApiError> {
+    Ok(Json(
+        metrics::feature_usage(&state.store, &path.name, (state.clock)()).await?,
+    ))
+}
+
 #[utoipa::path(
     get, path = "/api/admin/metrics/edges", tag = "Metrics", security(("apiToken" = [])),
     responses((status = 200, body = Edges, description = "Every edge that reported: version, revision, last report, evaluations in the last hour"),
@@ -193,4 +229,79 @@ pub async fn edges(
     _: AdminActor,
 ) -> Result<Json<Edges>, ApiError> {
     Ok(Json(metrics::edges(&state.store, (state.clock)()).await?))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/metrics/applications/{appName}/overview", tag = "Metrics", security(("apiToken" = [])),
+    params(AppNamePath),
+    responses((status = 200, body = ApplicationOverview), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
+)]
+pub async fn application_overview(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<AppNamePath>,
+) -> Result<Json<ApplicationOverview>, ApiError> {
+    Ok(Json(
+        application_overview::overview(&state.store, &path.app_name).await?,
+    ))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/metrics/instances/{appName}/environment/{environment}", tag = "Metrics",
+    security(("apiToken" = [])), params(AppEnvironmentPath),
+    responses((status = 200, body = EnvironmentInstances), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
+)]
+pub async fn application_instances(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<AppEnvironmentPath>,
+) -> Result<Json<EnvironmentInstances>, ApiError> {
+    Ok(Json(
+        application_admin::instances(&state.store, &path.app_name, &path.environment).await?,
+    ))
+}
+
+#[utoipa::path(
+    delete, path = "/api/admin/metrics/applications/{appName}", tag = "Metrics", security(("apiToken" = [])),
+    params(AppNamePath),
+    responses((status = 200, description = "Forgotten (unknown: nothing to do)"), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody))
+)]
+pub async fn delete_application(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<AppNamePath>,
+) -> Result<StatusCode, ApiError> {
+    application_admin::delete(&state.store, &path.app_name).await?;
+    Ok(StatusCode::OK)
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/metrics/unknown-flags", tag = "Metrics", security(("apiToken" = [])),
+    responses((status = 200, body = UnknownFlags), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+)]
+pub async fn unknown_flags(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+) -> Result<Json<UnknownFlags>, ApiError> {
+    Ok(Json(application_admin::unknown_flags(&state.store).await?))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/projects/{projectId}/applications", tag = "Metrics", security(("apiToken" = [])),
+    params(ProjectPath, ProjectApplicationsQuery),
+    responses((status = 200, body = ProjectApplications), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
+)]
+pub async fn project_applications(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<ProjectPath>,
+    QueryParams(query): QueryParams<ProjectApplicationsQuery>,
+) -> Result<Json<ProjectApplications>, ApiError> {
+    Ok(Json(
+        application_admin::of_project(&state.store, &path.project_id, query).await?,
+    ))
 }

@@ -7,10 +7,14 @@ pub mod change_requests;
 pub mod context_fields;
 pub mod environments;
 pub mod events;
+pub mod feature_batches;
 pub mod features;
 pub mod groups;
+pub mod instance;
 pub mod metrics;
+pub mod own_account;
 pub mod playground;
+pub mod project_tokens;
 pub mod projects;
 pub mod search;
 pub mod segments;
@@ -18,6 +22,7 @@ pub mod strategies;
 pub mod strategy_definitions;
 pub mod tokens;
 pub mod ui_config;
+pub mod user_admin;
 pub mod users;
 pub mod variants;
 
@@ -31,14 +36,18 @@ use utoipa_axum::router::OpenApiRouter;
 pub fn routes() -> OpenApiRouter<Arc<AppState>> {
     users::sign_in_router()
         .merge(area(OwnAccount, users::account_router()))
+        .merge(area(OwnAccount, own_account::router()))
         .merge(area(Access, users::router()))
+        .merge(area(Access, user_admin::router()))
         .merge(area(Access, groups::router()))
         .merge(area(Access, tokens::router()))
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))
+        .merge(area(Configuration, project_tokens::router()))
         .merge(area(Configuration, environments::router()))
         .merge(area(Configuration, features::router()))
+        .merge(area(Configuration, feature_batches::router()))
         .merge(area(Configuration, strategies::router()))
         .merge(area(Configuration, variants::router()))
         .merge(area(Configuration, segments::router()))
@@ -48,5 +57,6 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, events::router()))
         .merge(area(Configuration, search::router()))
         .merge(area(Configuration, metrics::router()))
+        .merge(area(Configuration, instance::router()))
         .merge(area(Configuration, change_requests::router()))
 }

@@ -17,7 +17,7 @@ use vexil_shared::{ApiError, ErrorBody};
 pub fn router() -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
-        .routes(routes!(update, delete))
+        .routes(routes!(by_name, update, delete))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -25,6 +25,30 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
 pub struct TokenPath {
     /// The token's secret.
     pub token: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct TokenNamePath {
+    /// The tokens' name (`tokenName`): this segment is a secret only for `PUT` and `DELETE`.
+    pub token: String,
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/api-tokens/{token}", tag = "API tokens", security(("apiToken" = [])),
+    params(TokenNamePath),
+    responses(
+        (status = 200, body = ApiTokenList, description = "The tokens with this name, without secrets"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)
+    )
+)]
+pub async fn by_name(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<TokenNamePath>,
+) -> Result<Json<ApiTokenList>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(tokens::by_name(&mut conn, &path.token).await?))
 }
 
 #[utoipa::path(

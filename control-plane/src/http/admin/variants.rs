@@ -1,7 +1,7 @@
 //! Flag-level variants of a flag in an environment: `…/environments/:environment/variants`.
 
-use super::features::FeatureEnvironmentPath;
-use crate::domain::variants::{self, FlagVariants};
+use super::features::{FeatureEnvironmentPath, FeaturePath};
+use crate::domain::variants::{self, FlagVariants, PushVariants};
 use crate::http::extract::{AdminActor, JsonBody, PathParams};
 use crate::http::AppState;
 use crate::model::variant::FlagVariant;
@@ -14,7 +14,9 @@ use vexil_shared::{ApiError, ErrorBody};
 
 /// The routes of a flag's variants in an environment, as stated in the handlers' `#[utoipa::path]`.
 pub fn router() -> OpenApiRouter<Arc<AppState>> {
-    OpenApiRouter::new().routes(routes!(get, put, patch))
+    OpenApiRouter::new()
+        .routes(routes!(get, put, patch))
+        .routes(routes!(put_in_environments))
 }
 
 #[utoipa::path(
@@ -94,6 +96,28 @@ pub async fn patch(
         operations,
     )
     .await?;
+    state.commit(tx).await?;
+    Ok(Json(variants))
+}
+
+#[utoipa::path(
+    put, path = "/api/admin/projects/{projectId}/features/{featureName}/variants-batch",
+    tag = "Variants", security(("apiToken" = [])), params(FeaturePath), request_body = PushVariants,
+    responses(
+        (status = 200, body = FlagVariants, description = "The variants now set in every listed environment"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn put_in_environments(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    PathParams(path): PathParams<FeaturePath>,
+    JsonBody(input): JsonBody<PushVariants>,
+) -> Result<Json<FlagVariants>, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    let variants =
+        variants::set_in_environments(&mut tx, &path.project_id, &path.feature_name, input).await?;
     state.commit(tx).await?;
     Ok(Json(variants))
 }
