@@ -69,11 +69,12 @@ pub enum EventType {
     ChangeRequestCancelled,
     ChangeRequestApplied,
     SettingUpdated,
+    FeaturesImported,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 60] = [
+    pub const ALL: [EventType; 61] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -134,6 +135,7 @@ impl EventType {
         EventType::ChangeRequestCancelled,
         EventType::ChangeRequestApplied,
         EventType::SettingUpdated,
+        EventType::FeaturesImported,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -215,6 +217,7 @@ impl EventType {
             EventType::ChangeRequestCancelled => "change-request-cancelled",
             EventType::ChangeRequestApplied => "change-request-applied",
             EventType::SettingUpdated => "setting-updated",
+            EventType::FeaturesImported => "features-imported",
         }
     }
 }

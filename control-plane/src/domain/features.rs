@@ -28,16 +28,18 @@ pub enum FeatureType {
     Operational,
     KillSwitch,
     Permission,
+    Sunset,
 }
 
 impl FeatureType {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             FeatureType::Release => "release",
             FeatureType::Experiment => "experiment",
             FeatureType::Operational => "operational",
             FeatureType::KillSwitch => "kill-switch",
             FeatureType::Permission => "permission",
+            FeatureType::Sunset => "sunset",
         }
     }
 }

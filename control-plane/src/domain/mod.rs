@@ -14,6 +14,7 @@ pub mod feature_switch;
 pub mod features;
 pub mod first_start;
 pub mod groups;
+pub mod import_export;
 pub mod limits;
 pub mod metrics;
 pub mod passwords;

@@ -301,6 +301,96 @@ pub async fn add(
     insert(tx, &feature, environment, input).await
 }
 
+/// Replaces every strategy of a flag in an environment with `inputs`, in their order (an import). When the
+/// stored strategies already say the same (ids and creation times aside), nothing changes and no event is
+/// recorded; else the old ones go (`feature-strategy-remove`) and the new ones come
+/// (`feature-strategy-add`). The flag's switch is the caller's. Returns whether anything changed.
+pub async fn replace_all(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    inputs: Vec<StrategyInput>,
+    limits: &Limits,
+) -> Result<bool, ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
+    let feature = writable_feature(tx, project, feature, environment).await?;
+    for input in &inputs {
+        check_limits(input, limits)?;
+    }
+    limits::ensure_within(
+        "featureEnvironmentStrategies",
+        "the strategies of this flag in this environment",
+        inputs.len(),
+        limits.feature_environment_strategies,
+    )?;
+    let mut wanted = Vec::with_capacity(inputs.len());
+    for (index, input) in inputs.into_iter().enumerate() {
+        let template = StrategyRow {
+            id: Uuid::new_v4().to_string(),
+            feature_name: feature.name.clone(),
+            environment: environment.to_owned(),
+            name: String::new(),
+            title: None,
+            disabled: false,
+            sort_order: i64::try_from(index).unwrap_or(i64::MAX),
+            constraints: Vec::new(),
+            parameters: BTreeMap::new(),
+            variants: Vec::new(),
+            segments: Vec::new(),
+            created_at: tx.now(),
+        };
+        let input = StrategyInput {
+            sort_order: None,
+            ..input
+        };
+        wanted.push(validated_row(tx, &feature, input, template).await?);
+    }
+    let existing = strategy_store::list(tx.conn(), &feature.name, environment).await?;
+    let same = existing.len() == wanted.len()
+        && existing
+            .iter()
+            .zip(&wanted)
+            .all(|(old, new)| same_configuration(old, new));
+    if same {
+        return Ok(false);
+    }
+    for before in existing {
+        strategy_store::delete(tx.conn(), &before.id).await?;
+        tx.record(strategy_event(
+            EventType::FeatureStrategyRemove,
+            &feature,
+            environment,
+            None,
+            Some(payload(&view(&before))),
+        ))
+        .await?;
+    }
+    for row in wanted {
+        strategy_store::insert(tx.conn(), &row).await?;
+        tx.record(strategy_event(
+            EventType::FeatureStrategyAdd,
+            &feature,
+            environment,
+            Some(payload(&view(&row))),
+            None,
+        ))
+        .await?;
+    }
+    Ok(true)
+}
+
+/// Whether two strategies configure the same thing (their ids, places and creation times aside).
+fn same_configuration(a: &StrategyRow, b: &StrategyRow) -> bool {
+    a.name == b.name
+        && a.title == b.title
+        && a.disabled == b.disabled
+        && a.constraints == b.constraints
+        && a.parameters == b.parameters
+        && a.variants == b.variants
+        && a.segments == b.segments
+}
+
 /// The strategy a flag gets when turned on without one: `flexibleRollout` at 100 % (not limited: turning a
 /// flag on never fails on `featureEnvironmentStrategies`).
 pub async fn add_default(

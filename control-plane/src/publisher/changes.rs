@@ -121,7 +121,9 @@ fn scope(event_type: EventType) -> Scope {
         | ChangeRequestApproved
         | ChangeRequestRejected
         | ChangeRequestCancelled
-        | ChangeRequestApplied => Scope::Nothing,
+        | ChangeRequestApplied
+        // An import's summary: each flag it changed has its own event.
+        | FeaturesImported => Scope::Nothing,
         ProjectCreated
         | ProjectUpdated
         | ProjectDeleted

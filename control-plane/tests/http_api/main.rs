@@ -12,6 +12,8 @@ mod change_requests;
 mod configuration;
 mod crash;
 mod hardening;
+mod import_command;
+mod import_export;
 mod limits;
 mod metrics;
 mod operations;

@@ -8,6 +8,7 @@ pub mod environments;
 pub mod events;
 pub mod features;
 pub mod groups;
+pub mod import_export;
 pub mod metrics;
 pub mod playground;
 pub mod projects;
@@ -21,7 +22,9 @@ pub mod variants;
 
 use super::extract::area;
 use super::AppState;
-use crate::domain::access::Area::{Access, Configuration, OwnAccount, Settings};
+use crate::domain::access::Area::{
+    Access, Configuration, ConfigurationQuery, OwnAccount, Settings,
+};
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -45,4 +48,6 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, events::router()))
         .merge(area(Configuration, metrics::router()))
         .merge(area(Configuration, change_requests::router()))
+        .merge(area(ConfigurationQuery, import_export::router_reads()))
+        .merge(area(Configuration, import_export::router()))
 }
