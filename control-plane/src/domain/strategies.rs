@@ -11,7 +11,9 @@ use super::limits::{self, Limits};
 use super::{segments, strategy_definitions};
 use crate::model::constraint::{validate_constraints, Constraint};
 use crate::model::strategy::{StrategyInput, StrategySortOrder};
-use crate::model::variant::{default_stickiness, normalize_variants, StrategyVariant};
+use crate::model::variant::{
+    default_stickiness, normalize_variants, normalize_variants_keeping_weights, StrategyVariant,
+};
 use crate::store::features::{self as feature_store, FeatureRow};
 use crate::store::projects as project_store;
 use crate::store::strategies::{self as strategy_store, StrategyRow};
@@ -149,12 +151,17 @@ fn normalize_parameters(
     Ok(normalized)
 }
 
+/// How a write takes variant weights: recomputed ([`normalize_variants`]), or, for an import, kept when
+/// they add up ([`normalize_variants_keeping_weights`]).
+type Weights = fn(Vec<StrategyVariant>) -> Result<Vec<StrategyVariant>, ApiError>;
+
 /// Validates an input and turns it into the stored row's content (keys and createdAt are the caller's).
 async fn validated_row(
     tx: &mut WriteTx,
     feature: &FeatureRow,
     input: StrategyInput,
     template: StrategyRow,
+    weights: Weights,
 ) -> Result<StrategyRow, ApiError> {
     strategy_definitions::ensure_defined(tx.conn(), &input.name).await?;
     if let Some(title) = &input.title {
@@ -168,7 +175,7 @@ async fn validated_row(
     validate_constraints(&constraints)?;
     let segments = input.segments.unwrap_or_default();
     segments::check_strategy_segments(tx.conn(), &segments, &feature.project_id).await?;
-    let variants = normalize_variants(input.variants.unwrap_or_default())?;
+    let variants = weights(input.variants.unwrap_or_default())?;
     let project_stickiness = project_store::get(tx.conn(), &feature.project_id)
         .await?
         .map(|project| project.default_stickiness)
@@ -266,7 +273,7 @@ async fn insert(
         segments: Vec::new(),
         created_at: tx.now(),
     };
-    let row = validated_row(tx, feature, input, template).await?;
+    let row = validated_row(tx, feature, input, template, normalize_variants).await?;
     strategy_store::insert(tx.conn(), &row).await?;
     let strategy = view(&row);
     tx.record(strategy_event(
@@ -304,7 +311,8 @@ pub async fn add(
 /// Replaces every strategy of a flag in an environment with `inputs`, in their order (an import). When the
 /// stored strategies already say the same (ids and creation times aside), nothing changes and no event is
 /// recorded; else the old ones go (`feature-strategy-remove`) and the new ones come
-/// (`feature-strategy-add`). The flag's switch is the caller's. Returns whether anything changed.
+/// (`feature-strategy-add`). Variant weights that add up are kept. The flag's switch is the caller's.
+/// Returns whether anything changed.
 pub async fn replace_all(
     tx: &mut WriteTx,
     project: &str,
@@ -344,7 +352,16 @@ pub async fn replace_all(
             sort_order: None,
             ..input
         };
-        wanted.push(validated_row(tx, &feature, input, template).await?);
+        wanted.push(
+            validated_row(
+                tx,
+                &feature,
+                input,
+                template,
+                normalize_variants_keeping_weights,
+            )
+            .await?,
+        );
     }
     let existing = strategy_store::list(tx.conn(), &feature.name, environment).await?;
     let same = existing.len() == wanted.len()
@@ -477,7 +494,7 @@ pub async fn update(
     let feature = writable_feature(tx, project, feature, environment).await?;
     check_limits(&input, limits)?;
     let before = require_strategy(tx, &feature.name, environment, &id.to_string()).await?;
-    let after = validated_row(tx, &feature, input, before.clone()).await?;
+    let after = validated_row(tx, &feature, input, before.clone(), normalize_variants).await?;
     let (old, new) = (view(&before), view(&after));
     if old != new {
         strategy_store::update(tx.conn(), &after).await?;

@@ -161,7 +161,7 @@ pub async fn import(
         });
         if let Some(switch) = switch {
             let before = variants::stored(tx.conn(), &feature.name, environment).await?;
-            let after = variants::set(
+            let after = variants::set_imported(
                 tx,
                 project,
                 &feature.name,
