@@ -69,12 +69,22 @@ pub enum EventType {
     ChangeRequestCancelled,
     ChangeRequestApplied,
     SettingUpdated,
+    TagTypeCreated,
+    TagTypeUpdated,
+    TagTypeDeleted,
+    TagCreated,
+    TagDeleted,
+    FeatureTagged,
+    FeatureUntagged,
+    FeatureDependencyAdded,
+    FeatureDependencyRemoved,
+    FeatureDependenciesRemoved,
     FeaturesImported,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 61] = [
+    pub const ALL: [EventType; 71] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -135,6 +145,16 @@ impl EventType {
         EventType::ChangeRequestCancelled,
         EventType::ChangeRequestApplied,
         EventType::SettingUpdated,
+        EventType::TagTypeCreated,
+        EventType::TagTypeUpdated,
+        EventType::TagTypeDeleted,
+        EventType::TagCreated,
+        EventType::TagDeleted,
+        EventType::FeatureTagged,
+        EventType::FeatureUntagged,
+        EventType::FeatureDependencyAdded,
+        EventType::FeatureDependencyRemoved,
+        EventType::FeatureDependenciesRemoved,
         EventType::FeaturesImported,
     ];
 
@@ -217,6 +237,16 @@ impl EventType {
             EventType::ChangeRequestCancelled => "change-request-cancelled",
             EventType::ChangeRequestApplied => "change-request-applied",
             EventType::SettingUpdated => "setting-updated",
+            EventType::TagTypeCreated => "tag-type-created",
+            EventType::TagTypeUpdated => "tag-type-updated",
+            EventType::TagTypeDeleted => "tag-type-deleted",
+            EventType::TagCreated => "tag-created",
+            EventType::TagDeleted => "tag-deleted",
+            EventType::FeatureTagged => "feature-tagged",
+            EventType::FeatureUntagged => "feature-untagged",
+            EventType::FeatureDependencyAdded => "feature-dependency-added",
+            EventType::FeatureDependencyRemoved => "feature-dependency-removed",
+            EventType::FeatureDependenciesRemoved => "feature-dependencies-removed",
             EventType::FeaturesImported => "features-imported",
         }
     }

@@ -1,6 +1,6 @@
 //! `vexil-control-plane import`: an export file into one project and environment (`--file`), or a whole
 //! running Unleash (`--from-unleash URL --token ADMIN_TOKEN`: its environments, projects, context fields,
-//! custom strategies, segments, then each project's export of each of its environments). Each run is one
+//! custom strategies, segments, tag types, then each project's export of each of its environments). Each run is one
 //! [`WriteTx`](crate::store::WriteTx) through the same domain functions as the admin API, so a bad file
 //! writes nothing, and a second run of the same data changes nothing. It prints what it created.
 
@@ -14,6 +14,7 @@ use crate::domain::limits::Limits;
 use crate::domain::projects::{self, AddProjectEnvironment, CreateProject};
 use crate::domain::segments::{self, SegmentInput};
 use crate::domain::strategy_definitions::{self, CreateStrategyDefinition};
+use crate::domain::tags::{self, TagType};
 use crate::store::context_fields as field_store;
 use crate::store::environments as environment_store;
 use crate::store::projects as project_store;
@@ -84,6 +85,9 @@ fn print_report(project: &str, environment: &str, report: &ImportReport) {
     let target = format!("{project}/{environment}");
     for name in &report.created_context_fields {
         println!("created context field {name}");
+    }
+    for name in &report.created_tag_types {
+        println!("created tag type {name}");
     }
     for name in &report.created_features {
         println!("created flag {name} ({target})");
@@ -254,12 +258,17 @@ async fn copy_instance(
             println!("created segment {}", segment.name);
         }
     }
-    if !instance.tag_types.is_empty() {
-        let names: Vec<&str> = instance.tag_types.iter().map(|t| t.name.as_str()).collect();
-        println!(
-            "warning: tag types are not imported by this version: {}",
-            names.join(", ")
-        );
+    for tag_type in instance.tag_types {
+        let name = tag_type.name.clone();
+        let tag_type = TagType {
+            name: tag_type.name,
+            description: tag_type.description,
+            icon: tag_type.icon,
+            color: tag_type.color,
+        };
+        if tags::ensure_tag_type(tx, tag_type).await? {
+            println!("created tag type {name}");
+        }
     }
     for export in instance.exports {
         let input = ImportToggles {

@@ -206,6 +206,7 @@ pub struct ImportReport {
     pub created_features: Vec<String>,
     pub updated_features: Vec<String>,
     pub created_context_fields: Vec<String>,
+    pub created_tag_types: Vec<String>,
     /// Flags whose strategies, switch or variants in the environment changed.
     pub changed_configurations: Vec<String>,
     pub warnings: Vec<ValidationItem>,

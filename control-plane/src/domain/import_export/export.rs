@@ -3,15 +3,17 @@
 //! the evaluation order).
 
 use super::bodies::{
-    ExportContextField, ExportFeature, ExportFeatureEnvironment, ExportQuery, ExportResult,
-    ExportSegment, ExportStrategy,
+    ExportContextField, ExportDependencies, ExportDependency, ExportFeature,
+    ExportFeatureEnvironment, ExportFeatureTag, ExportQuery, ExportResult, ExportSegment,
+    ExportStrategy, ExportTagType,
 };
-use crate::domain::{environments, projects, variants};
+use crate::domain::{dependencies, environments, projects, tags, variants};
 use crate::store::context_fields as field_store;
 use crate::store::features::{self as feature_store, FeatureRow};
 use crate::store::projects as project_store;
 use crate::store::segments as segment_store;
 use crate::store::strategies::{self as strategy_store, StrategyRow};
+use crate::store::tags as tag_store;
 use serde_json::Value;
 use sqlx::AnyConnection;
 use std::collections::BTreeSet;
@@ -37,10 +39,21 @@ async fn selected(
         }
         return Ok(rows);
     }
-    if query.tag.is_some() {
-        return Err(ApiError::validation(
-            "tag: flags have no tags in this version; select them by features or project",
-        ));
+    if let Some(tag) = &query.tag {
+        let Some((tag_type, value)) = tag.split_once(':') else {
+            return Err(ApiError::validation(format!(
+                "tag: {tag:?} is not type:value"
+            )));
+        };
+        let mut rows = Vec::new();
+        for name in tag_store::features_with_tag(conn, tag_type, value).await? {
+            if let Some(row) = feature_store::get(conn, &name).await? {
+                if row.archived_at.is_none() {
+                    rows.push(row);
+                }
+            }
+        }
+        return Ok(rows);
     }
     if let Some(project) = &query.project {
         projects::require(conn, project).await?;
@@ -133,6 +146,39 @@ pub async fn export(
             stale: Some(row.stale),
             impression_data: Some(row.impression_data),
             archived: Some(false),
+        });
+    }
+    let names: Vec<String> = result.features.iter().map(|f| f.name.clone()).collect();
+    let mut tag_types = BTreeSet::new();
+    for tagged in tags::tags_of_features(conn, &names).await? {
+        tag_types.insert(tagged.tag.tag_type.clone());
+        result.feature_tags.push(ExportFeatureTag {
+            feature_name: tagged.feature_name,
+            tag_type: Some(tagged.tag.tag_type),
+            tag_value: tagged.tag.value,
+        });
+    }
+    for name in tag_types {
+        let tag_type = tags::get_type(conn, &name).await?;
+        result.tag_types.push(ExportTagType {
+            name: tag_type.name,
+            description: tag_type.description,
+            icon: tag_type.icon,
+            color: tag_type.color,
+        });
+    }
+    for child in dependencies::of_features(conn, &names).await? {
+        result.dependencies.push(ExportDependencies {
+            feature: child.feature,
+            dependencies: child
+                .dependencies
+                .into_iter()
+                .map(|parent| ExportDependency {
+                    feature: parent.feature,
+                    enabled: Some(parent.enabled),
+                    variants: parent.variants,
+                })
+                .collect(),
         });
     }
     let segment_ids: BTreeSet<i64> = result

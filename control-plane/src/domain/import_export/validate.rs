@@ -1,7 +1,7 @@
 //! The checks of an import, as Unleash words them (`POST /api/admin/features-batch/validate`): errors stop
 //! an import (duplicates, flags of other projects or archived, unknown strategies, missing segments,
-//! context fields whose legal values differ, bad shapes, limits); warnings do not (custom strategies used,
-//! sections not imported).
+//! context fields whose legal values differ, unknown tag types or parents, bad shapes, limits); warnings do
+//! not (custom strategies used).
 
 use super::bodies::{ImportToggles, ImportValidation, ValidationItem};
 use crate::domain::features::FeatureType;
@@ -16,6 +16,7 @@ use crate::store::context_fields as field_store;
 use crate::store::features as feature_store;
 use crate::store::segments as segment_store;
 use crate::store::strategy_definitions as definition_store;
+use crate::store::tags as tag_store;
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, BTreeSet};
 use vexil_shared::ApiError;
@@ -51,7 +52,8 @@ const LEGAL_VALUES: &str = "We detected the following context fields that do not
 const INVALID: &str = "The following entries of the import data are invalid:";
 const CUSTOM_STRATEGIES: &str = "The following strategy types will be used in import. Please make sure the strategy type parameters are configured as in source environment:";
 const CHANGE_REQUESTS: &str = "Change requests are enabled for this project and environment: the import would change flags directly, so it is refused; turn change requests off for it, or import into another environment:";
-const NOT_IMPORTED: &str = "Tags, tag types and flag dependencies are not imported by this version; these entries are left out:";
+const MISSING_TAG_TYPES: &str = "We detected the following tag types that are neither in the import data nor defined:";
+const MISSING_PARENTS: &str = "We detected the following parent flags that are neither in the import data nor live flags of the project:";
 const LIMITS: &str = "The import would exceed a resource limit:";
 
 /// 404 for an unknown project or environment, or an environment the project does not use.
@@ -231,22 +233,39 @@ pub async fn validate(
         }
     }
 
-    for tag in &data.feature_tags {
+    let tag_types: BTreeSet<&str> = data.tag_types.iter().map(|t| t.name.as_str()).collect();
+    for (index, tag) in data.feature_tags.iter().enumerate() {
         let tag_type = tag.tag_type.as_deref().unwrap_or("simple");
-        warnings.add(
-            NOT_IMPORTED,
-            format!("tag {tag_type}:{} of {}", tag.tag_value, tag.feature_name),
-        );
-    }
-    for tag_type in &data.tag_types {
-        warnings.add(NOT_IMPORTED, format!("tag type {}", tag_type.name));
+        if !names.contains(tag.feature_name.as_str()) {
+            errors.add(
+                INVALID,
+                format!("data.featureTags[{index}].featureName: {} is not in data.features", tag.feature_name),
+            );
+        }
+        if !tag_types.contains(tag_type) && tag_store::get_type(conn, tag_type).await?.is_none() {
+            errors.add(MISSING_TAG_TYPES, tag_type.to_owned());
+        }
     }
     for child in &data.dependencies {
-        for parent in &child.dependencies {
-            warnings.add(
-                NOT_IMPORTED,
-                format!("dependency of {} on {}", child.feature, parent.feature),
+        if !names.contains(child.feature.as_str()) {
+            errors.add(
+                INVALID,
+                format!("data.dependencies: {} is not in data.features", child.feature),
             );
+        }
+        for parent in &child.dependencies {
+            if names.contains(parent.feature.as_str()) {
+                continue;
+            }
+            let known = feature_store::get(conn, &parent.feature).await?.is_some_and(|row| {
+                row.project_id == input.project && row.archived_at.is_none()
+            });
+            if !known {
+                errors.add(
+                    MISSING_PARENTS,
+                    format!("{} (parent of {})", parent.feature, child.feature),
+                );
+            }
         }
     }
 

@@ -1,7 +1,8 @@
 //! The import: one [`WriteTx`], all or nothing. It refuses data that does not validate ([`validate`]),
 //! then creates the missing context fields, creates or updates the flags, and sets each flag's strategies,
 //! flag-level variants and switch in the environment, each through its own domain function (so the
-//! change-request gate, the checks, the limits and the audit events are theirs), and records one
+//! change-request gate, the checks, the limits and the audit events are theirs), then the tag types, each
+//! flag's tags and its parents (replaced by the data's, as Unleash does), and records one
 //! `features-imported` event when anything changed. Importing the same data again changes nothing.
 
 use super::bodies::{ExportFeature, ImportReport, ImportToggles};
@@ -11,12 +12,14 @@ use crate::domain::context_fields::{self, ContextFieldInput};
 use crate::domain::events::{payload, EventType};
 use crate::domain::features::{self, CreateFeature, FeatureType, UpdateFeature};
 use crate::domain::limits::Limits;
+use crate::domain::dependencies::{self, CreateDependency, Dependency};
+use crate::domain::tags::{self, Tag, TagType};
 use crate::domain::{strategies, variants};
 use crate::model::strategy::StrategyInput;
 use crate::store::context_fields as field_store;
 use crate::store::features as feature_store;
 use crate::store::{NewEvent, WriteTx};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use vexil_shared::ApiError;
 
 fn feature_type(feature: &ExportFeature) -> Result<Option<FeatureType>, ApiError> {
@@ -187,7 +190,33 @@ pub async fn import(
         }
     }
 
+    for tag_type in &input.data.tag_types {
+        let created = tags::ensure_tag_type(
+            tx,
+            TagType {
+                name: tag_type.name.clone(),
+                description: tag_type.description.clone(),
+                icon: tag_type.icon.clone(),
+                color: tag_type.color.clone(),
+            },
+        )
+        .await?;
+        if created {
+            report.created_tag_types.push(tag_type.name.clone());
+        }
+    }
+    for feature in &input.data.features {
+        let changed = replace_tags(tx, &feature.name, &input.data.feature_tags).await?
+            | replace_dependencies(tx, project, &feature.name, &input.data.dependencies).await?;
+        if changed && !report.created_features.contains(&feature.name) {
+            if !report.changed_configurations.contains(&feature.name) {
+                report.changed_configurations.push(feature.name.clone());
+            }
+        }
+    }
+
     let anything = !(report.created_features.is_empty()
+        && report.created_tag_types.is_empty()
         && report.updated_features.is_empty()
         && report.created_context_fields.is_empty()
         && report.changed_configurations.is_empty());
@@ -202,4 +231,82 @@ pub async fn import(
         .await?;
     }
     Ok(report)
+}
+
+/// Gives the flag exactly the data's tags (as Unleash's import replaces them); whether any changed.
+async fn replace_tags(
+    tx: &mut WriteTx,
+    feature: &str,
+    tags_of_data: &[super::bodies::ExportFeatureTag],
+) -> Result<bool, ApiError> {
+    let wanted: BTreeSet<(String, String)> = tags_of_data
+        .iter()
+        .filter(|tag| tag.feature_name == feature)
+        .map(|tag| {
+            let tag_type = tag.tag_type.clone().unwrap_or_else(|| "simple".to_owned());
+            (tag_type, tag.tag_value.trim().to_owned())
+        })
+        .collect();
+    let current: BTreeSet<(String, String)> = tags::feature_tags(tx.conn(), feature)
+        .await?
+        .tags
+        .into_iter()
+        .map(|tag| (tag.tag_type, tag.value))
+        .collect();
+    for (tag_type, value) in wanted.difference(&current) {
+        let tag = Tag {
+            value: value.clone(),
+            tag_type: tag_type.clone(),
+            color: None,
+        };
+        tags::add_feature_tag(tx, feature, tag).await?;
+    }
+    for (tag_type, value) in current.difference(&wanted) {
+        tags::remove_feature_tag(tx, feature, tag_type, value).await?;
+    }
+    Ok(wanted != current)
+}
+
+/// Gives the flag exactly the data's parents; whether they changed.
+async fn replace_dependencies(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    data: &[super::bodies::ExportDependencies],
+) -> Result<bool, ApiError> {
+    let mut wanted: Vec<Dependency> = data
+        .iter()
+        .filter(|child| child.feature == feature)
+        .flat_map(|child| child.dependencies.iter())
+        .map(|parent| {
+            let enabled = parent.enabled.unwrap_or(true);
+            Dependency {
+                feature: parent.feature.clone(),
+                enabled,
+                variants: if enabled {
+                    parent.variants.clone()
+                } else {
+                    Vec::new()
+                },
+            }
+        })
+        .collect();
+    wanted.sort_by(|a, b| a.feature.cmp(&b.feature));
+    let mut current = dependencies::of_feature(tx.conn(), feature).await?;
+    current.sort_by(|a, b| a.feature.cmp(&b.feature));
+    if wanted == current {
+        return Ok(false);
+    }
+    if !current.is_empty() {
+        dependencies::remove_all(tx, project, feature).await?;
+    }
+    for parent in wanted {
+        let input = CreateDependency {
+            feature: parent.feature,
+            enabled: Some(parent.enabled),
+            variants: Some(parent.variants),
+        };
+        dependencies::add(tx, project, feature, input).await?;
+    }
+    Ok(true)
 }
