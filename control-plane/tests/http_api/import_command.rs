@@ -231,16 +231,26 @@ async fn import_from_unleash(db: TestDb) {
     assert!(!run.stdout.contains("created strategy userWithId"), "built into Vexil");
     let after = revision(&db).await;
     assert_eq!(after, before + 1, "one revision for the whole migration");
-    // The running server follows the revision; then it answers as Unleash did.
+    // The running server follows the revision (its publisher polls for other processes' commits); then
+    // it answers as Unleash did.
+    let token = format!("default:{}.fixture-client", ENVIRONMENTS[0]);
     let mut served = 0;
-    for _ in 0..40 {
-        served = flag_count(&server).await;
-        if served == 48 {
+    for _ in 0..80 {
+        let response = server
+            .client
+            .get(format!("{}/api/client/features", server.base))
+            .header("Authorization", &token)
+            .send()
+            .await
+            .unwrap();
+        served = response.headers()["x-vexil-revision"].to_str().unwrap().parse::<i64>().unwrap();
+        if served >= after {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
-    assert_eq!(served, 48);
+    assert_eq!(served, after);
+    assert_eq!(flag_count(&server).await, 48);
     for environment in ENVIRONMENTS {
         let differences = frontend_differences(&server, environment).await;
         assert!(differences.is_empty(), "{}", differences[..differences.len().min(20)].join("\n"));
