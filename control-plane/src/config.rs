@@ -71,7 +71,12 @@ pub struct Config {
     pub trust_proxy: bool,
 
     /// `sqlite://FILE` (created if missing) or `postgres://…`.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://vexil.db", global = true)]
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://vexil.db",
+        global = true
+    )]
     pub database_url: String,
 
     /// Serve every route under this path (`/x`), reported as baseUriPath.

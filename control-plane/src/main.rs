@@ -20,8 +20,12 @@ async fn main() -> ExitCode {
         LogFormat::Text => logs.init(),
     }
     if let Some(Command::Import(args)) = config.command.clone() {
-        return match vexil_control_plane::import_command::run(&config.database_url, &config.limits, args)
-            .await
+        return match vexil_control_plane::import_command::run(
+            &config.database_url,
+            &config.limits,
+            args,
+        )
+        .await
         {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {

@@ -183,7 +183,13 @@ mod tests {
         let token = Credential::Token(TokenKind::Admin);
         let client = Credential::Token(TokenKind::Client);
         let edge = Credential::Token(TokenKind::Edge);
-        for area in [OwnAccount, Access, Settings, Configuration, ConfigurationQuery] {
+        for area in [
+            OwnAccount,
+            Access,
+            Settings,
+            Configuration,
+            ConfigurationQuery,
+        ] {
             for read in [true, false] {
                 assert!(authorize(admin, read, area).is_ok());
                 assert!(authorize(client, read, area).is_err());

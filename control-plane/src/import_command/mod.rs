@@ -41,7 +41,12 @@ pub struct ImportArgs {
     #[arg(long, value_name = "URL", requires = "token")]
     pub from_unleash: Option<String>,
     /// An admin token of that Unleash.
-    #[arg(long, env = "UNLEASH_ADMIN_TOKEN", value_name = "ADMIN_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "UNLEASH_ADMIN_TOKEN",
+        value_name = "ADMIN_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
 }
 
@@ -164,7 +169,10 @@ async fn copy_instance(
     limits: &Limits,
 ) -> Result<(), ImportError> {
     for environment in instance.environments {
-        if environment_store::get(tx.conn(), &environment.name).await?.is_none() {
+        if environment_store::get(tx.conn(), &environment.name)
+            .await?
+            .is_none()
+        {
             environments::create(
                 tx,
                 CreateEnvironment {
@@ -228,7 +236,10 @@ async fn copy_instance(
         }
     }
     for strategy in instance.strategies {
-        if definition_store::get(tx.conn(), &strategy.name).await?.is_none() {
+        if definition_store::get(tx.conn(), &strategy.name)
+            .await?
+            .is_none()
+        {
             strategy_definitions::create(
                 tx,
                 CreateStrategyDefinition {
@@ -243,7 +254,10 @@ async fn copy_instance(
         }
     }
     for segment in instance.segments {
-        if segment_store::get_by_name(tx.conn(), &segment.name).await?.is_none() {
+        if segment_store::get_by_name(tx.conn(), &segment.name)
+            .await?
+            .is_none()
+        {
             segments::create(
                 tx,
                 SegmentInput {

@@ -273,7 +273,10 @@ mod tests {
             variant("b", 333, WeightType::Variable),
             variant("c", 334, WeightType::Variable),
         ];
-        assert_eq!(normalize_variants_keeping_weights(given.clone()).unwrap(), given);
+        assert_eq!(
+            normalize_variants_keeping_weights(given.clone()).unwrap(),
+            given
+        );
         let weights: Vec<u32> = normalize_variants(given)
             .unwrap()
             .iter()
@@ -281,7 +284,10 @@ mod tests {
             .collect();
         assert_eq!(weights, vec![334, 333, 333]);
         let short = vec![variant("a", 10, WeightType::Variable)];
-        assert_eq!(normalize_variants_keeping_weights(short).unwrap()[0].weight, 1000);
+        assert_eq!(
+            normalize_variants_keeping_weights(short).unwrap()[0].weight,
+            1000
+        );
     }
 
     #[test]

@@ -60,15 +60,36 @@ async fn import_a_file(db: TestDb) {
     let server = Server::start(&db, &[]).await;
     create_strategies_and_segments(&server).await;
     let file = format!("{}/export-development.json", crate::import_export::FIXTURE);
-    let args = ["--file", &file, "--project", "default", "--environment", "development"];
+    let args = [
+        "--file",
+        &file,
+        "--project",
+        "default",
+        "--environment",
+        "development",
+    ];
     let run = run_import(&db, &args).await;
     assert!(run.success, "{}\n{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("created flag auditPatternMatch (default/development)"), "{}", run.stdout);
-    assert!(run.stdout.contains("committed as revision"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("created flag auditPatternMatch (default/development)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("committed as revision"),
+        "{}",
+        run.stdout
+    );
     let after = revision(&db).await;
     let run = run_import(&db, &args).await;
     assert!(run.success, "{}", run.stderr);
-    assert_eq!(run.stdout.trim_end().lines().last(), Some("nothing to change"), "{}", run.stdout);
+    assert_eq!(
+        run.stdout.trim_end().lines().last(),
+        Some("nothing to change"),
+        "{}",
+        run.stdout
+    );
     assert!(!run.stdout.contains("created"), "{}", run.stdout);
     assert_eq!(revision(&db).await, after);
     // The running server serves what the command wrote (it follows the revision).
@@ -84,13 +105,39 @@ async fn import_a_file(db: TestDb) {
 
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.json");
-    std::fs::write(&bad, r#"{"features": [{"name": "x"}, {"name": 3}], "featureStrategies": [], "tagTypes": []}"#).unwrap();
+    std::fs::write(
+        &bad,
+        r#"{"features": [{"name": "x"}, {"name": 3}], "featureStrategies": [], "tagTypes": []}"#,
+    )
+    .unwrap();
     let bad = bad.display().to_string();
-    let run = run_import(&db, &["--file", &bad, "--project", "default", "--environment", "development"]).await;
+    let run = run_import(
+        &db,
+        &[
+            "--file",
+            &bad,
+            "--project",
+            "default",
+            "--environment",
+            "development",
+        ],
+    )
+    .await;
     assert!(!run.success);
     assert!(run.stderr.contains("features[1].name"), "{}", run.stderr);
     assert_eq!(revision(&db).await, after);
-    let run = run_import(&db, &["--file", &file, "--project", "default", "--environment", "nowhere"]).await;
+    let run = run_import(
+        &db,
+        &[
+            "--file",
+            &file,
+            "--project",
+            "default",
+            "--environment",
+            "nowhere",
+        ],
+    )
+    .await;
     assert!(!run.success);
     assert!(run.stderr.contains("NotFoundError"), "{}", run.stderr);
     assert_eq!(revision(&db).await, after);
@@ -115,12 +162,19 @@ impl Recorded {
         let answer = |method: &str, path: &str| -> Vec<Value> {
             requests
                 .iter()
-                .filter(|r| r["method"] == method && r["path"] == path && r["status"].as_u64().unwrap() < 300)
+                .filter(|r| {
+                    r["method"] == method
+                        && r["path"] == path
+                        && r["status"].as_u64().unwrap() < 300
+                })
                 .map(|r| r["response"].clone())
                 .collect()
         };
         // The environments and their types, as the recorded flag search shows them.
-        let search = answer("GET", "/api/admin/search/features?archived=IS:true&project=IS:default");
+        let search = answer(
+            "GET",
+            "/api/admin/search/features?archived=IS:true&project=IS:default",
+        );
         let environments: Vec<Value> = search[0]["features"][0]["environments"]
             .as_array()
             .unwrap()
@@ -166,7 +220,10 @@ fn authorized(headers: &HeaderMap) -> Result<(), (StatusCode, Json<Value>)> {
     if headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(UNLEASH_TOKEN) {
         return Ok(());
     }
-    Err((StatusCode::UNAUTHORIZED, Json(json!({"name": "AuthenticationRequired"}))))
+    Err((
+        StatusCode::UNAUTHORIZED,
+        Json(json!({"name": "AuthenticationRequired"})),
+    ))
 }
 
 type Answer = Result<Json<Value>, (StatusCode, Json<Value>)>;
@@ -178,23 +235,50 @@ fn serve(headers: &HeaderMap, value: &Value) -> Answer {
 
 async fn stand_in_unleash() -> String {
     let app = Router::new()
-        .route("/api/admin/environments", get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.environments) }))
-        .route("/api/admin/projects", get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.projects) }))
-        .route("/api/admin/projects/default/overview", get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.overview) }))
-        .route("/api/admin/context", get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.context) }))
-        .route("/api/admin/strategies", get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.strategies) }))
-        .route("/api/admin/segments", get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.segments) }))
-        .route("/api/admin/tag-types", get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.tag_types) }))
+        .route(
+            "/api/admin/environments",
+            get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.environments) }),
+        )
+        .route(
+            "/api/admin/projects",
+            get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.projects) }),
+        )
+        .route(
+            "/api/admin/projects/default/overview",
+            get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.overview) }),
+        )
+        .route(
+            "/api/admin/context",
+            get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.context) }),
+        )
+        .route(
+            "/api/admin/strategies",
+            get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.strategies) }),
+        )
+        .route(
+            "/api/admin/segments",
+            get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.segments) }),
+        )
+        .route(
+            "/api/admin/tag-types",
+            get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.tag_types) }),
+        )
         .route(
             "/api/admin/features-batch/export",
-            post(|State(r): State<Shared>, h: HeaderMap, Json(query): Json<Value>| async move {
-                authorized(&h)?;
-                assert_eq!(query["project"], "default");
-                let export = r.exports.iter().find(|(env, _)| query["environment"] == env.as_str());
-                export
-                    .map(|(_, export)| Json(export.clone()))
-                    .ok_or((StatusCode::NOT_FOUND, Json(json!({"name": "NotFoundError"}))))
-            }),
+            post(
+                |State(r): State<Shared>, h: HeaderMap, Json(query): Json<Value>| async move {
+                    authorized(&h)?;
+                    assert_eq!(query["project"], "default");
+                    let export = r
+                        .exports
+                        .iter()
+                        .find(|(env, _)| query["environment"] == env.as_str());
+                    export.map(|(_, export)| Json(export.clone())).ok_or((
+                        StatusCode::NOT_FOUND,
+                        Json(json!({"name": "NotFoundError"})),
+                    ))
+                },
+            ),
         )
         .with_state(Arc::new(Recorded::load()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -207,9 +291,22 @@ async fn stand_in_unleash() -> String {
 /// creates nothing and moves no revision; a wrong token stops it before anything is written.
 async fn import_from_unleash(db: TestDb) {
     let unleash = stand_in_unleash().await;
-    let clients = ENVIRONMENTS.map(|e| format!("default:{e}.fixture-client")).join(",");
-    let frontends = ENVIRONMENTS.map(|e| format!("default:{e}.fixture-frontend")).join(",");
-    let server = Server::start(&db, &["--init-client-tokens", &clients, "--init-frontend-tokens", &frontends]).await;
+    let clients = ENVIRONMENTS
+        .map(|e| format!("default:{e}.fixture-client"))
+        .join(",");
+    let frontends = ENVIRONMENTS
+        .map(|e| format!("default:{e}.fixture-frontend"))
+        .join(",");
+    let server = Server::start(
+        &db,
+        &[
+            "--init-client-tokens",
+            &clients,
+            "--init-frontend-tokens",
+            &frontends,
+        ],
+    )
+    .await;
     let before = revision(&db).await;
     let run = run_import(&db, &["--from-unleash", &unleash, "--token", "*:*.wrong"]).await;
     assert!(!run.success);
@@ -226,9 +323,16 @@ async fn import_from_unleash(db: TestDb) {
         "created flag catalog-toggle (default/development)",
         "changed configuration of catalog-toggle in default/production",
     ] {
-        assert!(run.stdout.lines().any(|l| l == line), "{line} in:\n{}", run.stdout);
+        assert!(
+            run.stdout.lines().any(|l| l == line),
+            "{line} in:\n{}",
+            run.stdout
+        );
     }
-    assert!(!run.stdout.contains("created strategy userWithId"), "built into Vexil");
+    assert!(
+        !run.stdout.contains("created strategy userWithId"),
+        "built into Vexil"
+    );
     let after = revision(&db).await;
     assert_eq!(after, before + 1, "one revision for the whole migration");
     // The running server follows the revision (its publisher polls for other processes' commits); then
@@ -243,7 +347,11 @@ async fn import_from_unleash(db: TestDb) {
             .send()
             .await
             .unwrap();
-        served = response.headers()["x-vexil-revision"].to_str().unwrap().parse::<i64>().unwrap();
+        served = response.headers()["x-vexil-revision"]
+            .to_str()
+            .unwrap()
+            .parse::<i64>()
+            .unwrap();
         if served >= after {
             break;
         }
@@ -253,13 +361,24 @@ async fn import_from_unleash(db: TestDb) {
     assert_eq!(flag_count(&server).await, 48);
     for environment in ENVIRONMENTS {
         let differences = frontend_differences(&server, environment).await;
-        assert!(differences.is_empty(), "{}", differences[..differences.len().min(20)].join("\n"));
+        assert!(
+            differences.is_empty(),
+            "{}",
+            differences[..differences.len().min(20)].join("\n")
+        );
     }
 
     let run = run_import(&db, &["--from-unleash", &unleash, "--token", UNLEASH_TOKEN]).await;
     assert!(run.success, "{}", run.stderr);
-    assert!(!run.stdout.contains("created") && !run.stdout.contains("changed"), "{}", run.stdout);
-    assert_eq!(run.stdout.trim_end().lines().last(), Some("nothing to change"));
+    assert!(
+        !run.stdout.contains("created") && !run.stdout.contains("changed"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.trim_end().lines().last(),
+        Some("nothing to change")
+    );
     assert_eq!(revision(&db).await, after);
 }
 

@@ -136,7 +136,12 @@ pub fn client_flags(document: &Value) -> BTreeMap<String, Value> {
         .map(|segments| {
             segments
                 .iter()
-                .map(|s| (s["id"].as_i64().unwrap(), s["constraints"].as_array().unwrap().clone()))
+                .map(|s| {
+                    (
+                        s["id"].as_i64().unwrap(),
+                        s["constraints"].as_array().unwrap().clone(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -206,7 +211,13 @@ pub fn client_flags(document: &Value) -> BTreeMap<String, Value> {
 /// fills in when absent (`frontend-api`, `default`) are given explicitly, since Vexil never invents them.
 pub fn frontend_query(context: &Value) -> String {
     let mut query = url::form_urlencoded::Serializer::new(String::new());
-    for key in ["userId", "sessionId", "remoteAddress", "appName", "environment"] {
+    for key in [
+        "userId",
+        "sessionId",
+        "remoteAddress",
+        "appName",
+        "environment",
+    ] {
         let value = context[key].as_str().filter(|value| !value.is_empty());
         let value = match (key, value) {
             ("appName", None) => Some("frontend-api"),
@@ -271,7 +282,9 @@ pub async fn frontend_differences(server: &Server, environment: &str) -> Vec<Str
                 differences.push(format!(
                     "{environment} context {line} ({query}) flag {name}: Vexil {} Unleash {}",
                     ours.get(name).map_or("absent".to_owned(), Value::to_string),
-                    theirs.get(name).map_or("absent".to_owned(), Value::to_string),
+                    theirs
+                        .get(name)
+                        .map_or("absent".to_owned(), Value::to_string),
                 ));
             }
         }
@@ -293,7 +306,12 @@ async fn assert_like_unleash(server: &Server) {
 
 async fn client_document(server: &Server, environment: &str) -> Value {
     server
-        .send("GET", "/api/client/features", None, Some(&client_token(environment)))
+        .send(
+            "GET",
+            "/api/client/features",
+            None,
+            Some(&client_token(environment)),
+        )
         .await
         .expect(200)
         .clone()
@@ -306,11 +324,18 @@ async fn unleash_exports_serve_unleash_answers(db: TestDb) {
     let server = start(&db).await;
     create_strategies_and_segments(&server).await;
     for environment in ENVIRONMENTS {
-        import(&server, environment, &fixture_json(&format!("export-{environment}.json"))).await;
+        import(
+            &server,
+            environment,
+            &fixture_json(&format!("export-{environment}.json")),
+        )
+        .await;
     }
     for environment in ENVIRONMENTS {
         let ours = client_flags(&client_document(&server, environment).await);
-        let theirs = client_flags(&fixture_json(&format!("client-features-{environment}.json")));
+        let theirs = client_flags(&fixture_json(&format!(
+            "client-features-{environment}.json"
+        )));
         assert_eq!(ours.len(), 48);
         let differences: Vec<String> = theirs
             .iter()
@@ -321,7 +346,10 @@ async fn unleash_exports_serve_unleash_answers(db: TestDb) {
             })
             .collect();
         assert!(differences.is_empty(), "{}", differences.join("\n"));
-        assert_eq!(ours.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>());
+        assert_eq!(
+            ours.keys().collect::<Vec<_>>(),
+            theirs.keys().collect::<Vec<_>>()
+        );
     }
     assert_like_unleash(&server).await;
 
@@ -429,22 +457,34 @@ async fn routes_permissions_and_one_revision(db: TestDb) {
     let body = json!({"project": "default", "environment": "development", "data": small_export()});
 
     let export_query = json!({"environment": "development", "project": "default"});
-    let answer = server.send("POST", EXPORT, Some(export_query.clone()), Some(&viewer)).await;
+    let answer = server
+        .send("POST", EXPORT, Some(export_query.clone()), Some(&viewer))
+        .await;
     assert_eq!(answer.expect(200)["features"], json!([]));
     for path in [VALIDATE, IMPORT] {
-        let answer = server.send("POST", path, Some(body.clone()), Some(&viewer)).await;
+        let answer = server
+            .send("POST", path, Some(body.clone()), Some(&viewer))
+            .await;
         answer.expect_error(403, "NoAccessError");
     }
 
-    let validation = server.send("POST", VALIDATE, Some(body.clone()), Some(&editor)).await;
+    let validation = server
+        .send("POST", VALIDATE, Some(body.clone()), Some(&editor))
+        .await;
     assert_eq!(
         validation.expect(200),
         &json!({"errors": [], "warnings": [], "permissions": []})
     );
     let before = revision(&db).await;
-    let answer = server.send("POST", IMPORT, Some(body.clone()), Some(&editor)).await;
+    let answer = server
+        .send("POST", IMPORT, Some(body.clone()), Some(&editor))
+        .await;
     assert_eq!(answer.expect(200), &Value::Null);
-    assert_eq!(revision(&db).await, before + 1, "one revision for the whole import");
+    assert_eq!(
+        revision(&db).await,
+        before + 1,
+        "one revision for the whole import"
+    );
     let types = event_types(&server).await;
     for expected in [
         "features-imported",
@@ -455,16 +495,29 @@ async fn routes_permissions_and_one_revision(db: TestDb) {
         "feature-environment-variants-updated",
         "feature-stale-on",
     ] {
-        assert!(types.contains(&expected.to_owned()), "{expected} in {types:?}");
+        assert!(
+            types.contains(&expected.to_owned()),
+            "{expected} in {types:?}"
+        );
     }
     let field = server.get("/api/admin/context/imp-tier").await;
-    assert_eq!(field.expect(200)["legalValues"].as_array().unwrap().len(), 2);
-    let flag = server.get("/api/admin/projects/default/features/imp-banner").await;
+    assert_eq!(
+        field.expect(200)["legalValues"].as_array().unwrap().len(),
+        2
+    );
+    let flag = server
+        .get("/api/admin/projects/default/features/imp-banner")
+        .await;
     let flag = flag.expect(200);
-    assert_eq!((flag["type"].as_str(), flag["stale"].as_bool()), (Some("sunset"), Some(true)));
+    assert_eq!(
+        (flag["type"].as_str(), flag["stale"].as_bool()),
+        (Some("sunset"), Some(true))
+    );
 
     // The same data again: nothing changes, no revision.
-    let answer = server.send("POST", IMPORT, Some(body.clone()), Some(&editor)).await;
+    let answer = server
+        .send("POST", IMPORT, Some(body.clone()), Some(&editor))
+        .await;
     answer.expect(200);
     assert_eq!(revision(&db).await, before + 1);
 
@@ -486,7 +539,10 @@ async fn routes_permissions_and_one_revision(db: TestDb) {
     assert_eq!(names, ["imp-banner", "imp-checkout"]);
     let strategy = &export["featureStrategies"][1];
     assert_eq!(strategy["featureName"], "imp-checkout");
-    assert_eq!(strategy["parameters"], json!({"rollout": "50", "stickiness": "default", "groupId": "imp-checkout"}));
+    assert_eq!(
+        strategy["parameters"],
+        json!({"rollout": "50", "stickiness": "default", "groupId": "imp-checkout"})
+    );
     assert_eq!(strategy["constraints"][0]["values"], json!(["gold"]));
     assert_eq!(
         export["featureEnvironments"][0],
@@ -500,13 +556,30 @@ async fn routes_permissions_and_one_revision(db: TestDb) {
     }
 
     // Unknown environment or project: 404; a selection missing: 400.
-    let answer = server.post(EXPORT, json!({"environment": "nowhere", "project": "default"})).await;
+    let answer = server
+        .post(
+            EXPORT,
+            json!({"environment": "nowhere", "project": "default"}),
+        )
+        .await;
     answer.expect_error(404, "NotFoundError");
-    let answer = server.post(EXPORT, json!({"environment": "development", "project": "nowhere"})).await;
+    let answer = server
+        .post(
+            EXPORT,
+            json!({"environment": "development", "project": "nowhere"}),
+        )
+        .await;
     answer.expect_error(404, "NotFoundError");
-    let answer = server.post(EXPORT, json!({"environment": "development"})).await;
+    let answer = server
+        .post(EXPORT, json!({"environment": "development"}))
+        .await;
     answer.expect_error(400, "ValidationError");
-    let answer = server.post(VALIDATE, json!({"project": "default", "environment": "nowhere", "data": small_export()})).await;
+    let answer = server
+        .post(
+            VALIDATE,
+            json!({"project": "default", "environment": "nowhere", "data": small_export()}),
+        )
+        .await;
     answer.expect_error(404, "NotFoundError");
 }
 
@@ -514,18 +587,39 @@ async fn routes_permissions_and_one_revision(db: TestDb) {
 /// names its path.
 async fn validation_errors_refuse_the_whole_import(db: TestDb) {
     let server = Server::start(&db, &[]).await;
-    server.post("/api/admin/projects", json!({"id": "other", "name": "Other"})).await.expect(201);
     server
-        .post("/api/admin/projects/other/features", json!({"name": "imp-elsewhere"}))
+        .post(
+            "/api/admin/projects",
+            json!({"id": "other", "name": "Other"}),
+        )
         .await
         .expect(201);
-    server.post("/api/admin/projects/default/features", json!({"name": "imp-old"})).await.expect(201);
     server
-        .post("/api/admin/projects/default/archive", json!({"features": ["imp-old"]}))
+        .post(
+            "/api/admin/projects/other/features",
+            json!({"name": "imp-elsewhere"}),
+        )
+        .await
+        .expect(201);
+    server
+        .post(
+            "/api/admin/projects/default/features",
+            json!({"name": "imp-old"}),
+        )
+        .await
+        .expect(201);
+    server
+        .post(
+            "/api/admin/projects/default/archive",
+            json!({"features": ["imp-old"]}),
+        )
         .await
         .expect(202);
     server
-        .post("/api/admin/context", json!({"name": "imp-tier", "legalValues": [{"value": "gold"}]}))
+        .post(
+            "/api/admin/context",
+            json!({"name": "imp-tier", "legalValues": [{"value": "gold"}]}),
+        )
         .await
         .expect(201);
     let mut data = small_export();
@@ -538,7 +632,8 @@ async fn validation_errors_refuse_the_whole_import(db: TestDb) {
     strategies.push(json!({"name": "default", "featureName": "imp-banner",
                            "constraints": [{"contextName": "x", "operator": "SOMETIMES", "values": []}]}));
     data["segments"] = json!([{"id": 7, "name": "ghost"}]);
-    data["featureTags"] = json!([{"featureName": "imp-banner", "tagType": "team", "tagValue": "web"}]);
+    data["featureTags"] =
+        json!([{"featureName": "imp-banner", "tagType": "team", "tagValue": "web"}]);
     let body = json!({"project": "default", "environment": "development", "data": data});
     let validation = server.post(VALIDATE, body.clone()).await;
     let validation = validation.expect(200).clone();
@@ -546,7 +641,12 @@ async fn validation_errors_refuse_the_whole_import(db: TestDb) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["message"].as_str().unwrap().to_owned(), e["affectedItems"].clone()))
+        .map(|e| {
+            (
+                e["message"].as_str().unwrap().to_owned(),
+                e["affectedItems"].clone(),
+            )
+        })
         .collect();
     let find = |start: &str| {
         errors
@@ -555,31 +655,68 @@ async fn validation_errors_refuse_the_whole_import(db: TestDb) {
             .map(|(_, items)| items.clone())
             .unwrap_or_else(|| panic!("no error {start}: {validation}"))
     };
-    assert_eq!(find("We detected the following features are duplicate"), json!(["imp-checkout"]));
+    assert_eq!(
+        find("We detected the following features are duplicate"),
+        json!(["imp-checkout"])
+    );
     assert_eq!(
         find("You cannot import a features that already exist in other projects"),
         json!(["imp-elsewhere (in project other)"])
     );
-    assert_eq!(find("The following features will not be imported as they are currently archived"), json!(["imp-old"]));
-    assert_eq!(find("We detected the following custom strategy"), json!(["nope"]));
+    assert_eq!(
+        find("The following features will not be imported as they are currently archived"),
+        json!(["imp-old"])
+    );
+    assert_eq!(
+        find("We detected the following custom strategy"),
+        json!(["nope"])
+    );
     assert_eq!(find("We detected the following segments"), json!(["ghost"]));
-    assert_eq!(find("We detected the following context fields"), json!(["imp-tier"]));
+    assert_eq!(
+        find("We detected the following context fields"),
+        json!(["imp-tier"])
+    );
     let invalid = find("The following entries of the import data are invalid");
-    assert!(invalid.to_string().contains("data.featureStrategies[3].constraints[0].operator"), "{invalid}");
+    assert!(
+        invalid
+            .to_string()
+            .contains("data.featureStrategies[3].constraints[0].operator"),
+        "{invalid}"
+    );
     assert_eq!(find("We detected the following tag types"), json!(["team"]));
 
     let before = revision(&db).await;
-    let message = server.post(IMPORT, body).await.expect_error(400, "ValidationError");
-    assert!(message.contains("nothing was changed") && message.contains("ghost"), "{message}");
+    let message = server
+        .post(IMPORT, body)
+        .await
+        .expect_error(400, "ValidationError");
+    assert!(
+        message.contains("nothing was changed") && message.contains("ghost"),
+        "{message}"
+    );
     assert_eq!(revision(&db).await, before);
-    server.get("/api/admin/projects/default/features/imp-banner").await.expect_error(404, "NotFoundError");
+    server
+        .get("/api/admin/projects/default/features/imp-banner")
+        .await
+        .expect_error(404, "NotFoundError");
 
     let bad = json!({"project": "default", "environment": "development",
                      "data": {"features": [{"name": 5}], "featureStrategies": [], "tagTypes": []}});
-    let message = server.post(IMPORT, bad).await.expect_error(400, "ValidationError");
+    let message = server
+        .post(IMPORT, bad)
+        .await
+        .expect_error(400, "ValidationError");
     assert!(message.contains("data.features[0].name"), "{message}");
     let answer = server
-        .send_with_headers("POST", IMPORT, None, &[("Authorization", crate::server::ADMIN_TOKEN), ("Content-Type", "application/json")])
+        .send_with_headers(
+            "POST",
+            IMPORT,
+            None,
+            &[
+                ("Authorization", crate::server::ADMIN_TOKEN),
+                ("Content-Type", "application/json"),
+            ],
+        )
         .await;
     answer.expect_error(400, "ValidationError");
     assert_eq!(revision(&db).await, before);
@@ -598,12 +735,24 @@ async fn protected_environment_refuses_imports(db: TestDb) {
         .expect(200);
     let body = json!({"project": "default", "environment": "development", "data": small_export()});
     let validation = server.post(VALIDATE, body.clone()).await;
-    let message = validation.expect(200)["errors"][0]["message"].as_str().unwrap().to_owned();
-    assert!(message.starts_with("Change requests are enabled"), "{message}");
+    let message = validation.expect(200)["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.starts_with("Change requests are enabled"),
+        "{message}"
+    );
     let before = revision(&db).await;
-    server.post(IMPORT, body).await.expect_error(403, "NoAccessError");
+    server
+        .post(IMPORT, body)
+        .await
+        .expect_error(403, "NoAccessError");
     assert_eq!(revision(&db).await, before);
-    server.get("/api/admin/projects/default/features/imp-checkout").await.expect_error(404, "NotFoundError");
+    server
+        .get("/api/admin/projects/default/features/imp-checkout")
+        .await
+        .expect_error(404, "NotFoundError");
 
     let body = json!({"project": "default", "environment": "production", "data": small_export()});
     server.post(IMPORT, body).await.expect(200);
@@ -616,8 +765,17 @@ async fn protected_environment_refuses_imports(db: TestDb) {
     let body = json!({"project": "default", "environment": "production", "data": data});
     let validation = server.post(VALIDATE, body.clone()).await;
     let validation = validation.expect(200).clone();
-    assert!(validation["errors"][0]["affectedItems"][0].as_str().unwrap().starts_with("featureFlags"), "{validation}");
-    server.post(IMPORT, body).await.expect_error(400, "ValidationError");
+    assert!(
+        validation["errors"][0]["affectedItems"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("featureFlags"),
+        "{validation}"
+    );
+    server
+        .post(IMPORT, body)
+        .await
+        .expect_error(400, "ValidationError");
 }
 
 on_sqlite_and_postgres!(

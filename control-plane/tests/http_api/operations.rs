@@ -201,6 +201,9 @@ async fn the_openapi_document_covers_every_route() {
         ("/api/admin/metrics/seen-apps", "get"),
         ("/api/admin/metrics/edges", "get"),
         ("/api/admin/client-metrics/features/{name}", "get"),
+        ("/api/admin/features-batch/export", "post"),
+        ("/api/admin/features-batch/validate", "post"),
+        ("/api/admin/features-batch/import", "post"),
     ];
     let paths = document["paths"].as_object().unwrap();
     let documented: usize = paths

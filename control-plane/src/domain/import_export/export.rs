@@ -87,7 +87,10 @@ fn export_strategy(row: StrategyRow) -> ExportStrategy {
 }
 
 /// The context fields the strategies, their segments and the variants name.
-fn used_fields(result: &ExportResult, segment_constraints: &[crate::model::constraint::Constraint]) -> BTreeSet<String> {
+fn used_fields(
+    result: &ExportResult,
+    segment_constraints: &[crate::model::constraint::Constraint],
+) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for strategy in &result.feature_strategies {
         names.extend(strategy.constraints.iter().map(|c| c.context_name.clone()));

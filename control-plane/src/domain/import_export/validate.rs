@@ -52,7 +52,8 @@ const LEGAL_VALUES: &str = "We detected the following context fields that do not
 const INVALID: &str = "The following entries of the import data are invalid:";
 const CUSTOM_STRATEGIES: &str = "The following strategy types will be used in import. Please make sure the strategy type parameters are configured as in source environment:";
 const CHANGE_REQUESTS: &str = "Change requests are enabled for this project and environment: the import would change flags directly, so it is refused; turn change requests off for it, or import into another environment:";
-const MISSING_TAG_TYPES: &str = "We detected the following tag types that are neither in the import data nor defined:";
+const MISSING_TAG_TYPES: &str =
+    "We detected the following tag types that are neither in the import data nor defined:";
 const MISSING_PARENTS: &str = "We detected the following parent flags that are neither in the import data nor live flags of the project:";
 const LIMITS: &str = "The import would exceed a resource limit:";
 
@@ -117,8 +118,10 @@ pub async fn validate(
             errors.add(INVALID, error.message);
         }
         if let Some(feature_type) = &feature.feature_type {
-            if serde_json::from_value::<FeatureType>(serde_json::Value::String(feature_type.clone()))
-                .is_err()
+            if serde_json::from_value::<FeatureType>(serde_json::Value::String(
+                feature_type.clone(),
+            ))
+            .is_err()
             {
                 errors.add(
                     INVALID,
@@ -197,7 +200,11 @@ pub async fn validate(
 
     for (index, environment) in data.feature_environments.iter().enumerate() {
         let path = format!("data.featureEnvironments[{index}]");
-        match environment.feature_name.as_ref().or(environment.name.as_ref()) {
+        match environment
+            .feature_name
+            .as_ref()
+            .or(environment.name.as_ref())
+        {
             Some(feature) if names.contains(feature.as_str()) => {}
             Some(feature) => errors.add(
                 INVALID,
@@ -239,7 +246,10 @@ pub async fn validate(
         if !names.contains(tag.feature_name.as_str()) {
             errors.add(
                 INVALID,
-                format!("data.featureTags[{index}].featureName: {} is not in data.features", tag.feature_name),
+                format!(
+                    "data.featureTags[{index}].featureName: {} is not in data.features",
+                    tag.feature_name
+                ),
             );
         }
         if !tag_types.contains(tag_type) && tag_store::get_type(conn, tag_type).await?.is_none() {
@@ -250,16 +260,19 @@ pub async fn validate(
         if !names.contains(child.feature.as_str()) {
             errors.add(
                 INVALID,
-                format!("data.dependencies: {} is not in data.features", child.feature),
+                format!(
+                    "data.dependencies: {} is not in data.features",
+                    child.feature
+                ),
             );
         }
         for parent in &child.dependencies {
             if names.contains(parent.feature.as_str()) {
                 continue;
             }
-            let known = feature_store::get(conn, &parent.feature).await?.is_some_and(|row| {
-                row.project_id == input.project && row.archived_at.is_none()
-            });
+            let known = feature_store::get(conn, &parent.feature)
+                .await?
+                .is_some_and(|row| row.project_id == input.project && row.archived_at.is_none());
             if !known {
                 errors.add(
                     MISSING_PARENTS,

@@ -9,10 +9,10 @@ use super::bodies::{ExportFeature, ImportReport, ImportToggles};
 use super::validate::{local_segments, validate};
 use crate::domain::change_request_gate;
 use crate::domain::context_fields::{self, ContextFieldInput};
+use crate::domain::dependencies::{self, CreateDependency, Dependency};
 use crate::domain::events::{payload, EventType};
 use crate::domain::features::{self, CreateFeature, FeatureType, UpdateFeature};
 use crate::domain::limits::Limits;
-use crate::domain::dependencies::{self, CreateDependency, Dependency};
 use crate::domain::tags::{self, Tag, TagType};
 use crate::domain::{strategies, variants};
 use crate::model::strategy::StrategyInput;
@@ -28,10 +28,7 @@ fn feature_type(feature: &ExportFeature) -> Result<Option<FeatureType>, ApiError
         .as_ref()
         .map(|text| {
             serde_json::from_value(serde_json::Value::String(text.clone())).map_err(|_| {
-                ApiError::validation(format!(
-                    "flag {}: unknown flag type {text:?}",
-                    feature.name
-                ))
+                ApiError::validation(format!("flag {}: unknown flag type {text:?}", feature.name))
             })
         })
         .transpose()
@@ -208,10 +205,11 @@ pub async fn import(
     for feature in &input.data.features {
         let changed = replace_tags(tx, &feature.name, &input.data.feature_tags).await?
             | replace_dependencies(tx, project, &feature.name, &input.data.dependencies).await?;
-        if changed && !report.created_features.contains(&feature.name) {
-            if !report.changed_configurations.contains(&feature.name) {
-                report.changed_configurations.push(feature.name.clone());
-            }
+        if changed
+            && !report.created_features.contains(&feature.name)
+            && !report.changed_configurations.contains(&feature.name)
+        {
+            report.changed_configurations.push(feature.name.clone());
         }
     }
 
