@@ -1,7 +1,8 @@
 //! Command-line flags, each with its environment variable.
 
 use crate::domain::limits::Limits;
-use clap::{Parser, ValueEnum};
+use crate::import_command::ImportArgs;
+use clap::{Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -29,6 +30,10 @@ pub enum LogFormat {
     about = "Vexil control plane: admin API and store"
 )]
 pub struct Config {
+    /// Without one: serve.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Address to listen on; port 0 picks a free port (the bound address is printed as `listening on ADDR`).
     #[arg(long, env = "VEXIL_LISTEN", default_value = "0.0.0.0:4242")]
     pub listen: SocketAddr,
@@ -66,7 +71,12 @@ pub struct Config {
     pub trust_proxy: bool,
 
     /// `sqlite://FILE` (created if missing) or `postgres://…`.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://vexil.db")]
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://vexil.db",
+        global = true
+    )]
     pub database_url: String,
 
     /// Serve every route under this path (`/x`), reported as baseUriPath.
@@ -134,6 +144,14 @@ pub struct Config {
     /// `--webhook-*`: how addon deliveries are made.
     #[command(flatten)]
     pub webhooks: crate::webhooks::DeliverySettings,
+}
+
+/// What to do instead of serving.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Import flags in Unleash's export format into the store (`--database-url`), all or nothing: an
+    /// export file into a project and environment, or everything of a running Unleash.
+    Import(ImportArgs),
 }
 
 /// "" or "/x…" without a trailing slash; "x" and "/x/" are read as "/x".

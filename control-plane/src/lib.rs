@@ -4,12 +4,13 @@
 //! Layers: [`http`] (router, extractors, thin handlers) → [`domain`] (rules and body types, no HTTP) →
 //! [`store`] (SQL, transactions, revision and audit events, rows decoded) → [`model`] (the stored values).
 //! [`server`] wires them; [`config`] reads flags; [`time`] is the timestamp and the clock; [`edge_auth`]
-//! admits edges to the gRPC channel by their edge tokens.
+//! admits edges to the gRPC channel by their edge tokens; [`import_command`] is `vexil-control-plane import`.
 
 pub mod config;
 pub mod domain;
 pub mod edge_auth;
 pub mod http;
+pub mod import_command;
 pub mod ingest;
 pub mod model;
 pub mod publisher;

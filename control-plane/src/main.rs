@@ -2,7 +2,7 @@ use clap::Parser;
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;
-use vexil_control_plane::config::{Config, LogFormat};
+use vexil_control_plane::config::{Command, Config, LogFormat};
 
 /// Logs go to standard error (in JSON with `--log-format json`, each line an object; colours only on a
 /// terminal); standard output carries only the plain lines scripts read (`listening on ADDR`, …).
@@ -18,6 +18,21 @@ async fn main() -> ExitCode {
     match log_format {
         LogFormat::Json => logs.json().init(),
         LogFormat::Text => logs.init(),
+    }
+    if let Some(Command::Import(args)) = config.command.clone() {
+        return match vexil_control_plane::import_command::run(
+            &config.database_url,
+            &config.limits,
+            args,
+        )
+        .await
+        {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("vexil-control-plane import: {error}");
+                ExitCode::FAILURE
+            }
+        };
     }
     match vexil_control_plane::server::run(config).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -124,6 +124,9 @@ pub enum Area {
     Settings,
     /// Everything else: projects, environments, flags, strategies, segments, context fields, events…
     Configuration,
+    /// Configuration reads asked with a POST body (`/api/admin/features-batch/export`): Viewers too, as in
+    /// Unleash.
+    ConfigurationQuery,
 }
 
 /// The permission rule of the admin API. Admin tokens and Admin users may do everything (admin tokens have
@@ -140,6 +143,7 @@ pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), A
             Area::Access => false,
             Area::Settings => read,
             Area::Configuration => read || role == RootRole::Editor,
+            Area::ConfigurationQuery => true,
         },
     };
     if allowed {
@@ -179,7 +183,13 @@ mod tests {
         let token = Credential::Token(TokenKind::Admin);
         let client = Credential::Token(TokenKind::Client);
         let edge = Credential::Token(TokenKind::Edge);
-        for area in [OwnAccount, Access, Settings, Configuration] {
+        for area in [
+            OwnAccount,
+            Access,
+            Settings,
+            Configuration,
+            ConfigurationQuery,
+        ] {
             for read in [true, false] {
                 assert!(authorize(admin, read, area).is_ok());
                 assert!(authorize(client, read, area).is_err());
@@ -194,6 +204,7 @@ mod tests {
         assert!(authorize(viewer, true, Configuration).is_ok());
         assert!(authorize(viewer, false, Configuration).is_err());
         assert!(authorize(viewer, false, OwnAccount).is_ok());
+        assert!(authorize(viewer, false, ConfigurationQuery).is_ok());
         let error = authorize(viewer, false, Configuration).unwrap_err();
         assert_eq!(error.kind, ErrorKind::NoAccess);
         let error = authorize(edge, true, Configuration).unwrap_err();

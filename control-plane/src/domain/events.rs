@@ -73,11 +73,22 @@ pub enum EventType {
     AddonConfigCreated,
     AddonConfigUpdated,
     AddonConfigDeleted,
+    TagTypeCreated,
+    TagTypeUpdated,
+    TagTypeDeleted,
+    TagCreated,
+    TagDeleted,
+    FeatureTagged,
+    FeatureUntagged,
+    FeatureDependencyAdded,
+    FeatureDependencyRemoved,
+    FeatureDependenciesRemoved,
+    FeaturesImported,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 63] = [
+    pub const ALL: [EventType; 74] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -141,6 +152,17 @@ impl EventType {
         EventType::AddonConfigCreated,
         EventType::AddonConfigUpdated,
         EventType::AddonConfigDeleted,
+        EventType::TagTypeCreated,
+        EventType::TagTypeUpdated,
+        EventType::TagTypeDeleted,
+        EventType::TagCreated,
+        EventType::TagDeleted,
+        EventType::FeatureTagged,
+        EventType::FeatureUntagged,
+        EventType::FeatureDependencyAdded,
+        EventType::FeatureDependencyRemoved,
+        EventType::FeatureDependenciesRemoved,
+        EventType::FeaturesImported,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -225,6 +247,17 @@ impl EventType {
             EventType::AddonConfigCreated => "addon-config-created",
             EventType::AddonConfigUpdated => "addon-config-updated",
             EventType::AddonConfigDeleted => "addon-config-deleted",
+            EventType::TagTypeCreated => "tag-type-created",
+            EventType::TagTypeUpdated => "tag-type-updated",
+            EventType::TagTypeDeleted => "tag-type-deleted",
+            EventType::TagCreated => "tag-created",
+            EventType::TagDeleted => "tag-deleted",
+            EventType::FeatureTagged => "feature-tagged",
+            EventType::FeatureUntagged => "feature-untagged",
+            EventType::FeatureDependencyAdded => "feature-dependency-added",
+            EventType::FeatureDependencyRemoved => "feature-dependency-removed",
+            EventType::FeatureDependenciesRemoved => "feature-dependencies-removed",
+            EventType::FeaturesImported => "features-imported",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Feature flags: metadata, per-environment switches, archive, revive and delete.
 
 use super::change_request_gate;
+use super::dependencies::{self, Dependency};
 use super::events::{payload, EventType};
 use super::feature_lookup::{
     ensure_not_archived, require_in_project, require_live, require_project_environment,
@@ -28,6 +29,7 @@ pub enum FeatureType {
     Operational,
     KillSwitch,
     Permission,
+    Sunset,
 }
 
 impl FeatureType {
@@ -46,6 +48,7 @@ impl FeatureType {
             FeatureType::Operational => "operational",
             FeatureType::KillSwitch => "kill-switch",
             FeatureType::Permission => "permission",
+            FeatureType::Sunset => "sunset",
         }
     }
 }
@@ -144,7 +147,9 @@ pub struct Feature {
     pub summary: FeatureSummary,
     pub environments: Vec<FeatureEnvironment>,
     pub variants: Vec<serde_json::Value>,
-    pub dependencies: Vec<serde_json::Value>,
+    /// The parent flags this flag depends on.
+    pub dependencies: Vec<Dependency>,
+    /// The flags that depend on this one.
     pub children: Vec<String>,
 }
 
@@ -278,8 +283,8 @@ async fn view(conn: &mut AnyConnection, row: &FeatureRow) -> Result<Feature, Api
         summary: summary(row),
         environments,
         variants: Vec::new(),
-        dependencies: Vec::new(),
-        children: Vec::new(),
+        dependencies: dependencies::of_feature(conn, &row.name).await?,
+        children: dependencies::children(conn, &row.name).await?,
     })
 }
 
@@ -494,9 +499,15 @@ pub async fn patch(
     update(tx, project, name, input).await
 }
 
-/// Archives a live flag: it leaves SDK outputs, its name stays taken. Refused (403) while change requests
-/// are on for an environment of the project, unless applying one.
+/// Archives a live flag: it leaves SDK outputs, its name stays taken, its own dependencies go. Refused
+/// (403) while change requests are on for an environment of the project, unless applying one; refused
+/// (400) while a live flag depends on it.
 pub async fn archive(tx: &mut WriteTx, project: &str, name: &str) -> Result<(), ApiError> {
+    archive_one(tx, project, name).await?;
+    dependencies::ensure_no_live_children(tx, name).await
+}
+
+async fn archive_one(tx: &mut WriteTx, project: &str, name: &str) -> Result<(), ApiError> {
     change_request_gate::ensure_archivable(tx, project).await?;
     let before = require_live(tx.conn(), project, name).await?;
     let after = FeatureRow {
@@ -512,10 +523,10 @@ pub async fn archive(tx: &mut WriteTx, project: &str, name: &str) -> Result<(), 
         Some(pre_data),
     ))
     .await?;
-    Ok(())
+    dependencies::drop_on_archive(tx, &after).await
 }
 
-/// Archives several flags of a project, all or none.
+/// Archives several flags of a project, all or none (a parent together with all its children too).
 pub async fn archive_many(
     tx: &mut WriteTx,
     project: &str,
@@ -526,7 +537,10 @@ pub async fn archive_many(
         return Err(ApiError::validation("features must list at least one flag"));
     }
     for name in &input.features {
-        archive(tx, project, name).await?;
+        archive_one(tx, project, name).await?;
+    }
+    for name in &input.features {
+        dependencies::ensure_no_live_children(tx, name).await?;
     }
     Ok(())
 }

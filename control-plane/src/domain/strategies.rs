@@ -11,7 +11,9 @@ use super::limits::{self, Limits};
 use super::{segments, strategy_definitions};
 use crate::model::constraint::{validate_constraints, Constraint};
 use crate::model::strategy::{StrategyInput, StrategySortOrder};
-use crate::model::variant::{default_stickiness, normalize_variants, StrategyVariant};
+use crate::model::variant::{
+    default_stickiness, normalize_variants, normalize_variants_keeping_weights, StrategyVariant,
+};
 use crate::store::features::{self as feature_store, FeatureRow};
 use crate::store::projects as project_store;
 use crate::store::strategies::{self as strategy_store, StrategyRow};
@@ -168,12 +170,17 @@ fn normalize_parameters(
     Ok(normalized)
 }
 
+/// How a write takes variant weights: recomputed ([`normalize_variants`]), or, for an import, kept when
+/// they add up ([`normalize_variants_keeping_weights`]).
+type Weights = fn(Vec<StrategyVariant>) -> Result<Vec<StrategyVariant>, ApiError>;
+
 /// Validates an input and turns it into the stored row's content (keys and createdAt are the caller's).
 async fn validated_row(
     tx: &mut WriteTx,
     feature: &FeatureRow,
     input: StrategyInput,
     template: StrategyRow,
+    weights: Weights,
 ) -> Result<StrategyRow, ApiError> {
     strategy_definitions::ensure_defined(tx.conn(), &input.name).await?;
     if let Some(title) = &input.title {
@@ -187,7 +194,7 @@ async fn validated_row(
     validate_constraints(&constraints)?;
     let segments = input.segments.unwrap_or_default();
     segments::check_strategy_segments(tx.conn(), &segments, &feature.project_id).await?;
-    let variants = normalize_variants(input.variants.unwrap_or_default())?;
+    let variants = weights(input.variants.unwrap_or_default())?;
     let project_stickiness = project_store::get(tx.conn(), &feature.project_id)
         .await?
         .map(|project| project.default_stickiness)
@@ -285,7 +292,7 @@ async fn insert(
         segments: Vec::new(),
         created_at: tx.now(),
     };
-    let row = validated_row(tx, feature, input, template).await?;
+    let row = validated_row(tx, feature, input, template, normalize_variants).await?;
     strategy_store::insert(tx.conn(), &row).await?;
     let strategy = view(&row);
     tx.record(strategy_event(
@@ -318,6 +325,106 @@ pub async fn add(
         limits.feature_environment_strategies,
     )?;
     insert(tx, &feature, environment, input).await
+}
+
+/// Replaces every strategy of a flag in an environment with `inputs`, in their order (an import). When the
+/// stored strategies already say the same (ids and creation times aside), nothing changes and no event is
+/// recorded; else the old ones go (`feature-strategy-remove`) and the new ones come
+/// (`feature-strategy-add`). Variant weights that add up are kept. The flag's switch is the caller's.
+/// Returns whether anything changed.
+pub async fn replace_all(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    inputs: Vec<StrategyInput>,
+    limits: &Limits,
+) -> Result<bool, ApiError> {
+    change_request_gate::ensure_writable(tx, project, environment).await?;
+    let feature = writable_feature(tx, project, feature, environment).await?;
+    for input in &inputs {
+        check_limits(input, limits)?;
+    }
+    limits::ensure_within(
+        "featureEnvironmentStrategies",
+        "the strategies of this flag in this environment",
+        inputs.len(),
+        limits.feature_environment_strategies,
+    )?;
+    let mut wanted = Vec::with_capacity(inputs.len());
+    for (index, input) in inputs.into_iter().enumerate() {
+        let template = StrategyRow {
+            id: Uuid::new_v4().to_string(),
+            feature_name: feature.name.clone(),
+            environment: environment.to_owned(),
+            name: String::new(),
+            title: None,
+            disabled: false,
+            sort_order: i64::try_from(index).unwrap_or(i64::MAX),
+            constraints: Vec::new(),
+            parameters: BTreeMap::new(),
+            variants: Vec::new(),
+            segments: Vec::new(),
+            created_at: tx.now(),
+        };
+        let input = StrategyInput {
+            sort_order: None,
+            ..input
+        };
+        wanted.push(
+            validated_row(
+                tx,
+                &feature,
+                input,
+                template,
+                normalize_variants_keeping_weights,
+            )
+            .await?,
+        );
+    }
+    let existing = strategy_store::list(tx.conn(), &feature.name, environment).await?;
+    let same = existing.len() == wanted.len()
+        && existing
+            .iter()
+            .zip(&wanted)
+            .all(|(old, new)| same_configuration(old, new));
+    if same {
+        return Ok(false);
+    }
+    for before in existing {
+        strategy_store::delete(tx.conn(), &before.id).await?;
+        tx.record(strategy_event(
+            EventType::FeatureStrategyRemove,
+            &feature,
+            environment,
+            None,
+            Some(payload(&view(&before))),
+        ))
+        .await?;
+    }
+    for row in wanted {
+        strategy_store::insert(tx.conn(), &row).await?;
+        tx.record(strategy_event(
+            EventType::FeatureStrategyAdd,
+            &feature,
+            environment,
+            Some(payload(&view(&row))),
+            None,
+        ))
+        .await?;
+    }
+    Ok(true)
+}
+
+/// Whether two strategies configure the same thing (their ids, places and creation times aside).
+fn same_configuration(a: &StrategyRow, b: &StrategyRow) -> bool {
+    a.name == b.name
+        && a.title == b.title
+        && a.disabled == b.disabled
+        && a.constraints == b.constraints
+        && a.parameters == b.parameters
+        && a.variants == b.variants
+        && a.segments == b.segments
 }
 
 /// The strategy a flag gets when turned on without one: `flexibleRollout` at 100 % (not limited: turning a
@@ -406,7 +513,7 @@ pub async fn update(
     let feature = writable_feature(tx, project, feature, environment).await?;
     check_limits(&input, limits)?;
     let before = require_strategy(tx, &feature.name, environment, &id.to_string()).await?;
-    let after = validated_row(tx, &feature, input, before.clone()).await?;
+    let after = validated_row(tx, &feature, input, before.clone(), normalize_variants).await?;
     let (old, new) = (view(&before), view(&after));
     if old != new {
         strategy_store::update(tx.conn(), &after).await?;

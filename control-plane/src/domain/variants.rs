@@ -5,7 +5,9 @@
 use super::change_request_gate;
 use super::events::{payload, EventType};
 use super::feature_lookup::{ensure_not_archived, require_in_project, require_project_environment};
-use crate::model::variant::{normalize_flag_variants, FlagVariant};
+use crate::model::variant::{
+    normalize_flag_variants, normalize_flag_variants_keeping_weights, FlagVariant,
+};
 use crate::store::variants as variant_store;
 use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
@@ -61,11 +63,33 @@ pub async fn set(
     environment: &str,
     variants: Vec<FlagVariant>,
 ) -> Result<FlagVariants, ApiError> {
+    let variants = normalize_flag_variants(variants)?;
+    set_normalized(tx, project, feature, environment, variants).await
+}
+
+/// As [`set`], for an import: weights that already add up to 1000 are kept as the source split them.
+pub async fn set_imported(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    variants: Vec<FlagVariant>,
+) -> Result<FlagVariants, ApiError> {
+    let variants = normalize_flag_variants_keeping_weights(variants)?;
+    set_normalized(tx, project, feature, environment, variants).await
+}
+
+async fn set_normalized(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    after: Vec<FlagVariant>,
+) -> Result<FlagVariants, ApiError> {
     change_request_gate::ensure_writable(tx, project, environment).await?;
     let row = require_in_project(tx.conn(), project, feature).await?;
     require_project_environment(tx.conn(), project, environment).await?;
     ensure_not_archived(&row)?;
-    let after = normalize_flag_variants(variants)?;
     let before = stored(tx.conn(), feature, environment).await?;
     if after != before {
         variant_store::set(tx.conn(), feature, environment, &after).await?;

@@ -179,10 +179,39 @@ pub fn normalize_variants(
     Ok(variants)
 }
 
+/// As [`normalize_variants`], except that weights which already add up to 1000 are kept: an import keeps the
+/// split its source made (Unleash may give a remainder to other variants than Vexil would).
+pub fn normalize_variants_keeping_weights(
+    variants: Vec<StrategyVariant>,
+) -> Result<Vec<StrategyVariant>, ApiError> {
+    let total = variants
+        .iter()
+        .fold(0u32, |total, variant| total.saturating_add(variant.weight));
+    let normalized = normalize_variants(variants.clone())?;
+    Ok(if total == TOTAL_WEIGHT {
+        variants
+    } else {
+        normalized
+    })
+}
+
 /// Flag-level variants sorted by name, their weights normalised as strategy variants' are, their overrides'
 /// context names checked.
-pub fn normalize_flag_variants(
+pub fn normalize_flag_variants(variants: Vec<FlagVariant>) -> Result<Vec<FlagVariant>, ApiError> {
+    normalize_flag_variants_with(variants, normalize_variants)
+}
+
+/// As [`normalize_flag_variants`], keeping weights that already add up to 1000
+/// ([`normalize_variants_keeping_weights`]).
+pub fn normalize_flag_variants_keeping_weights(
+    variants: Vec<FlagVariant>,
+) -> Result<Vec<FlagVariant>, ApiError> {
+    normalize_flag_variants_with(variants, normalize_variants_keeping_weights)
+}
+
+fn normalize_flag_variants_with(
     mut variants: Vec<FlagVariant>,
+    normalize: fn(Vec<StrategyVariant>) -> Result<Vec<StrategyVariant>, ApiError>,
 ) -> Result<Vec<FlagVariant>, ApiError> {
     variants.sort_by(|a, b| a.name.cmp(&b.name));
     for (index, variant) in variants.iter().enumerate() {
@@ -195,7 +224,7 @@ pub fn normalize_flag_variants(
     }
     let (plain, overrides): (Vec<StrategyVariant>, Vec<Vec<VariantOverride>>) =
         variants.into_iter().map(FlagVariant::split).unzip();
-    Ok(normalize_variants(plain)?
+    Ok(normalize(plain)?
         .into_iter()
         .zip(overrides)
         .map(|(variant, overrides)| FlagVariant::join(variant, overrides))
@@ -235,6 +264,30 @@ mod tests {
         .unwrap();
         let weights: Vec<u32> = variants.iter().map(|v| v.weight).collect();
         assert_eq!(weights, vec![334, 333, 333]);
+    }
+
+    #[test]
+    fn an_import_keeps_weights_that_add_up() {
+        let given = vec![
+            variant("a", 333, WeightType::Variable),
+            variant("b", 333, WeightType::Variable),
+            variant("c", 334, WeightType::Variable),
+        ];
+        assert_eq!(
+            normalize_variants_keeping_weights(given.clone()).unwrap(),
+            given
+        );
+        let weights: Vec<u32> = normalize_variants(given)
+            .unwrap()
+            .iter()
+            .map(|v| v.weight)
+            .collect();
+        assert_eq!(weights, vec![334, 333, 333]);
+        let short = vec![variant("a", 10, WeightType::Variable)];
+        assert_eq!(
+            normalize_variants_keeping_weights(short).unwrap()[0].weight,
+            1000
+        );
     }
 
     #[test]

@@ -67,7 +67,7 @@ enum Scope {
     Tokens,
     Settings,
     /// Nothing the edges hold (users, groups, addons, change-request bookkeeping: an applied change
-    /// request's writes record their own events).
+    /// request's writes record their own events; tag types and a tag no flag carries yet).
     Nothing,
     Everything,
 }
@@ -97,7 +97,12 @@ fn scope(event_type: EventType) -> Scope {
         | FeatureStrategyUpdate
         | FeatureStrategyRemove
         | StrategyOrderChanged
-        | FeatureEnvironmentVariantsUpdated => Scope::Flag,
+        | FeatureEnvironmentVariantsUpdated
+        | FeatureTagged
+        | FeatureUntagged
+        | FeatureDependencyAdded
+        | FeatureDependencyRemoved
+        | FeatureDependenciesRemoved => Scope::Flag,
         ApiTokenCreated | ApiTokenUpdated | ApiTokenDeleted => Scope::Tokens,
         SettingUpdated => Scope::Settings,
         UserCreated
@@ -124,7 +129,12 @@ fn scope(event_type: EventType) -> Scope {
         | ChangeRequestApplied
         | AddonConfigCreated
         | AddonConfigUpdated
-        | AddonConfigDeleted => Scope::Nothing,
+        | AddonConfigDeleted
+        | TagTypeCreated
+        | TagTypeUpdated
+        | TagCreated
+        // An import's summary: each flag it changed has its own event.
+        | FeaturesImported => Scope::Nothing,
         ProjectCreated
         | ProjectUpdated
         | ProjectDeleted
@@ -143,7 +153,9 @@ fn scope(event_type: EventType) -> Scope {
         | StrategyReactivated
         | ContextFieldCreated
         | ContextFieldUpdated
-        | ContextFieldDeleted => Scope::Everything,
+        | ContextFieldDeleted
+        | TagTypeDeleted
+        | TagDeleted => Scope::Everything,
     }
 }
 

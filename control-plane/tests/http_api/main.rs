@@ -15,6 +15,8 @@ mod configuration;
 mod crash;
 mod flag_lifecycle;
 mod hardening;
+mod import_command;
+mod import_export;
 mod limits;
 mod metrics;
 mod operations;

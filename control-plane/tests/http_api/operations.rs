@@ -277,6 +277,9 @@ async fn the_openapi_document_covers_every_route() {
             "/api/admin/projects/{projectId}/features/{featureName}/variants-batch",
             "put",
         ),
+        ("/api/admin/features-batch/export", "post"),
+        ("/api/admin/features-batch/validate", "post"),
+        ("/api/admin/features-batch/import", "post"),
     ];
     let paths = document["paths"].as_object().unwrap();
     let documented: usize = paths

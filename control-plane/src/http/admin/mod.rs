@@ -11,6 +11,7 @@ pub mod feature_batches;
 pub mod features;
 pub mod groups;
 pub mod instance;
+pub mod import_export;
 pub mod metrics;
 pub mod own_account;
 pub mod playground;
@@ -28,7 +29,9 @@ pub mod variants;
 
 use super::extract::area;
 use super::AppState;
-use crate::domain::access::Area::{Access, Configuration, OwnAccount, Settings};
+use crate::domain::access::Area::{
+    Access, Configuration, ConfigurationQuery, OwnAccount, Settings,
+};
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -59,4 +62,6 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, metrics::router()))
         .merge(area(Configuration, instance::router()))
         .merge(area(Configuration, change_requests::router()))
+        .merge(area(ConfigurationQuery, import_export::router_reads()))
+        .merge(area(Configuration, import_export::router()))
 }
