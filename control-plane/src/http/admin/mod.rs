@@ -4,6 +4,7 @@
 
 pub mod change_requests;
 pub mod context_fields;
+pub mod dependencies;
 pub mod environments;
 pub mod events;
 pub mod features;
@@ -14,6 +15,7 @@ pub mod projects;
 pub mod segments;
 pub mod strategies;
 pub mod strategy_definitions;
+pub mod tags;
 pub mod tokens;
 pub mod ui_config;
 pub mod users;
@@ -45,4 +47,6 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, events::router()))
         .merge(area(Configuration, metrics::router()))
         .merge(area(Configuration, change_requests::router()))
+        .merge(area(Configuration, tags::router()))
+        .merge(area(Configuration, dependencies::router()))
 }
