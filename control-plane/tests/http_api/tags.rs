@@ -334,6 +334,33 @@ async fn tags_and_flag_tags(db: TestDb) {
         .await
         .expect_error(404, "NotFoundError");
 
+    // A new flag with tags, in the same write; a bad tag leaves no flag behind.
+    server
+        .post(
+            "/api/admin/projects/default/features",
+            json!({"name": "gamma", "tags": [{"type": "simple", "value": "foo"}]}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(
+        server
+            .get("/api/admin/features/gamma/tags")
+            .await
+            .expect(200)["tags"],
+        json!([foo_tag])
+    );
+    server
+        .post(
+            "/api/admin/projects/default/features",
+            json!({"name": "delta", "tags": [{"type": "nope", "value": "foo"}]}),
+        )
+        .await
+        .expect_error(404, "NotFoundError");
+    server
+        .get("/api/admin/projects/default/features/delta")
+        .await
+        .expect_error(404, "NotFoundError");
+
     // Events: the tags created, each tagging and untagging with the flag and its project.
     let created: Vec<Value> = events_of_type(&server, "tag-created")
         .await
@@ -343,8 +370,9 @@ async fn tags_and_flag_tags(db: TestDb) {
     assert_eq!(created.len(), 3, "{created:?}");
     assert!(created.contains(&json!({"type": "simple", "value": "new-one"})));
     let tagged = events_of_type(&server, "feature-tagged").await;
-    assert_eq!(tagged.len(), 3);
-    for event in &tagged {
+    assert_eq!(tagged.len(), 4);
+    assert_eq!(tagged[0]["featureName"], "gamma");
+    for event in &tagged[1..] {
         assert_eq!(event["featureName"], "beta");
         assert_eq!(event["project"], "default");
     }
@@ -560,7 +588,10 @@ async fn the_client_api_filters_by_tag(db: TestDb) {
                 .await
                 .unwrap();
             let status = response.status().as_u16();
-            let etag = response.headers()["etag"].to_str().unwrap_or("").to_owned();
+            let etag = response
+                .headers()
+                .get("etag")
+                .map(|value| value.to_str().unwrap().to_owned());
             let body: Value = response.json().await.unwrap();
             (status, etag, body)
         }
