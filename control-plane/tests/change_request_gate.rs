@@ -70,6 +70,7 @@ async fn protected_store(db: &TestDb) -> (Store, Uuid, Uuid) {
         feature_type: None,
         description: None,
         impression_data: None,
+        tags: None,
     };
     features::create(&mut tx, PROJECT, flag, &Limits::default())
         .await

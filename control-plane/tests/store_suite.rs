@@ -43,6 +43,7 @@ fn flag(name: &str) -> CreateFeature {
         feature_type: None,
         description: None,
         impression_data: None,
+        tags: None,
     }
 }
 

@@ -10,6 +10,7 @@ use super::feature_switch::switch;
 use super::limits::{self, Limits};
 use super::projects::{self, to_count};
 use super::strategies::{self, Strategy};
+use super::tags::{self, Tag};
 use super::variants;
 use crate::model::name;
 use crate::model::variant::FlagVariant;
@@ -163,6 +164,8 @@ pub struct CreateFeature {
     pub feature_type: Option<FeatureType>,
     pub description: Option<String>,
     pub impression_data: Option<bool>,
+    /// Tags to put on the new flag (created if new).
+    pub tags: Option<Vec<Tag>>,
 }
 
 /// `PUT …/features/:featureName` (and the document `PATCH` edits): absent fields keep their value.
@@ -388,6 +391,9 @@ pub async fn create(
         None,
     ))
     .await?;
+    for tag in input.tags.unwrap_or_default() {
+        tags::add_feature_tag(tx, &row.name, tag).await?;
+    }
     Ok(created)
 }
 

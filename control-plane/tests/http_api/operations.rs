@@ -280,6 +280,45 @@ async fn the_openapi_document_covers_every_route() {
         ("/api/admin/features-batch/export", "post"),
         ("/api/admin/features-batch/validate", "post"),
         ("/api/admin/features-batch/import", "post"),
+        ("/api/admin/tag-types", "get"),
+        ("/api/admin/tag-types", "post"),
+        ("/api/admin/tag-types/validate", "post"),
+        ("/api/admin/tag-types/{name}", "get"),
+        ("/api/admin/tag-types/{name}", "put"),
+        ("/api/admin/tag-types/{name}", "delete"),
+        ("/api/admin/tags", "get"),
+        ("/api/admin/tags", "post"),
+        ("/api/admin/tags/{type}", "get"),
+        ("/api/admin/tags/{type}/{value}", "get"),
+        ("/api/admin/tags/{type}/{value}", "delete"),
+        ("/api/admin/features/{featureName}/tags", "get"),
+        ("/api/admin/features/{featureName}/tags", "post"),
+        ("/api/admin/features/{featureName}/tags", "put"),
+        (
+            "/api/admin/features/{featureName}/tags/{type}/{value}",
+            "delete",
+        ),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
+            "post",
+        ),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
+            "delete",
+        ),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}",
+            "delete",
+        ),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/parents",
+            "get",
+        ),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/parent-variants",
+            "get",
+        ),
+        ("/api/admin/projects/{projectId}/dependencies", "get"),
     ];
     let paths = document["paths"].as_object().unwrap();
     let documented: usize = paths

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use sqlx::{AnyConnection, Connection};
 
+use vexil_proto::v1;
+
 use crate::database::TestDb;
 use crate::processes::*;
 
@@ -118,6 +120,112 @@ async fn an_edge_restarted_while_the_control_plane_is_down_serves_its_cache() {
     let ready = get(&format!("{}/ready", empty.base), None).await;
     assert_eq!(ready.status, 503);
     assert_eq!(ready.body["name"], "ServiceUnavailableError");
+}
+
+/// The flag names of an edge's client API answer to `query`.
+async fn client_names(edge: &Process, query: &str) -> Vec<String> {
+    let answer = get(
+        &format!("{}/api/client/features{query}", edge.base),
+        Some(CLIENT_TOKEN),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{query}: {}", answer.body);
+    answer.body["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A flag's tags and its dependency reach an edge: the edge's client API filters by `?tag=`, lists the
+/// dependency, and its frontend API answers by it; after a restart from its cache file, still.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_and_dependencies_reach_the_edges() {
+    let db = TestDb::sqlite().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("snapshot.bin");
+    let cache = cache.to_str().unwrap();
+    let mut control_plane = Process::control_plane(&db.url, &[]);
+    let upstream = control_plane.grpc().to_owned();
+    let mut edge = Process::edge(&[&upstream], &["--snapshot-cache", cache]);
+    for name in ["parent", "child", "plain"] {
+        create_enabled_flag(&control_plane, name).await;
+    }
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/features/child/tags",
+        Some(serde_json::json!({"type": "simple", "value": "checkout"})),
+    )
+    .await;
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/projects/default/features/child/dependencies",
+        Some(serde_json::json!({"feature": "parent"})),
+    )
+    .await;
+    eventually(
+        Duration::from_secs(5),
+        "the edge filters by the tag",
+        || async { client_names(&edge, "?tag=simple:checkout").await == ["child"] },
+    )
+    .await;
+    assert_eq!(client_names(&edge, "").await, ["child", "parent", "plain"]);
+    let child = get(
+        &format!("{}/api/client/features/child", edge.base),
+        Some(CLIENT_TOKEN),
+    )
+    .await;
+    assert_eq!(
+        child.body["dependencies"],
+        serde_json::json!([{"feature": "parent", "enabled": true}])
+    );
+    assert!(child.body.get("tags").is_none(), "{}", child.body);
+    assert_eq!(
+        frontend_flags(&edge).await.toggle_names(),
+        ["child", "parent", "plain"]
+    );
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/projects/default/features/parent/environments/development/off",
+        None,
+    )
+    .await;
+    eventually(
+        Duration::from_secs(5),
+        "the edge answers the child by its parent",
+        || async { frontend_flags(&edge).await.toggle_names() == ["plain"] },
+    )
+    .await;
+    // The cache file is written off the update path: wait for the parent's switch to be in it.
+    eventually(
+        Duration::from_secs(5),
+        "the cache file holds the parent off",
+        || async {
+            let Ok(bytes) = std::fs::read(cache) else {
+                return false;
+            };
+            let Ok(full) = <v1::Full as prost::Message>::decode(&bytes[..]) else {
+                return false;
+            };
+            full.environments
+                .iter()
+                .filter(|e| e.environment == "development")
+                .flat_map(|e| &e.features)
+                .any(|f| f.name == "parent" && !f.enabled)
+        },
+    )
+    .await;
+
+    control_plane.kill();
+    edge.kill();
+    let edge = Process::edge(&[&upstream], &["--snapshot-cache", cache]);
+    assert_eq!(get(&format!("{}/ready", edge.base), None).await.status, 200);
+    assert_eq!(client_names(&edge, "?tag=simple:checkout").await, ["child"]);
+    assert_eq!(frontend_flags(&edge).await.toggle_names(), ["plain"]);
 }
 
 /// Changes the token row the way the token API does: the row and a revision bump in one transaction.

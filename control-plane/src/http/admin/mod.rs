@@ -5,13 +5,14 @@
 pub mod addons;
 pub mod change_requests;
 pub mod context_fields;
+pub mod dependencies;
 pub mod environments;
 pub mod events;
 pub mod feature_batches;
 pub mod features;
 pub mod groups;
-pub mod instance;
 pub mod import_export;
+pub mod instance;
 pub mod metrics;
 pub mod own_account;
 pub mod playground;
@@ -21,6 +22,7 @@ pub mod search;
 pub mod segments;
 pub mod strategies;
 pub mod strategy_definitions;
+pub mod tags;
 pub mod tokens;
 pub mod ui_config;
 pub mod user_admin;
@@ -64,4 +66,6 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, change_requests::router()))
         .merge(area(ConfigurationQuery, import_export::router_reads()))
         .merge(area(Configuration, import_export::router()))
+        .merge(area(Configuration, tags::router()))
+        .merge(area(Configuration, dependencies::router()))
 }
