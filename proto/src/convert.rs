@@ -1,8 +1,8 @@
 //! Lossless conversions between the domain model (`vexil_shared::model`) and the wire messages.
 
 use vexil_shared::model::{
-    Constraint, Feature, FeatureDependency, FeatureStrategy, FeaturesDocument, Segment, Variant,
-    VariantOverride, VariantPayload,
+    Constraint, Feature, FeatureDependency, FeatureStrategy, FeatureTag, FeaturesDocument, Segment,
+    Variant, VariantOverride, VariantPayload,
 };
 use vexil_shared::token::TokenKind;
 
@@ -65,6 +65,7 @@ impl From<Feature> for v1::Feature {
             strategies: f.strategies.into_iter().map(Into::into).collect(),
             variants: f.variants.into_iter().map(Into::into).collect(),
             dependencies: f.dependencies.into_iter().map(Into::into).collect(),
+            tags: f.tags.into_iter().map(Into::into).collect(),
         }
     }
 }
@@ -82,6 +83,7 @@ impl From<v1::Feature> for Feature {
             strategies: f.strategies.into_iter().map(Into::into).collect(),
             variants: f.variants.into_iter().map(Into::into).collect(),
             dependencies: f.dependencies.into_iter().map(Into::into).collect(),
+            tags: f.tags.into_iter().map(Into::into).collect(),
         }
     }
 }
@@ -210,6 +212,24 @@ impl From<v1::Dependency> for FeatureDependency {
     }
 }
 
+impl From<FeatureTag> for v1::Tag {
+    fn from(t: FeatureTag) -> Self {
+        v1::Tag {
+            r#type: t.tag_type,
+            value: t.value,
+        }
+    }
+}
+
+impl From<v1::Tag> for FeatureTag {
+    fn from(t: v1::Tag) -> Self {
+        FeatureTag {
+            tag_type: t.r#type,
+            value: t.value,
+        }
+    }
+}
+
 impl From<Segment> for v1::Segment {
     fn from(s: Segment) -> Self {
         v1::Segment {
@@ -257,13 +277,15 @@ mod tests {
                     "segments":[1,7],
                     "variants":[{"name":"x","weight":1000,"weightType":"fix","stickiness":"userId","payload":{"type":"json","value":"{}"}}]}],
                 "variants":[{"name":"y","weight":500,"overrides":[{"contextName":"userId","values":["1"]}]}],
-                "dependencies":[{"feature":"parent","enabled":false,"variants":["a"]}]}],
+                "dependencies":[{"feature":"parent","enabled":false,"variants":["a"]}],
+                "tags":[{"type":"simple","value":"foo"}]}],
               "segments":[{"id":7,"name":"seg","constraints":[{"contextName":"appName","operator":"STR_STARTS_WITH","values":["w"]}]}]}"#,
         )
         .expect("document");
         let bytes = environment_state("production", doc.clone()).encode_to_vec();
         let state = v1::EnvironmentState::decode(&bytes[..]).expect("decode");
         assert_eq!(state.environment, "production");
+        assert_eq!(state.features[0].tags[0].value, "foo");
         assert_eq!(document_of(state), doc);
     }
 }

@@ -1,5 +1,6 @@
 //! The client API for server-side SDKs (API.md §4): the environment's document filtered to the token's
-//! projects, disabled strategies omitted, segments per `Unleash-Client-Spec`, a strong ETag
+//! projects (and `?project=`, `?namePrefix=`, `?tag=type:value`: a flag with any of the tags), tags and
+//! disabled strategies omitted, segments per `Unleash-Client-Spec`, a strong ETag
 //! `"<queryHash>:<revision>:v1"` with 304 on a match; and the server SDKs' register and metrics posts.
 
 use std::hash::Hasher;
@@ -11,7 +12,7 @@ use axum::http::header::{ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde::Serialize;
-use vexil_shared::model::{Feature, Segment};
+use vexil_shared::model::{Feature, FeatureTag, Segment};
 use vexil_shared::{ApiError, Projects};
 
 use crate::extract::{ClientIp, ClientScope, Scope};
@@ -32,6 +33,8 @@ enum SegmentMode {
 struct Filter {
     projects: Option<Vec<String>>,
     name_prefix: Option<String>,
+    /// `?tag=type:value` (repeatable); empty: no tag filter.
+    tags: Vec<FeatureTag>,
     segments: SegmentMode,
 }
 
@@ -72,6 +75,13 @@ pub async fn features(
         features,
         segments: (filter.segments == SegmentMode::ById).then(|| view.segments.values().collect()),
         query: Query {
+            tag: (!filter.tags.is_empty()).then(|| {
+                filter
+                    .tags
+                    .iter()
+                    .map(|tag| [tag.tag_type.as_str(), tag.value.as_str()])
+                    .collect()
+            }),
             project: filter.projects.clone(),
             name_prefix: filter.name_prefix.clone(),
             environment: &view.name,
@@ -176,13 +186,17 @@ fn insert_etag(response: &mut Response, etag: &str) {
 fn filter_of(scope: &Scope, query: &str, headers: &HeaderMap) -> Result<Filter, ApiError> {
     let mut projects = Vec::new();
     let mut name_prefix = None;
+    let mut tags = Vec::new();
     for (key, value) in form_urlencoded::parse(query.as_bytes()) {
         match &*key {
             "project" if !value.is_empty() => projects.push(value.into_owned()),
             "namePrefix" if !value.is_empty() => name_prefix = Some(value.into_owned()),
+            "tag" if !value.is_empty() => tags.push(tag_of(&value)?),
             _ => {}
         }
     }
+    tags.sort_unstable();
+    tags.dedup();
     // A project-scoped token ignores `?project=`.
     let projects = match &scope.projects {
         Projects::All if !projects.is_empty() => Some(projects),
@@ -207,8 +221,22 @@ fn filter_of(scope: &Scope, query: &str, headers: &HeaderMap) -> Result<Filter, 
     Ok(Filter {
         projects,
         name_prefix,
+        tags,
         segments,
     })
+}
+
+/// `type:value` (the value may hold more colons).
+fn tag_of(text: &str) -> Result<FeatureTag, ApiError> {
+    match text.split_once(':') {
+        Some((tag_type, value)) if !tag_type.is_empty() && !value.is_empty() => Ok(FeatureTag {
+            tag_type: tag_type.to_owned(),
+            value: value.to_owned(),
+        }),
+        _ => Err(ApiError::validation(format!(
+            "tag must be type:value (as in simple:foo), not {text:?}"
+        ))),
+    }
 }
 
 fn visible(scope: &Scope, filter: &Filter, feature: &Feature) -> bool {
@@ -225,15 +253,18 @@ fn visible(scope: &Scope, filter: &Filter, feature: &Feature) -> bool {
             .name_prefix
             .as_ref()
             .is_none_or(|prefix| feature.name.starts_with(prefix.as_str()))
+        && (filter.tags.is_empty() || feature.tags.iter().any(|tag| filter.tags.contains(tag)))
 }
 
-/// The feature as SDKs receive it: strategies without `id/title/sortOrder/disabled`, disabled ones omitted.
+/// The feature as SDKs receive it: no tags, strategies without `id/title/sortOrder/disabled`, disabled
+/// ones omitted.
 fn client_feature(
     feature: &Feature,
     segments: &std::collections::BTreeMap<i64, Segment>,
     mode: SegmentMode,
 ) -> Feature {
     let mut feature = feature.clone();
+    feature.tags = Vec::new();
     feature.strategies.retain(|s| !s.disabled);
     for strategy in &mut feature.strategies {
         strategy.id = None;
@@ -271,6 +302,13 @@ fn query_hash(scope: &Scope, filter: &Filter) -> String {
         hasher.write_u8(0);
     }
     hasher.write(filter.name_prefix.as_deref().unwrap_or("").as_bytes());
+    hasher.write_u8(0);
+    for tag in &filter.tags {
+        hasher.write(tag.tag_type.as_bytes());
+        hasher.write_u8(0);
+        hasher.write(tag.value.as_bytes());
+        hasher.write_u8(0);
+    }
     hasher.write_u8(filter.segments as u8);
     format!("{:016x}", hasher.finish())
 }
@@ -288,6 +326,8 @@ struct ClientDocument<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Query<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tag: Option<Vec<[&'a str; 2]>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     project: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]

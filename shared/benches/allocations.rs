@@ -261,6 +261,7 @@ fn by_construct(doc: &FeaturesDocument, contexts: &[Context]) {
             strategies: vec![strategy],
             variants,
             dependencies: Vec::new(),
+            tags: Vec::new(),
         }],
         segments: Vec::new(),
     };

@@ -50,6 +50,14 @@ pub struct Feature {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub dependencies: Vec<FeatureDependency>,
+    /// The flag's tags: not part of what SDKs receive (the client API filters by them and leaves them
+    /// out), carried so that every server of the client API can answer `?tag=type:value`.
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub tags: Vec<FeatureTag>,
 }
 
 /// The project a flag belongs to when the document does not say.
@@ -150,6 +158,14 @@ pub struct VariantOverride {
     pub context_name: String,
     #[serde(default, deserialize_with = "nullable")]
     pub values: Vec<String>,
+}
+
+/// A tag on a flag: its type and value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct FeatureTag {
+    #[serde(rename = "type")]
+    pub tag_type: String,
+    pub value: String,
 }
 
 /// A flag's requirement on a parent flag.

@@ -48,3 +48,22 @@ pub async fn ensure_archivable(tx: &mut WriteTx, project: &str) -> Result<(), Ap
     }
     Ok(())
 }
+
+/// 403 for a direct write of a flag's dependencies (which hold in every environment) of `project` when
+/// change requests are on for any of its environments.
+pub async fn ensure_dependencies_writable(tx: &mut WriteTx, project: &str) -> Result<(), ApiError> {
+    if tx.mode() != WriteMode::Direct {
+        return Ok(());
+    }
+    let environments = change_request_store::enabled_environments(tx.conn(), project).await?;
+    if let Some(environment) = environments.first() {
+        return Err(ApiError::new(
+            ErrorKind::NoAccess,
+            format!(
+                "Change requests are enabled for environment {environment} of project {project}: \
+                 flag dependencies cannot be changed directly in this project"
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,14 +1,17 @@
 //! The client-API features document of one environment, built from the store: what SDKs and edges evaluate.
 //! Archived flags are left out; a flag is enabled when its switch is on and its project uses the environment;
 //! strategies come in sortOrder without the disabled ones and without their admin-only fields, with their
-//! segment ids; every segment is listed at the top level; flag-level variants are the environment's.
+//! segment ids; every segment is listed at the top level; flag-level variants are the environment's;
+//! dependencies and tags hold in every environment.
 
+use super::dependencies::{self, Dependency};
 use crate::model::constraint::Constraint;
 use crate::model::variant::{FlagVariant, StrategyVariant};
 use crate::store::features as feature_store;
 use crate::store::projects as project_store;
 use crate::store::segments as segment_store;
 use crate::store::strategies::{self as strategy_store, StrategyRow};
+use crate::store::tags::{self as tag_store, TagRow};
 use crate::store::variants as variant_store;
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -58,6 +61,14 @@ pub async fn document(
             .into_iter()
             .map(|row| (row.feature_name, row.variants))
             .collect();
+    let mut dependencies_by_flag = dependencies::by_child(conn).await?;
+    let mut tags_by_flag: HashMap<String, Vec<TagRow>> = HashMap::new();
+    for row in tag_store::of_all_features(conn).await? {
+        tags_by_flag
+            .entry(row.feature_name)
+            .or_default()
+            .push(row.tag);
+    }
     let mut project_uses_environment: HashMap<String, bool> = HashMap::new();
     let mut features = Vec::new();
     for row in feature_store::list_all_live(conn).await? {
@@ -73,12 +84,17 @@ pub async fn document(
         let strategies = strategies_by_flag.remove(&row.name).unwrap_or_default();
         let variants = variants_by_flag.remove(&row.name).unwrap_or_default();
         let switched_on = switched_on.contains(&row.name);
+        let related = Related {
+            dependencies: dependencies_by_flag.remove(&row.name).unwrap_or_default(),
+            tags: tags_by_flag.remove(&row.name).unwrap_or_default(),
+        };
         features.push(client_feature(
             row,
             uses_environment,
             switched_on,
             strategies,
             variants,
+            related,
             detail,
         ));
     }
@@ -122,14 +138,25 @@ pub async fn feature_in(
     let variants = variant_store::get(conn, name, environment)
         .await?
         .unwrap_or_default();
+    let related = Related {
+        dependencies: dependencies::of_feature(conn, name).await?,
+        tags: tag_store::of_feature(conn, name).await?,
+    };
     Ok(Some(client_feature(
         row,
         uses_environment,
         switched_on,
         strategies,
         variants,
+        related,
         Detail::Client,
     )))
+}
+
+/// What a flag carries in every environment: its dependencies and its tags.
+struct Related {
+    dependencies: Vec<Dependency>,
+    tags: Vec<TagRow>,
 }
 
 /// A flag's document entry: switched on only where its project uses the environment, and without
@@ -140,6 +167,7 @@ fn client_feature(
     switched_on: bool,
     strategies: Vec<StrategyRow>,
     variants: Vec<FlagVariant>,
+    related: Related,
     detail: Detail,
 ) -> client::Feature {
     let (strategies, variants) = if uses_environment {
@@ -163,7 +191,23 @@ fn client_feature(
         impression_data: row.impression_data,
         strategies,
         variants,
-        dependencies: Vec::new(),
+        dependencies: related
+            .dependencies
+            .into_iter()
+            .map(|dependency| client::FeatureDependency {
+                feature: dependency.feature,
+                enabled: dependency.enabled,
+                variants: dependency.variants,
+            })
+            .collect(),
+        tags: related
+            .tags
+            .into_iter()
+            .map(|tag| client::FeatureTag {
+                tag_type: tag.tag_type,
+                value: tag.value,
+            })
+            .collect(),
     }
 }
 

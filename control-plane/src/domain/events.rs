@@ -69,11 +69,21 @@ pub enum EventType {
     ChangeRequestCancelled,
     ChangeRequestApplied,
     SettingUpdated,
+    TagTypeCreated,
+    TagTypeUpdated,
+    TagTypeDeleted,
+    TagCreated,
+    TagDeleted,
+    FeatureTagged,
+    FeatureUntagged,
+    FeatureDependencyAdded,
+    FeatureDependencyRemoved,
+    FeatureDependenciesRemoved,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 60] = [
+    pub const ALL: [EventType; 70] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -134,6 +144,16 @@ impl EventType {
         EventType::ChangeRequestCancelled,
         EventType::ChangeRequestApplied,
         EventType::SettingUpdated,
+        EventType::TagTypeCreated,
+        EventType::TagTypeUpdated,
+        EventType::TagTypeDeleted,
+        EventType::TagCreated,
+        EventType::TagDeleted,
+        EventType::FeatureTagged,
+        EventType::FeatureUntagged,
+        EventType::FeatureDependencyAdded,
+        EventType::FeatureDependencyRemoved,
+        EventType::FeatureDependenciesRemoved,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -215,6 +235,16 @@ impl EventType {
             EventType::ChangeRequestCancelled => "change-request-cancelled",
             EventType::ChangeRequestApplied => "change-request-applied",
             EventType::SettingUpdated => "setting-updated",
+            EventType::TagTypeCreated => "tag-type-created",
+            EventType::TagTypeUpdated => "tag-type-updated",
+            EventType::TagTypeDeleted => "tag-type-deleted",
+            EventType::TagCreated => "tag-created",
+            EventType::TagDeleted => "tag-deleted",
+            EventType::FeatureTagged => "feature-tagged",
+            EventType::FeatureUntagged => "feature-untagged",
+            EventType::FeatureDependencyAdded => "feature-dependency-added",
+            EventType::FeatureDependencyRemoved => "feature-dependency-removed",
+            EventType::FeatureDependenciesRemoved => "feature-dependencies-removed",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Feature flags: metadata, per-environment switches, archive, revive and delete.
 
 use super::change_request_gate;
+use super::dependencies::{self, Dependency};
 use super::events::{payload, EventType};
 use super::feature_lookup::{
     ensure_not_archived, require_in_project, require_live, require_project_environment,
@@ -9,6 +10,7 @@ use super::feature_switch::switch;
 use super::limits::{self, Limits};
 use super::projects::{self, to_count};
 use super::strategies::{self, Strategy};
+use super::tags::{self, Tag};
 use super::variants;
 use crate::model::name;
 use crate::model::variant::FlagVariant;
@@ -106,7 +108,9 @@ pub struct Feature {
     pub summary: FeatureSummary,
     pub environments: Vec<FeatureEnvironment>,
     pub variants: Vec<serde_json::Value>,
-    pub dependencies: Vec<serde_json::Value>,
+    /// The parent flags this flag depends on.
+    pub dependencies: Vec<Dependency>,
+    /// The flags that depend on this one.
     pub children: Vec<String>,
 }
 
@@ -120,6 +124,8 @@ pub struct CreateFeature {
     pub feature_type: Option<FeatureType>,
     pub description: Option<String>,
     pub impression_data: Option<bool>,
+    /// Tags to put on the new flag (created if new).
+    pub tags: Option<Vec<Tag>>,
 }
 
 /// `PUT …/features/:featureName` (and the document `PATCH` edits): absent fields keep their value.
@@ -240,8 +246,8 @@ async fn view(conn: &mut AnyConnection, row: &FeatureRow) -> Result<Feature, Api
         summary: summary(row),
         environments,
         variants: Vec::new(),
-        dependencies: Vec::new(),
-        children: Vec::new(),
+        dependencies: dependencies::of_feature(conn, &row.name).await?,
+        children: dependencies::children(conn, &row.name).await?,
     })
 }
 
@@ -310,6 +316,9 @@ pub async fn create(
         None,
     ))
     .await?;
+    for tag in input.tags.unwrap_or_default() {
+        tags::add_feature_tag(tx, &row.name, tag).await?;
+    }
     Ok(created)
 }
 
@@ -421,9 +430,15 @@ pub async fn patch(
     update(tx, project, name, input).await
 }
 
-/// Archives a live flag: it leaves SDK outputs, its name stays taken. Refused (403) while change requests
-/// are on for an environment of the project, unless applying one.
+/// Archives a live flag: it leaves SDK outputs, its name stays taken, its own dependencies go. Refused
+/// (403) while change requests are on for an environment of the project, unless applying one; refused
+/// (400) while a live flag depends on it.
 pub async fn archive(tx: &mut WriteTx, project: &str, name: &str) -> Result<(), ApiError> {
+    archive_one(tx, project, name).await?;
+    dependencies::ensure_no_live_children(tx, name).await
+}
+
+async fn archive_one(tx: &mut WriteTx, project: &str, name: &str) -> Result<(), ApiError> {
     change_request_gate::ensure_archivable(tx, project).await?;
     let before = require_live(tx.conn(), project, name).await?;
     let after = FeatureRow {
@@ -439,10 +454,10 @@ pub async fn archive(tx: &mut WriteTx, project: &str, name: &str) -> Result<(), 
         Some(pre_data),
     ))
     .await?;
-    Ok(())
+    dependencies::drop_on_archive(tx, &after).await
 }
 
-/// Archives several flags of a project, all or none.
+/// Archives several flags of a project, all or none (a parent together with all its children too).
 pub async fn archive_many(
     tx: &mut WriteTx,
     project: &str,
@@ -453,7 +468,10 @@ pub async fn archive_many(
         return Err(ApiError::validation("features must list at least one flag"));
     }
     for name in &input.features {
-        archive(tx, project, name).await?;
+        archive_one(tx, project, name).await?;
+    }
+    for name in &input.features {
+        dependencies::ensure_no_live_children(tx, name).await?;
     }
     Ok(())
 }

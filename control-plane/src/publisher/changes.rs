@@ -67,7 +67,7 @@ enum Scope {
     Tokens,
     Settings,
     /// Nothing the edges hold (users, groups, change-request bookkeeping: an applied change request's
-    /// writes record their own events).
+    /// writes record their own events; tag types and a tag no flag carries yet).
     Nothing,
     Everything,
 }
@@ -97,7 +97,12 @@ fn scope(event_type: EventType) -> Scope {
         | FeatureStrategyUpdate
         | FeatureStrategyRemove
         | StrategyOrderChanged
-        | FeatureEnvironmentVariantsUpdated => Scope::Flag,
+        | FeatureEnvironmentVariantsUpdated
+        | FeatureTagged
+        | FeatureUntagged
+        | FeatureDependencyAdded
+        | FeatureDependencyRemoved
+        | FeatureDependenciesRemoved => Scope::Flag,
         ApiTokenCreated | ApiTokenUpdated | ApiTokenDeleted => Scope::Tokens,
         SettingUpdated => Scope::Settings,
         UserCreated
@@ -121,7 +126,10 @@ fn scope(event_type: EventType) -> Scope {
         | ChangeRequestApproved
         | ChangeRequestRejected
         | ChangeRequestCancelled
-        | ChangeRequestApplied => Scope::Nothing,
+        | ChangeRequestApplied
+        | TagTypeCreated
+        | TagTypeUpdated
+        | TagCreated => Scope::Nothing,
         ProjectCreated
         | ProjectUpdated
         | ProjectDeleted
@@ -140,7 +148,9 @@ fn scope(event_type: EventType) -> Scope {
         | StrategyReactivated
         | ContextFieldCreated
         | ContextFieldUpdated
-        | ContextFieldDeleted => Scope::Everything,
+        | ContextFieldDeleted
+        | TagTypeDeleted
+        | TagDeleted => Scope::Everything,
     }
 }
 

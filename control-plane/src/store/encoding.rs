@@ -71,6 +71,17 @@ pub fn json_text<T: Serialize + ?Sized>(value: &T) -> Result<String, StoreError>
     serde_json::to_string(value).map_err(|error| StoreError(sqlx::Error::Encode(Box::new(error))))
 }
 
+/// `$first, $first+1, …` for `count` values bound in that order (an `IN (…)` list).
+pub fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count)
+        .map(|index| format!("${index}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How many values one `IN (…)` list binds at most (SQLite allows 32,766 per statement).
+pub const IN_LIST_CHUNK: usize = 500;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -139,6 +139,8 @@ pub async fn delete(conn: &mut AnyConnection, name: &str) -> Result<(), StoreErr
         "DELETE FROM feature_strategies WHERE feature_name = $1",
         "DELETE FROM feature_environment_variants WHERE feature_name = $1",
         "DELETE FROM feature_environments WHERE feature_name = $1",
+        "DELETE FROM feature_tags WHERE feature_name = $1",
+        "DELETE FROM feature_dependencies WHERE child = $1 OR parent = $1",
         "DELETE FROM features WHERE name = $1",
     ] {
         sqlx::query(sql).bind(name).execute(&mut *conn).await?;

@@ -10,6 +10,7 @@
 
 pub mod change_requests;
 pub mod context_fields;
+pub mod dependencies;
 mod encoding;
 pub mod environments;
 pub mod events;
@@ -22,6 +23,7 @@ pub mod segments;
 pub mod settings;
 pub mod strategies;
 pub mod strategy_definitions;
+pub mod tags;
 pub mod tokens;
 pub mod users;
 pub mod variants;

@@ -5,6 +5,7 @@
 use crate::database::TestDb;
 use crate::server::Server;
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use vexil_control_plane::domain::client_document;
 use vexil_control_plane::store::Store;
 
@@ -14,14 +15,66 @@ const A: &str = "/api/admin/projects/default/features/alpha";
 const B: &str = "/api/admin/projects/default/features/beta";
 
 /// Waits until the control plane serves the store's latest revision, then compares its client API in
-/// `environment` with the document read from the store.
+/// `environment` with the document read from the store (whose tags SDKs do not receive, but which the
+/// `?tag=` filter must find).
 async fn assert_served_as_stored(server: &Server, store: &Store, secret: &str, environment: &str) {
     let revision = store.revision().await.expect("revision");
+    let served = served_at(server, secret, "", revision).await;
+    let mut conn = store.read().await.expect("connection");
+    let stored_document = client_document::features_document(&mut conn, environment)
+        .await
+        .expect("document");
+    let default_project = || {
+        stored_document
+            .features
+            .iter()
+            .filter(|f| f.project == "default")
+    };
+    let stored: Vec<Value> = default_project()
+        .map(|f| {
+            let mut without_tags = f.clone();
+            without_tags.tags.clear();
+            serde_json::to_value(without_tags).expect("serializes")
+        })
+        .collect();
+    assert_eq!(
+        served["features"],
+        Value::Array(stored),
+        "revision {revision}, {environment}"
+    );
+    let stored_segments: Vec<i64> = stored_document.segments.iter().map(|s| s.id).collect();
+    let served_segments: Vec<i64> = served["segments"]
+        .as_array()
+        .expect("segments")
+        .iter()
+        .map(|s| s["id"].as_i64().expect("segment id"))
+        .collect();
+    assert_eq!(served_segments, stored_segments);
+    let tags: BTreeSet<_> = default_project().flat_map(|f| f.tags.iter()).collect();
+    for tag in tags {
+        let query = format!("?tag={}:{}", tag.tag_type, tag.value);
+        let served = served_at(server, secret, &query, revision).await;
+        let served_names: Vec<&str> = served["features"]
+            .as_array()
+            .expect("features")
+            .iter()
+            .map(|f| f["name"].as_str().expect("name"))
+            .collect();
+        let stored_names: Vec<&str> = default_project()
+            .filter(|f| f.tags.contains(tag))
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(served_names, stored_names, "{query}, {environment}");
+    }
+}
+
+/// The client API's answer to `query` once it serves `revision`.
+async fn served_at(server: &Server, secret: &str, query: &str, revision: i64) -> Value {
     let mut served = Value::Null;
     for _ in 0..200 {
         let response = server
             .client
-            .get(format!("{}/api/client/features", server.base))
+            .get(format!("{}/api/client/features{query}", server.base))
             .header("Authorization", secret)
             // Segments by id, as the store keeps them.
             .header("Unleash-Client-Spec", "5.1.0")
@@ -40,29 +93,7 @@ async fn assert_served_as_stored(server: &Server, store: &Store, secret: &str, e
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let mut conn = store.read().await.expect("connection");
-    let stored_document = client_document::features_document(&mut conn, environment)
-        .await
-        .expect("document");
-    let stored: Vec<Value> = stored_document
-        .features
-        .iter()
-        .filter(|f| f.project == "default")
-        .map(|f| serde_json::to_value(f).expect("serializes"))
-        .collect();
-    assert_eq!(
-        served["features"],
-        Value::Array(stored),
-        "revision {revision}, {environment}"
-    );
-    let stored_segments: Vec<i64> = stored_document.segments.iter().map(|s| s.id).collect();
-    let served_segments: Vec<i64> = served["segments"]
-        .as_array()
-        .expect("segments")
-        .iter()
-        .map(|s| s["id"].as_i64().expect("segment id"))
-        .collect();
-    assert_eq!(served_segments, stored_segments);
+    served
 }
 
 async fn the_served_document_follows_every_kind_of_write(db: TestDb) {
@@ -191,6 +222,51 @@ async fn the_served_document_follows_every_kind_of_write(db: TestDb) {
     check().await;
     server
         .post_empty(&format!("{A}/environments/development/off"))
+        .await
+        .expect(200);
+    check().await;
+    // Tags and dependencies are flag events; deleting a tag or a tag type re-reads everything.
+    server
+        .post(
+            "/api/admin/features/alpha/tags",
+            json!({"type": "simple", "value": "checkout"}),
+        )
+        .await
+        .expect(201);
+    server
+        .put(
+            "/api/admin/features/beta/tags",
+            json!({"addedTags": [{"type": "simple", "value": "checkout"}, {"type": "simple", "value": "old"}],
+                   "removedTags": []}),
+        )
+        .await
+        .expect(200);
+    check().await;
+    server
+        .post(
+            &format!("{B}/dependencies"),
+            json!({"feature": "alpha", "variants": ["blue"]}),
+        )
+        .await
+        .expect(200);
+    check().await;
+    server
+        .delete("/api/admin/features/alpha/tags/simple/checkout")
+        .await
+        .expect(200);
+    check().await;
+    server
+        .delete("/api/admin/tags/simple/old")
+        .await
+        .expect(200);
+    check().await;
+    server
+        .delete(&format!("{B}/dependencies/alpha"))
+        .await
+        .expect(200);
+    check().await;
+    server
+        .delete("/api/admin/tag-types/simple")
         .await
         .expect(200);
     check().await;

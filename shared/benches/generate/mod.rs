@@ -416,6 +416,7 @@ fn feature(rng: &mut Rng, i: usize, parent: bool, segment_count: i64) -> Feature
         strategies,
         variants,
         dependencies: Vec::new(),
+        tags: Vec::new(),
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod change_requests;
 pub mod context_fields;
+pub mod dependencies;
 pub mod environments;
 pub mod events;
 pub mod features;
@@ -15,6 +16,7 @@ pub mod search;
 pub mod segments;
 pub mod strategies;
 pub mod strategy_definitions;
+pub mod tags;
 pub mod tokens;
 pub mod ui_config;
 pub mod users;
@@ -47,4 +49,6 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, search::router()))
         .merge(area(Configuration, metrics::router()))
         .merge(area(Configuration, change_requests::router()))
+        .merge(area(Configuration, tags::router()))
+        .merge(area(Configuration, dependencies::router()))
 }
