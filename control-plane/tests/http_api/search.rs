@@ -122,6 +122,27 @@ async fn feature_search(db: TestDb) {
         .delete(&format!("{DEFAULT}/delta-kill"))
         .await
         .expect(202);
+    for (flag, value) in [
+        ("alpha-checkout", "payments"),
+        ("beta-box", "payments"),
+        ("beta-box", "beta"),
+    ] {
+        server
+            .post(
+                &format!("/api/admin/features/{flag}/tags"),
+                json!({"type": "simple", "value": value}),
+            )
+            .await
+            .expect(201);
+    }
+
+    server
+        .post(
+            &format!("{DEFAULT}/gamma-ops/dependencies"),
+            json!({"feature": "alpha-checkout"}),
+        )
+        .await
+        .expect(200);
 
     // No filter: the live flags, oldest first, and the whole answer of one.
     let all = names(&["alpha-checkout", "beta-box", "gamma-ops", "web-banner"]);
@@ -135,9 +156,10 @@ async fn feature_search(db: TestDb) {
     assert_eq!(alpha["stale"], false);
     assert_eq!(alpha["favorite"], false);
     assert_eq!(alpha["impressionData"], false);
-    assert_eq!(alpha["dependencyType"], Value::Null);
+    assert_eq!(alpha["dependencyType"], "parent");
     assert_eq!(alpha["archivedAt"], Value::Null);
     assert_eq!(alpha["segments"], json!([]));
+    assert_eq!(alpha["tags"][0]["value"], "payments");
     assert_eq!(alpha["createdBy"]["id"], -1337);
     crate::server::assert_timestamp(&alpha["createdAt"]);
     let environments: Vec<(Value, Value, Value)> = alpha["environments"]
@@ -166,6 +188,9 @@ async fn feature_search(db: TestDb) {
         json!({"id": editor_id, "name": "eddie", "imageUrl": ""})
     );
     assert_eq!(beta["segments"], json!(["beta-testers"]));
+    assert_eq!(beta["dependencyType"], Value::Null);
+    let gamma = search(&server, "query=gamma").await;
+    assert_eq!(gamma.expect(200)["features"][0]["dependencyType"], "child");
     assert_eq!(beta["environments"][0]["hasStrategies"], true);
     assert_eq!(beta["environments"][0]["hasEnabledStrategies"], false);
 
@@ -209,6 +234,49 @@ async fn feature_search(db: TestDb) {
     assert_eq!(archived["features"][0]["name"], "delta-kill");
     crate::server::assert_timestamp(&archived["features"][0]["archivedAt"]);
     assert_eq!(found(&server, "archived=IS:false").await.1, 4);
+    // Tags: any, all, none, not all of the listed ones.
+    let payments = names(&["alpha-checkout", "beta-box"]);
+    assert_eq!(
+        found(&server, "tag=INCLUDE:simple:payments").await.0,
+        payments
+    );
+    assert_eq!(
+        found(&server, "tag=INCLUDE_ANY_OF:simple:payments,simple:beta")
+            .await
+            .0,
+        payments
+    );
+    assert_eq!(
+        found(&server, "tag=INCLUDE_ALL_OF:simple:payments,simple:beta")
+            .await
+            .0,
+        names(&["beta-box"])
+    );
+    assert_eq!(
+        found(&server, "tag=DO_NOT_INCLUDE:simple:payments").await.0,
+        names(&["gamma-ops", "web-banner"])
+    );
+    assert_eq!(
+        found(&server, "tag=EXCLUDE_ALL:simple:payments,simple:beta")
+            .await
+            .0,
+        names(&["alpha-checkout", "gamma-ops", "web-banner"])
+    );
+    assert_eq!(found(&server, "tag=INCLUDE:team:payments").await.1, 0);
+    let tagged = search(&server, "query=beta-box").await;
+    let values: Vec<(Value, Value)> = tagged.expect(200)["features"][0]["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tag| (tag["type"].clone(), tag["value"].clone()))
+        .collect();
+    assert_eq!(
+        values,
+        vec![
+            (json!("simple"), json!("beta")),
+            (json!("simple"), json!("payments"))
+        ]
+    );
     // Per-environment state: any of the given states; off only where the project has the environment.
     assert_eq!(
         found(&server, "status=production:enabled").await.0,
@@ -334,6 +402,8 @@ async fn feature_search(db: TestDb) {
         ("createdAt=IS_AFTER:2026-01-01", "createdAt"),
         ("createdAt=IS_BEFORE:2026-13-01", "createdAt"),
         ("sortBy=lastSeenAt", "sortBy"),
+        ("tag=simple:payments", "tag"),
+        ("tag=INCLUDE:payments", "tag"),
         ("sortOrder=sideways", "sortOrder"),
         ("offset=-1", "offset"),
         ("limit=1001", "limit"),

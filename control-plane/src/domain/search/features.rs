@@ -2,11 +2,13 @@
 
 use super::{parse_dated, parse_page, parse_set, parse_words, Operators};
 use crate::domain::events::EventType;
+use crate::domain::tags::Tag;
 use crate::store::search::features::{
-    self as search_store, EnvironmentState, FeatureOrder, FeatureSearch,
+    self as search_store, EnvironmentState, FeatureOrder, FeatureSearch, TagFilter, TagRule,
 };
 use crate::store::search::Match;
 use crate::store::segments as segment_store;
+use crate::store::tags as tag_store;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::collections::{BTreeSet, HashMap};
@@ -32,6 +34,10 @@ pub struct FeatureSearchQuery {
     /// `<environment>:enabled` or `<environment>:disabled`; repeated, a flag in any of the states matches.
     #[param(example = json!(["production:enabled"]))]
     pub status: Option<Vec<String>>,
+    /// Tags `type:value` with an operator: INCLUDE, INCLUDE_ANY_OF (any of them), INCLUDE_ALL_OF (all),
+    /// DO_NOT_INCLUDE, EXCLUDE_IF_ANY_OF (none of them) or EXCLUDE_ALL (not all of them).
+    #[param(example = "INCLUDE:simple:my_tag")]
+    pub tag: Option<String>,
     /// `IS:true` for archived flags only; `IS:false` (the default) for live flags only.
     #[param(example = "IS:true")]
     pub archived: Option<String>,
@@ -66,6 +72,7 @@ impl FeatureSearchQuery {
                 "project" => &mut query.project,
                 "type" => &mut query.feature_type,
                 "state" => &mut query.state,
+                "tag" => &mut query.tag,
                 "archived" => &mut query.archived,
                 "createdAt" => &mut query.created_at,
                 "sortBy" => &mut query.sort_by,
@@ -134,6 +141,7 @@ impl FeatureSearchQuery {
             .flatten()
             .map(|status| environment_state(status))
             .collect::<Result<Vec<_>, _>>()?;
+        let tags = self.tag.as_deref().map(tag_filter).transpose()?;
         let (mut created_before, mut created_from) = (None, None);
         if let Some(value) = self.created_at.as_deref() {
             match parse_dated("createdAt", value, &["IS_BEFORE", "IS_ON_OR_AFTER"])? {
@@ -170,6 +178,7 @@ impl FeatureSearchQuery {
             stale,
             archived,
             states,
+            tags,
             created_before,
             created_from,
             order,
@@ -178,6 +187,37 @@ impl FeatureSearchQuery {
             limit,
         })
     }
+}
+
+/// `INCLUDE_ANY_OF:simple:a,team:b` → the rule and the `(type, value)` pairs.
+fn tag_filter(value: &str) -> Result<TagFilter, ApiError> {
+    let bad = |why: &str| {
+        ApiError::validation(format!(
+            "tag must be an operator (INCLUDE, DO_NOT_INCLUDE, INCLUDE_ALL_OF, INCLUDE_ANY_OF, \
+             EXCLUDE_IF_ANY_OF or EXCLUDE_ALL) and type:value tags, as in INCLUDE:simple:beta; {why} in \"{value}\""
+        ))
+    };
+    let (operator, list) = value.split_once(':').ok_or_else(|| bad("no operator"))?;
+    let rule = match operator {
+        "INCLUDE" | "INCLUDE_ANY_OF" => TagRule::AnyOf,
+        "INCLUDE_ALL_OF" => TagRule::AllOf,
+        "DO_NOT_INCLUDE" | "EXCLUDE_IF_ANY_OF" => TagRule::NoneOf,
+        "EXCLUDE_ALL" => TagRule::NotAllOf,
+        _ => return Err(bad("an unknown operator")),
+    };
+    let mut tags: Vec<(String, String)> = Vec::new();
+    for tag in list.split(',') {
+        let (tag_type, tag_value) = tag
+            .trim()
+            .split_once(':')
+            .filter(|(tag_type, tag_value)| !tag_type.is_empty() && !tag_value.is_empty())
+            .ok_or_else(|| bad("a tag without type:value"))?;
+        let pair = (tag_type.to_owned(), tag_value.to_owned());
+        if !tags.contains(&pair) {
+            tags.push(pair);
+        }
+    }
+    Ok(TagFilter { tags, rule })
 }
 
 /// `production:enabled` → on in production.
@@ -232,6 +272,8 @@ pub struct FeatureSearchItem {
     /// The names of the segments the flag's strategies use, by name.
     pub segments: Vec<String>,
     pub archived_at: Option<String>,
+    /// The flag's tags, by type and value.
+    pub tags: Vec<Tag>,
 }
 
 /// Who created the flag (the actor of its `feature-created` event).
@@ -317,6 +359,15 @@ pub async fn search(
             },
         );
     }
+    let (parents, children) = search_store::dependency_roles(conn, &names).await?;
+    let mut tags: HashMap<String, Vec<Tag>> = HashMap::new();
+    for row in tag_store::of_features(conn, &names).await? {
+        tags.entry(row.feature_name).or_default().push(Tag {
+            value: row.tag.value,
+            tag_type: row.tag.tag_type,
+            color: row.tag.color,
+        });
+    }
     let features = rows
         .into_iter()
         .map(|row| {
@@ -337,7 +388,14 @@ pub async fn search(
                         image_url: String::new(),
                     }),
                 segments,
-                dependency_type: None,
+                tags: tags.remove(&row.name).unwrap_or_default(),
+                dependency_type: if children.contains(&row.name) {
+                    Some("child".to_owned())
+                } else if parents.contains(&row.name) {
+                    Some("parent".to_owned())
+                } else {
+                    None
+                },
                 favorite: false,
                 created_at: Some(row.created_at.to_string()),
                 archived_at: row.archived_at.map(|at| at.to_string()),
@@ -403,6 +461,9 @@ mod tests {
             ("createdAt", "IS:2026-01-01"),
             ("sortBy", "lastSeenAt"),
             ("sortOrder", "up"),
+            ("tag", "simple:beta"),
+            ("tag", "INCLUDE:beta"),
+            ("tag", "INCLUDES:simple:beta"),
             ("project", "default"),
         ] {
             let query = FeatureSearchQuery::from_pairs(pairs(&[(name, value)])).unwrap();

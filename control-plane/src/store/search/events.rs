@@ -79,7 +79,7 @@ pub async fn search(
         .await?;
     let sql = format!("SELECT COUNT(*) FROM events {clause}");
     let total = conditions
-        .bind_count(sqlx::query_scalar(&sql))
+        .bind_scalars(sqlx::query_scalar(&sql))
         .fetch_one(conn)
         .await?;
     Ok((rows, total))

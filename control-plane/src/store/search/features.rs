@@ -38,6 +38,26 @@ pub struct EnvironmentState {
     pub enabled: bool,
 }
 
+/// How a flag's tags must relate to the listed ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagRule {
+    /// It has at least one of them.
+    AnyOf,
+    /// It has every one of them.
+    AllOf,
+    /// It has none of them.
+    NoneOf,
+    /// It lacks at least one of them.
+    NotAllOf,
+}
+
+/// A filter on the flags' tags: `(type, value)` pairs and the rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagFilter {
+    pub tags: Vec<(String, String)>,
+    pub rule: TagRule,
+}
+
 /// Which flags to find, in which order, and which page of them.
 #[derive(Debug, Clone)]
 pub struct FeatureSearch {
@@ -50,6 +70,7 @@ pub struct FeatureSearch {
     pub archived: bool,
     /// A flag matches when it is in any of these states (none: no filter).
     pub states: Vec<EnvironmentState>,
+    pub tags: Option<TagFilter>,
     pub created_before: Option<Timestamp>,
     pub created_from: Option<Timestamp>,
     pub order: FeatureOrder,
@@ -97,6 +118,27 @@ impl FeatureSearch {
             }
             conditions.push(format!("({})", alternatives.join(" OR ")));
         }
+        if let Some(filter) = &self.tags {
+            let mut listed = Vec::new();
+            for (tag_type, value) in &filter.tags {
+                let tag_type = conditions.bind(Value::Text(tag_type.clone()));
+                let value = conditions.bind(Value::Text(value.clone()));
+                listed.push(format!(
+                    "(ft.tag_type = {tag_type} AND ft.tag_value = {value})"
+                ));
+            }
+            let held = format!(
+                "(SELECT COUNT(*) FROM feature_tags ft WHERE ft.feature_name = f.name AND ({}))",
+                listed.join(" OR ")
+            );
+            let count = filter.tags.len();
+            conditions.push(match filter.rule {
+                TagRule::AnyOf => format!("{held} > 0"),
+                TagRule::AllOf => format!("{held} = {count}"),
+                TagRule::NoneOf => format!("{held} = 0"),
+                TagRule::NotAllOf => format!("{held} < {count}"),
+            });
+        }
         if let Some(before) = self.created_before {
             let before = conditions.bind(Value::Time(before));
             conditions.push(format!("f.created_at < {before}"));
@@ -130,7 +172,7 @@ pub async fn search(
         .await?;
     let sql = format!("SELECT COUNT(*) FROM features f {clause}");
     let total = conditions
-        .bind_count(sqlx::query_scalar(&sql))
+        .bind_scalars(sqlx::query_scalar(&sql))
         .fetch_one(conn)
         .await?;
     Ok((rows, total))
@@ -251,4 +293,30 @@ pub async fn creators(
         .bind_rows(sqlx::query_as(&sql))
         .fetch_all(conn)
         .await?)
+}
+
+/// Which of these flags are a parent of another flag, and which a child: `(parents, children)`.
+pub async fn dependency_roles(
+    conn: &mut AnyConnection,
+    names: &[String],
+) -> Result<(Vec<String>, Vec<String>), StoreError> {
+    if names.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mut roles = Vec::new();
+    for column in ["parent", "child"] {
+        let mut conditions = Conditions::default();
+        let list = name_list(&mut conditions, names);
+        let sql = format!(
+            "SELECT DISTINCT {column} FROM feature_dependencies WHERE {column} IN ({list})"
+        );
+        let found: Vec<String> = conditions
+            .bind_scalars(sqlx::query_scalar(&sql))
+            .fetch_all(&mut *conn)
+            .await?;
+        roles.push(found);
+    }
+    let children = roles.pop().unwrap_or_default();
+    let parents = roles.pop().unwrap_or_default();
+    Ok((parents, children))
 }

@@ -106,10 +106,10 @@ impl Conditions {
         query
     }
 
-    fn bind_count<'q>(
+    fn bind_scalars<'q, O>(
         &self,
-        mut query: QueryScalar<'q, Any, i64, AnyArguments<'q>>,
-    ) -> QueryScalar<'q, Any, i64, AnyArguments<'q>> {
+        mut query: QueryScalar<'q, Any, O, AnyArguments<'q>>,
+    ) -> QueryScalar<'q, Any, O, AnyArguments<'q>> {
         for value in &self.values {
             query = match value.clone() {
                 Value::Text(text) => query.bind(text),
