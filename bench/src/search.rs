@@ -54,7 +54,7 @@ const WORDS: [&str; 16] = [
 ];
 
 fn project(i: usize) -> String {
-    if i % PROJECTS == 0 {
+    if i.is_multiple_of(PROJECTS) {
         "default".to_owned()
     } else {
         format!("team-{}", i % PROJECTS)
@@ -131,6 +131,7 @@ async fn seed(store: &Store, flags: usize, events: i64) {
                     i % PROJECTS
                 )),
                 impression_data: Some(i % 5 == 0),
+                tags: None,
             };
             features::create(&mut tx, &project(i), input, &limits)
                 .await
@@ -171,8 +172,8 @@ async fn seed(store: &Store, flags: usize, events: i64) {
         for _ in 0..BATCH * 10 {
             let i = switch % flags;
             // The first pass switches each flag away from its seeded state, the next one back, and so on.
-            let away = (switch / flags) % 2 == 0;
-            let on = away != (i % 3 == 0);
+            let away = (switch / flags).is_multiple_of(2);
+            let on = away != i.is_multiple_of(3);
             features::set_enabled(
                 &mut tx,
                 &project(i),
@@ -254,12 +255,15 @@ fn start_control_plane(url: &str, flags: usize) -> Server {
             let _ = lines.send(line);
         }
     });
+    // Owned by `Server` from here, so a panic below still kills and waits for it.
+    let mut server = Server(child, String::new());
     loop {
         let line = received
             .recv_timeout(Duration::from_secs(60))
             .expect("the control plane did not start");
         if let Some(address) = line.strip_prefix("listening on ") {
-            return Server(child, format!("http://{address}"));
+            server.1 = format!("http://{address}");
+            return server;
         }
     }
 }

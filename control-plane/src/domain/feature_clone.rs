@@ -59,6 +59,8 @@ pub async fn clone(
         feature_type: FeatureType::from_stored(&source_row.feature_type),
         description: source_row.description.clone(),
         impression_data: Some(source_row.impression_data),
+        // As in Unleash, a clone starts without the source's tags.
+        tags: None,
     };
     let created = features::create(tx, project, create, limits).await?;
     let clone_row = require_live(tx.conn(), project, &created.name).await?;

@@ -47,6 +47,11 @@ fn info(feature_type: FeatureType) -> FeatureTypeInfo {
             "Gives some users access to a feature; usually long-lived.",
             None,
         ),
+        FeatureType::Sunset => (
+            "Sunset",
+            "Keeps an old behaviour for the clients that still need it until it is removed.",
+            None,
+        ),
     };
     FeatureTypeInfo {
         id: feature_type.as_str().to_owned(),

@@ -55,12 +55,13 @@ impl FeatureType {
 }
 
 /// Every flag type, in Unleash's order.
-pub const FEATURE_TYPES: [FeatureType; 5] = [
+pub const FEATURE_TYPES: [FeatureType; 6] = [
     FeatureType::Release,
     FeatureType::Experiment,
     FeatureType::Operational,
     FeatureType::KillSwitch,
     FeatureType::Permission,
+    FeatureType::Sunset,
 ];
 
 /// A flag's metadata (the answer of `POST …/features`).

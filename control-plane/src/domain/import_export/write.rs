@@ -53,6 +53,8 @@ async fn upsert_feature(
                 feature_type,
                 description: feature.description.clone(),
                 impression_data: feature.impression_data,
+                // The export's featureTags are written after the flags.
+                tags: None,
             },
             limits,
         )
