@@ -634,7 +634,8 @@ async fn types_creators_and_project_environments(db: TestDb) {
             "experiment",
             "operational",
             "kill-switch",
-            "permission"
+            "permission",
+            "sunset"
         ]
     );
     assert_eq!(types["types"][0]["lifetimeDays"], 40);
