@@ -141,7 +141,7 @@ pub async fn parent_variant_options(
     get, path = "/api/admin/projects/{projectId}/dependencies", tag = "Dependencies",
     security(("apiToken" = [])), params(ProjectPath),
     responses(
-        (status = 200, body = bool, description = "Whether any flag of the project depends on another"),
+        (status = 200, body = bool, content_type = "application/json", description = "Whether any flag of the project depends on another"),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)
     )
 )]

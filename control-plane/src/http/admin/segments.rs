@@ -133,8 +133,8 @@ pub async fn delete(
     get, path = "/api/admin/segments/{id}/strategies", tag = "Segments", security(("apiToken" = [])),
     params(SegmentPath),
     responses(
-        (status = 200, body = StrategyReferences), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody)
+        (status = 200, body = StrategyReferences), (status = 400, body = ErrorBody, description = "An id that is not a number"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)
     )
 )]
 pub async fn strategies(
