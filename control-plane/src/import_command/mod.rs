@@ -8,6 +8,7 @@ mod unleash;
 
 use crate::domain::context_fields::{self, ContextFieldInput};
 use crate::domain::environments::{self, CreateEnvironment};
+use crate::domain::first_start;
 use crate::domain::import_export::bodies::{ExportResult, ImportReport, ImportToggles};
 use crate::domain::import_export::write;
 use crate::domain::limits::Limits;
@@ -115,6 +116,9 @@ fn print_report(project: &str, environment: &str, report: &ImportReport) {
 /// Runs the command; prints what it created.
 pub async fn run(database_url: &str, limits: &Limits, args: ImportArgs) -> Result<(), ImportError> {
     let store = Store::connect(database_url).await?;
+    // A new store gets what the server's first start gives it (project `default`, its environments), so an
+    // import may be the first thing run against it.
+    first_start::seed(&store).await?;
     let actor = Actor::token("import");
     let result = match (&args.file, &args.from_unleash) {
         (Some(file), None) => {
