@@ -60,8 +60,7 @@ pub async fn serve(
         .with_state(state)
         .merge(vexil_serving::routes(serving))
         .fallback(unknown_route);
-    let app = serve::with_request_timeout(app, timeouts.request_timeout)
-        .layer(telemetry::http_trace_layer());
+    let app = serve::with_request_bounds(app, timeouts.request_timeout);
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|error| format!("cannot listen on {listen}: {error}"))?;

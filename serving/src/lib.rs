@@ -38,8 +38,8 @@ pub use state::{AdvanceError, Advanced, ServingState, SnapshotChange};
 /// `/api/frontend`, `/api/frontend/features/{name}`, `/api/frontend/client/{metrics,register}`,
 /// `/api/client/features`, `/api/client/features/{name}`, `/api/client/{register,metrics,metrics/bulk}`, with
 /// their OpenAPI paths (the handlers' `utoipa::path`): the routes and their documentation come from the same
-/// list. The frontend routes answer CORS (preflights included); every route is measured
-/// ([`telemetry::record_request`]).
+/// list. The frontend routes answer CORS (preflights included). A server mounting them measures and bounds
+/// every request with [`serve::with_request_bounds`].
 pub fn router(state: Arc<ServingState>) -> OpenApiRouter {
     let frontend = OpenApiRouter::new()
         .routes(routes!(
@@ -63,10 +63,7 @@ pub fn router(state: Arc<ServingState>) -> OpenApiRouter {
         .routes(routes!(client_api::client_register))
         .routes(routes!(client_api::client_metrics))
         .routes(routes!(client_api::client_metrics_bulk));
-    frontend
-        .merge(client)
-        .route_layer(axum::middleware::from_fn(telemetry::record_request))
-        .with_state(state)
+    frontend.merge(client).with_state(state)
 }
 
 /// The routes of [`router`] without their documentation, as a plain axum `Router`.

@@ -1,20 +1,15 @@
 //! Request metrics and logs, recorded the same way by both binaries, the Prometheus recorder they go to, and
-//! the tracing span of every HTTP request ([`http_trace_layer`]). The labels of the request metrics take only
+//! the line logged when a request is answered ([`log_answer`]). The labels of the request metrics take only
 //! bounded values (a route template or `unmatched`, a method of HTTP or `other`, a status), so no request can
 //! add a series of its own making.
 
-use axum::extract::{MatchedPath, Request};
+use axum::extract::MatchedPath;
 use axum::http::{self, Method};
-use axum::middleware::Next;
-use axum::response::Response;
 use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
-use std::time::{Duration, Instant};
-use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
-use tower_http::trace::{MakeSpan, OnResponse, TraceLayer};
-use tracing::Span;
+use std::time::Duration;
 
 /// Histogram buckets of `http_request_duration_seconds`.
 pub const LATENCY_BUCKETS: [f64; 12] = [
@@ -30,21 +25,6 @@ pub fn install_prometheus() -> Result<PrometheusHandle, BuildError> {
             &LATENCY_BUCKETS,
         )?
         .install_recorder()
-}
-
-/// How a request went, once it is answered.
-pub struct Answered {
-    pub route: Option<MatchedPath>,
-    pub method: Method,
-    pub status: u16,
-    pub elapsed_ms: f64,
-}
-
-impl Answered {
-    /// The route template, or `unmatched`.
-    pub fn route(&self) -> &str {
-        route_label(self.route.as_ref())
-    }
 }
 
 /// The `route` label of a request: the template of the route it matched, or [`UNMATCHED_ROUTE`].
@@ -125,89 +105,28 @@ fn record(route: &str, method: &Method, status: u16, seconds: f64) {
     });
 }
 
-/// Counts and times a request answered outside [`measure`] (one that timed out): the same series.
+/// Counts and times an answered request (`http_requests_total`, `http_request_duration_seconds`), by route
+/// template (or `unmatched`), method label and status: [`crate::serve::with_request_bounds`] calls it for
+/// every request.
 pub fn record_answer(route: Option<&MatchedPath>, method: &Method, status: u16, elapsed: Duration) {
     record(route_label(route), method, status, elapsed.as_secs_f64());
 }
 
-/// Counts the request by route template and status and times it; the caller logs what it returns (at its
-/// own level: the SDK routes are the hot path, the admin API is not).
-pub async fn measure(request: Request, next: Next) -> (Response, Answered) {
-    let route = request.extensions().get::<MatchedPath>().cloned();
-    let method = request.method().clone();
-    let started = Instant::now();
-    let response = next.run(request).await;
-    let elapsed = started.elapsed();
-    let answered = Answered {
-        route,
-        method,
-        status: response.status().as_u16(),
-        elapsed_ms: elapsed.as_secs_f64() * 1000.0,
-    };
-    record(
-        answered.route(),
-        &answered.method,
-        answered.status,
-        elapsed.as_secs_f64(),
-    );
-    (response, answered)
-}
-
-/// [`measure`], logged at debug level (never the headers).
-pub async fn record_request(request: Request, next: Next) -> Response {
-    let (response, a) = measure(request, next).await;
-    tracing::debug!(method = %a.method, route = a.route(), status = a.status, elapsed_ms = a.elapsed_ms, "request");
-    response
-}
-
-/// The tracing layer of an HTTP app, as [`http_trace_layer`] builds it.
-pub type HttpTraceLayer =
-    TraceLayer<SharedClassifier<ServerErrorsAsFailures>, RequestSpan, (), ResponseLog, (), (), ()>;
-
-/// A span per HTTP request ([`RequestSpan`]) and a log line when it is answered ([`ResponseLog`]); nothing
-/// else (no line at the request's start, none per body chunk, no second line for a 5xx). Apply it last to
-/// the whole app (`Router::layer` after every route and the fallback), so it wraps every request and sees
-/// the route matched.
-pub fn http_trace_layer() -> HttpTraceLayer {
-    TraceLayer::new_for_http()
-        .make_span_with(RequestSpan)
-        .on_request(())
-        .on_response(ResponseLog)
-        .on_body_chunk(())
-        .on_eos(())
-        .on_failure(())
-}
-
-/// The span of one request: `http_request` at DEBUG, with `method` and `route` (the route template, or
-/// `unmatched`: never the path, which would carry names and ids). Below DEBUG it is disabled and its fields
-/// are not computed.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RequestSpan;
-
-impl<B> MakeSpan<B> for RequestSpan {
-    fn make_span(&mut self, request: &http::Request<B>) -> Span {
-        tracing::debug_span!(
-            "http_request",
-            method = %request.method(),
-            route = route_label(request.extensions().get::<MatchedPath>()),
-        )
-    }
-}
-
-/// Logs `status` and `latency_ms` when a request is answered: at DEBUG, at WARN for a 5xx. Never the
-/// headers.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ResponseLog;
-
-impl<B> OnResponse<B> for ResponseLog {
-    fn on_response(self, response: &http::Response<B>, latency: Duration, _: &Span) {
-        let status = response.status().as_u16();
-        let latency_ms = latency.as_secs_f64() * 1000.0;
-        if response.status().is_server_error() {
-            tracing::warn!(status, latency_ms, "answered");
-        } else {
-            tracing::debug!(status, latency_ms, "answered");
-        }
+/// The line logged when a request is answered (inside its span, [`crate::serve::with_request_bounds`]):
+/// `status` and `latency_ms`, at DEBUG, at WARN for a 5xx; never the headers.
+pub fn log_answer(status: http::StatusCode, elapsed: Duration) {
+    if status.is_server_error() {
+        tracing::warn!(
+            status = status.as_u16(),
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            "answered"
+        );
+    } else {
+        tracing::debug!(
+            status = status.as_u16(),
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            "answered"
+        );
     }
 }
 
@@ -251,8 +170,8 @@ mod tests {
                 "/broken",
                 get(|| async { StatusCode::INTERNAL_SERVER_ERROR }),
             )
-            .fallback(|| async { StatusCode::NOT_FOUND })
-            .layer(http_trace_layer());
+            .fallback(|| async { StatusCode::NOT_FOUND });
+        let app = crate::serve::with_request_bounds(app, Duration::from_secs(5));
         for path in paths {
             let request = http::Request::get(*path).body(Body::empty()).unwrap();
             app.clone().oneshot(request).await.unwrap();

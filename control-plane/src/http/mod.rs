@@ -19,14 +19,14 @@ use std::time::Duration;
 use utoipa_axum::router::OpenApiRouter;
 use vexil_serving::ServingState;
 
-/// The control plane's routes with their OpenAPI paths, all measured; `split_for_parts` gives the router (to
+/// The control plane's routes with their OpenAPI paths, each request logged at info level; `split_for_parts` gives the router (to
 /// which the [`AppState`] is given) and the paths of the document ([`openapi::render`]).
 pub fn routes() -> OpenApiRouter<Arc<AppState>> {
     health::router()
         .merge(telemetry::router())
         .merge(openapi::router())
         .merge(admin::routes())
-        .route_layer(axum::middleware::from_fn(telemetry::record_request))
+        .route_layer(axum::middleware::from_fn(telemetry::log_request))
 }
 
 /// Every route under `base_path` ("" or "/x"): `routes` (from [`routes`], with its state) and the serving
@@ -48,6 +48,5 @@ pub fn router(
         _ => Router::new().nest(base_path, api).fallback(unknown_route),
     };
     let app = app.layer(DefaultBodyLimit::max(limit));
-    vexil_serving::serve::with_request_timeout(app, request_timeout)
-        .layer(vexil_serving::telemetry::http_trace_layer())
+    vexil_serving::serve::with_request_bounds(app, request_timeout)
 }

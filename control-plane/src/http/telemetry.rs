@@ -1,11 +1,12 @@
 //! Request metrics and logs, and the Prometheus endpoint.
 
 use super::AppState;
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
+use std::time::Instant;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -14,19 +15,21 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new().routes(routes!(prometheus))
 }
 
-/// [`vexil_serving::telemetry::measure`], logged at info level (never the headers).
-pub async fn record_request(request: Request, next: Next) -> Response {
-    let (response, a) = vexil_serving::telemetry::measure(request, next).await;
-    tracing::info!(method = %a.method, route = a.route(), status = a.status, elapsed_ms = a.elapsed_ms, "request");
+/// Logs an admin API request at info level when it is answered (never the headers); its metrics and its
+/// DEBUG line are recorded for every request by `vexil_serving::serve::with_request_bounds`.
+pub async fn log_request(request: Request, next: Next) -> Response {
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let method = request.method().clone();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    tracing::info!(
+        method = %method,
+        route = vexil_serving::telemetry::route_label(route.as_ref()),
+        status = response.status().as_u16(),
+        elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+        "request"
+    );
     response
-}
-
-/// Counts a request no route matched (404) or whose method the route lacks (405), under the bounded labels
-/// of `vexil_serving::telemetry` (route `unmatched`, a made-up method as `other`).
-pub fn record_unrouted(method: &axum::http::Method, status: u16) {
-    use vexil_serving::telemetry::{method_label, UNMATCHED_ROUTE};
-    metrics::counter!("http_requests_total", "route" => UNMATCHED_ROUTE, "method" => method_label(method), "status" => status.to_string())
-        .increment(1);
 }
 
 /// Prometheus text exposition.

@@ -22,6 +22,8 @@ async fn health_ready_and_prometheus() {
         .send("GET", "/api/admin/projects", None, None)
         .await
         .expect(401);
+    server.get("/api/admin/no-such-thing/42").await.expect(404);
+    server.send("FROB", "/api/admin/projects", None, None).await;
     let response = server
         .client
         .get(format!("{}/internal-backstage/prometheus", server.base))
@@ -30,10 +32,17 @@ async fn health_ready_and_prometheus() {
         .unwrap();
     assert_eq!(response.status().as_u16(), 200);
     let text = response.text().await.unwrap();
+    assert!(
+        !text.contains("no-such-thing") && !text.contains("FROB"),
+        "{text}"
+    );
     for expected in [
         r#"http_requests_total{route="/api/admin/projects",method="GET",status="200"} 1"#,
         r#"http_requests_total{route="/api/admin/projects",method="GET",status="401"} 1"#,
         r#"http_request_duration_seconds_bucket{route="/api/admin/projects",method="GET",le="+Inf"} 2"#,
+        // A path no route takes is counted under one label, never its own path; a made-up method too.
+        r#"http_requests_total{route="unmatched",method="GET",status="404"} 1"#,
+        r#"method="other""#,
         "store_errors_total 0",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
