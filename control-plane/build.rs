@@ -1,6 +1,6 @@
 //! Records the git revision of the build as `VEXIL_GIT_REVISION` (reported by ui-config as
 //! `versionInfo.current.oss`): the variable itself when set at build time, else `git rev-parse HEAD`, else
-//! "unknown" (a build outside a git checkout).
+//! "unknown" (a build outside a git checkout); and rebuilds when a migration changes.
 
 use std::process::Command;
 
@@ -15,6 +15,9 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     println!("cargo:rerun-if-env-changed=VEXIL_GIT_REVISION");
+    // `sqlx::migrate!` embeds these folders; cargo does not watch them by itself.
+    println!("cargo:rerun-if-changed=migrations");
+    println!("cargo:rerun-if-changed=migrations-postgres");
     let revision = std::env::var("VEXIL_GIT_REVISION")
         .ok()
         .filter(|value| !value.is_empty())

@@ -131,10 +131,13 @@ impl Store {
                     .acquire_timeout(Duration::from_secs(10))
                     .connect_with(options)
                     .await?;
-                sqlx::migrate!("./migrations")
-                    .run(&pool)
-                    .await
-                    .map_err(sqlx::Error::from)?;
+                // Both folders record into the same table, so each ignores the other's versions.
+                let mut common = sqlx::migrate!("./migrations");
+                common.set_ignore_missing(true);
+                common.run(&pool).await.map_err(sqlx::Error::from)?;
+                let mut postgres_only = sqlx::migrate!("./migrations-postgres");
+                postgres_only.set_ignore_missing(true);
+                postgres_only.run(&pool).await.map_err(sqlx::Error::from)?;
                 (pool.clone(), pool)
             }
         };
