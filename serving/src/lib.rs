@@ -7,11 +7,12 @@
 //! [`client_api`] the thin handlers, [`response`] how they write answers; [`usage`] the SDKs' register and
 //! metrics bodies; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
 //! metrics both binaries record and their Prometheus recorder; [`shutdown`] the signals both stop on;
-//! [`serve`] the HTTP server loop both run, with its time bounds.
+//! [`serve`] the HTTP server loop both run, with its time bounds (its header read timer in `connection_timer`).
 //!
 //! This root only assembles the routes: the modules never import from it.
 
 pub mod client_api;
+mod connection_timer;
 pub mod evaluation_counters;
 pub mod extract;
 pub mod frontend;

@@ -18,12 +18,13 @@ use axum::http::Method;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tower::ServiceExt as _;
 use vexil_shared::{ApiError, ErrorKind};
 
+use crate::connection_timer::ConnectionTimer;
 use crate::telemetry;
 
 /// Default of `--request-timeout`: far above any answer of this API (the slowest, the metrics views over
@@ -209,10 +210,6 @@ pub async fn serve(
     header_read_timeout: Duration,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
-    let mut connections = hyper::server::conn::http1::Builder::new();
-    connections
-        .timer(TokioTimer::new())
-        .header_read_timeout(header_read_timeout);
     let graceful = GracefulShutdown::new();
     let mut shutdown = pin!(shutdown);
     loop {
@@ -233,8 +230,12 @@ pub async fn serve(
                 .insert(ConnectInfo::<SocketAddr>(peer));
             app.clone().oneshot(request)
         });
-        let connection =
-            graceful.watch(connections.serve_connection(TokioIo::new(stream), service));
+        // A builder per connection, so that its sleeps share one timer (`ConnectionTimer`).
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(ConnectionTimer::default())
+            .header_read_timeout(header_read_timeout)
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 // A client that went away or sent too slowly or badly: nothing for the server to do.
