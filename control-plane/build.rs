@@ -18,6 +18,7 @@ fn main() {
     // `sqlx::migrate!` embeds these folders; cargo does not watch them by itself.
     println!("cargo:rerun-if-changed=migrations");
     println!("cargo:rerun-if-changed=migrations-postgres");
+    println!("cargo:rerun-if-changed=migrations-sqlite");
     let revision = std::env::var("VEXIL_GIT_REVISION")
         .ok()
         .filter(|value| !value.is_empty())

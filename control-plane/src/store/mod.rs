@@ -118,10 +118,13 @@ impl Store {
         let (read, write) = match backend {
             Backend::Sqlite => {
                 let write = sqlite_pool(1).connect_with(options.clone()).await?;
-                sqlx::migrate!("./migrations")
-                    .run(&write)
-                    .await
-                    .map_err(sqlx::Error::from)?;
+                // Both folders record into the same table, so each ignores the other's versions.
+                let mut common = sqlx::migrate!("./migrations");
+                common.set_ignore_missing(true);
+                common.run(&write).await.map_err(sqlx::Error::from)?;
+                let mut sqlite_only = sqlx::migrate!("./migrations-sqlite");
+                sqlite_only.set_ignore_missing(true);
+                sqlite_only.run(&write).await.map_err(sqlx::Error::from)?;
                 let read = sqlite_pool(4).connect_with(options).await?;
                 (read, write)
             }

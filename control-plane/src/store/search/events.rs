@@ -26,10 +26,21 @@ pub struct EventSearch {
 }
 
 impl EventSearch {
-    fn conditions(&self) -> Conditions {
+    /// On SQLite, a text of three characters or more is looked up in the `events_text` trigram index
+    /// (migrations-sqlite); on Postgres, `LIKE` uses the trigram indexes of migrations-postgres.
+    fn conditions(&self, sqlite: bool) -> Conditions {
         let mut conditions = Conditions::default();
         if let Some(text) = &self.text {
-            conditions.containing(&["data", "pre_data"], std::slice::from_ref(text));
+            if sqlite && text.chars().count() >= 3 {
+                // An FTS5 string (a phrase: the text as one substring), its quotes doubled.
+                let phrase = format!("\"{}\"", text.replace('"', "\"\""));
+                let phrase = conditions.bind(Value::Text(phrase));
+                conditions.push(format!(
+                    "id IN (SELECT rowid FROM events_text WHERE events_text MATCH {phrase})"
+                ));
+            } else {
+                conditions.containing(&["data", "pre_data"], std::slice::from_ref(text));
+            }
         }
         if let Some(ids) = &self.ids {
             conditions.matching("id", &map_match(ids, |id| Value::Integer(*id)));
@@ -67,7 +78,7 @@ pub async fn search(
     conn: &mut AnyConnection,
     search: &EventSearch,
 ) -> Result<(Vec<EventRow>, i64), StoreError> {
-    let conditions = search.conditions();
+    let conditions = search.conditions(conn.backend_name() == "SQLite");
     let clause = conditions.clause();
     let sql = format!(
         "SELECT {COLUMNS} FROM events {clause} ORDER BY id DESC LIMIT {} OFFSET {}",
