@@ -1,12 +1,15 @@
 //! [`ServingState`]: what the SDK-facing handlers read, shared by every request, and how its snapshot
 //! advances ([`ServingState::advance`]).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
+use tokio::sync::watch;
 use vexil_proto::v1;
 use vexil_shared::{ApiError, CompileOptions, ErrorKind};
 
+use crate::change_feed;
 use crate::snapshot::{RevisionGap, ServingSnapshot};
 use crate::usage::{Usage, UsageSink};
 
@@ -22,6 +25,63 @@ pub struct ServingState {
     /// Authentication `none` (API.md §2): a call without an `Authorization` header acts as a token for
     /// every project in `development`.
     pub anonymous: bool,
+    /// The revision served, announced after each advance: what the streams wait on.
+    pub revisions: watch::Sender<u64>,
+    /// The open change streams and how many may be open (`--max-streams`).
+    pub streams: Arc<StreamSlots>,
+    /// Set when the server stops: every change stream ends, so that graceful shutdown does not wait on them.
+    pub closing: watch::Sender<bool>,
+}
+
+/// Default of `--max-streams`: change streams one server holds open (see BENCHMARKS.md); past it a new
+/// client is told to poll.
+pub const DEFAULT_MAX_STREAMS: usize = 20_000;
+
+/// A bounded count of open change streams.
+#[derive(Debug)]
+pub struct StreamSlots {
+    open: AtomicUsize,
+    pub max: usize,
+}
+
+impl Default for StreamSlots {
+    fn default() -> Self {
+        StreamSlots::new(DEFAULT_MAX_STREAMS)
+    }
+}
+
+impl StreamSlots {
+    pub fn new(max: usize) -> StreamSlots {
+        StreamSlots {
+            open: AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    /// A slot, held until the returned guard drops; `None` when `max` are open.
+    pub fn take(self: &Arc<Self>) -> Option<StreamSlot> {
+        let taken = self
+            .open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < self.max).then_some(open + 1)
+            });
+        taken.ok().map(|_| StreamSlot(self.clone()))
+    }
+
+    /// How many streams are open.
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Acquire)
+    }
+}
+
+/// One open stream's slot; released on drop.
+#[derive(Debug)]
+pub struct StreamSlot(Arc<StreamSlots>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl ServingState {
@@ -33,7 +93,21 @@ impl ServingState {
             usage: None,
             count_evaluations: false,
             anonymous: false,
+            revisions: watch::Sender::new(0),
+            streams: Arc::default(),
+            closing: watch::Sender::new(false),
         }
+    }
+
+    /// At most `max` change streams open at once (`--max-streams`).
+    pub fn with_max_streams(mut self, max: usize) -> ServingState {
+        self.streams = Arc::new(StreamSlots::new(max));
+        self
+    }
+
+    /// Ends every change stream (open or opened later): called when the server stops.
+    pub fn close_streams(&self) {
+        self.closing.send_replace(true);
     }
 
     /// The SDKs' register and metrics posts go to `sink`.
@@ -73,7 +147,17 @@ impl ServingState {
         let _entered = span.enter();
         let started = std::time::Instant::now();
         let next = match change {
-            SnapshotChange::Full(full) => ServingSnapshot::from_full(full, options),
+            SnapshotChange::Full(full) => {
+                let mut next = ServingSnapshot::from_full(full, options);
+                if let Some(current) = self.current.load_full() {
+                    if current.revision <= next.revision {
+                        next.changes = current
+                            .changes
+                            .followed_by(change_feed::difference(&current, &next));
+                    }
+                }
+                next
+            }
             SnapshotChange::Delta(delta) => {
                 let current = self.current.load_full();
                 let current = current.as_deref().ok_or(AdvanceError::NoSnapshot)?;
@@ -83,6 +167,7 @@ impl ServingState {
         tracing::debug!(revision = next.revision, elapsed = ?started.elapsed(), "snapshot compiled");
         let current = Arc::new(next);
         let replaced = self.current.swap(Some(current.clone()));
+        self.revisions.send_replace(current.revision);
         Ok(Advanced { current, replaced })
     }
 
