@@ -37,7 +37,9 @@ use utoipa_axum::routes;
 
 pub use response::{json_response, revision_header, REVISION_HEADER};
 pub use snapshot::{ServingSnapshot, Settings, TokenGrant};
-pub use state::{AdvanceError, Advanced, ServingState, SnapshotChange, DEFAULT_MAX_STREAMS};
+pub use state::{
+    AdvanceError, Advanced, ServingState, SnapshotChange, StreamArgs, DEFAULT_MAX_STREAMS,
+};
 
 /// `/api/frontend`, `/api/frontend/features/{name}`, `/api/frontend/client/{metrics,register}`,
 /// `/api/client/features`, `/api/client/features/{name}`, `/api/client/{register,metrics,metrics/bulk}`, with

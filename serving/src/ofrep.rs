@@ -21,7 +21,7 @@ use std::hash::Hasher;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequestParts, Path, RawQuery, State};
+use axum::extract::{FromRequestParts, OriginalUri, Path, RawQuery, State};
 use axum::http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -411,6 +411,7 @@ pub async fn evaluate_flags(
     State(state): State<Arc<ServingState>>,
     OfrepBulkScope(scope): OfrepBulkScope,
     ClientIp(ip): ClientIp,
+    OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, OfrepError> {
@@ -450,15 +451,20 @@ pub async fn evaluate_flags(
         revision_header(&mut response, revision);
         response
     } else {
+        // Beside this route, under the same base path (the control plane's `--base-path`, a proxy's).
+        let base = uri
+            .path()
+            .strip_suffix("/ofrep/v1/evaluate/flags")
+            .unwrap_or("");
         let channel = channel_of(scope.token.as_ref().map(|(hash, _)| hash));
+        let request_uri = serde_json::to_string(&format!("{base}{EVENTS_PATH}?channel={channel}"))
+            .map_err(|_| ApiError::internal())?;
         let mut body = Vec::with_capacity(flags.len() + 160);
         body.extend_from_slice(b"{\"flags\":");
         body.extend_from_slice(&flags);
-        body.extend_from_slice(b",\"eventStreams\":[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":\"");
-        body.extend_from_slice(EVENTS_PATH.as_bytes());
-        body.extend_from_slice(b"?channel=");
-        body.extend_from_slice(channel.as_bytes());
-        body.extend_from_slice(b"\"}}]}");
+        body.extend_from_slice(b",\"eventStreams\":[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":");
+        body.extend_from_slice(request_uri.as_bytes());
+        body.extend_from_slice(b"}}]}");
         json_response(StatusCode::OK, body, revision)
     };
     let answer = response.headers_mut();

@@ -37,6 +37,23 @@ pub struct ServingState {
 /// client is told to poll.
 pub const DEFAULT_MAX_STREAMS: usize = 20_000;
 
+/// `--max-streams`, a flag of both binaries (`#[command(flatten)]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
+pub struct StreamArgs {
+    /// Most change streams (`/api/client/streaming`, `/ofrep/v1/events`) open at once; past it a streaming
+    /// SDK is told to poll (`fetch-mode: polling`) and an OFREP client gets 429.
+    #[arg(long, env = "VEXIL_MAX_STREAMS", default_value_t = DEFAULT_MAX_STREAMS)]
+    pub max_streams: usize,
+}
+
+impl Default for StreamArgs {
+    fn default() -> Self {
+        StreamArgs {
+            max_streams: DEFAULT_MAX_STREAMS,
+        }
+    }
+}
+
 /// A bounded count of open change streams.
 #[derive(Debug)]
 pub struct StreamSlots {
@@ -169,6 +186,23 @@ impl ServingState {
         let replaced = self.current.swap(Some(current.clone()));
         self.revisions.send_replace(current.revision);
         Ok(Advanced { current, replaced })
+    }
+
+    /// Serves `next` (a snapshot built elsewhere: the edge's cache file, an offline features file) in place
+    /// of the current one, with the change feed continued by their difference, and announces it.
+    pub fn install(&self, mut next: ServingSnapshot) {
+        if let Some(current) = self.current.load_full() {
+            if current.revision <= next.revision {
+                next.changes = current
+                    .changes
+                    .followed_by(change_feed::difference(&current, &next));
+            }
+        } else {
+            next.changes = change_feed::ChangeLog::starting_at(next.revision);
+        }
+        let revision = next.revision;
+        self.current.store(Some(Arc::new(next)));
+        self.revisions.send_replace(revision);
     }
 
     /// Hands an SDK post's usage to the sink; without one it is accepted and dropped.
