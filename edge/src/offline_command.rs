@@ -74,7 +74,8 @@ pub async fn run(args: OfflineArgs) -> Result<(), String> {
         tokens,
         options,
     };
-    let serving = Arc::new(ServingState::new(args.trust_proxy).with_max_streams(args.streams.max_streams));
+    let serving =
+        Arc::new(ServingState::new(args.trust_proxy).with_max_streams(args.streams.max_streams));
     let (mut seen, first) = offline.read(1)?;
     serving.install(first);
     let status = Arc::new(UpstreamStatus::default());

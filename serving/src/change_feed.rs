@@ -193,7 +193,10 @@ mod tests {
             .followed_by(change(4, 7, "development", "b"))
             .followed_by(change(7, 8, "production", "c"));
         assert_eq!(log.end(), 8);
-        assert_eq!(names(&log.touched_since(3, "development").unwrap()), ["a", "b"]);
+        assert_eq!(
+            names(&log.touched_since(3, "development").unwrap()),
+            ["a", "b"]
+        );
         assert_eq!(names(&log.touched_since(4, "development").unwrap()), ["b"]);
         assert_eq!(
             names(&log.touched_since(5, "development").unwrap()),
@@ -201,8 +204,14 @@ mod tests {
             "inside an advance: the whole advance"
         );
         assert!(log.touched_since(8, "development").unwrap().is_empty());
-        assert!(log.touched_since(2, "development").is_none(), "older than kept");
-        assert!(log.touched_since(9, "development").is_none(), "newer than known");
+        assert!(
+            log.touched_since(2, "development").is_none(),
+            "older than kept"
+        );
+        assert!(
+            log.touched_since(9, "development").is_none(),
+            "newer than known"
+        );
     }
 
     #[test]

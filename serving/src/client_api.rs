@@ -183,7 +183,11 @@ pub(crate) fn insert_etag(response: &mut Response, etag: &str) {
     }
 }
 
-pub(crate) fn filter_of(scope: &Scope, query: &str, headers: &HeaderMap) -> Result<Filter, ApiError> {
+pub(crate) fn filter_of(
+    scope: &Scope,
+    query: &str,
+    headers: &HeaderMap,
+) -> Result<Filter, ApiError> {
     let mut projects = Vec::new();
     let mut name_prefix = None;
     let mut tags = Vec::new();

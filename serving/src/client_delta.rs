@@ -29,7 +29,11 @@ use crate::state::ServingState;
 
 /// One event of the delta format.
 #[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum DeltaEvent<'s> {
     Hydration {
         event_id: u64,
@@ -63,15 +67,14 @@ pub struct DeltaBody<'s> {
 
 /// The events that bring a client at `since` (none: a new client) to `scope`'s snapshot. Every event carries
 /// the snapshot's revision as its `eventId`.
-pub(crate) fn delta_events<'s>(scope: &'s Scope, filter: &Filter, since: Option<u64>) -> Vec<DeltaEvent<'s>> {
+pub(crate) fn delta_events<'s>(
+    scope: &'s Scope,
+    filter: &Filter,
+    since: Option<u64>,
+) -> Vec<DeltaEvent<'s>> {
     let revision = scope.snapshot.revision;
     let view = &scope.environment;
-    let touched = since.and_then(|since| {
-        scope
-            .snapshot
-            .changes
-            .touched_since(since, &view.name)
-    });
+    let touched = since.and_then(|since| scope.snapshot.changes.touched_since(since, &view.name));
     let Some(touched) = touched else {
         return vec![DeltaEvent::Hydration {
             event_id: revision,
@@ -95,7 +98,11 @@ pub(crate) fn delta_events<'s>(scope: &'s Scope, filter: &Filter, since: Option<
         }
     }
     for (name, projects_before) in &touched.features {
-        match view.features.get(name).filter(|f| visible(scope, filter, f)) {
+        match view
+            .features
+            .get(name)
+            .filter(|f| visible(scope, filter, f))
+        {
             Some(feature) => events.push(DeltaEvent::FeatureUpdated {
                 event_id: revision,
                 feature: client_feature(feature, &view.segments, SegmentMode::ById),
@@ -238,7 +245,9 @@ fn updated_event(
 }
 
 /// An SSE answer with a keep-alive comment every [`KEEP_ALIVE`].
-pub fn sse_response(events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -> Response {
+pub fn sse_response(
+    events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static,
+) -> Response {
     Sse::new(events)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
         .into_response()

@@ -155,12 +155,18 @@ fn context_of(body: &[u8], client_ip: Option<String>) -> Result<Context, Context
         let value: Value = serde_json::from_slice(body)
             .map_err(|error| ContextError::Parse(format!("the body is not JSON: {error}")))?;
         let Value::Object(mut request) = value else {
-            return Err(ContextError::Invalid("the body must be a JSON object".to_owned()));
+            return Err(ContextError::Invalid(
+                "the body must be a JSON object".to_owned(),
+            ));
         };
         match request.remove("context") {
             None | Some(Value::Null) => {}
             Some(Value::Object(context)) => fill_context(&mut ctx, context)?,
-            Some(_) => return Err(ContextError::Invalid("context must be an object".to_owned())),
+            Some(_) => {
+                return Err(ContextError::Invalid(
+                    "context must be an object".to_owned(),
+                ))
+            }
         }
     }
     if ctx.remote_address.is_none() {
@@ -175,7 +181,9 @@ fn fill_context(ctx: &mut Context, context: Map<String, Value>) -> Result<(), Co
     for (key, value) in context {
         if key == "properties" {
             let Value::Object(properties) = value else {
-                return Err(ContextError::Invalid("properties must be an object".to_owned()));
+                return Err(ContextError::Invalid(
+                    "properties must be an object".to_owned(),
+                ));
             };
             for (name, value) in properties {
                 let text = scalar(&name, &value)?;
@@ -308,10 +316,15 @@ fn evaluate<'s>(
             .map_or_else(|| Value::String(variant.name.to_owned()), payload_value);
         (value, variant.name)
     } else {
-        let name = if toggle.enabled { "enabled" } else { "disabled" };
+        let name = if toggle.enabled {
+            "enabled"
+        } else {
+            "disabled"
+        };
         (Value::Bool(toggle.enabled), name)
     };
-    let several_variants = feature.variants.len() > 1 || strategies.iter().any(|s| s.variants.len() > 1);
+    let several_variants =
+        feature.variants.len() > 1 || strategies.iter().any(|s| s.variants.len() > 1);
     let reason = if !feature.enabled {
         "DISABLED"
     } else if !toggle.enabled {
@@ -462,7 +475,9 @@ pub async fn evaluate_flags(
         let mut body = Vec::with_capacity(flags.len() + 160);
         body.extend_from_slice(b"{\"flags\":");
         body.extend_from_slice(&flags);
-        body.extend_from_slice(b",\"eventStreams\":[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":");
+        body.extend_from_slice(
+            b",\"eventStreams\":[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":",
+        );
         body.extend_from_slice(request_uri.as_bytes());
         body.extend_from_slice(b"}}]}");
         json_response(StatusCode::OK, body, revision)

@@ -95,7 +95,11 @@ impl EnvironmentView {
 
     /// An environment without flags or segments (one a token names but the snapshot does not hold).
     pub fn empty(name: &str) -> EnvironmentView {
-        EnvironmentView::from_document(name, FeaturesDocument::default(), &CompileOptions::default())
+        EnvironmentView::from_document(
+            name,
+            FeaturesDocument::default(),
+            &CompileOptions::default(),
+        )
     }
 
     /// The project of a flag, if the flag exists here.
@@ -190,9 +194,8 @@ impl ServingSnapshot {
         };
         for change in delta.environments {
             let previous = environments.get(&change.environment);
-            let project_before = |name: &str| {
-                previous.and_then(|view| view.project_of(name).map(str::to_owned))
-            };
+            let project_before =
+                |name: &str| previous.and_then(|view| view.project_of(name).map(str::to_owned));
             let mut record = EnvironmentChange::default();
             for name in change
                 .removed_features
@@ -203,7 +206,9 @@ impl ServingSnapshot {
                     .features
                     .push((name.as_str().into(), project_before(name)));
             }
-            record.segments.extend(change.removed_segments.iter().copied());
+            record
+                .segments
+                .extend(change.removed_segments.iter().copied());
             record
                 .segments
                 .extend(change.upserted_segments.iter().map(|s| s.id));

@@ -53,7 +53,14 @@ async fn delta_polling_hydrates_then_answers_304_then_only_the_changes() {
     let body: Value = first.json().await.unwrap();
     assert_eq!(
         hydrated_names(&body),
-        ["beta-users", "colour", "limits", "off", "on-for-all", "other-flag"]
+        [
+            "beta-users",
+            "colour",
+            "limits",
+            "off",
+            "on-for-all",
+            "other-flag"
+        ]
     );
     let hydration = &body["events"][0];
     assert_eq!(hydration["eventId"], 3);
@@ -77,7 +84,9 @@ async fn delta_polling_hydrates_then_answers_304_then_only_the_changes() {
     let revision = server.advance(|d| {
         flags_changed(
             d,
-            vec![feature(json!({"name": "on-for-all", "project": "default", "enabled": false}))],
+            vec![feature(
+                json!({"name": "on-for-all", "project": "default", "enabled": false}),
+            )],
             &["beta-users"],
         );
         d.environments[0].upserted_segments = vec![vexil_proto::v1::Segment {
@@ -105,10 +114,18 @@ async fn delta_polling_hydrates_then_answers_304_then_only_the_changes() {
     assert!(events.iter().all(|e| e["eventId"] == 4));
 
     // A revision the server never served, or none: a hydration.
-    let unknown: Value = delta(&server, CLIENT, Some("\"99\"")).await.json().await.unwrap();
+    let unknown: Value = delta(&server, CLIENT, Some("\"99\""))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(hydrated_names(&unknown).len(), 5);
     // A token of another project sees nothing of project default's changes.
-    let scoped: Value = delta(&server, CLIENT_OTHER, Some("\"3\"")).await.json().await.unwrap();
+    let scoped: Value = delta(&server, CLIENT_OTHER, Some("\"3\""))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(types(&scoped), ["segment-updated"], "{scoped}");
     // Frontend and admin tokens are refused as on /api/client/features.
     assert_eq!(delta(&server, FRONTEND, None).await.status(), 403);
@@ -145,7 +162,9 @@ async fn a_stream_hydrates_then_sends_each_change_and_ends_when_its_token_is_rev
     server.advance(|d| {
         flags_changed(
             d,
-            vec![feature(json!({"name": "off", "project": "default", "enabled": true}))],
+            vec![feature(
+                json!({"name": "off", "project": "default", "enabled": true}),
+            )],
             &[],
         )
     });
@@ -192,7 +211,10 @@ async fn past_max_streams_a_client_is_told_to_poll_and_closing_ends_the_streams(
     assert_eq!(first.next(SECOND).await.unwrap().event, "unleash-connected");
     let mut second = SseReader::new(stream(&server, CLIENT, None).await);
     let told = second.next(SECOND).await.unwrap();
-    assert_eq!((told.event.as_str(), told.data.as_str()), ("fetch-mode", "polling"));
+    assert_eq!(
+        (told.event.as_str(), told.data.as_str()),
+        ("fetch-mode", "polling")
+    );
     assert!(second.next(SECOND).await.is_none());
 
     server.state.close_streams();
@@ -215,6 +237,9 @@ async fn a_stream_ends_when_its_token_expires() {
         }]
     });
     let mut events = SseReader::new(stream(&server, secret, None).await);
-    assert_eq!(events.next(SECOND).await.unwrap().event, "unleash-connected");
+    assert_eq!(
+        events.next(SECOND).await.unwrap().event,
+        "unleash-connected"
+    );
     assert!(events.next(2 * SECOND).await.is_none(), "ended at expiry");
 }

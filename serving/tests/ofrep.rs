@@ -11,7 +11,12 @@ use vexil_serving::ServingState;
 
 const SECOND: Duration = Duration::from_secs(1);
 
-async fn evaluate(server: &Server, key: &str, token: Option<&str>, body: &str) -> reqwest::Response {
+async fn evaluate(
+    server: &Server,
+    key: &str,
+    token: Option<&str>,
+    body: &str,
+) -> reqwest::Response {
     let mut request = server
         .http
         .post(server.url(&format!("/ofrep/v1/evaluate/flags/{key}")))
@@ -51,21 +56,54 @@ async fn single_flags_answer_value_variant_reason_and_metadata() {
         .json()
         .await
         .unwrap();
-    assert_eq!((beta["value"].clone(), beta["reason"].clone()), (json!(true), json!("TARGETING_MATCH")));
-    let not_beta: Value = evaluate(&server, "beta-users", Some(CLIENT), r#"{"context":{"plan":"free"}}"#)
+    assert_eq!(
+        (beta["value"].clone(), beta["reason"].clone()),
+        (json!(true), json!("TARGETING_MATCH"))
+    );
+    let not_beta: Value = evaluate(
+        &server,
+        "beta-users",
+        Some(CLIENT),
+        r#"{"context":{"plan":"free"}}"#,
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        (not_beta["value"].clone(), not_beta["reason"].clone()),
+        (json!(false), json!("DEFAULT"))
+    );
+    let off: Value = evaluate(&server, "off", Some(CLIENT), "")
         .await
         .json()
         .await
         .unwrap();
-    assert_eq!((not_beta["value"].clone(), not_beta["reason"].clone()), (json!(false), json!("DEFAULT")));
-    let off: Value = evaluate(&server, "off", Some(CLIENT), "").await.json().await.unwrap();
-    assert_eq!((off["value"].clone(), off["reason"].clone()), (json!(false), json!("DISABLED")));
-    let colour: Value = evaluate(&server, "colour", Some(CLIENT), context).await.json().await.unwrap();
+    assert_eq!(
+        (off["value"].clone(), off["reason"].clone()),
+        (json!(false), json!("DISABLED"))
+    );
+    let colour: Value = evaluate(&server, "colour", Some(CLIENT), context)
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(colour["reason"], "SPLIT");
-    let expected = if colour["variant"] == "blue" { "#00f" } else { "#f00" };
+    let expected = if colour["variant"] == "blue" {
+        "#00f"
+    } else {
+        "#f00"
+    };
     assert_eq!(colour["value"], expected, "{colour}");
-    let limits: Value = evaluate(&server, "limits", Some(CLIENT), "{}").await.json().await.unwrap();
-    assert_eq!((limits["value"].clone(), limits["variant"].clone()), (json!({"max": 10}), json!("big")));
+    let limits: Value = evaluate(&server, "limits", Some(CLIENT), "{}")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (limits["value"].clone(), limits["variant"].clone()),
+        (json!({"max": 10}), json!("big"))
+    );
     // The same answer as the frontend API's engine: `colour` for this user.
     let frontend: Value = server
         .http
@@ -86,7 +124,10 @@ async fn errors_follow_the_protocol() {
     let missing = evaluate(&server, "no-such-flag", Some(CLIENT), "{}").await;
     assert_eq!(missing.status(), 404);
     let body: Value = missing.json().await.unwrap();
-    assert_eq!((body["key"].clone(), body["errorCode"].clone()), (json!("no-such-flag"), json!("FLAG_NOT_FOUND")));
+    assert_eq!(
+        (body["key"].clone(), body["errorCode"].clone()),
+        (json!("no-such-flag"), json!("FLAG_NOT_FOUND"))
+    );
     assert!(body["errorDetails"].is_string());
     // Out of the token's projects: not found either.
     let hidden = evaluate(&server, "on-for-all", Some(CLIENT_OTHER), "{}").await;
@@ -112,7 +153,11 @@ async fn errors_follow_the_protocol() {
         assert!(answer.bytes().await.unwrap().is_empty(), "no body");
     }
     let client_on_bulk = bulk(&server, CLIENT, "{}", None).await;
-    assert_eq!(client_on_bulk.status(), 403, "the bulk call takes frontend tokens");
+    assert_eq!(
+        client_on_bulk.status(),
+        403,
+        "the bulk call takes frontend tokens"
+    );
     assert!(client_on_bulk.bytes().await.unwrap().is_empty());
     let bad_bulk = bulk(&server, FRONTEND, "[1", None).await;
     assert_eq!(bad_bulk.status(), 400);
@@ -136,16 +181,39 @@ async fn bulk_answers_every_flag_with_an_etag_and_an_event_stream_that_announces
         .iter()
         .map(|f| f["key"].as_str().unwrap())
         .collect();
-    assert_eq!(keys, ["beta-users", "colour", "limits", "off", "on-for-all", "other-flag"]);
-    assert_eq!(body["flags"][5]["value"], true, "the segment matches country=se");
+    assert_eq!(
+        keys,
+        [
+            "beta-users",
+            "colour",
+            "limits",
+            "off",
+            "on-for-all",
+            "other-flag"
+        ]
+    );
+    assert_eq!(
+        body["flags"][5]["value"], true,
+        "the segment matches country=se"
+    );
     let stream = &body["eventStreams"][0];
     assert_eq!(stream["type"], "sse");
-    let uri = stream["endpoint"]["requestUri"].as_str().unwrap().to_owned();
+    let uri = stream["endpoint"]["requestUri"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(uri.starts_with("/ofrep/v1/events?channel="), "{uri}");
-    assert!(!uri.contains("frontend-secret"), "the URL carries no secret");
+    assert!(
+        !uri.contains("frontend-secret"),
+        "the URL carries no secret"
+    );
 
     // Without a targeting key, the flag that needs one fails alone.
-    let anonymous: Value = bulk(&server, FRONTEND, "{}", None).await.json().await.unwrap();
+    let anonymous: Value = bulk(&server, FRONTEND, "{}", None)
+        .await
+        .json()
+        .await
+        .unwrap();
     let colour = anonymous["flags"]
         .as_array()
         .unwrap()
@@ -164,7 +232,9 @@ async fn bulk_answers_every_flag_with_an_etag_and_an_event_stream_that_announces
     server.advance(|d| {
         flags_changed(
             d,
-            vec![feature(json!({"name": "off", "project": "default", "enabled": true}))],
+            vec![feature(
+                json!({"name": "off", "project": "default", "enabled": true}),
+            )],
             &[],
         )
     });
@@ -185,7 +255,6 @@ async fn bulk_answers_every_flag_with_an_etag_and_an_event_stream_that_announces
         .await
         .unwrap();
     assert_eq!(unknown.status(), 401);
-
 }
 
 #[tokio::test]
@@ -195,8 +264,18 @@ async fn evaluations_are_counted_like_the_frontend_apis() {
     for _ in 0..2 {
         assert_eq!(bulk(&server, FRONTEND, context, None).await.status(), 200);
     }
-    assert_eq!(evaluate(&server, "off", Some(CLIENT), context).await.status(), 200);
-    assert_eq!(evaluate(&server, "on-for-all", Some(CLIENT), context).await.status(), 200);
+    assert_eq!(
+        evaluate(&server, "off", Some(CLIENT), context)
+            .await
+            .status(),
+        200
+    );
+    assert_eq!(
+        evaluate(&server, "on-for-all", Some(CLIENT), context)
+            .await
+            .status(),
+        200
+    );
     let view = server.state.current.load_full().unwrap().environments["development"].clone();
     let mut counted = std::collections::BTreeMap::new();
     view.evaluations.harvest(&view.engine, |flag, yes, no| {

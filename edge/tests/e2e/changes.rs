@@ -128,9 +128,17 @@ fn expected_ofrep(toggle: Option<&Value>) -> (&'static str, Value) {
     match payload["type"].as_str() {
         Some("json") => (
             "object",
-            serde_json::from_str(payload["value"].as_str().unwrap_or("null")).unwrap_or(Value::Null),
+            serde_json::from_str(payload["value"].as_str().unwrap_or("null"))
+                .unwrap_or(Value::Null),
         ),
-        Some("number") => ("number", payload["value"].as_str().unwrap_or("").parse::<f64>().map_or(Value::Null, |n| json!(n))),
+        Some("number") => (
+            "number",
+            payload["value"]
+                .as_str()
+                .unwrap_or("")
+                .parse::<f64>()
+                .map_or(Value::Null, |n| json!(n)),
+        ),
         Some(_) => ("string", payload["value"].clone()),
         None => ("string", variant["name"].clone()),
     }
@@ -146,7 +154,8 @@ async fn openfeature_with_the_ofrep_provider_on_an_edge_agrees_with_eval() {
     let mut reported = Vec::new();
     for context in contexts() {
         // OpenFeature's context: the targeting key, and every other field at the top level.
-        let mut evaluation = json!({"targetingKey": context["userId"], "sessionId": context["sessionId"]});
+        let mut evaluation =
+            json!({"targetingKey": context["userId"], "sessionId": context["sessionId"]});
         if let Some(address) = context.get("remoteAddress") {
             evaluation["remoteAddress"] = address.clone();
         }
@@ -189,10 +198,18 @@ async fn openfeature_with_the_ofrep_provider_on_an_edge_agrees_with_eval() {
         }
     }
     for kind in ["boolean", "string", "object"] {
-        assert!(kinds.contains(&kind), "no flag answered a {kind}: {kinds:?}");
+        assert!(
+            kinds.contains(&kind),
+            "no flag answered a {kind}: {kinds:?}"
+        );
     }
     // An unknown flag: OpenFeature's FLAG_NOT_FOUND, the default value.
-    let answer = sdk.ask(Some(&json!({"targetingKey": "alice"})), &["no-such-flag"]).await;
-    assert_eq!(answer["results"][0]["boolean"]["errorCode"], "FLAG_NOT_FOUND");
+    let answer = sdk
+        .ask(Some(&json!({"targetingKey": "alice"})), &["no-such-flag"])
+        .await;
+    assert_eq!(
+        answer["results"][0]["boolean"]["errorCode"],
+        "FLAG_NOT_FOUND"
+    );
     assert_eq!(answer["results"][0]["boolean"]["value"], false);
 }

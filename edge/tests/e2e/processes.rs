@@ -77,7 +77,12 @@ impl Process {
     }
 
     /// `vexil-edge serve` listening at `listen` (to restart one where its SDKs look).
-    pub fn edge_at(upstreams: &[&str], token: Option<&str>, listen: &str, extra: &[&str]) -> Process {
+    pub fn edge_at(
+        upstreams: &[&str],
+        token: Option<&str>,
+        listen: &str,
+        extra: &[&str],
+    ) -> Process {
         let upstream = upstreams.join(",");
         let mut args = vec!["serve", "--listen", listen, "--upstream", &upstream];
         if let Some(token) = token {

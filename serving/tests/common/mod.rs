@@ -28,30 +28,50 @@ pub fn document() -> FeaturesDocument {
     FeaturesDocument {
         version: 2,
         features: vec![
-            feature(json!({"name": "on-for-all", "project": "default", "enabled": true,
-                "strategies": [{"name": "default"}]})),
-            feature(json!({"name": "beta-users", "project": "default", "enabled": true,
+            feature(
+                json!({"name": "on-for-all", "project": "default", "enabled": true,
+                "strategies": [{"name": "default"}]}),
+            ),
+            feature(
+                json!({"name": "beta-users", "project": "default", "enabled": true,
                 "strategies": [{"name": "flexibleRollout", "parameters": {"rollout": "100", "stickiness": "default", "groupId": "b"},
-                    "constraints": [{"contextName": "plan", "operator": "IN", "values": ["beta"]}]}]})),
-            feature(json!({"name": "colour", "project": "default", "enabled": true,
+                    "constraints": [{"contextName": "plan", "operator": "IN", "values": ["beta"]}]}]}),
+            ),
+            feature(
+                json!({"name": "colour", "project": "default", "enabled": true,
                 "strategies": [{"name": "flexibleRollout", "parameters": {"rollout": "100", "stickiness": "userId", "groupId": "colour"}}],
                 "variants": [
                     {"name": "blue", "weight": 500, "stickiness": "userId", "payload": {"type": "string", "value": "#00f"}},
-                    {"name": "red", "weight": 500, "stickiness": "userId", "payload": {"type": "string", "value": "#f00"}}]})),
-            feature(json!({"name": "limits", "project": "default", "enabled": true,
+                    {"name": "red", "weight": 500, "stickiness": "userId", "payload": {"type": "string", "value": "#f00"}}]}),
+            ),
+            feature(
+                json!({"name": "limits", "project": "default", "enabled": true,
                 "strategies": [{"name": "default", "variants": [
-                    {"name": "big", "weight": 1000, "stickiness": "default", "payload": {"type": "json", "value": "{\"max\":10}"}}]}]})),
-            feature(json!({"name": "off", "project": "default", "enabled": false,
-                "strategies": [{"name": "default"}]})),
-            feature(json!({"name": "other-flag", "project": "other", "enabled": true,
-                "strategies": [{"name": "default", "segments": [1]}]})),
+                    {"name": "big", "weight": 1000, "stickiness": "default", "payload": {"type": "json", "value": "{\"max\":10}"}}]}]}),
+            ),
+            feature(
+                json!({"name": "off", "project": "default", "enabled": false,
+                "strategies": [{"name": "default"}]}),
+            ),
+            feature(
+                json!({"name": "other-flag", "project": "other", "enabled": true,
+                "strategies": [{"name": "default", "segments": [1]}]}),
+            ),
         ],
-        segments: vec![serde_json::from_value::<Segment>(json!({"id": 1, "name": "sweden",
-            "constraints": [{"contextName": "country", "operator": "IN", "values": ["se"]}]})).unwrap()],
+        segments: vec![
+            serde_json::from_value::<Segment>(json!({"id": 1, "name": "sweden",
+            "constraints": [{"contextName": "country", "operator": "IN", "values": ["se"]}]}))
+            .unwrap(),
+        ],
     }
 }
 
-fn grant(secret: &str, kind: v1::TokenKind, projects: &[&str], environment: &str) -> v1::TokenGrant {
+fn grant(
+    secret: &str,
+    kind: v1::TokenKind,
+    projects: &[&str],
+    environment: &str,
+) -> v1::TokenGrant {
     v1::TokenGrant {
         sha256: sha256(secret).to_vec(),
         kind: kind as i32,
@@ -64,7 +84,12 @@ fn grant(secret: &str, kind: v1::TokenKind, projects: &[&str], environment: &str
 pub fn tokens() -> Vec<v1::TokenGrant> {
     vec![
         grant(CLIENT, v1::TokenKind::Client, &["*"], "development"),
-        grant(CLIENT_OTHER, v1::TokenKind::Client, &["other"], "development"),
+        grant(
+            CLIENT_OTHER,
+            v1::TokenKind::Client,
+            &["other"],
+            "development",
+        ),
         grant(FRONTEND, v1::TokenKind::Frontend, &["*"], "development"),
         grant(ADMIN, v1::TokenKind::Admin, &["*"], "*"),
     ]
