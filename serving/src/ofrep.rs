@@ -351,7 +351,7 @@ fn evaluate<'s>(
 fn in_scope(scope: &Scope, feature: &Feature) -> bool {
     match &scope.projects {
         Projects::All => true,
-        Projects::Only(list) => list.iter().any(|p| *p == feature.project),
+        Projects::Only(list) => list.contains(&feature.project),
     }
 }
 

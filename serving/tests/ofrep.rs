@@ -284,3 +284,40 @@ async fn evaluations_are_counted_like_the_frontend_apis() {
     assert_eq!(counted["on-for-all"], (3, 0), "{counted:?}");
     assert_eq!(counted["off"], (0, 3), "{counted:?}");
 }
+
+/// Browsers call the bulk route from other origins with `X-API-Key`: the preflight is answered without a
+/// token, and answers carry CORS headers as `/api/frontend`'s do.
+#[tokio::test]
+async fn the_bulk_route_answers_cors_preflights() {
+    let server = Server::start(ServingState::new(false)).await;
+    let preflight = server
+        .http
+        .request(
+            reqwest::Method::OPTIONS,
+            server.url("/ofrep/v1/evaluate/flags"),
+        )
+        .header("origin", "https://app.example")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "x-api-key,content-type")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), 204);
+    assert_eq!(preflight.headers()["access-control-allow-origin"], "*");
+    assert_eq!(
+        preflight.headers()["access-control-allow-headers"],
+        "x-api-key,content-type"
+    );
+    let answer = server
+        .http
+        .post(server.url("/ofrep/v1/evaluate/flags"))
+        .header("origin", "https://app.example")
+        .header("x-api-key", FRONTEND)
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(answer.headers()["access-control-allow-origin"], "*");
+    assert_eq!(answer.headers()["access-control-expose-headers"], "ETag");
+}
