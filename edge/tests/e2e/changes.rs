@@ -1,6 +1,7 @@
 //! Changes pushed to real SDKs by the real binaries: `unleash-client` streaming (`/api/client/streaming`) and
-//! delta polling (`/api/client/delta`) from an edge and from the control plane, and OpenFeature's server SDK
-//! with the OFREP provider (`/ofrep/v1/evaluate/flags/{key}`) on an edge. Each agrees with `vexil-edge eval`
+//! delta polling (`/api/client/delta`) from an edge and from the control plane, OpenFeature's server SDK
+//! with the OFREP provider (`/ofrep/v1/evaluate/flags/{key}`) and its web SDK with the OFREP web provider
+//! (`/ofrep/v1/evaluate/flags`, refreshed through `/ofrep/v1/events`) on an edge. Each agrees with `vexil-edge eval`
 //! for the twelve contexts of `sdk.rs`; a switch made on the admin API reaches a streaming SDK, whose own
 //! refresh is ten minutes away, within a second of the admin API's 2xx.
 
@@ -17,6 +18,8 @@ const TEN_MINUTES_MS: &str = "600000";
 /// The pinned OpenFeature packages, as `scripts/test` lists them.
 const OPENFEATURE_SERVER_SDK: (&str, &str) = ("@openfeature/server-sdk", "1.23.0");
 const OFREP_PROVIDER: (&str, &str) = ("@openfeature/ofrep-provider", "0.1.3");
+const OPENFEATURE_WEB_SDK: (&str, &str) = ("@openfeature/web-sdk", "1.10.0");
+const OFREP_WEB_PROVIDER: (&str, &str) = ("@openfeature/ofrep-web-provider", "0.4.3");
 
 /// Switches `SWITCHED` on or off on the admin API; returns when the admin API answered 2xx.
 async fn switch(control_plane: &Process, on: bool) -> Instant {
@@ -144,12 +147,10 @@ fn expected_ofrep(toggle: Option<&Value>) -> (&'static str, Value) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn openfeature_with_the_ofrep_provider_on_an_edge_agrees_with_eval() {
-    require_package(OPENFEATURE_SERVER_SDK);
-    require_package(OFREP_PROVIDER);
-    let (_db, control_plane, edge) = stack().await;
-    let mut sdk = NodeSdk::start("ofrep-sdk.cjs", &[&edge.base, CLIENT_TOKEN]).await;
+/// Asks an OpenFeature driver (`ofrep-sdk.cjs`, `ofrep-web-sdk.cjs`) about every flag for the twelve contexts
+/// and compares each typed answer with `vexil-edge eval`'s on the same context (the caller's address added,
+/// as the server does when the context has none).
+async fn assert_openfeature_agrees_with_eval(sdk: &mut NodeSdk, control_plane: &Process) {
     let mut used = Vec::new();
     let mut reported = Vec::new();
     for context in contexts() {
@@ -170,7 +171,7 @@ async fn openfeature_with_the_ofrep_provider_on_an_edge_agrees_with_eval() {
         used.push(effective);
         reported.push(answer["results"].clone());
     }
-    let expected = eval_expected(&control_plane, &used).await;
+    let expected = eval_expected(control_plane, &used).await;
     let mut kinds = Vec::new();
     for ((context, results), toggles) in used.iter().zip(&reported).zip(&expected) {
         for (flag, result) in FLAGS.iter().zip(results.as_array().expect("results")) {
@@ -203,6 +204,15 @@ async fn openfeature_with_the_ofrep_provider_on_an_edge_agrees_with_eval() {
             "no flag answered a {kind}: {kinds:?}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openfeature_with_the_ofrep_provider_on_an_edge_agrees_with_eval() {
+    require_package(OPENFEATURE_SERVER_SDK);
+    require_package(OFREP_PROVIDER);
+    let (_db, control_plane, edge) = stack().await;
+    let mut sdk = NodeSdk::start("ofrep-sdk.cjs", &[&edge.base, CLIENT_TOKEN]).await;
+    assert_openfeature_agrees_with_eval(&mut sdk, &control_plane).await;
     // An unknown flag: OpenFeature's FLAG_NOT_FOUND, the default value.
     let answer = sdk
         .ask(Some(&json!({"targetingKey": "alice"})), &["no-such-flag"])
@@ -212,4 +222,33 @@ async fn openfeature_with_the_ofrep_provider_on_an_edge_agrees_with_eval() {
         "FLAG_NOT_FOUND"
     );
     assert_eq!(answer["results"][0]["boolean"]["value"], false);
+}
+
+/// The web provider evaluates from its bulk cache; with polling off, only the event stream the bulk answer
+/// names can refresh it: a switch on the admin API must reach it within a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openfeature_web_provider_agrees_with_eval_and_its_event_stream_refreshes_it() {
+    require_package(OPENFEATURE_WEB_SDK);
+    require_package(OFREP_WEB_PROVIDER);
+    require_package(NODE_CLIENT);
+    let (_db, control_plane, edge) = stack().await;
+    let mut sdk = NodeSdk::start("ofrep-web-sdk.cjs", &[&edge.base, FRONTEND_TOKEN]).await;
+    assert_openfeature_agrees_with_eval(&mut sdk, &control_plane).await;
+    let web_on = |answer: &Value| answer["results"][0]["boolean"]["value"] == true;
+    assert!(web_on(&sdk.ask(None, &[SWITCHED]).await));
+    let switched = switch(&control_plane, false).await;
+    loop {
+        if !web_on(&sdk.ask(None, &[SWITCHED]).await) {
+            break;
+        }
+        assert!(
+            switched.elapsed() < Duration::from_secs(1),
+            "the web provider's cache still has {SWITCHED} on a second after the switch"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    eprintln!(
+        "admin 2xx → OFREP web provider's cache refreshed through its event stream: {:?}",
+        switched.elapsed()
+    );
 }
