@@ -30,6 +30,7 @@ pub(crate) enum SegmentMode {
 }
 
 /// What narrows the document.
+#[derive(Debug)]
 pub(crate) struct Filter {
     projects: Option<Vec<String>>,
     name_prefix: Option<String>,

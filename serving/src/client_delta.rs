@@ -204,27 +204,40 @@ pub async fn streaming(
         .and_then(|value| value.to_str().ok())
         .and_then(revision_of);
     let connected = updated_event("unleash-connected", &scope, &filter, since)?;
-    let watch = ChangeWatch::new(state, &scope, slot);
+    // The exact scope, as the key of the events streams share (`SharedEvents`).
+    let key = format!(
+        "{:?}\0{:?}\0{filter:?}",
+        scope.environment.name, scope.projects
+    );
+    let watch = ChangeWatch::new(state.clone(), &scope, slot);
     let first = stream::iter([Ok::<_, Infallible>(connected)]);
-    let updates = stream::unfold((watch, filter), |(mut watch, filter)| async move {
-        loop {
-            let scope = watch.next().await?;
-            let events = delta_events(&scope, &filter, Some(watch.seen));
-            watch.seen = scope.snapshot.revision;
-            if events.is_empty() {
-                continue;
+    let updates = stream::unfold(
+        (watch, filter, state, key),
+        |(mut watch, filter, state, key)| async move {
+            loop {
+                let scope = watch.next().await?;
+                let revision = scope.snapshot.revision;
+                let data = state
+                    .stream_events
+                    .get_or_make(revision, watch.seen, &key, || {
+                        let events = delta_events(&scope, &filter, Some(watch.seen));
+                        if events.is_empty() {
+                            return None;
+                        }
+                        serde_json::to_string(&DeltaBody { events }).ok()
+                    });
+                watch.seen = revision;
+                let Some(data) = data else {
+                    continue;
+                };
+                let event = Event::default()
+                    .event("unleash-updated")
+                    .id(revision.to_string())
+                    .data(&*data);
+                return Some((Ok::<_, Infallible>(event), (watch, filter, state, key)));
             }
-            let body = DeltaBody { events };
-            let Ok(data) = serde_json::to_string(&body) else {
-                return None;
-            };
-            let event = Event::default()
-                .event("unleash-updated")
-                .id(scope.snapshot.revision.to_string())
-                .data(data);
-            return Some((Ok::<_, Infallible>(event), (watch, filter)));
-        }
-    });
+        },
+    );
     Ok(sse_response(first.chain(updates)))
 }
 

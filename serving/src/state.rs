@@ -10,6 +10,7 @@ use vexil_proto::v1;
 use vexil_shared::{ApiError, CompileOptions, ErrorKind};
 
 use crate::change_feed;
+use crate::change_stream::SharedEvents;
 use crate::snapshot::{RevisionGap, ServingSnapshot};
 use crate::usage::{Usage, UsageSink};
 
@@ -31,6 +32,8 @@ pub struct ServingState {
     pub streams: Arc<StreamSlots>,
     /// Set when the server stops: every change stream ends, so that graceful shutdown does not wait on them.
     pub closing: watch::Sender<bool>,
+    /// The current revision's stream events, serialized once per scope.
+    pub stream_events: SharedEvents,
 }
 
 /// Default of `--max-streams`: change streams one server holds open (see BENCHMARKS.md); past it a new
@@ -113,6 +116,7 @@ impl ServingState {
             revisions: watch::Sender::new(0),
             streams: Arc::default(),
             closing: watch::Sender::new(false),
+            stream_events: SharedEvents::default(),
         }
     }
 

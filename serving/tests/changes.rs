@@ -243,3 +243,39 @@ async fn a_stream_ends_when_its_token_expires() {
     );
     assert!(events.next(2 * SECOND).await.is_none(), "ended at expiry");
 }
+
+/// Streams of different scopes woken by one revision each get their own scope's events (the streams share
+/// serialized events only within one exact scope).
+#[tokio::test]
+async fn streams_of_different_scopes_get_their_own_events() {
+    let server = Server::start(ServingState::new(false)).await;
+    let mut all = SseReader::new(stream(&server, CLIENT, None).await);
+    let mut other = SseReader::new(stream(&server, CLIENT_OTHER, None).await);
+    let mut all_again = SseReader::new(stream(&server, CLIENT, None).await);
+    for events in [&mut all, &mut other, &mut all_again] {
+        assert_eq!(
+            events.next(SECOND).await.unwrap().event,
+            "unleash-connected"
+        );
+    }
+    server.advance(|d| {
+        flags_changed(
+            d,
+            vec![feature(
+                json!({"name": "on-for-all", "project": "default", "enabled": false}),
+            )],
+            &[],
+        );
+        d.environments[0].upserted_segments = vec![vexil_proto::v1::Segment {
+            id: 2,
+            name: Some("new".to_owned()),
+            constraints: vec![],
+        }];
+    });
+    let seen_all = all.next(SECOND).await.unwrap().json();
+    let seen_other = other.next(SECOND).await.unwrap().json();
+    let seen_again = all_again.next(SECOND).await.unwrap().json();
+    assert_eq!(types(&seen_all), ["segment-updated", "feature-updated"]);
+    assert_eq!(seen_again, seen_all);
+    assert_eq!(types(&seen_other), ["segment-updated"], "{seen_other}");
+}
