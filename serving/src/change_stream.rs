@@ -124,8 +124,11 @@ async fn sleep_or_forever(duration: Option<Duration>) {
 /// first of a key serializes while holding it, so the others wait for that one result rather than redo it).
 #[derive(Debug, Default)]
 pub struct SharedEvents {
-    current: Mutex<(u64, FxHashMap<(u64, String), Option<Arc<str>>>)>,
+    current: Mutex<(u64, EventsByScope)>,
 }
+
+/// Serialized event data by (revision the stream had, exact scope); `None`: nothing to send.
+type EventsByScope = FxHashMap<(u64, String), Option<Arc<str>>>;
 
 impl SharedEvents {
     /// The event data for a stream at `since` with scope `key` at `revision`: `make`'s, made once; `None`
