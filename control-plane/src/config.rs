@@ -141,6 +141,10 @@ pub struct Config {
     #[command(flatten)]
     pub http_timeouts: vexil_serving::serve::HttpTimeouts,
 
+    /// `--max-streams`: the SDKs' change streams this process holds open.
+    #[command(flatten)]
+    pub streams: vexil_serving::StreamArgs,
+
     /// `--webhook-*`: how addon deliveries are made.
     #[command(flatten)]
     pub webhooks: crate::webhooks::DeliverySettings,

@@ -70,7 +70,9 @@ pub async fn run(config: Config) -> Result<(), StartError> {
 
     let serving = Arc::new(ServingState {
         anonymous: !auth_enabled,
-        ..ServingState::new(config.trust_proxy).with_usage(crate::ingest::sink(store.clone()))
+        ..ServingState::new(config.trust_proxy)
+            .with_usage(crate::ingest::sink(store.clone()))
+            .with_max_streams(config.streams.max_streams)
     });
     let publisher = Publisher::start(store.clone(), config.frontend_api_enabled, serving.clone())
         .await
@@ -108,7 +110,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     });
     let app = http::router(
         routes.with_state(state),
-        serving,
+        serving.clone(),
         &config.base_path,
         config.body_limit,
         config.http_timeouts.request_timeout,
@@ -175,6 +177,8 @@ pub async fn run(config: Config) -> Result<(), StartError> {
             })
             .await;
             tracing::info!("{} received", signal.name());
+            // The SDKs' change streams never end on their own: end them, so that the requests drain.
+            serving.close_streams();
         },
     )
     .await?;

@@ -58,7 +58,7 @@ pub async fn serve(
         .route("/ready", get(ready))
         .route("/internal-backstage/prometheus", get(prometheus_text))
         .with_state(state)
-        .merge(vexil_serving::routes(serving))
+        .merge(vexil_serving::routes(serving.clone()))
         .fallback(unknown_route);
     let app = serve::with_request_bounds(app, timeouts.request_timeout);
     let listener = tokio::net::TcpListener::bind(listen)
@@ -74,6 +74,8 @@ pub async fn serve(
         // A signal that cannot be listened for is never received; the other one still stops the edge.
         shutdown::signal(|_, _| {}).await;
         tracing::info!("shutting down");
+        // The change streams never end on their own: end them, so that the requests drain.
+        serving.close_streams();
     })
     .await
     .map_err(|error| format!("the HTTP server failed: {error}"))

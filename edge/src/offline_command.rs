@@ -40,6 +40,9 @@ pub struct OfflineArgs {
     /// `--request-timeout` and `--header-read-timeout`.
     #[command(flatten)]
     http_timeouts: vexil_serving::serve::HttpTimeouts,
+    /// `--max-streams`.
+    #[command(flatten)]
+    streams: vexil_serving::StreamArgs,
 }
 
 pub async fn run(args: OfflineArgs) -> Result<(), String> {
@@ -71,9 +74,10 @@ pub async fn run(args: OfflineArgs) -> Result<(), String> {
         tokens,
         options,
     };
-    let serving = Arc::new(ServingState::new(args.trust_proxy));
+    let serving =
+        Arc::new(ServingState::new(args.trust_proxy).with_max_streams(args.streams.max_streams));
     let (mut seen, first) = offline.read(1)?;
-    serving.current.store(Some(Arc::new(first)));
+    serving.install(first);
     let status = Arc::new(UpstreamStatus::default());
     status.touch();
     let watcher_serving = serving.clone();
@@ -94,7 +98,7 @@ pub async fn run(args: OfflineArgs) -> Result<(), String> {
                 Ok((stamp, snapshot)) => {
                     seen = stamp;
                     tracing::info!(revision, "reloaded the features file");
-                    watcher_serving.current.store(Some(Arc::new(snapshot)));
+                    watcher_serving.install(snapshot);
                     watcher_status.touch();
                 }
                 Err(error) => {
@@ -140,6 +144,7 @@ impl Offline {
                 environments,
                 tokens: self.tokens.clone(),
                 settings: Settings::default(),
+                changes: Default::default(),
             },
         ))
     }

@@ -82,6 +82,9 @@ pub struct ServeArgs {
     /// `--request-timeout` and `--header-read-timeout`.
     #[command(flatten)]
     http_timeouts: vexil_serving::serve::HttpTimeouts,
+    /// `--max-streams`.
+    #[command(flatten)]
+    streams: vexil_serving::StreamArgs,
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
@@ -100,13 +103,14 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     let serving = Arc::new(
         ServingState::new(args.trust_proxy)
             .with_usage(feeds.sink.clone())
-            .counting_evaluations(args.count_evaluations),
+            .counting_evaluations(args.count_evaluations)
+            .with_max_streams(args.streams.max_streams),
     );
     if let Some(path) = &args.snapshot_cache {
         match snapshot_cache::load(path) {
             Ok(Some(snapshot)) => {
                 tracing::info!(revision = snapshot.revision, path = %path.display(), "serving the cached snapshot");
-                serving.current.store(Some(Arc::new(snapshot)));
+                serving.install(snapshot);
             }
             Ok(None) => {}
             Err(error) => {

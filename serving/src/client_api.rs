@@ -22,7 +22,7 @@ use crate::usage::{bulk_usage, metrics_usage, register_usage};
 
 /// How segments reach the SDK.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum SegmentMode {
+pub(crate) enum SegmentMode {
     /// `Unleash-Client-Spec` ≥ 4.2.0: top-level `segments`, strategies reference ids.
     ById,
     /// Older or absent: segment constraints appended to each strategy's.
@@ -30,12 +30,13 @@ enum SegmentMode {
 }
 
 /// What narrows the document.
-struct Filter {
+#[derive(Debug)]
+pub(crate) struct Filter {
     projects: Option<Vec<String>>,
     name_prefix: Option<String>,
     /// `?tag=type:value` (repeatable); empty: no tag filter.
     tags: Vec<FeatureTag>,
-    segments: SegmentMode,
+    pub(crate) segments: SegmentMode,
 }
 
 /// `GET /api/client/features`.
@@ -177,13 +178,17 @@ pub async fn client_metrics_bulk(
     Ok(StatusCode::ACCEPTED)
 }
 
-fn insert_etag(response: &mut Response, etag: &str) {
+pub(crate) fn insert_etag(response: &mut Response, etag: &str) {
     if let Ok(value) = HeaderValue::from_str(etag) {
         response.headers_mut().insert(ETAG, value);
     }
 }
 
-fn filter_of(scope: &Scope, query: &str, headers: &HeaderMap) -> Result<Filter, ApiError> {
+pub(crate) fn filter_of(
+    scope: &Scope,
+    query: &str,
+    headers: &HeaderMap,
+) -> Result<Filter, ApiError> {
     let mut projects = Vec::new();
     let mut name_prefix = None;
     let mut tags = Vec::new();
@@ -239,26 +244,36 @@ fn tag_of(text: &str) -> Result<FeatureTag, ApiError> {
     }
 }
 
-fn visible(scope: &Scope, filter: &Filter, feature: &Feature) -> bool {
+pub(crate) fn visible(scope: &Scope, filter: &Filter, feature: &Feature) -> bool {
+    project_visible(scope, filter, &feature.project)
+        && name_visible(filter, &feature.name)
+        && (filter.tags.is_empty() || feature.tags.iter().any(|tag| filter.tags.contains(tag)))
+}
+
+/// Whether the token and the query let the client see flags of `project`.
+pub(crate) fn project_visible(scope: &Scope, filter: &Filter, project: &str) -> bool {
     let token_allows = match &scope.projects {
         Projects::All => true,
-        Projects::Only(list) => list.contains(&feature.project),
+        Projects::Only(list) => list.iter().any(|p| p == project),
     };
     token_allows
         && filter
             .projects
             .as_ref()
-            .is_none_or(|list| list.contains(&feature.project))
-        && filter
-            .name_prefix
-            .as_ref()
-            .is_none_or(|prefix| feature.name.starts_with(prefix.as_str()))
-        && (filter.tags.is_empty() || feature.tags.iter().any(|tag| filter.tags.contains(tag)))
+            .is_none_or(|list| list.iter().any(|p| p == project))
+}
+
+/// Whether `?namePrefix=` lets the client see the flag `name`.
+pub(crate) fn name_visible(filter: &Filter, name: &str) -> bool {
+    filter
+        .name_prefix
+        .as_ref()
+        .is_none_or(|prefix| name.starts_with(prefix.as_str()))
 }
 
 /// The feature as SDKs receive it: no tags, strategies without `id/title/sortOrder/disabled`, disabled
 /// ones omitted.
-fn client_feature(
+pub(crate) fn client_feature(
     feature: &Feature,
     segments: &std::collections::BTreeMap<i64, Segment>,
     mode: SegmentMode,

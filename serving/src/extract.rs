@@ -9,8 +9,8 @@ use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use vexil_shared::time::now_ms;
-use vexil_shared::token::{self, TokenKind};
-use vexil_shared::{ApiError, Context, ErrorKind, FeaturesDocument, Projects};
+use vexil_shared::token::{self, SecretHash, TokenKind};
+use vexil_shared::{ApiError, Context, ErrorKind, Projects};
 
 use crate::snapshot::{EnvironmentView, ServingSnapshot, TokenGrant};
 use crate::state::ServingState;
@@ -148,6 +148,9 @@ pub struct Scope {
     pub projects: Projects,
     /// The token is for every environment (`*`): `environment` came from the request.
     pub wildcard_environment: bool,
+    /// The token's hash and its grant as checked (`None` under authentication `none`): a change stream
+    /// ends when the snapshot no longer holds that grant.
+    pub token: Option<(SecretHash, TokenGrant)>,
 }
 
 impl Scope {
@@ -176,20 +179,12 @@ impl FromRequestParts<Arc<ServingState>> for FrontendScope {
         parts: &mut Parts,
         state: &Arc<ServingState>,
     ) -> Result<Self, ApiError> {
-        let snapshot = state.loaded()?;
-        if !snapshot.settings.frontend_api_enabled {
-            return Err(ApiError::not_found("The frontend API is disabled"));
+        if let Some(snapshot) = state.current.load().as_deref() {
+            if !snapshot.settings.frontend_api_enabled {
+                return Err(ApiError::not_found("The frontend API is disabled"));
+            }
         }
-        let grant = granted(parts, state, &snapshot, TokenKind::Frontend)?;
-        let environment = grant.environment.clone();
-        let projects = grant.projects.clone();
-        let wildcard = environment == "*";
-        Ok(FrontendScope(scope(
-            snapshot,
-            &environment,
-            projects,
-            wildcard,
-        )))
+        token_scope(parts, state, &[TokenKind::Frontend]).map(FrontendScope)
     }
 }
 
@@ -200,71 +195,80 @@ impl FromRequestParts<Arc<ServingState>> for ClientScope {
         parts: &mut Parts,
         state: &Arc<ServingState>,
     ) -> Result<Self, ApiError> {
-        let snapshot = state.loaded()?;
-        let grant = granted(parts, state, &snapshot, TokenKind::Client)?;
-        let environment = if grant.environment == "*" {
-            form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
-                .filter(|(key, value)| key == "environment" && !value.is_empty())
-                .last()
-                .map(|(_, value)| value.into_owned())
-                .unwrap_or_else(|| "development".to_owned())
-        } else {
-            grant.environment.clone()
-        };
-        let projects = grant.projects.clone();
-        let wildcard = grant.environment == "*";
-        Ok(ClientScope(scope(
-            snapshot,
-            &environment,
-            projects,
-            wildcard,
-        )))
+        token_scope(parts, state, &[TokenKind::Client]).map(ClientScope)
     }
 }
 
-fn scope(
+/// The scope of a checked token: its environment's view (`?environment=`, default `development`, for a
+/// `*` token) and projects.
+pub fn scope_of_grant(
+    parts: &Parts,
     snapshot: Arc<ServingSnapshot>,
-    environment: &str,
-    projects: Projects,
-    wildcard_environment: bool,
+    hash: Option<SecretHash>,
+    grant: &TokenGrant,
 ) -> Scope {
+    let wildcard_environment = grant.environment == "*";
+    let environment = if wildcard_environment {
+        form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+            .filter(|(key, value)| key == "environment" && !value.is_empty())
+            .last()
+            .map(|(_, value)| value.into_owned())
+            .unwrap_or_else(|| "development".to_owned())
+    } else {
+        grant.environment.clone()
+    };
     let environment = snapshot
         .environments
-        .get(environment)
+        .get(&environment)
         .cloned()
-        .unwrap_or_else(|| {
-            Arc::new(EnvironmentView::from_document(
-                environment,
-                FeaturesDocument::default(),
-                &Default::default(),
-            ))
-        });
+        .unwrap_or_else(|| Arc::new(EnvironmentView::empty(&environment)));
     Scope {
-        snapshot,
         environment,
-        projects,
+        projects: grant.projects.clone(),
         wildcard_environment,
+        token: hash.map(|hash| (hash, grant.clone())),
+        snapshot,
     }
+}
+
+/// The scope of a token of one of `kinds`, against the current snapshot.
+pub fn token_scope(
+    parts: &Parts,
+    state: &ServingState,
+    kinds: &[TokenKind],
+) -> Result<Scope, ApiError> {
+    let snapshot = state.loaded()?;
+    let (hash, grant) = granted(parts, state, &snapshot, kinds)?;
+    let grant = grant.clone();
+    Ok(scope_of_grant(parts, snapshot, hash, &grant))
 }
 
 /// What a call without a token may read under authentication `none`: every project, `development`.
-static ANONYMOUS: std::sync::LazyLock<TokenGrant> = std::sync::LazyLock::new(|| TokenGrant {
-    kind: TokenKind::Frontend,
-    projects: Projects::All,
-    environment: "development".to_owned(),
-    expires_at_ms: None,
-});
+pub(crate) static ANONYMOUS: std::sync::LazyLock<TokenGrant> =
+    std::sync::LazyLock::new(|| TokenGrant {
+        kind: TokenKind::Frontend,
+        projects: Projects::All,
+        environment: "development".to_owned(),
+        expires_at_ms: None,
+    });
 
+/// The token a request carries: `Authorization` (`Bearer ` optional) or, as OpenFeature providers send it,
+/// `X-API-Key`; checked by hash against the snapshot's tokens, unexpired, of one of `kinds`. Its hash is
+/// `None` for the anonymous grant of authentication `none`.
 fn granted<'s>(
     parts: &Parts,
     state: &ServingState,
     snapshot: &'s ServingSnapshot,
-    kind: TokenKind,
-) -> Result<&'s TokenGrant, ApiError> {
+    kinds: &[TokenKind],
+) -> Result<(Option<SecretHash>, &'s TokenGrant), ApiError> {
     let unauthenticated = |message: &str| ApiError::new(ErrorKind::AuthenticationRequired, message);
-    let Some(header) = parts.headers.get(AUTHORIZATION) else {
+    let Some(header) = parts
+        .headers
+        .get(AUTHORIZATION)
+        .or_else(|| parts.headers.get("x-api-key"))
+    else {
         if state.anonymous {
-            return Ok(&ANONYMOUS);
+            return Ok((None, &ANONYMOUS));
         }
         return Err(unauthenticated(
             "An API token is required in the Authorization header",
@@ -276,22 +280,27 @@ fn granted<'s>(
         .map(token::secret_of_authorization)
         .filter(|secret| !secret.is_empty())
         .ok_or_else(|| unauthenticated("An API token is required in the Authorization header"))?;
+    let hash = token::sha256(secret);
     let grant = snapshot
         .tokens
-        .get(&token::sha256(secret))
+        .get(&hash)
         .ok_or_else(|| unauthenticated("The API token is not valid"))?;
-    if let Some(expires_at_ms) = grant.expires_at_ms {
-        if expires_at_ms <= now_ms() {
-            return Err(unauthenticated("The API token has expired"));
-        }
+    if grant_expired(grant, now_ms()) {
+        return Err(unauthenticated("The API token has expired"));
     }
-    if grant.kind != kind {
+    if !kinds.contains(&grant.kind) {
+        let needed: Vec<&str> = kinds.iter().map(|kind| kind.with_article()).collect();
         return Err(ApiError::new(
             ErrorKind::NoAccess,
-            format!("This API needs {}", kind.with_article()),
+            format!("This API needs {}", needed.join(" or ")),
         ));
     }
-    Ok(grant)
+    Ok((Some(hash), grant))
+}
+
+/// Whether `grant` has expired at `now_ms`.
+pub fn grant_expired(grant: &TokenGrant, now_ms: i64) -> bool {
+    grant.expires_at_ms.is_some_and(|at| at <= now_ms)
 }
 
 #[cfg(test)]

@@ -11,11 +11,15 @@
 //!
 //! This root only assembles the routes: the modules never import from it.
 
+pub mod change_feed;
+pub mod change_stream;
 pub mod client_api;
+pub mod client_delta;
 mod connection_timer;
 pub mod evaluation_counters;
 pub mod extract;
 pub mod frontend;
+pub mod ofrep;
 pub mod response;
 pub mod serve;
 pub mod shutdown;
@@ -34,7 +38,9 @@ use utoipa_axum::routes;
 
 pub use response::{json_response, revision_header, REVISION_HEADER};
 pub use snapshot::{ServingSnapshot, Settings, TokenGrant};
-pub use state::{AdvanceError, Advanced, ServingState, SnapshotChange};
+pub use state::{
+    AdvanceError, Advanced, ServingState, SnapshotChange, StreamArgs, DEFAULT_MAX_STREAMS,
+};
 
 /// `/api/frontend`, `/api/frontend/features/{name}`, `/api/frontend/client/{metrics,register}`,
 /// `/api/client/features`, `/api/client/features/{name}`, `/api/client/{register,metrics,metrics/bulk}`, with
@@ -54,6 +60,9 @@ pub fn router(state: Arc<ServingState>) -> OpenApiRouter {
         // Preflights the OpenAPI document does not list.
         .route("/api/frontend/client/metrics", options(preflight))
         .route("/api/frontend/client/register", options(preflight))
+        .routes(routes!(ofrep::evaluate_flag))
+        .routes(routes!(ofrep::evaluate_flags))
+        .routes(routes!(ofrep::events))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             frontend::cors,
@@ -63,7 +72,9 @@ pub fn router(state: Arc<ServingState>) -> OpenApiRouter {
         .routes(routes!(client_api::feature))
         .routes(routes!(client_api::client_register))
         .routes(routes!(client_api::client_metrics))
-        .routes(routes!(client_api::client_metrics_bulk));
+        .routes(routes!(client_api::client_metrics_bulk))
+        .routes(routes!(client_delta::delta))
+        .routes(routes!(client_delta::streaming));
     frontend.merge(client).with_state(state)
 }
 

@@ -13,6 +13,7 @@ use vexil_shared::model::{Feature, FeaturesDocument, Segment};
 use vexil_shared::token::{SecretHash, TokenKind};
 use vexil_shared::{CompileOptions, Projects, Snapshot};
 
+use crate::change_feed::{ChangeLog, EnvironmentChange, RevisionChange};
 use crate::evaluation_counters::EvaluationCounters;
 
 /// A token's scope, as the edge knows it (never its secret).
@@ -92,6 +93,15 @@ impl EnvironmentView {
         )
     }
 
+    /// An environment without flags or segments (one a token names but the snapshot does not hold).
+    pub fn empty(name: &str) -> EnvironmentView {
+        EnvironmentView::from_document(
+            name,
+            FeaturesDocument::default(),
+            &CompileOptions::default(),
+        )
+    }
+
     /// The project of a flag, if the flag exists here.
     pub fn project_of(&self, flag: &str) -> Option<&str> {
         self.features.get(flag).map(|f| f.project.as_str())
@@ -117,6 +127,8 @@ pub struct ServingSnapshot {
     /// By the SHA-256 of their secrets.
     pub tokens: FxHashMap<SecretHash, TokenGrant>,
     pub settings: Settings,
+    /// What the last advances touched, up to this revision (see [`crate::change_feed`]).
+    pub changes: ChangeLog,
 }
 
 /// A delta that does not start at the snapshot's revision: the subscriber must resubscribe.
@@ -156,6 +168,7 @@ impl ServingSnapshot {
             environments,
             tokens: full.tokens.into_iter().filter_map(grant_of).collect(),
             settings: full.settings.map(settings_of).unwrap_or_default(),
+            changes: ChangeLog::starting_at(full.revision),
         }
     }
 
@@ -174,8 +187,34 @@ impl ServingSnapshot {
             });
         }
         let mut environments = self.environments.clone();
+        let mut touched = RevisionChange {
+            from: delta.from_revision,
+            to: delta.to_revision,
+            environments: Default::default(),
+        };
         for change in delta.environments {
             let previous = environments.get(&change.environment);
+            let project_before =
+                |name: &str| previous.and_then(|view| view.project_of(name).map(str::to_owned));
+            let mut record = EnvironmentChange::default();
+            for name in change
+                .removed_features
+                .iter()
+                .chain(change.upserted_features.iter().map(|f| &f.name))
+            {
+                record
+                    .features
+                    .push((name.as_str().into(), project_before(name)));
+            }
+            record
+                .segments
+                .extend(change.removed_segments.iter().copied());
+            record
+                .segments
+                .extend(change.upserted_segments.iter().map(|s| s.id));
+            touched
+                .environments
+                .insert(change.environment.clone(), record);
             let (mut features, mut segments) = match previous {
                 Some(view) => (view.features.clone(), view.segments.clone()),
                 None => (BTreeMap::new(), BTreeMap::new()),
@@ -234,6 +273,7 @@ impl ServingSnapshot {
                 .settings
                 .map(settings_of)
                 .unwrap_or_else(|| self.settings.clone()),
+            changes: self.changes.followed_by(touched),
         })
     }
 

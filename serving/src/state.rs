@@ -1,12 +1,16 @@
 //! [`ServingState`]: what the SDK-facing handlers read, shared by every request, and how its snapshot
 //! advances ([`ServingState::advance`]).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
+use tokio::sync::watch;
 use vexil_proto::v1;
 use vexil_shared::{ApiError, CompileOptions, ErrorKind};
 
+use crate::change_feed;
+use crate::change_stream::SharedEvents;
 use crate::snapshot::{RevisionGap, ServingSnapshot};
 use crate::usage::{Usage, UsageSink};
 
@@ -22,6 +26,82 @@ pub struct ServingState {
     /// Authentication `none` (API.md §2): a call without an `Authorization` header acts as a token for
     /// every project in `development`.
     pub anonymous: bool,
+    /// The revision served, announced after each advance: what the streams wait on.
+    pub revisions: watch::Sender<u64>,
+    /// The open change streams and how many may be open (`--max-streams`).
+    pub streams: Arc<StreamSlots>,
+    /// Set when the server stops: every change stream ends, so that graceful shutdown does not wait on them.
+    pub closing: watch::Sender<bool>,
+    /// The current revision's stream events, serialized once per scope.
+    pub stream_events: SharedEvents,
+}
+
+/// Default of `--max-streams`: change streams one server holds open (see BENCHMARKS.md); past it a new
+/// client is told to poll.
+pub const DEFAULT_MAX_STREAMS: usize = 20_000;
+
+/// `--max-streams`, a flag of both binaries (`#[command(flatten)]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
+pub struct StreamArgs {
+    /// Most change streams (`/api/client/streaming`, `/ofrep/v1/events`) open at once; past it a streaming
+    /// SDK is told to poll (`fetch-mode: polling`) and an OFREP client gets 429.
+    #[arg(long, env = "VEXIL_MAX_STREAMS", default_value_t = DEFAULT_MAX_STREAMS)]
+    pub max_streams: usize,
+}
+
+impl Default for StreamArgs {
+    fn default() -> Self {
+        StreamArgs {
+            max_streams: DEFAULT_MAX_STREAMS,
+        }
+    }
+}
+
+/// A bounded count of open change streams.
+#[derive(Debug)]
+pub struct StreamSlots {
+    open: AtomicUsize,
+    pub max: usize,
+}
+
+impl Default for StreamSlots {
+    fn default() -> Self {
+        StreamSlots::new(DEFAULT_MAX_STREAMS)
+    }
+}
+
+impl StreamSlots {
+    pub fn new(max: usize) -> StreamSlots {
+        StreamSlots {
+            open: AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    /// A slot, held until the returned guard drops; `None` when `max` are open.
+    pub fn take(self: &Arc<Self>) -> Option<StreamSlot> {
+        let taken = self
+            .open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < self.max).then_some(open + 1)
+            });
+        taken.ok().map(|_| StreamSlot(self.clone()))
+    }
+
+    /// How many streams are open.
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Acquire)
+    }
+}
+
+/// One open stream's slot; released on drop.
+#[derive(Debug)]
+pub struct StreamSlot(Arc<StreamSlots>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl ServingState {
@@ -33,7 +113,22 @@ impl ServingState {
             usage: None,
             count_evaluations: false,
             anonymous: false,
+            revisions: watch::Sender::new(0),
+            streams: Arc::default(),
+            closing: watch::Sender::new(false),
+            stream_events: SharedEvents::default(),
         }
+    }
+
+    /// At most `max` change streams open at once (`--max-streams`).
+    pub fn with_max_streams(mut self, max: usize) -> ServingState {
+        self.streams = Arc::new(StreamSlots::new(max));
+        self
+    }
+
+    /// Ends every change stream (open or opened later): called when the server stops.
+    pub fn close_streams(&self) {
+        self.closing.send_replace(true);
     }
 
     /// The SDKs' register and metrics posts go to `sink`.
@@ -73,7 +168,17 @@ impl ServingState {
         let _entered = span.enter();
         let started = std::time::Instant::now();
         let next = match change {
-            SnapshotChange::Full(full) => ServingSnapshot::from_full(full, options),
+            SnapshotChange::Full(full) => {
+                let mut next = ServingSnapshot::from_full(full, options);
+                if let Some(current) = self.current.load_full() {
+                    if current.revision <= next.revision {
+                        next.changes = current
+                            .changes
+                            .followed_by(change_feed::difference(&current, &next));
+                    }
+                }
+                next
+            }
             SnapshotChange::Delta(delta) => {
                 let current = self.current.load_full();
                 let current = current.as_deref().ok_or(AdvanceError::NoSnapshot)?;
@@ -83,7 +188,25 @@ impl ServingState {
         tracing::debug!(revision = next.revision, elapsed = ?started.elapsed(), "snapshot compiled");
         let current = Arc::new(next);
         let replaced = self.current.swap(Some(current.clone()));
+        self.revisions.send_replace(current.revision);
         Ok(Advanced { current, replaced })
+    }
+
+    /// Serves `next` (a snapshot built elsewhere: the edge's cache file, an offline features file) in place
+    /// of the current one, with the change feed continued by their difference, and announces it.
+    pub fn install(&self, mut next: ServingSnapshot) {
+        if let Some(current) = self.current.load_full() {
+            if current.revision <= next.revision {
+                next.changes = current
+                    .changes
+                    .followed_by(change_feed::difference(&current, &next));
+            }
+        } else {
+            next.changes = change_feed::ChangeLog::starting_at(next.revision);
+        }
+        let revision = next.revision;
+        self.current.store(Some(Arc::new(next)));
+        self.revisions.send_replace(revision);
     }
 
     /// Hands an SDK post's usage to the sink; without one it is accepted and dropped.

@@ -6,6 +6,7 @@ mod database;
 #[allow(dead_code)] // shared with the offline tests
 mod processes;
 
+mod changes;
 mod channel;
 mod metrics;
 mod propagation;

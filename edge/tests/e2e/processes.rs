@@ -73,8 +73,18 @@ impl Process {
 
     /// `vexil-edge serve` subscribed to `upstreams` with `token` as its edge token (none: no `--token`).
     pub fn edge_with_token(upstreams: &[&str], token: Option<&str>, extra: &[&str]) -> Process {
+        Process::edge_at(upstreams, token, "127.0.0.1:0", extra)
+    }
+
+    /// `vexil-edge serve` listening at `listen` (to restart one where its SDKs look).
+    pub fn edge_at(
+        upstreams: &[&str],
+        token: Option<&str>,
+        listen: &str,
+        extra: &[&str],
+    ) -> Process {
         let upstream = upstreams.join(",");
-        let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--upstream", &upstream];
+        let mut args = vec!["serve", "--listen", listen, "--upstream", &upstream];
         if let Some(token) = token {
             args.extend_from_slice(&["--token", token]);
         }

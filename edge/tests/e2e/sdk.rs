@@ -16,7 +16,7 @@ use crate::database::TestDb;
 use crate::processes::*;
 
 /// The flags `create_flags` makes, in project default, environment development.
-const FLAGS: &[&str] = &[
+pub(crate) const FLAGS: &[&str] = &[
     "checkout-redesign",
     "beta-banner",
     "new-search",
@@ -27,18 +27,18 @@ const FLAGS: &[&str] = &[
 ];
 
 /// The flag the refresh checks turn off.
-const SWITCHED: &str = "kill-switch";
+pub(crate) const SWITCHED: &str = "kill-switch";
 
 /// The pinned npm packages, as `scripts/test` lists them.
 const PROXY_CLIENT: (&str, &str) = ("unleash-proxy-client", "3.8.2");
-const NODE_CLIENT: (&str, &str) = ("unleash-client", "6.12.1");
+pub(crate) const NODE_CLIENT: (&str, &str) = ("unleash-client", "6.12.1");
 
 fn node_modules() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
 }
 
 /// Fails (never skips) when Node or the package is missing: `scripts/test` installs both.
-fn require_package((name, version): (&str, &str)) {
+pub(crate) fn require_package((name, version): (&str, &str)) {
     let manifest = node_modules().join(name).join("package.json");
     let installed = std::fs::read_to_string(&manifest)
         .ok()
@@ -58,14 +58,14 @@ fn require_package((name, version): (&str, &str)) {
 }
 
 /// One SDK in a Node process (`js/*.cjs`), asked over stdin/stdout, one JSON line each way.
-struct NodeSdk {
+pub(crate) struct NodeSdk {
     child: Child,
     stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
 }
 
 impl NodeSdk {
-    async fn start(script: &str, args: &[&str]) -> NodeSdk {
+    pub(crate) async fn start(script: &str, args: &[&str]) -> NodeSdk {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/e2e/js")
             .join(script);
@@ -101,7 +101,7 @@ impl NodeSdk {
     }
 
     /// What the SDK reports for `flags` (after switching to `context`, if given).
-    async fn ask(&mut self, context: Option<&Value>, flags: &[&str]) -> Value {
+    pub(crate) async fn ask(&mut self, context: Option<&Value>, flags: &[&str]) -> Value {
         let mut request = json!({ "flags": flags });
         if let Some(context) = context {
             request["context"] = context.clone();
@@ -119,7 +119,7 @@ impl NodeSdk {
         answer
     }
 
-    async fn is_enabled(&mut self, flag: &str) -> bool {
+    pub(crate) async fn is_enabled(&mut self, flag: &str) -> bool {
         let answer = self.ask(None, &[flag]).await;
         answer["results"][0]["enabled"] == true
     }
@@ -132,7 +132,7 @@ impl Drop for NodeSdk {
 }
 
 /// Contexts that spread over every flag's rules; each has a userId and a sessionId, so nothing is random.
-fn contexts() -> Vec<Value> {
+pub(crate) fn contexts() -> Vec<Value> {
     let mut contexts = vec![
         json!({"userId": "alice", "sessionId": "s-alice", "properties": {
             "country": "NO", "email": "alice@Example.com", "appVersion": "2.1.0"}}),
@@ -152,7 +152,7 @@ fn contexts() -> Vec<Value> {
 }
 
 /// Rollouts, constraints, a segment and variants (strategy-level and flag-level), over the admin API.
-async fn create_flags(control_plane: &Process) {
+pub(crate) async fn create_flags(control_plane: &Process) {
     let segment = admin(
         control_plane,
         "POST",
@@ -251,7 +251,7 @@ async fn create_flags(control_plane: &Process) {
 }
 
 /// A control plane (SQLite) with the flags, and an edge that serves them.
-async fn stack() -> (TestDb, Process, Process) {
+pub(crate) async fn stack() -> (TestDb, Process, Process) {
     let db = TestDb::sqlite().await;
     let control_plane = Process::control_plane(&db.url, &[]);
     create_flags(&control_plane).await;
@@ -262,7 +262,7 @@ async fn stack() -> (TestDb, Process, Process) {
 
 /// The control plane's own client API follows its publisher too: waits for the last write of `create_flags`
 /// (not-released's strategy) there, then for the edge to serve the same document.
-async fn wait_until_served(control_plane: &Process, edge: &Process) {
+pub(crate) async fn wait_until_served(control_plane: &Process, edge: &Process) {
     eventually(
         Duration::from_secs(30),
         "the edge serves the control plane's last write",
@@ -290,7 +290,7 @@ async fn client_features(process: &Process) -> Value {
 }
 
 /// `vexil-edge eval` on the control plane's client document: one line (the enabled toggles) per context.
-async fn eval_expected(control_plane: &Process, contexts: &[Value]) -> Vec<Value> {
+pub(crate) async fn eval_expected(control_plane: &Process, contexts: &[Value]) -> Vec<Value> {
     let document = request(
         "GET",
         &format!("{}/api/client/features", control_plane.base),
@@ -328,7 +328,7 @@ async fn eval_expected(control_plane: &Process, contexts: &[Value]) -> Vec<Value
 }
 
 /// The parts of a variant both SDKs and the frontend API agree on.
-fn variant_core(variant: &Value) -> Value {
+pub(crate) fn variant_core(variant: &Value) -> Value {
     json!({
         "name": variant["name"],
         "enabled": variant["enabled"],
@@ -337,16 +337,16 @@ fn variant_core(variant: &Value) -> Value {
 }
 
 /// What an SDK reported: per context (as the SDK reports it used it), one result per flag of `FLAGS`.
-struct Reported {
-    contexts: Vec<Value>,
-    results: Vec<Value>,
+pub(crate) struct Reported {
+    pub(crate) contexts: Vec<Value>,
+    pub(crate) results: Vec<Value>,
 }
 
 /// Asks the SDK about every flag for every context and compares with `vexil-edge eval` on the context the SDK
 /// reports it used (`remote_address`: what the server adds when the context has none, as the frontend API
 /// does with the caller's address). Checks that the contexts reach every kind of answer: flags on and off,
 /// strategy variants, flag-level variants and overrides, and the placeholder.
-async fn assert_agrees_with_eval(
+pub(crate) async fn assert_agrees_with_eval(
     sdk: &mut NodeSdk,
     control_plane: &Process,
     remote_address: Option<&str>,

@@ -1,16 +1,24 @@
 // Drives the server SDK `unleash-client` (Node) for edge/tests/e2e/sdk.rs.
 //
-// Usage: node server-sdk.cjs API_URL CLIENT_TOKEN REFRESH_MS [METRICS_MS]   (API_URL ends in /api; NODE_PATH =
-// .test-deps/node_modules; no METRICS_MS, or 0: the SDK neither registers nor sends metrics)
+// Usage: node server-sdk.cjs API_URL CLIENT_TOKEN REFRESH_MS [METRICS_MS] [MODE]   (API_URL ends in /api;
+// NODE_PATH = .test-deps/node_modules; no METRICS_MS, or 0: the SDK neither registers nor sends metrics; MODE:
+// `full` (default: polling /client/features), `delta` (polling /client/delta) or `streaming`
+// (/client/streaming), the SDK's `experimentalMode`)
 // Prints `{"ready":true}` once the SDK has synchronized with the server, then answers each stdin line
 // `{"context"?: {...}, "flags": [names]}` with `{"context": <the context the SDK evaluated: its static
 // appName and environment plus the given one (or the previous one)>, "results": [{name, enabled, variant}]}`.
-// The SDK evaluates locally, from the document its own refresh timer last fetched.
+// The SDK evaluates locally, from the document its own refresh timer last fetched (or its stream last
+// delivered). Each answer also carries `unchanged`: how many polls the server answered 304 so far.
 'use strict';
 const readline = require('node:readline');
 const { initialize, InMemStorageProvider } = require('unleash-client');
 
-const [url, token, refreshMs, metricsMs = '0'] = process.argv.slice(2);
+const [url, token, refreshMs, metricsMs = '0', mode = 'full'] = process.argv.slice(2);
+const experimentalMode = {
+  full: { type: 'polling', format: 'full' },
+  delta: { type: 'polling', format: 'delta' },
+  streaming: { type: 'streaming' },
+}[mode];
 const appName = 'vexil-sdk-test-server';
 const environment = 'development';
 
@@ -27,6 +35,11 @@ const client = initialize({
   disableMetrics: Number(metricsMs) === 0,
   metricsInterval: Number(metricsMs),
   storageProvider: new InMemStorageProvider(),
+  experimentalMode,
+});
+let unchanged = 0;
+client.on('unchanged', () => {
+  unchanged += 1;
 });
 client.on('error', (error) => process.stderr.write(`unleash-client error: ${error}\n`));
 client.on('warn', (warning) => process.stderr.write(`unleash-client warning: ${warning}\n`));
@@ -49,7 +62,7 @@ client.once('synchronized', async () => {
       enabled: client.isEnabled(name, context),
       variant: client.getVariant(name, context),
     }));
-    reply({ context: { appName, environment, ...context }, results });
+    reply({ context: { appName, environment, ...context }, results, unchanged });
   }
   client.destroy();
 });

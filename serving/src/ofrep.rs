@@ -1,0 +1,588 @@
+//! OpenFeature's remote evaluation protocol (OFREP, open-feature/protocol `service/openapi.yaml`, with the
+//! event streams of its ADR-0008): `POST /ofrep/v1/evaluate/flags/{key}` (a client or frontend token),
+//! `POST /ofrep/v1/evaluate/flags` (bulk, a frontend token; a weak `ETag`, 304 on `If-None-Match`, and
+//! `eventStreams` naming `GET /ofrep/v1/events`, which sends `refetchEvaluation` on every change in the
+//! token's scope). The token comes in `Authorization: Bearer` or `X-API-Key`; the same engine and snapshot
+//! as the Unleash APIs answer, and evaluations are counted like the frontend API's.
+//!
+//! The context: `targetingKey` → `userId` (an explicit `userId` wins), the Unleash fields by name
+//! (`appName`, `environment`, `sessionId`, `remoteAddress`, `currentTime`, `properties`), any other scalar
+//! into properties. The answer's `value`: the variant's payload by its type (`string` and `csv` a string,
+//! `number` a number, `json` the JSON value), a variant without payload its name, and a flag without a
+//! variant a boolean (enabled or not). Its `reason`: `DISABLED` (the flag is off in the environment),
+//! `DEFAULT` (on, but no strategy matched the context), `SPLIT` (a variant chosen among several),
+//! `STATIC` (on for everyone: no strategy, or only unconstrained 100 % ones), else `TARGETING_MATCH`.
+//! Errors as the protocol says: 401 and 403 without a body, 404 `FLAG_NOT_FOUND`, 400 `PARSE_ERROR`,
+//! `INVALID_CONTEXT` and `TARGETING_KEY_MISSING` (a flag whose strategies need a user id: `userWithId`,
+//! `gradualRolloutUserId`, a rollout sticky on `userId`) with `errorDetails`.
+
+use std::convert::Infallible;
+use std::hash::Hasher;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequestParts, OriginalUri, Path, RawQuery, State};
+use axum::http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::Event;
+use axum::response::{IntoResponse, Response};
+use futures_util::stream;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use vexil_shared::model::{Feature, FeatureStrategy, VariantPayload};
+use vexil_shared::time::now_ms;
+use vexil_shared::token::{lowercase_hex, SecretHash, TokenKind};
+use vexil_shared::{ApiError, Context, ErrorKind, Projects};
+
+use crate::change_stream::ChangeWatch;
+use crate::client_delta::sse_response;
+use crate::extract::{grant_expired, scope_of_grant, token_scope, ClientIp, Scope};
+use crate::response::{json_response, revision_header};
+use crate::state::ServingState;
+
+/// The path of the event stream the bulk answer names.
+pub const EVENTS_PATH: &str = "/ofrep/v1/events";
+
+/// A token's scope for OFREP; refusals as the protocol has them (401, 403 without a body).
+pub struct OfrepScope(pub Scope);
+
+/// The same for the bulk call: a frontend token (browsers make it).
+pub struct OfrepBulkScope(pub Scope);
+
+/// An OFREP error answer.
+#[derive(Debug)]
+pub enum OfrepError {
+    /// 401 or 403, no body.
+    Refused(StatusCode),
+    /// A status with a JSON body (`{key?, errorCode, errorDetails}` or `{errorDetails}`).
+    Body(StatusCode, Value),
+}
+
+impl IntoResponse for OfrepError {
+    fn into_response(self) -> Response {
+        match self {
+            OfrepError::Refused(status) => status.into_response(),
+            OfrepError::Body(status, body) => {
+                let body = serde_json::to_vec(&body).unwrap_or_default();
+                let mut response = Response::new(Body::from(body));
+                *response.status_mut() = status;
+                response.headers_mut().insert(
+                    axum::http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                response
+            }
+        }
+    }
+}
+
+impl From<ApiError> for OfrepError {
+    fn from(error: ApiError) -> OfrepError {
+        match error.kind {
+            ErrorKind::AuthenticationRequired => OfrepError::Refused(StatusCode::UNAUTHORIZED),
+            ErrorKind::NoAccess => OfrepError::Refused(StatusCode::FORBIDDEN),
+            kind => OfrepError::Body(
+                StatusCode::from_u16(kind.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                serde_json::json!({ "errorDetails": error.message }),
+            ),
+        }
+    }
+}
+
+/// A failure of one flag (400 or 404): `{key, errorCode, errorDetails}`.
+fn flag_error(status: StatusCode, key: &str, code: &str, details: impl Into<String>) -> OfrepError {
+    OfrepError::Body(
+        status,
+        serde_json::json!({ "key": key, "errorCode": code, "errorDetails": details.into() }),
+    )
+}
+
+/// A failure of the bulk request (400): `{errorCode, errorDetails}`.
+fn bulk_error(code: &str, details: impl Into<String>) -> OfrepError {
+    OfrepError::Body(
+        StatusCode::BAD_REQUEST,
+        serde_json::json!({ "errorCode": code, "errorDetails": details.into() }),
+    )
+}
+
+impl FromRequestParts<Arc<ServingState>> for OfrepScope {
+    type Rejection = OfrepError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<ServingState>,
+    ) -> Result<Self, OfrepError> {
+        Ok(OfrepScope(token_scope(
+            parts,
+            state,
+            &[TokenKind::Client, TokenKind::Frontend],
+        )?))
+    }
+}
+
+impl FromRequestParts<Arc<ServingState>> for OfrepBulkScope {
+    type Rejection = OfrepError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<ServingState>,
+    ) -> Result<Self, OfrepError> {
+        if let Some(snapshot) = state.current.load().as_deref() {
+            if !snapshot.settings.frontend_api_enabled {
+                return Err(ApiError::not_found("The frontend API is disabled").into());
+            }
+        }
+        Ok(OfrepBulkScope(token_scope(
+            parts,
+            state,
+            &[TokenKind::Frontend],
+        )?))
+    }
+}
+
+/// Why a request's context was refused.
+enum ContextError {
+    Parse(String),
+    Invalid(String),
+}
+
+/// The evaluation context of an OFREP body `{context:{…}}` (an empty body: an empty context).
+fn context_of(body: &[u8], client_ip: Option<String>) -> Result<Context, ContextError> {
+    let mut ctx = Context::default();
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|error| ContextError::Parse(format!("the body is not JSON: {error}")))?;
+        let Value::Object(mut request) = value else {
+            return Err(ContextError::Invalid(
+                "the body must be a JSON object".to_owned(),
+            ));
+        };
+        match request.remove("context") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(context)) => fill_context(&mut ctx, context)?,
+            Some(_) => {
+                return Err(ContextError::Invalid(
+                    "context must be an object".to_owned(),
+                ))
+            }
+        }
+    }
+    if ctx.remote_address.is_none() {
+        ctx.remote_address = client_ip;
+    }
+    Ok(ctx)
+}
+
+fn fill_context(ctx: &mut Context, context: Map<String, Value>) -> Result<(), ContextError> {
+    let mut targeting_key = None;
+    let mut extra = Vec::new();
+    for (key, value) in context {
+        if key == "properties" {
+            let Value::Object(properties) = value else {
+                return Err(ContextError::Invalid(
+                    "properties must be an object".to_owned(),
+                ));
+            };
+            for (name, value) in properties {
+                let text = scalar(&name, &value)?;
+                if let Some(text) = text {
+                    ctx.properties.insert(name, text);
+                }
+            }
+            continue;
+        }
+        let text = scalar(&key, &value)?;
+        match key.as_str() {
+            "targetingKey" => targeting_key = text,
+            "userId" => ctx.user_id = text,
+            "sessionId" => ctx.session_id = text,
+            "remoteAddress" => ctx.remote_address = text,
+            "environment" => ctx.environment = text,
+            "appName" => ctx.app_name = text,
+            "currentTime" => ctx.current_time = text,
+            _ => extra.extend(text.map(|text| (key, text))),
+        }
+    }
+    if ctx.user_id.is_none() {
+        ctx.user_id = targeting_key;
+    }
+    for (key, text) in extra {
+        ctx.properties.entry(key).or_insert(text);
+    }
+    Ok(())
+}
+
+/// A context value as text (`null`: absent); an object or an array is refused.
+fn scalar(key: &str, value: &Value) -> Result<Option<String>, ContextError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(text) => Ok(Some(text.clone())),
+        Value::Number(number) => Ok(Some(number.to_string())),
+        Value::Bool(flag) => Ok(Some(flag.to_string())),
+        _ => Err(ContextError::Invalid(format!(
+            "context field {key} must be a string, number or boolean"
+        ))),
+    }
+}
+
+/// One flag's answer.
+#[derive(Debug, Serialize)]
+struct Evaluation<'s> {
+    key: &'s str,
+    value: Value,
+    variant: &'s str,
+    reason: &'static str,
+    metadata: Metadata<'s>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Metadata<'s> {
+    project: &'s str,
+    impression_data: bool,
+}
+
+/// `{key, errorCode, errorDetails}` in a bulk answer's `flags`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FlagFailure<'s> {
+    key: &'s str,
+    error_code: &'static str,
+    error_details: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum BulkFlag<'s> {
+    Evaluated(Evaluation<'s>),
+    Failed(FlagFailure<'s>),
+}
+
+/// Whether the flag's strategies need a user id to evaluate.
+fn needs_user_id(feature: &Feature) -> bool {
+    feature.strategies.iter().filter(|s| !s.disabled).any(|s| {
+        matches!(s.name.as_str(), "userWithId" | "gradualRolloutUserId")
+            || (s.name == "flexibleRollout"
+                && s.parameters.get("stickiness").map(String::as_str) == Some("userId"))
+    })
+}
+
+/// An unconstrained strategy that is on for everyone.
+fn for_everyone(strategy: &FeatureStrategy) -> bool {
+    let unconstrained = strategy.constraints.is_empty() && strategy.segments.is_empty();
+    let full = match strategy.name.as_str() {
+        "default" => true,
+        "flexibleRollout" => strategy
+            .parameters
+            .get("rollout")
+            .is_none_or(|rollout| rollout.trim() == "100"),
+        _ => false,
+    };
+    unconstrained && full
+}
+
+fn payload_value(payload: &VariantPayload) -> Value {
+    match payload.payload_type.as_str() {
+        "number" => serde_json::from_str::<serde_json::Number>(payload.value.trim())
+            .map_or_else(|_| Value::String(payload.value.clone()), Value::Number),
+        "json" => serde_json::from_str(&payload.value)
+            .unwrap_or_else(|_| Value::String(payload.value.clone())),
+        _ => Value::String(payload.value.clone()),
+    }
+}
+
+/// Evaluates `feature` for `ctx` with the engine of `scope`, counting it when the server counts.
+fn evaluate<'s>(
+    state: &ServingState,
+    scope: &'s Scope,
+    feature: &'s Feature,
+    ctx: &Context,
+) -> Option<Evaluation<'s>> {
+    let view = &scope.environment;
+    let toggle = view.engine.evaluate(&feature.name, ctx)?;
+    if state.count_evaluations {
+        if let Some(index) = view.engine.flag_index(&feature.name) {
+            view.evaluations.one_flag(index, toggle.enabled);
+        }
+    }
+    let strategies: Vec<&FeatureStrategy> =
+        feature.strategies.iter().filter(|s| !s.disabled).collect();
+    let variant = toggle.variant;
+    let (value, variant_name) = if variant.enabled {
+        let value = variant
+            .payload
+            .map_or_else(|| Value::String(variant.name.to_owned()), payload_value);
+        (value, variant.name)
+    } else {
+        let name = if toggle.enabled {
+            "enabled"
+        } else {
+            "disabled"
+        };
+        (Value::Bool(toggle.enabled), name)
+    };
+    let several_variants =
+        feature.variants.len() > 1 || strategies.iter().any(|s| s.variants.len() > 1);
+    let reason = if !feature.enabled {
+        "DISABLED"
+    } else if !toggle.enabled {
+        "DEFAULT"
+    } else if variant.enabled && several_variants {
+        "SPLIT"
+    } else if strategies.iter().all(|s| for_everyone(s)) {
+        "STATIC"
+    } else {
+        "TARGETING_MATCH"
+    };
+    Some(Evaluation {
+        key: &feature.name,
+        value,
+        variant: variant_name,
+        reason,
+        metadata: Metadata {
+            project: &feature.project,
+            impression_data: feature.impression_data,
+        },
+    })
+}
+
+fn in_scope(scope: &Scope, feature: &Feature) -> bool {
+    match &scope.projects {
+        Projects::All => true,
+        Projects::Only(list) => list.contains(&feature.project),
+    }
+}
+
+/// `POST /ofrep/v1/evaluate/flags/{key}`.
+#[utoipa::path(
+    post, path = "/ofrep/v1/evaluate/flags/{key}", tag = "OFREP",
+    params(("key" = String, Path, description = "Flag name")),
+    request_body(content = serde_json::Value, description = "`{context:{targetingKey, …}}`"),
+    responses((status = 200, description = "`{key, value, variant, reason, metadata:{project, impressionData}}`", content_type = "application/json"),
+        (status = 400, description = "`{key, errorCode: PARSE_ERROR | INVALID_CONTEXT | TARGETING_KEY_MISSING, errorDetails}`", content_type = "application/json"),
+        (status = 401, description = "No, an unknown or an expired token (no body)"), (status = 403, description = "A token of another kind (no body)"),
+        (status = 404, description = "`{key, errorCode: FLAG_NOT_FOUND, errorDetails}`", content_type = "application/json"),
+        (status = 503, description = "`{errorDetails}`: no snapshot loaded yet", content_type = "application/json"))
+)]
+pub async fn evaluate_flag(
+    State(state): State<Arc<ServingState>>,
+    OfrepScope(scope): OfrepScope,
+    ClientIp(ip): ClientIp,
+    Path(key): Path<String>,
+    body: Bytes,
+) -> Result<Response, OfrepError> {
+    let ctx = context_of(&body, ip).map_err(|error| match error {
+        ContextError::Parse(details) => {
+            flag_error(StatusCode::BAD_REQUEST, &key, "PARSE_ERROR", details)
+        }
+        ContextError::Invalid(details) => {
+            flag_error(StatusCode::BAD_REQUEST, &key, "INVALID_CONTEXT", details)
+        }
+    })?;
+    let not_found = || {
+        flag_error(
+            StatusCode::NOT_FOUND,
+            &key,
+            "FLAG_NOT_FOUND",
+            format!("No flag named {key}"),
+        )
+    };
+    let feature = scope
+        .environment
+        .features
+        .get(key.as_str())
+        .filter(|feature| in_scope(&scope, feature))
+        .ok_or_else(not_found)?;
+    if ctx.user_id.is_none() && needs_user_id(feature) {
+        return Err(flag_error(
+            StatusCode::BAD_REQUEST,
+            &key,
+            "TARGETING_KEY_MISSING",
+            "this flag's strategies need a targetingKey (or userId)",
+        ));
+    }
+    let evaluation = evaluate(&state, &scope, feature, &ctx).ok_or_else(not_found)?;
+    let body = serde_json::to_vec(&evaluation).map_err(|_| ApiError::internal())?;
+    Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
+}
+
+/// `POST /ofrep/v1/evaluate/flags`: every flag of the token's projects.
+#[utoipa::path(
+    post, path = "/ofrep/v1/evaluate/flags", tag = "OFREP",
+    params(("If-None-Match" = Option<String>, Header, description = "The `ETag` of the last answer")),
+    request_body(content = serde_json::Value, description = "`{context:{targetingKey, …}}`"),
+    responses((status = 200, description = "`{flags:[…], eventStreams:[{type: sse, endpoint:{requestUri}}]}` with a weak `ETag`; a flag whose strategies need a targeting key the context lacks is `{key, errorCode: TARGETING_KEY_MISSING}`", content_type = "application/json"),
+        (status = 304, description = "Equal `If-None-Match`"),
+        (status = 400, description = "`{errorCode: PARSE_ERROR | INVALID_CONTEXT, errorDetails}`", content_type = "application/json"),
+        (status = 401, description = "No, an unknown or an expired token (no body)"), (status = 403, description = "Not a frontend token (no body)"),
+        (status = 404, description = "`{errorDetails}`: the frontend API is disabled", content_type = "application/json"),
+        (status = 503, description = "`{errorDetails}`: no snapshot loaded yet", content_type = "application/json"))
+)]
+pub async fn evaluate_flags(
+    State(state): State<Arc<ServingState>>,
+    OfrepBulkScope(scope): OfrepBulkScope,
+    ClientIp(ip): ClientIp,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, OfrepError> {
+    let ctx = context_of(&body, ip).map_err(|error| match error {
+        ContextError::Parse(details) => bulk_error("PARSE_ERROR", details),
+        ContextError::Invalid(details) => bulk_error("INVALID_CONTEXT", details),
+    })?;
+    let flags: Vec<BulkFlag> = scope
+        .environment
+        .features
+        .values()
+        .filter(|feature| in_scope(&scope, feature))
+        .filter_map(|feature| {
+            if ctx.user_id.is_none() && needs_user_id(feature) {
+                return Some(BulkFlag::Failed(FlagFailure {
+                    key: &feature.name,
+                    error_code: "TARGETING_KEY_MISSING",
+                    error_details: "this flag's strategies need a targetingKey (or userId)"
+                        .to_owned(),
+                }));
+            }
+            evaluate(&state, &scope, feature, &ctx).map(BulkFlag::Evaluated)
+        })
+        .collect();
+    let flags = serde_json::to_vec(&flags).map_err(|_| ApiError::internal())?;
+    let etag = {
+        let mut hasher = rustc_hash::FxHasher::default();
+        hasher.write(&flags);
+        format!("W/\"{:x}-{:016x}\"", flags.len(), hasher.finish())
+    };
+    let revision = scope.snapshot.revision;
+    let not_modified = headers
+        .get(IF_NONE_MATCH)
+        .is_some_and(|value| value.as_bytes() == etag.as_bytes());
+    let mut response = if not_modified {
+        let mut response = StatusCode::NOT_MODIFIED.into_response();
+        revision_header(&mut response, revision);
+        response
+    } else {
+        // Beside this route, under the same base path (the control plane's `--base-path`, a proxy's).
+        let base = uri
+            .path()
+            .strip_suffix("/ofrep/v1/evaluate/flags")
+            .unwrap_or("");
+        let channel = channel_of(scope.token.as_ref().map(|(hash, _)| hash));
+        let request_uri = serde_json::to_string(&format!("{base}{EVENTS_PATH}?channel={channel}"))
+            .map_err(|_| ApiError::internal())?;
+        let mut body = Vec::with_capacity(flags.len() + 160);
+        body.extend_from_slice(b"{\"flags\":");
+        body.extend_from_slice(&flags);
+        body.extend_from_slice(
+            b",\"eventStreams\":[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":",
+        );
+        body.extend_from_slice(request_uri.as_bytes());
+        body.extend_from_slice(b"}}]}");
+        json_response(StatusCode::OK, body, revision)
+    };
+    let answer = response.headers_mut();
+    answer.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(etag) = HeaderValue::from_str(&etag) {
+        answer.insert(ETAG, etag);
+    }
+    Ok(response)
+}
+
+/// The channel of a token's event stream: a digest of its hash (not the hash: the URL is no credential for
+/// any other API); `anonymous` under authentication `none`.
+fn channel_of(hash: Option<&SecretHash>) -> String {
+    match hash {
+        None => "anonymous".to_owned(),
+        Some(hash) => {
+            let mut digest = Sha256::new();
+            digest.update(b"vexil-ofrep-events\0");
+            digest.update(hash);
+            lowercase_hex(&digest.finalize())
+        }
+    }
+}
+
+/// `GET /ofrep/v1/events?channel=…`: server-sent events, a `refetchEvaluation` message (`{type, etag,
+/// lastModified}`, the SSE `id` the revision) on every change in the token's scope; it ends when the token
+/// is revoked or expires. Past `--max-streams` the answer is 429.
+#[utoipa::path(
+    get, path = "/ofrep/v1/events", tag = "OFREP",
+    params(("channel" = String, Query, description = "As the bulk answer's `eventStreams` names it")),
+    responses((status = 200, description = "`text/event-stream` of `{\"type\":\"refetchEvaluation\",\"etag\",\"lastModified\"}` messages", content_type = "text/event-stream"),
+        (status = 401, description = "An unknown channel, or its token expired (no body)"),
+        (status = 429, description = "The server holds `--max-streams` streams; `Retry-After`"),
+        (status = 503, description = "`{errorDetails}`: no snapshot loaded yet", content_type = "application/json"))
+)]
+pub async fn events(
+    State(state): State<Arc<ServingState>>,
+    RawQuery(query): RawQuery,
+    parts: Parts,
+) -> Result<Response, OfrepError> {
+    let snapshot = state.loaded()?;
+    let channel = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes())
+        .find(|(key, _)| key == "channel")
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default();
+    let scope = if state.anonymous && channel == "anonymous" {
+        scope_of_grant(&parts, snapshot.clone(), None, &crate::extract::ANONYMOUS)
+    } else {
+        let now = now_ms();
+        let (hash, grant) = snapshot
+            .tokens
+            .iter()
+            .find(|(hash, grant)| {
+                grant.kind == TokenKind::Frontend
+                    && !grant_expired(grant, now)
+                    && channel_of(Some(hash)) == channel
+            })
+            .ok_or(OfrepError::Refused(StatusCode::UNAUTHORIZED))?;
+        scope_of_grant(&parts, snapshot.clone(), Some(*hash), grant)
+    };
+    let Some(slot) = state.streams.take() else {
+        let mut response = StatusCode::TOO_MANY_REQUESTS.into_response();
+        response
+            .headers_mut()
+            .insert("retry-after", HeaderValue::from_static("60"));
+        return Ok(response);
+    };
+    let watch = ChangeWatch::new(state, &scope, slot);
+    let updates = stream::unfold(watch, |mut watch| async move {
+        loop {
+            let scope = watch.next().await?;
+            let changed = scope
+                .snapshot
+                .changes
+                .touched_since(watch.seen, &scope.environment.name)
+                .is_none_or(|touched| {
+                    !touched.segments.is_empty()
+                        || touched.features.iter().any(|(name, before)| {
+                            let now = scope.environment.project_of(name);
+                            now.into_iter()
+                                .chain(before.iter().map(String::as_str))
+                                .any(|project| project_allowed(&scope.projects, project))
+                        })
+                });
+            watch.seen = scope.snapshot.revision;
+            if !changed {
+                continue;
+            }
+            let revision = scope.snapshot.revision;
+            let data = format!(
+                "{{\"type\":\"refetchEvaluation\",\"etag\":\"\\\"{revision}\\\"\",\"lastModified\":{}}}",
+                now_ms() / 1000
+            );
+            let event = Event::default().id(revision.to_string()).data(data);
+            return Some((Ok::<_, Infallible>(event), watch));
+        }
+    });
+    Ok(sse_response(updates))
+}
+
+fn project_allowed(projects: &Projects, project: &str) -> bool {
+    match projects {
+        Projects::All => true,
+        Projects::Only(list) => list.iter().any(|p| p == project),
+    }
+}
