@@ -1,4 +1,4 @@
-//! The UI's stylesheet and script module, compiled into the binary (`include_str!`): no build step, no
+//! The UI's stylesheet, script module and icon, compiled into the binary (`include_str!`): no build step, no
 //! Node.js, nothing fetched from elsewhere.
 
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
@@ -6,6 +6,7 @@ use axum::response::IntoResponse;
 
 const STYLESHEET: &str = include_str!("assets/vexil.css");
 const SCRIPT: &str = include_str!("assets/vexil.js");
+const ICON: &str = include_str!("assets/favicon.svg");
 
 /// `GET /ui-assets/vexil.css`.
 pub async fn stylesheet() -> impl IntoResponse {
@@ -26,5 +27,16 @@ pub async fn script() -> impl IntoResponse {
             (CACHE_CONTROL, "public, max-age=300"),
         ],
         SCRIPT,
+    )
+}
+
+/// `GET /ui-assets/favicon.svg`.
+pub async fn icon() -> impl IntoResponse {
+    (
+        [
+            (CONTENT_TYPE, "image/svg+xml"),
+            (CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        ICON,
     )
 }

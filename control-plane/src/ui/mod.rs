@@ -52,6 +52,7 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/logout", post(sign_in::sign_out))
         .route("/ui-assets/vexil.css", get(assets::stylesheet))
         .route("/ui-assets/vexil.js", get(assets::script))
+        .route("/ui-assets/favicon.svg", get(assets::icon))
         .route("/projects", get(flags::pick_project))
         .route("/projects/{project}", get(flags::list))
         .route(

@@ -58,6 +58,7 @@ impl Shell {
                     meta name="viewport" content="width=device-width, initial-scale=1";
                     meta name="color-scheme" content="light dark";
                     title { (title) " · Vexil" }
+                    link rel="icon" type="image/svg+xml" href=(self.link("/ui-assets/favicon.svg"));
                     link rel="stylesheet" href=(self.link("/ui-assets/vexil.css"));
                     script type="module" src=(self.link("/ui-assets/vexil.js")) {}
                 }
