@@ -168,7 +168,7 @@ pub async fn list(
             div.page-head {
                 div {
                     h1 { "Flags" }
-                    p.subtitle { "Project " strong { (current.name) } " · " (total) " flags" }
+                    p.subtitle { "Project " strong { (current.name) } " · " (total) (if total == 1 { " flag" } else { " flags" }) }
                 }
                 div.actions {
                     @if all_projects.len() > 1 {

@@ -97,6 +97,15 @@ pub fn router() -> Router<Arc<AppState>> {
             get(flag::variants_page).post(flag::save_variants),
         )
         .route("/segments", get(lists::segments))
+        .route(
+            "/segments/create",
+            get(lists::new_segment).post(lists::create_segment),
+        )
+        .route(
+            "/segments/edit/{id}",
+            get(lists::edit_segment).post(lists::update_segment),
+        )
+        .route("/segments/{id}/delete", post(lists::delete_segment))
         .route("/archive", get(lists::archive))
         .route("/archive/{feature}/revive", post(lists::revive))
         .route("/archive/{feature}/delete", post(lists::delete))

@@ -37,6 +37,49 @@ pub fn single_valued(operator: &str) -> bool {
         || operator == "REGEX"
 }
 
+/// The constraints of a posted form (`constraintCount`, then `c<i>.contextName`, `c<i>.operator`, …).
+pub fn constraints_of(form: &FormFields) -> Vec<ConstraintDraft> {
+    let count: usize = form
+        .get("constraintCount")
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(0)
+        .min(100);
+    (0..count)
+        .map(|index| {
+            let key = |name: &str| format!("c{index}.{name}");
+            ConstraintDraft {
+                context_name: form.text(&key("contextName")),
+                operator: form.get(&key("operator")).unwrap_or("IN").to_owned(),
+                values: form.text(&key("values")),
+                value: form.text(&key("value")),
+                case_insensitive: form.checked(&key("caseInsensitive")),
+                inverted: form.checked(&key("inverted")),
+            }
+        })
+        .collect()
+}
+
+/// "Add constraint" or "Remove" of a posted form, applied to `constraints`; false for any other intent.
+pub fn edit_constraints(intent: &str, constraints: &mut Vec<ConstraintDraft>) -> bool {
+    if intent == "add-constraint" {
+        constraints.push(ConstraintDraft {
+            operator: "IN".to_owned(),
+            ..ConstraintDraft::default()
+        });
+        return true;
+    }
+    if let Some(index) = intent
+        .strip_prefix("remove-constraint-")
+        .and_then(|index| index.parse::<usize>().ok())
+    {
+        if index < constraints.len() {
+            constraints.remove(index);
+        }
+        return true;
+    }
+    false
+}
+
 /// What the form holds.
 #[derive(Debug, Clone, Default)]
 pub struct StrategyDraft {
@@ -62,7 +105,7 @@ pub struct ConstraintDraft {
 }
 
 impl ConstraintDraft {
-    fn of(constraint: &Constraint) -> ConstraintDraft {
+    pub fn of(constraint: &Constraint) -> ConstraintDraft {
         ConstraintDraft {
             context_name: constraint.context_name.clone(),
             operator: constraint.operator.clone(),
@@ -120,24 +163,7 @@ impl StrategyDraft {
 
     /// The form as posted.
     pub fn from_form(form: &FormFields) -> StrategyDraft {
-        let count: usize = form
-            .get("constraintCount")
-            .and_then(|count| count.parse().ok())
-            .unwrap_or(0)
-            .min(100);
-        let constraints = (0..count)
-            .map(|index| {
-                let key = |name: &str| format!("c{index}.{name}");
-                ConstraintDraft {
-                    context_name: form.text(&key("contextName")),
-                    operator: form.get(&key("operator")).unwrap_or("IN").to_owned(),
-                    values: form.text(&key("values")),
-                    value: form.text(&key("value")),
-                    case_insensitive: form.checked(&key("caseInsensitive")),
-                    inverted: form.checked(&key("inverted")),
-                }
-            })
-            .collect();
+        let constraints = constraints_of(form);
         let parameters = form
             .0
             .iter()
@@ -308,19 +334,26 @@ fn parameter_control(
     }
 }
 
-fn constraint_rows(choices: &Choices, draft: &StrategyDraft, editable: bool) -> Markup {
+/// The constraint editor (the strategy form's and the segment form's): each constraint's context field,
+/// operator, values or value (a date-time picker for dates), case-insensitive and inverted switches, Remove;
+/// the context field's legal values offered when it has some.
+pub fn constraint_rows(
+    context_fields: &[ContextField],
+    constraints: &[ConstraintDraft],
+    editable: bool,
+) -> Markup {
     html! {
-        input type="hidden" name="constraintCount" value=(draft.constraints.len());
+        input type="hidden" name="constraintCount" value=(constraints.len());
         datalist #context-fields {
-            @for context_field in &choices.context_fields { option value=(context_field.name) {} }
+            @for context_field in context_fields { option value=(context_field.name) {} }
         }
-        @if draft.constraints.is_empty() {
-            p.muted { "No constraints: the strategy applies to every context." }
+        @if constraints.is_empty() {
+            p.muted { "No constraints: every context matches." }
         }
-        @for (index, constraint) in draft.constraints.iter().enumerate() {
+        @for (index, constraint) in constraints.iter().enumerate() {
             @let key = |name: &str| format!("c{index}.{name}");
             @let id = |name: &str| format!("c{index}-{name}");
-            @let legal: Vec<String> = choices.context_fields.iter()
+            @let legal: Vec<String> = context_fields.iter()
                 .find(|f| f.name == constraint.context_name)
                 .map(|f| f.legal_values.iter().map(|v| v.value.clone()).collect())
                 .unwrap_or_default();
@@ -449,7 +482,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 }
                 fieldset {
                     legend { "Constraints" }
-                    (constraint_rows(choices, draft, true))
+                    (constraint_rows(&choices.context_fields, &draft.constraints, true))
                     button type="submit" name="intent" value="add-constraint" { "Add constraint" }
                 }
                 fieldset {
@@ -577,20 +610,7 @@ async fn submit(
         };
         render(who, &choices, page).into_response()
     };
-    if intent == "add-constraint" {
-        draft.constraints.push(ConstraintDraft {
-            operator: "IN".to_owned(),
-            ..ConstraintDraft::default()
-        });
-        return redraw(&draft, None, StatusCode::OK);
-    }
-    if let Some(index) = intent
-        .strip_prefix("remove-constraint-")
-        .and_then(|index| index.parse::<usize>().ok())
-    {
-        if index < draft.constraints.len() {
-            draft.constraints.remove(index);
-        }
+    if edit_constraints(intent, &mut draft.constraints) {
         return redraw(&draft, None, StatusCode::OK);
     }
     if intent != "save" {

@@ -79,15 +79,6 @@ async fn the_ui_walk_in_chromium() {
         )
         .await;
     }
-    admin(
-        &control_plane,
-        "POST",
-        "/api/admin/segments",
-        Some(json!({"name": "nordics", "constraints": [
-            {"contextName": "country", "operator": "IN", "values": ["NO", "SE", "DK", "FI"]}
-        ]})),
-    )
-    .await;
     let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
     std::fs::create_dir_all(&screenshots).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/ui-walk.cjs");

@@ -30,3 +30,8 @@ if (nameInput) {
     }, 250);
   });
 }
+
+// With JavaScript the form redraws itself when the strategy or an operator changes: its "Update form" button
+// (for browsers without JavaScript) is not needed.
+const refresh = document.getElementById("refresh-form");
+if (refresh && document.querySelector("select[data-autosubmit]")) refresh.hidden = true;

@@ -122,9 +122,20 @@ async function main() {
   if (!(await page.getByRole("article", { name: "Strategy 1 in development" }).textContent()).includes("userWithId"))
     fail("Move up did not reorder");
   await shot(page, "06-two-strategies");
+  await page.screenshot({ path: `${shots}/readme-flag-page.png` });
   await checkpoint("reordered");
 
-  // Use the segment (made by the test through the API) in the flexibleRollout strategy.
+  // A segment, made on the Segments page, used in the flexibleRollout strategy.
+  await page.getByRole("link", { name: "Segments", exact: true }).click();
+  await page.getByRole("link", { name: "New segment" }).click();
+  await page.getByLabel("Name").fill("nordics");
+  await page.getByRole("button", { name: "Add constraint" }).click();
+  await page.getByLabel("Context field").fill("country");
+  await page.getByLabel("Operator").selectOption("IN");
+  await page.getByLabel("Values").fill("NO, SE, DK, FI");
+  await page.getByRole("button", { name: "Save segment" }).click();
+  await page.waitForURL(base + "/segments");
+  await page.goto(base + "/projects/default/features/checkout-v2");
   await page.getByRole("article", { name: "Strategy 2 in development" }).getByRole("link", { name: "Edit" }).click();
   await page.getByLabel("nordics").check();
   await page.getByRole("button", { name: "Save strategy" }).click();
@@ -132,6 +143,8 @@ async function main() {
   if (!(await page.getByRole("article", { name: "Strategy 2 in development" }).textContent()).includes("nordics"))
     fail("the segment is not shown on the strategy");
   await page.getByRole("link", { name: "Segments", exact: true }).click();
+  if (!(await page.getByRole("table").textContent()).includes("checkout-v2 (development)"))
+    fail("the segments page does not say where nordics is used");
   await shot(page, "07-segments");
   await page.goBack();
   await checkpoint("segment");
