@@ -7,7 +7,7 @@ use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, SignedIn, UiWrite};
 use super::strategy_form::single_valued;
 use crate::domain::change_requests::{self, Outcome};
-use crate::domain::events::{self, Event};
+use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::segments;
 use crate::domain::strategies::Strategy;
@@ -26,7 +26,7 @@ use std::sync::Arc;
 use vexil_shared::ApiError;
 
 /// Events shown on the flag page (newest first).
-const EVENTS_SHOWN: usize = 50;
+const EVENTS_SHOWN: u32 = 50;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct FlagQuery {
@@ -150,8 +150,12 @@ async fn load(
         .into_iter()
         .map(|segment| (segment.id, segment.name))
         .collect();
-    let mut events = events::of_feature(&mut conn, feature).await?.events;
-    events.truncate(EVENTS_SHOWN);
+    let query = EventQuery {
+        feature: Some(feature.to_owned()),
+        limit: Some(EVENTS_SHOWN),
+        ..EventQuery::default()
+    };
+    let events = events::list(&mut conn, query).await?.events;
     Ok((flag, segment_names, events))
 }
 

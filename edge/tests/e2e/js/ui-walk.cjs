@@ -69,7 +69,11 @@ async function main() {
 
   // Create a flag.
   await page.getByRole("link", { name: "New flag" }).click();
+  // The name is checked as it is typed, by the server's rule.
+  await page.getByLabel("Name").fill("bad name");
+  await page.locator("#name-error").getByText("must be URL-safe").waitFor();
   await page.getByLabel("Name").fill("checkout-v2");
+  await page.locator("#name-error:empty").waitFor({ state: "attached" });
   await page.getByLabel("Type").selectOption("release");
   await page.getByLabel("Description").fill("The new checkout <script>alert(1)</script>");
   await shot(page, "03-new-flag");
