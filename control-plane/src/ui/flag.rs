@@ -4,8 +4,9 @@
 
 use super::controls::{field, notice, switch, when, with_notice};
 use super::page::{see_other, Nav, Page, UiError};
-use super::session::{FormFields, SignedIn, UiWrite};
+use super::session::{SignedIn, UiWrite};
 use super::strategy_form::single_valued;
+use super::variant_editor::{drafts_of, edit_variants, variant_rows, VariantDraft};
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
@@ -14,7 +15,6 @@ use crate::domain::strategies::Strategy;
 use crate::domain::variants;
 use crate::http::state::AppState;
 use crate::model::change_request::Change;
-use crate::model::variant::{FlagVariant, VariantOverride, VariantPayload, WeightType};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -24,6 +24,9 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// The field-name prefix of the flag-level variant editor.
+const FLAG_PREFIX: &str = "v";
 
 /// Events shown on the flag page (newest first).
 const EVENTS_SHOWN: u32 = 50;
@@ -396,122 +399,6 @@ pub struct VariantsQuery {
     environment: String,
 }
 
-/// One variant as typed: weight in percent (empty: shares what fixed ones leave).
-#[derive(Debug, Clone, Default)]
-struct VariantDraft {
-    name: String,
-    weight: String,
-    stickiness: String,
-    payload_type: String,
-    payload: String,
-    overrides: String,
-}
-
-impl VariantDraft {
-    fn of(variant: &FlagVariant) -> VariantDraft {
-        VariantDraft {
-            name: variant.name.clone(),
-            weight: match variant.weight_type {
-                WeightType::Fix => format!("{}", f64::from(variant.weight) / 10.0),
-                WeightType::Variable => String::new(),
-            },
-            stickiness: variant.stickiness.clone(),
-            payload_type: variant
-                .payload
-                .as_ref()
-                .map(|payload| payload.payload_type.clone())
-                .unwrap_or_default(),
-            payload: variant
-                .payload
-                .as_ref()
-                .map(|payload| payload.value.clone())
-                .unwrap_or_default(),
-            overrides: variant
-                .overrides
-                .iter()
-                .map(|o| format!("{}: {}", o.context_name, o.values.join(", ")))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
-    }
-
-    fn to_variant(&self, index: usize) -> Result<FlagVariant, ApiError> {
-        let weight = self.weight.trim();
-        let (weight, weight_type) = if weight.is_empty() {
-            (0, WeightType::Variable)
-        } else {
-            let percent: f64 = weight.parse().map_err(|_| {
-                ApiError::validation(format!(
-                    "variants[{index}].weight: \"{weight}\" is not a percentage"
-                ))
-            })?;
-            if !(0.0..=100.0).contains(&percent) {
-                return Err(ApiError::validation(format!(
-                    "variants[{index}].weight: must be 0 to 100 %"
-                )));
-            }
-            ((percent * 10.0).round() as u32, WeightType::Fix)
-        };
-        let overrides = self
-            .overrides
-            .lines()
-            .filter(|line| !line.trim().is_empty())
-            .map(|line| {
-                let (context, values) = line.split_once(':').ok_or_else(|| {
-                    ApiError::validation(format!(
-                        "variants[{index}].overrides: write each as context: value, value"
-                    ))
-                })?;
-                Ok(VariantOverride {
-                    context_name: context.trim().to_owned(),
-                    values: values
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|value| !value.is_empty())
-                        .map(str::to_owned)
-                        .collect(),
-                })
-            })
-            .collect::<Result<Vec<_>, ApiError>>()?;
-        Ok(FlagVariant {
-            name: self.name.trim().to_owned(),
-            weight,
-            weight_type,
-            stickiness: Some(self.stickiness.clone())
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "default".to_owned()),
-            payload: Some(self.payload_type.clone())
-                .filter(|kind| !kind.is_empty())
-                .map(|payload_type| VariantPayload {
-                    payload_type,
-                    value: self.payload.clone(),
-                }),
-            overrides,
-        })
-    }
-}
-
-fn variant_drafts(form: &FormFields) -> Vec<VariantDraft> {
-    let count: usize = form
-        .get("variantCount")
-        .and_then(|count| count.parse().ok())
-        .unwrap_or(0)
-        .min(100);
-    (0..count)
-        .map(|index| {
-            let key = |name: &str| format!("v{index}.{name}");
-            VariantDraft {
-                name: form.text(&key("name")),
-                weight: form.text(&key("weight")),
-                stickiness: form.text(&key("stickiness")),
-                payload_type: form.text(&key("payloadType")),
-                payload: form.text(&key("payload")),
-                overrides: form.text(&key("overrides")),
-            }
-        })
-        .collect()
-}
-
 fn variants_form(
     who: &SignedIn,
     (project, feature, environment): (&str, &str, &str),
@@ -534,52 +421,13 @@ fn variants_form(
             form.form-narrow method="post" action=(format!("{base}/variants")) {
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(environment);
-                input type="hidden" name="variantCount" value=(drafts.len());
                 @if drafts.is_empty() {
                     p.muted { "No variants: SDKs get the flag's on/off only." }
                 }
-                @for (index, draft) in drafts.iter().enumerate() {
-                    @let key = |name: &str| format!("v{index}.{name}");
-                    @let id = |name: &str| format!("v{index}-{name}");
-                    fieldset {
-                        legend { "Variant " (index + 1) }
-                        (field(&id("name"), "Variant name", None, None, html! {
-                            input id=(id("name")) type="text" name=(key("name")) value=(draft.name) disabled[!who.may_write];
-                        }))
-                        (field(&id("weight"), "Weight", None, Some("Percent; leave empty to share what the fixed weights leave"), html! {
-                            input id=(id("weight")) type="number" name=(key("weight")) min="0" max="100" step="0.1" value=(draft.weight)
-                                aria-describedby=(format!("{}-hint", id("weight"))) disabled[!who.may_write];
-                        }))
-                        (field(&id("stickiness"), "Stickiness", None, None, html! {
-                            select id=(id("stickiness")) name=(key("stickiness")) disabled[!who.may_write] {
-                                @for option in ["default", "userId", "sessionId", "random"] {
-                                    option value=(option) selected[option == draft.stickiness] { (option) }
-                                }
-                            }
-                        }))
-                        (field(&id("payload-type"), "Payload type", None, None, html! {
-                            select id=(id("payload-type")) name=(key("payloadType")) disabled[!who.may_write] {
-                                @for (value, text) in [("", "No payload"), ("string", "string"), ("json", "json"), ("csv", "csv"), ("number", "number")] {
-                                    option value=(value) selected[value == draft.payload_type] { (text) }
-                                }
-                            }
-                        }))
-                        (field(&id("payload"), "Payload", None, None, html! {
-                            textarea id=(id("payload")) name=(key("payload")) rows="3" disabled[!who.may_write] { (draft.payload) }
-                        }))
-                        (field(&id("overrides"), "Overrides", None, Some("One per line: context field: value, value"), html! {
-                            textarea id=(id("overrides")) name=(key("overrides")) rows="2"
-                                aria-describedby=(format!("{}-hint", id("overrides"))) disabled[!who.may_write] { (draft.overrides) }
-                        }))
-                        @if who.may_write {
-                            button type="submit" name="intent" value=(format!("remove-{index}"))
-                                aria-label=(format!("Remove variant {}", index + 1)) { "Remove" }
-                        }
-                    }
-                }
+                (variant_rows(who.may_write, FLAG_PREFIX, drafts, true))
                 @if who.may_write {
                     div.actions {
-                        button type="submit" name="intent" value="add" { "Add variant" }
+                        button type="submit" name="intent" value=(format!("add-{FLAG_PREFIX}")) { "Add variant" }
                         button.primary type="submit" name="intent" value="save" { "Save variants" }
                         a href=(base) { "Cancel" }
                     }
@@ -605,7 +453,7 @@ pub async fn variants_page(
     }
     .await
     .map_err(|error| UiError::new(error, &shell))?;
-    let drafts: Vec<VariantDraft> = stored.variants.iter().map(VariantDraft::of).collect();
+    let drafts: Vec<VariantDraft> = stored.variants.iter().map(VariantDraft::of_flag).collect();
     Ok(who.finish(variants_form(
         &who,
         (&project, &feature, &query.environment),
@@ -623,29 +471,16 @@ pub async fn save_variants(
     UiWrite { who, form }: UiWrite,
 ) -> Response {
     let environment = form.text("environment");
-    let mut drafts = variant_drafts(&form);
+    let mut drafts = drafts_of(&form, FLAG_PREFIX);
     let place = (project.as_str(), feature.as_str(), environment.as_str());
     let intent = form.get("intent").unwrap_or("save");
-    if intent == "add" {
-        drafts.push(VariantDraft {
-            stickiness: "default".to_owned(),
-            ..VariantDraft::default()
-        });
-        return variants_form(&who, place, &drafts, None, StatusCode::OK).into_response();
-    }
-    if let Some(index) = intent
-        .strip_prefix("remove-")
-        .and_then(|index| index.parse::<usize>().ok())
-    {
-        if index < drafts.len() {
-            drafts.remove(index);
-        }
+    if edit_variants(intent, FLAG_PREFIX, &mut drafts) || intent != "save" {
         return variants_form(&who, place, &drafts, None, StatusCode::OK).into_response();
     }
     let variants = match drafts
         .iter()
         .enumerate()
-        .map(|(index, draft)| draft.to_variant(index))
+        .map(|(index, draft)| draft.to_flag_variant(index))
         .collect::<Result<Vec<_>, _>>()
     {
         Ok(variants) => variants,

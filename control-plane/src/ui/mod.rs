@@ -16,6 +16,7 @@ pub mod page;
 pub mod session;
 pub mod sign_in;
 pub mod strategy_form;
+pub mod variant_editor;
 
 use crate::http::state::AppState;
 use axum::http::header::{HeaderName, HeaderValue};

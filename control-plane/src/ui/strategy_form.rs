@@ -7,6 +7,7 @@
 use super::controls::{field, with_notice};
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, SignedIn, UiWrite};
+use super::variant_editor::{drafts_of, edit_variants, variant_rows, VariantDraft};
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::context_fields::{self, ContextField};
 use crate::domain::segments::{self, Segment};
@@ -91,7 +92,12 @@ pub struct StrategyDraft {
     pub parameters: BTreeMap<String, String>,
     pub constraints: Vec<ConstraintDraft>,
     pub segments: Vec<i64>,
+    /// Strategy variants.
+    pub variants: Vec<VariantDraft>,
 }
+
+/// The field-name prefix of the strategy form's variant editor.
+const VARIANT_PREFIX: &str = "sv";
 
 /// One constraint as typed: list values one per line (or comma-separated), or one value.
 #[derive(Debug, Clone, Default)]
@@ -158,6 +164,11 @@ impl StrategyDraft {
                 .map(ConstraintDraft::of)
                 .collect(),
             segments: strategy.segments.clone(),
+            variants: strategy
+                .variants
+                .iter()
+                .map(VariantDraft::of_strategy)
+                .collect(),
         }
     }
 
@@ -185,11 +196,16 @@ impl StrategyDraft {
                 .iter()
                 .filter_map(|id| id.parse().ok())
                 .collect(),
+            variants: drafts_of(form, VARIANT_PREFIX),
         }
     }
 
-    /// The body the API takes; parameters of the chosen definition only.
-    pub fn to_input(&self, definition: Option<&StrategyDefinition>) -> StrategyInput {
+    /// The body the API takes; parameters of the chosen definition only. A variant weight that is not a
+    /// percentage is refused here, naming it.
+    pub fn to_input(
+        &self,
+        definition: Option<&StrategyDefinition>,
+    ) -> Result<StrategyInput, ApiError> {
         let parameters = definition
             .map(|definition| {
                 definition
@@ -206,7 +222,13 @@ impl StrategyDraft {
                     .collect()
             })
             .unwrap_or_default();
-        StrategyInput {
+        let variants = self
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(index, draft)| draft.to_strategy_variant(index))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(StrategyInput {
             name: self.name.clone(),
             title: Some(self.title.trim().to_owned()).filter(|title| !title.is_empty()),
             disabled: Some(self.disabled),
@@ -218,9 +240,9 @@ impl StrategyDraft {
                     .collect(),
             ),
             parameters: Some(parameters),
-            variants: None,
+            variants: Some(variants),
             segments: Some(self.segments.clone()),
-        }
+        })
     }
 }
 
@@ -497,6 +519,11 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                         }
                     }
                 }
+                fieldset {
+                    legend { "Strategy variants" }
+                    (variant_rows(true, VARIANT_PREFIX, &draft.variants, false))
+                    button type="submit" name="intent" value=(format!("add-{VARIANT_PREFIX}")) { "Add strategy variant" }
+                }
                 label.check { input type="checkbox" name="disabled" value="true" checked[draft.disabled]; "Disabled" }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save strategy" }
@@ -610,14 +637,19 @@ async fn submit(
         };
         render(who, &choices, page).into_response()
     };
-    if edit_constraints(intent, &mut draft.constraints) {
+    if edit_constraints(intent, &mut draft.constraints)
+        || edit_variants(intent, VARIANT_PREFIX, &mut draft.variants)
+    {
         return redraw(&draft, None, StatusCode::OK);
     }
     if intent != "save" {
         return redraw(&draft, None, StatusCode::OK);
     }
     let definition = choices.definitions.iter().find(|d| d.name == draft.name);
-    let input = draft.to_input(definition);
+    let input = match draft.to_input(definition) {
+        Ok(input) => input,
+        Err(error) => return redraw(&draft, Some(&error.message), StatusCode::BAD_REQUEST),
+    };
     let change = match &draft.id {
         None => Change::AddStrategy(input),
         Some(id) => match Uuid::parse_str(id) {
@@ -805,7 +837,7 @@ mod tests {
             Some("2026-01-02T03:04:00.000Z")
         );
         assert!(constraints[1].values.is_empty() && constraints[1].inverted);
-        let input = draft.to_input(None);
+        let input = draft.to_input(None).unwrap();
         assert_eq!(input.parameters, Some(Default::default()));
         assert_eq!(input.name, "flexibleRollout");
     }

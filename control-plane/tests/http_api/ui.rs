@@ -555,6 +555,7 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
         "<label for=\"param-stickiness\">Stickiness</label>",
         "<label for=\"param-groupId\">Group id</label>",
         ">Add constraint</button>",
+        ">Add strategy variant</button>",
         ">Save strategy</button>",
         "action=\"/vexil/projects/default/features/rollout/strategies/create\"",
         "href=\"/vexil/ui-assets/vexil.css\"",
@@ -613,6 +614,12 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
         ("c0.operator", "IN"),
         ("c0.values", "NO\nSE"),
         ("c0.caseInsensitive", "true"),
+        ("svCount", "1"),
+        ("sv0.name", "fast"),
+        ("sv0.weight", ""),
+        ("sv0.stickiness", "default"),
+        ("sv0.payloadType", "string"),
+        ("sv0.payload", "yes"),
         ("intent", "save"),
     ]);
     let saved = browser
@@ -644,6 +651,11 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
         strategies[0]["constraints"][0],
         json!({"contextName": "country", "operator": "IN", "values": ["NO", "SE"],
                "caseInsensitive": true, "inverted": false})
+    );
+    assert_eq!(
+        strategies[0]["variants"],
+        json!([{"name": "fast", "weight": 1000, "weightType": "variable", "stickiness": "default",
+                "payload": {"type": "string", "value": "yes"}}])
     );
     let first = strategies[0]["id"].as_str().unwrap().to_owned();
     // Move the first down: the order is the API's.
@@ -693,8 +705,8 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
             &[
                 ("csrf", &csrf),
                 ("environment", "development"),
-                ("variantCount", "0"),
-                ("intent", "add"),
+                ("vCount", "0"),
+                ("intent", "add-v"),
             ],
         )
         .await;
@@ -713,7 +725,7 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
             &[
                 ("csrf", &csrf),
                 ("environment", "development"),
-                ("variantCount", "1"),
+                ("vCount", "1"),
                 ("v0.name", "blue"),
                 ("v0.weight", ""),
                 ("v0.stickiness", "default"),

@@ -13,7 +13,7 @@ for (const select of document.querySelectorAll("select[data-autosubmit]")) {
 // The new-flag name is checked as it is typed, through the server's own rule (the same check as the API).
 const nameInput = document.querySelector("input[data-validate-url]");
 if (nameInput) {
-  const message = document.getElementById(nameInput.getAttribute("aria-describedby") || "");
+  const message = document.getElementById(nameInput.id + "-error");
   let timer;
   nameInput.addEventListener("input", () => {
     clearTimeout(timer);
