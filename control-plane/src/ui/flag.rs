@@ -211,8 +211,10 @@ pub async fn page(
                             @if environment.strategies.is_empty() {
                                 p.muted { "No strategies: when on, the flag is on for everyone in " (environment.name) "." }
                             }
+                            div data-strategies=(environment.name) {
                             @for (index, strategy) in environment.strategies.iter().enumerate() {
-                                article.strategy aria-label=(format!("Strategy {} in {}", index + 1, environment.name)) {
+                                article.strategy aria-label=(format!("Strategy {} in {}", index + 1, environment.name))
+                                    data-index=(index) data-draggable[who.may_write] {
                                     div.strategy-head {
                                         span.title {
                                             (index + 1) ". " (strategy.title.clone().filter(|t| !t.is_empty()).unwrap_or(strategy.name.clone()))
@@ -223,7 +225,7 @@ pub async fn page(
                                             div.row-actions {
                                                 a.button href=(format!("{base}/strategies/edit?environmentId={}&strategyId={}", environment.name, strategy.id)) { "Edit" }
                                                 @for (direction, text, possible) in [("up", "Move up", index > 0), ("down", "Move down", index + 1 < environment.strategies.len())] {
-                                                    form.inline method="post" action=(format!("{base}/strategies/move")) {
+                                                    form.inline method="post" action=(format!("{base}/strategies/move")) data-move {
                                                         input type="hidden" name="csrf" value=(who.csrf);
                                                         input type="hidden" name="environment" value=(environment.name);
                                                         input type="hidden" name="strategyId" value=(strategy.id);
@@ -242,6 +244,7 @@ pub async fn page(
                                     }
                                     (strategy_summary(strategy, &segment_names))
                                 }
+                            }
                             }
                             p {
                                 @if environment.variants.is_empty() { span.muted { "No variants. " } }

@@ -759,8 +759,9 @@ pub async fn delete(
     .await
 }
 
-/// `POST …/strategies/move` (`environment`, `strategyId`, `direction` up or down): swaps the strategy with
-/// its neighbour; the whole order is written again (0, 1, 2…), as the API's set-sort-order takes it.
+/// `POST …/strategies/move` (`environment`, `strategyId`, and `direction` up or down: swapped with its
+/// neighbour; or `position`: moved to that place, as drag and drop does); the whole order is written again
+/// (0, 1, 2…), as the API's set-sort-order takes it.
 pub async fn move_strategy(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
@@ -786,15 +787,23 @@ pub async fn move_strategy(
         )
         .into_response();
     };
-    let other = if up {
-        index.checked_sub(1)
+    let position = form
+        .get("position")
+        .and_then(|position| position.parse::<usize>().ok());
+    if let Some(position) = position {
+        let moved = order.remove(index);
+        order.insert(position.min(order.len()), moved);
     } else {
-        Some(index + 1).filter(|other| *other < order.len())
-    };
-    let Some(other) = other else {
-        return see_other(&who.link(&format!("/projects/{project}/features/{feature}")));
-    };
-    order.swap(index, other);
+        let other = if up {
+            index.checked_sub(1)
+        } else {
+            Some(index + 1).filter(|other| *other < order.len())
+        };
+        let Some(other) = other else {
+            return see_other(&who.link(&format!("/projects/{project}/features/{feature}")));
+        };
+        order.swap(index, other);
+    }
     let entries = order
         .into_iter()
         .zip(0i64..)

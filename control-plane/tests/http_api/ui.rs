@@ -682,6 +682,26 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
         stored["environments"][0]["strategies"][1]["id"],
         first.as_str()
     );
+    // Drag and drop posts the place it was dropped on.
+    for (position, expected) in [("0", 0), ("9", 1)] {
+        let moved = browser
+            .post(
+                &format!("{flag_path}/strategies/move"),
+                &[
+                    ("csrf", &csrf),
+                    ("environment", "development"),
+                    ("strategyId", &first),
+                    ("position", position),
+                ],
+            )
+            .await;
+        assert_eq!(moved.status, 303);
+        let stored = flag_at(&server, "/vexil", "rollout").await;
+        assert_eq!(
+            stored["environments"][0]["strategies"][expected]["id"],
+            first.as_str()
+        );
+    }
     // Edit: the form holds the stored strategy.
     let edit = browser
         .get(&format!(

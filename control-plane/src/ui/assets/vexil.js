@@ -35,3 +35,32 @@ if (nameInput) {
 // (for browsers without JavaScript) is not needed.
 const refresh = document.getElementById("refresh-form");
 if (refresh && document.querySelector("select[data-autosubmit]")) refresh.hidden = true;
+
+// Drag and drop of a flag's strategies in an environment (the Move up/Move down buttons do the same by
+// keyboard): dropping a strategy on another posts its move form with the place it was dropped on.
+for (const list of document.querySelectorAll("[data-strategies]")) {
+  let dragged = null;
+  for (const item of list.querySelectorAll("article[data-draggable]")) {
+    item.draggable = true;
+    item.addEventListener("dragstart", (event) => {
+      dragged = item;
+      event.dataTransfer.effectAllowed = "move";
+      event.dataTransfer.setData("text/plain", item.getAttribute("aria-label") || "");
+    });
+    item.addEventListener("dragover", (event) => {
+      if (dragged && dragged !== item) event.preventDefault();
+    });
+    item.addEventListener("drop", (event) => {
+      event.preventDefault();
+      if (!dragged || dragged === item) return;
+      const form = dragged.querySelector("form[data-move]");
+      if (!form) return;
+      const position = document.createElement("input");
+      position.type = "hidden";
+      position.name = "position";
+      position.value = item.dataset.index;
+      form.append(position);
+      form.submit();
+    });
+  }
+}

@@ -128,6 +128,15 @@ async function main() {
   await shot(page, "06-two-strategies");
   await page.screenshot({ path: `${shots}/readme-flag-page.png` });
   await checkpoint("reordered");
+  // Drag and drop: the flexibleRollout back on top.
+  await Promise.all([
+    page.waitForEvent("load"),
+    page
+      .getByRole("article", { name: "Strategy 2 in development" })
+      .dragTo(page.getByRole("article", { name: "Strategy 1 in development" })),
+  ]);
+  if (!(await page.getByRole("article", { name: "Strategy 1 in development" }).textContent()).includes("flexibleRollout"))
+    fail("drag and drop did not reorder");
 
   // A segment, made on the Segments page, used in the flexibleRollout strategy.
   await page.getByRole("link", { name: "Segments", exact: true }).click();
@@ -140,11 +149,11 @@ async function main() {
   await page.getByRole("button", { name: "Save segment" }).click();
   await page.waitForURL(base + "/segments");
   await page.goto(base + "/projects/default/features/checkout-v2");
-  await page.getByRole("article", { name: "Strategy 2 in development" }).getByRole("link", { name: "Edit" }).click();
+  await page.getByRole("article", { name: "Strategy 1 in development" }).getByRole("link", { name: "Edit" }).click();
   await page.getByLabel("nordics").check();
   await page.getByRole("button", { name: "Save strategy" }).click();
   await page.waitForURL(/\/features\/checkout-v2$/);
-  if (!(await page.getByRole("article", { name: "Strategy 2 in development" }).textContent()).includes("nordics"))
+  if (!(await page.getByRole("article", { name: "Strategy 1 in development" }).textContent()).includes("nordics"))
     fail("the segment is not shown on the strategy");
   await page.getByRole("link", { name: "Segments", exact: true }).click();
   if (!(await page.getByRole("table").textContent()).includes("checkout-v2 (development)"))
