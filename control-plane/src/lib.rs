@@ -4,7 +4,8 @@
 //! Layers: [`http`] (router, extractors, thin handlers) → [`domain`] (rules and body types, no HTTP) →
 //! [`store`] (SQL, transactions, revision and audit events, rows decoded) → [`model`] (the stored values).
 //! [`server`] wires them; [`config`] reads flags; [`time`] is the timestamp and the clock; [`edge_auth`]
-//! admits edges to the gRPC channel by their edge tokens; [`import_command`] is `vexil-control-plane import`.
+//! admits edges to the gRPC channel by their edge tokens; [`import_command`] is `vexil-control-plane import`;
+//! [`ui`] is the admin web UI (server-rendered pages over the same domain functions).
 
 pub mod config;
 pub mod domain;
@@ -17,4 +18,5 @@ pub mod publisher;
 pub mod server;
 pub mod store;
 pub mod time;
+pub mod ui;
 pub mod webhooks;

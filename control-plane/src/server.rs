@@ -109,7 +109,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         password_work: Default::default(),
     });
     let app = http::router(
-        routes.with_state(state),
+        routes.merge(crate::ui::router()).with_state(state),
         serving.clone(),
         &config.base_path,
         config.body_limit,

@@ -11,6 +11,14 @@ fn not_found(project: &str, name: &str) -> ApiError {
     ApiError::not_found(format!("Flag {name} does not exist in project {project}"))
 }
 
+/// The project of a flag (archived or not); 404 for an unknown flag.
+pub async fn project_of(conn: &mut AnyConnection, name: &str) -> Result<String, ApiError> {
+    feature_store::get(conn, name)
+        .await?
+        .map(|row| row.project_id)
+        .ok_or_else(|| ApiError::not_found(format!("Flag {name} does not exist")))
+}
+
 /// The flag of a project, archived or not; 404 for an unknown project or flag.
 pub async fn require_in_project(
     conn: &mut AnyConnection,

@@ -622,6 +622,15 @@ pub async fn roll_up(
     Ok(rolled)
 }
 
+/// When an SDK last reported each of `names` (any application, any environment), Unix ms; flags never
+/// reported are absent. The flag list's "last seen".
+pub async fn last_seen(
+    conn: &mut sqlx::AnyConnection,
+    names: &[String],
+) -> Result<std::collections::HashMap<String, i64>, ApiError> {
+    Ok(sql::last_seen_of(conn, names).await?.into_iter().collect())
+}
+
 #[cfg(test)]
 mod path_segment_tests {
     use super::path_segment;

@@ -357,6 +357,19 @@ pub async fn login(
     Ok((user, session))
 }
 
+/// Signs out: the session `session` (the cookie's value) ends, whoever holds it. Not a configuration
+/// write: no revision, no event (as a sign-in).
+pub async fn sign_out(store: &Store, session: &str) -> Result<(), ApiError> {
+    let mut conn = store.bookkeeping().await?;
+    user_store::delete_session(&mut conn, &token::sha256_hex(session)).await?;
+    Ok(())
+}
+
+/// Whether any user exists (while none does, the UI takes an admin token to sign in).
+pub async fn any_user(conn: &mut AnyConnection) -> Result<bool, ApiError> {
+    Ok(!user_store::list(conn).await?.is_empty())
+}
+
 fn pat_view(row: PatRow, secret: Option<String>) -> Pat {
     Pat {
         id: row.id,

@@ -45,7 +45,17 @@ pub fn router(
         .method_not_allowed_fallback(wrong_method);
     let app = match base_path {
         "" => api,
-        _ => Router::new().nest(base_path, api).fallback(unknown_route),
+        _ => {
+            // `/x/` (with the slash people type) is the web UI's home, as `/x` is.
+            let home = base_path.to_owned();
+            Router::new()
+                .nest(base_path, api)
+                .route(
+                    &format!("{base_path}/"),
+                    axum::routing::get(move || async move { axum::response::Redirect::to(&home) }),
+                )
+                .fallback(unknown_route)
+        }
     };
     let app = app.layer(DefaultBodyLimit::max(limit));
     vexil_serving::serve::with_request_bounds(app, request_timeout)

@@ -735,3 +735,30 @@ pub async fn applications_of_project(
     .fetch_all(conn)
     .await?)
 }
+
+/// When an SDK last reported each of `names` (the latest over every application), in Unix ms; flags never
+/// reported are absent.
+pub async fn last_seen_of(
+    conn: &mut AnyConnection,
+    names: &[String],
+) -> Result<Vec<(String, i64)>, StoreError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = (1..=names.len())
+        .map(|index| format!("${index}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "SELECT feature_name, MAX(last_seen_ms) AS last_seen_ms FROM client_seen_toggles \
+         WHERE feature_name IN ({list}) GROUP BY feature_name"
+    );
+    let mut query = sqlx::query(&sql);
+    for name in names {
+        query = query.bind(name);
+    }
+    let rows = query.fetch_all(conn).await?;
+    rows.iter()
+        .map(|row| Ok((row.try_get("feature_name")?, row.try_get("last_seen_ms")?)))
+        .collect()
+}

@@ -133,6 +133,18 @@ pub async fn group_root_role(
 }
 
 /// Records a login: a new session and the user's `seen_at`, in one transaction.
+/// Ends a session (sign-out): the row with this hash goes; none, nothing to do.
+pub async fn delete_session(
+    conn: &mut AnyConnection,
+    session_hash: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM user_sessions WHERE session_hash = $1")
+        .bind(session_hash)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 pub async fn insert_session(
     conn: &mut AnyConnection,
     session_hash: &str,

@@ -25,4 +25,5 @@ mod playground;
 mod publisher;
 mod search;
 mod tags;
+mod ui;
 mod unleash_operations;

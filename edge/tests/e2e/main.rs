@@ -13,4 +13,5 @@ mod propagation;
 mod replicas;
 mod resume;
 mod sdk;
+mod ui;
 mod usage_proxy;

@@ -73,12 +73,24 @@ async fn apply_change(
     change: &ChangeRow,
     limits: &Limits,
 ) -> Result<(), ApiError> {
-    let (project, feature, environment) = (
+    let place = (
         request.project_id.as_str(),
-        change.feature.as_str(),
         request.environment.as_str(),
+        change.feature.as_str(),
     );
-    match change.change.clone() {
+    make_change(tx, place, change.change.clone(), limits).await
+}
+
+/// Makes one change to a flag of `(project, environment, feature)` through the flag's own domain function
+/// (which asks the change-request gate, so in a direct [`WriteTx`] it is refused where change requests are
+/// on).
+pub async fn make_change(
+    tx: &mut WriteTx,
+    (project, environment, feature): (&str, &str, &str),
+    change: Change,
+    limits: &Limits,
+) -> Result<(), ApiError> {
+    match change {
         Change::UpdateEnabled { enabled } => {
             features::set_enabled(tx, project, feature, environment, enabled, false).await
         }
@@ -111,6 +123,39 @@ async fn apply_change(
         }
         Change::ArchiveFeature(_) => features::archive(tx, project, feature).await,
     }
+}
+
+/// What [`make_or_propose`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The change was made.
+    Made,
+    /// Change requests are on there: the change joined the caller's draft, this request.
+    Proposed(i64),
+}
+
+/// The web UI's writes to a flag in an environment: where change requests are on, the change joins the
+/// caller's draft ([`add_changes`]); elsewhere it is made ([`make_change`]). Either way the flag's own rules
+/// and validation apply.
+pub async fn make_or_propose(
+    tx: &mut WriteTx,
+    (project, environment, feature): (&str, &str, &str),
+    change: Change,
+    limits: &Limits,
+) -> Result<Outcome, ApiError> {
+    let protected = store::setting(tx.conn(), project, environment)
+        .await?
+        .is_some_and(|setting| setting.enabled);
+    if !protected {
+        make_change(tx, (project, environment, feature), change, limits).await?;
+        return Ok(Outcome::Made);
+    }
+    let input = ChangeInput {
+        feature: feature.to_owned(),
+        change,
+    };
+    let request = add_changes(tx, project, environment, ChangeInputs::One(input)).await?;
+    Ok(Outcome::Proposed(request.id))
 }
 
 fn not_found(project: &str, id: i64) -> ApiError {

@@ -1,0 +1,66 @@
+// Vexil admin UI: small enhancements over forms that work without JavaScript. Loaded as a module from the
+// binary itself (CSP default-src 'self'); no build step.
+
+// A select marked data-autosubmit submits its form with the button it names (the strategy form shows the
+// chosen strategy's parameters); without JavaScript that button is pressed by hand.
+for (const select of document.querySelectorAll("select[data-autosubmit]")) {
+  select.addEventListener("change", () => {
+    const button = document.getElementById(select.dataset.autosubmit);
+    if (button && select.form) select.form.requestSubmit(button);
+  });
+}
+
+// The new-flag name is checked as it is typed, through the server's own rule (the same check as the API).
+const nameInput = document.querySelector("input[data-validate-url]");
+if (nameInput) {
+  const message = document.getElementById(nameInput.id + "-error");
+  let timer;
+  nameInput.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const url = nameInput.dataset.validateUrl + "?name=" + encodeURIComponent(nameInput.value);
+      try {
+        const response = await fetch(url, { credentials: "same-origin" });
+        const body = await response.json();
+        if (message) message.textContent = body.message || "";
+        nameInput.setAttribute("aria-invalid", body.message ? "true" : "false");
+      } catch (_) {
+        // The form is checked again when it is sent.
+      }
+    }, 250);
+  });
+}
+
+// With JavaScript the form redraws itself when the strategy or an operator changes: its "Update form" button
+// (for browsers without JavaScript) is not needed.
+const refresh = document.getElementById("refresh-form");
+if (refresh && document.querySelector("select[data-autosubmit]")) refresh.hidden = true;
+
+// Drag and drop of a flag's strategies in an environment (the Move up/Move down buttons do the same by
+// keyboard): dropping a strategy on another posts its move form with the place it was dropped on.
+for (const list of document.querySelectorAll("[data-strategies]")) {
+  let dragged = null;
+  for (const item of list.querySelectorAll("article[data-draggable]")) {
+    item.draggable = true;
+    item.addEventListener("dragstart", (event) => {
+      dragged = item;
+      event.dataTransfer.effectAllowed = "move";
+      event.dataTransfer.setData("text/plain", item.getAttribute("aria-label") || "");
+    });
+    item.addEventListener("dragover", (event) => {
+      if (dragged && dragged !== item) event.preventDefault();
+    });
+    item.addEventListener("drop", (event) => {
+      event.preventDefault();
+      if (!dragged || dragged === item) return;
+      const form = dragged.querySelector("form[data-move]");
+      if (!form) return;
+      const position = document.createElement("input");
+      position.type = "hidden";
+      position.name = "position";
+      position.value = item.dataset.index;
+      form.append(position);
+      form.submit();
+    });
+  }
+}

@@ -1,0 +1,131 @@
+//! The controls several pages draw: a flag's switch in an environment, a form field with its validation
+//! message, the change-request notice, times as people read them, and the local-path check of `back` links.
+
+use super::session::SignedIn;
+use maud::{html, Markup};
+
+/// Only a path of this site (no scheme, no `//host`, no backslash): never an open redirect.
+pub fn local_path(base: &str, path: Option<&str>) -> String {
+    match path {
+        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => {
+            path.to_owned()
+        }
+        _ => format!("{base}/"),
+    }
+}
+
+/// `path` with `notice=<notice>` added to its query.
+pub fn with_notice(path: &str, notice: &str) -> String {
+    let encoded: String = url::form_urlencoded::byte_serialize(notice.as_bytes()).collect();
+    let separator = if path.contains('?') { '&' } else { '?' };
+    format!("{path}{separator}notice={encoded}")
+}
+
+/// A flag's switch in an environment: a form posting the opposite state, its button a `switch` named
+/// `label`. A caller who may not write sees the state as text, with no control.
+pub fn switch(who: &SignedIn, label: &str, enabled: bool, action: &str, back: &str) -> Markup {
+    html! {
+        @if who.may_write {
+            form.switch-form method="post" action=(action) {
+                input type="hidden" name="csrf" value=(who.csrf);
+                input type="hidden" name="enabled" value=(if enabled { "false" } else { "true" });
+                input type="hidden" name="back" value=(back);
+                button type="submit" role="switch" aria-checked=(if enabled { "true" } else { "false" })
+                    aria-label=(label) title=(label) {}
+            }
+        } @else {
+            span.badge title=(label) { (if enabled { "On" } else { "Off" }) }
+        }
+    }
+}
+
+/// A labelled field with its hint and validation message (tied to the control by `aria-describedby`).
+pub fn field(
+    id: &str,
+    label: &str,
+    error: Option<&str>,
+    hint: Option<&str>,
+    control: Markup,
+) -> Markup {
+    html! {
+        div.field.invalid[error.is_some()] {
+            label for=(id) { (label) }
+            @if let Some(hint) = hint {
+                span.hint id=(format!("{id}-hint")) { (hint) }
+            }
+            (control)
+            p.field-error id=(format!("{id}-error")) aria-live="polite" {
+                @if let Some(error) = error { (error) }
+            }
+        }
+    }
+}
+
+/// The notice a page shows after a write, from its code in the query (`proposed-<id>`: the change went into
+/// change request `id`); an unknown code shows nothing, so no link can put words on a page.
+pub fn notice(code: Option<&str>) -> Markup {
+    let proposed = code
+        .and_then(|code| code.strip_prefix("proposed-"))
+        .and_then(|id| id.parse::<i64>().ok());
+    html! {
+        @if let Some(id) = proposed {
+            p.notice role="status" {
+                "Change requests are on in this environment: your change was added to change request #"
+                (id) " (a draft) instead of being made. It is applied once the request is approved."
+            }
+        }
+    }
+}
+
+/// An RFC 3339 time as `2026-11-24 02:45 UTC`.
+pub fn when(rfc3339: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(rfc3339) {
+        Ok(at) => at
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%d %H:%M UTC")
+            .to_string(),
+        Err(_) => rfc3339.to_owned(),
+    }
+}
+
+/// How long ago `at_ms` was, as people say it.
+pub fn ago(at_ms: i64, now_ms: i64) -> String {
+    let seconds = (now_ms - at_ms).max(0) / 1000;
+    match seconds {
+        0..=59 => "just now".to_owned(),
+        60..=3599 => plural(seconds / 60, "minute"),
+        3600..=86_399 => plural(seconds / 3600, "hour"),
+        _ => plural(seconds / 86_400, "day"),
+    }
+}
+
+fn plural(count: i64, unit: &str) -> String {
+    if count == 1 {
+        format!("1 {unit} ago")
+    } else {
+        format!("{count} {unit}s ago")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_as_people_say_them() {
+        assert_eq!(ago(0, 30_000), "just now");
+        assert_eq!(ago(0, 60_000), "1 minute ago");
+        assert_eq!(ago(0, 7_200_000), "2 hours ago");
+        assert_eq!(ago(0, 3 * 86_400_000), "3 days ago");
+        assert_eq!(when("2026-11-24T02:45:06.123Z"), "2026-11-24 02:45 UTC");
+    }
+
+    #[test]
+    fn back_links_stay_local_and_notices_join_the_query() {
+        assert_eq!(local_path("", Some("/a?b=1")), "/a?b=1");
+        assert_eq!(local_path("/x", Some("//evil")), "/x/");
+        assert_eq!(local_path("", Some("http://evil")), "/");
+        assert_eq!(with_notice("/a", "x y"), "/a?notice=x+y");
+        assert_eq!(with_notice("/a?b=1", "z"), "/a?b=1&notice=z");
+    }
+}

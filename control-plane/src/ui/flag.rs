@@ -1,0 +1,555 @@
+//! A flag's page (`/projects/<project>/features/<flag>`): per environment its switch and strategies in
+//! order (edit, delete, Move up/Move down, add), its variants, its settings, archive with a confirmation,
+//! and its event log with what each event changed. Also the variants form of one environment.
+
+use super::controls::{field, notice, switch, when, with_notice};
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{SignedIn, UiWrite};
+use super::strategy_form::single_valued;
+use super::variant_editor::{drafts_of, edit_variants, variant_rows, VariantDraft};
+use crate::domain::change_requests::{self, Outcome};
+use crate::domain::events::{self, Event, EventQuery};
+use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
+use crate::domain::segments;
+use crate::domain::strategies::Strategy;
+use crate::domain::variants;
+use crate::http::state::AppState;
+use crate::model::change_request::Change;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use vexil_shared::ApiError;
+
+/// The field-name prefix of the flag-level variant editor.
+const FLAG_PREFIX: &str = "v";
+
+/// Events shown on the flag page (newest first).
+const EVENTS_SHOWN: u32 = 50;
+
+#[derive(Debug, Default, Deserialize)]
+pub struct FlagQuery {
+    notice: Option<String>,
+}
+
+/// A strategy's rule in words: its parameters, constraints and segments.
+fn strategy_summary(strategy: &Strategy, segment_names: &HashMap<i64, String>) -> Markup {
+    html! {
+        ul {
+            @for (name, value) in &strategy.parameters {
+                @if !value.is_empty() {
+                    li {
+                        @if name == "rollout" || name == "percentage" { (name) ": " strong { (value) "%" } }
+                        @else { (name) ": " code { (value) } }
+                    }
+                }
+            }
+            @for constraint in &strategy.constraints {
+                li {
+                    code { (constraint.context_name) }
+                    @if constraint.inverted { " NOT" }
+                    " " (constraint.operator) " "
+                    @if single_valued(&constraint.operator) {
+                        code { (constraint.value.clone().unwrap_or_default()) }
+                    } @else {
+                        code { "[" (constraint.values.join(", ")) "]" }
+                    }
+                    @if constraint.case_insensitive { " (case insensitive)" }
+                }
+            }
+            @for id in &strategy.segments {
+                li { "segment " strong { (segment_names.get(id).cloned().unwrap_or_else(|| format!("#{id}"))) } }
+            }
+            @if !strategy.variants.is_empty() {
+                li { "variants: " (strategy.variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")) }
+            }
+        }
+    }
+}
+
+/// `path` → value, for every leaf of a JSON value (`a.b[0]`).
+fn leaves(prefix: &str, value: &Value, into: &mut BTreeMap<String, String>) {
+    match value {
+        Value::Object(fields) => {
+            for (name, inner) in fields {
+                let path = if prefix.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{prefix}.{name}")
+                };
+                leaves(&path, inner, into);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            for (index, inner) in items.iter().enumerate() {
+                leaves(&format!("{prefix}[{index}]"), inner, into);
+            }
+        }
+        other => {
+            into.insert(prefix.to_owned(), other.to_string());
+        }
+    }
+}
+
+/// What an event changed: `(path, before, after)` for each leaf that differs between `preData` and `data`.
+pub fn diff(
+    before: Option<&Value>,
+    after: Option<&Value>,
+) -> Vec<(String, Option<String>, Option<String>)> {
+    let (mut old, mut new) = (BTreeMap::new(), BTreeMap::new());
+    if let Some(before) = before {
+        leaves("", before, &mut old);
+    }
+    if let Some(after) = after {
+        leaves("", after, &mut new);
+    }
+    let mut paths: Vec<&String> = old.keys().chain(new.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    paths
+        .into_iter()
+        .filter(|path| old.get(*path) != new.get(*path))
+        .map(|path| (path.clone(), old.get(path).cloned(), new.get(path).cloned()))
+        .collect()
+}
+
+fn event_item(event: &Event) -> Markup {
+    let changes = diff(event.pre_data.as_ref(), event.data.as_ref());
+    html! {
+        li {
+            strong { (event.event_type) }
+            @if let Some(environment) = &event.environment { " in " (environment) }
+            " · by " (event.created_by) " · " time datetime=(event.created_at) { (when(&event.created_at)) }
+            @if !changes.is_empty() {
+                ul.diff aria-label="What changed" {
+                    @for (path, old, new) in changes.iter().take(40) {
+                        li {
+                            (path) ": "
+                            @if let Some(old) = old { span.removed { del { (old) } } }
+                            @if old.is_some() && new.is_some() { " → " }
+                            @if let Some(new) = new { span.added { ins { (new) } } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn load(
+    state: &AppState,
+    project: &str,
+    feature: &str,
+) -> Result<(Feature, HashMap<i64, String>, Vec<Event>), ApiError> {
+    let mut conn = state.store.read().await?;
+    let flag = features::get(&mut conn, project, feature).await?;
+    let segment_names = segments::list(&mut conn)
+        .await?
+        .segments
+        .into_iter()
+        .map(|segment| (segment.id, segment.name))
+        .collect();
+    let query = EventQuery {
+        feature: Some(feature.to_owned()),
+        limit: Some(EVENTS_SHOWN),
+        ..EventQuery::default()
+    };
+    let events = events::list(&mut conn, query).await?.events;
+    Ok((flag, segment_names, events))
+}
+
+/// `GET /projects/<project>/features/<flag>`.
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path((project, feature)): Path<(String, String)>,
+    Query(query): Query<FlagQuery>,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Flags, &project);
+    let (flag, segment_names, events) = load(&state, &project, &feature)
+        .await
+        .map_err(|error| UiError::new(error, &shell))?;
+    let base = who.link(&format!("/projects/{project}/features/{feature}"));
+    let summary = &flag.summary;
+    let markup = shell.render(
+        &summary.name,
+        html! {
+            p { a href=(who.link(&format!("/projects/{project}"))) { "← Flags of " (project) } }
+            div.page-head {
+                div {
+                    h1 { (summary.name) @if summary.stale { " " span.badge.stale { "stale" } } }
+                    p.subtitle {
+                        (summary.feature_type) " flag in project " (project) " · created " (when(&summary.created_at))
+                    }
+                    @if let Some(description) = summary.description.as_deref().filter(|d| !d.is_empty()) {
+                        p { (description) }
+                    }
+                }
+            }
+            (notice(query.notice.as_deref()))
+            section aria-labelledby="environments-title" {
+                h2.skip #environments-title { "Environments" }
+                div.env-grid {
+                    @for environment in &flag.environments {
+                        section.card aria-labelledby=(format!("env-{}", environment.name)) {
+                            div.card-head {
+                                div.switch-line {
+                                    h2 id=(format!("env-{}", environment.name)) { (environment.name) }
+                                    (switch(&who, &format!("Enabled in {}", environment.name), environment.enabled,
+                                        &who.link(&format!("/projects/{project}/features/{feature}/environments/{}/switch", environment.name)),
+                                        &base))
+                                }
+                                @if who.may_write {
+                                    a.button href=(format!("{base}/strategies/create?environmentId={}", environment.name))
+                                        aria-label=(format!("Add strategy to {}", environment.name)) { "Add strategy" }
+                                }
+                            }
+                            @if environment.strategies.is_empty() {
+                                p.muted { "No strategies: when on, the flag is on for everyone in " (environment.name) "." }
+                            }
+                            div data-strategies=(environment.name) {
+                            @for (index, strategy) in environment.strategies.iter().enumerate() {
+                                article.strategy aria-label=(format!("Strategy {} in {}", index + 1, environment.name))
+                                    data-index=(index) data-draggable[who.may_write] {
+                                    div.strategy-head {
+                                        span.title {
+                                            (index + 1) ". " (strategy.title.clone().filter(|t| !t.is_empty()).unwrap_or(strategy.name.clone()))
+                                            @if strategy.title.as_deref().is_some_and(|t| !t.is_empty()) { " " span.muted { "(" (strategy.name) ")" } }
+                                            @if strategy.disabled { " " span.disabled-note { "disabled" } }
+                                        }
+                                        @if who.may_write {
+                                            div.row-actions {
+                                                a.button href=(format!("{base}/strategies/edit?environmentId={}&strategyId={}", environment.name, strategy.id)) { "Edit" }
+                                                @for (direction, text, possible) in [("up", "Move up", index > 0), ("down", "Move down", index + 1 < environment.strategies.len())] {
+                                                    form.inline method="post" action=(format!("{base}/strategies/move")) data-move {
+                                                        input type="hidden" name="csrf" value=(who.csrf);
+                                                        input type="hidden" name="environment" value=(environment.name);
+                                                        input type="hidden" name="strategyId" value=(strategy.id);
+                                                        input type="hidden" name="direction" value=(direction);
+                                                        button type="submit" disabled[!possible] { (text) }
+                                                    }
+                                                }
+                                                form.inline method="post" action=(format!("{base}/strategies/delete")) {
+                                                    input type="hidden" name="csrf" value=(who.csrf);
+                                                    input type="hidden" name="environment" value=(environment.name);
+                                                    input type="hidden" name="strategyId" value=(strategy.id);
+                                                    button.danger type="submit" { "Delete" }
+                                                }
+                                            }
+                                        }
+                                    }
+                                    (strategy_summary(strategy, &segment_names))
+                                }
+                            }
+                            }
+                            p {
+                                @if environment.variants.is_empty() { span.muted { "No variants. " } }
+                                @else { "Variants: " (environment.variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")) ". " }
+                                a href=(format!("{base}/variants?environment={}", environment.name)) {
+                                    @if who.may_write { "Edit variants in " } @else { "Variants in " } (environment.name)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if !flag.dependencies.is_empty() || !flag.children.is_empty() {
+                section.card aria-labelledby="dependencies-title" {
+                    h2 #dependencies-title { "Dependencies" }
+                    @for dependency in &flag.dependencies {
+                        p { "Depends on " a href=(who.link(&format!("/projects/{project}/features/{}", dependency.feature))) { (dependency.feature) }
+                            @if !dependency.enabled { " being off" } }
+                    }
+                    @if !flag.children.is_empty() {
+                        p { "Flags that depend on this one: " (flag.children.join(", ")) }
+                    }
+                }
+            }
+            section.card aria-labelledby="settings-title" {
+                h2 #settings-title { "Settings" }
+                @if who.may_write {
+                    form.form-narrow method="post" action=(format!("{base}/settings")) {
+                        input type="hidden" name="csrf" value=(who.csrf);
+                        (field("type", "Type", None, None, html! {
+                            select #type name="type" {
+                                @for feature_type in FEATURE_TYPES {
+                                    option value=(feature_type.as_str()) selected[feature_type.as_str() == summary.feature_type] { (feature_type.as_str()) }
+                                }
+                            }
+                        }))
+                        (field("description", "Description", None, None, html! {
+                            textarea #description name="description" rows="3" { (summary.description.clone().unwrap_or_default()) }
+                        }))
+                        label.check { input type="checkbox" name="stale" value="true" checked[summary.stale]; "Stale" }
+                        label.check { input type="checkbox" name="impressionData" value="true" checked[summary.impression_data]; "Impression data" }
+                        div.actions {
+                            button.primary type="submit" { "Save settings" }
+                        }
+                    }
+                    hr;
+                    p { a.button href=(format!("{base}/archive")) { "Archive flag" } }
+                } @else {
+                    dl.meta {
+                        dt { "Type" } dd { (summary.feature_type) }
+                        dt { "Stale" } dd { (if summary.stale { "yes" } else { "no" }) }
+                        dt { "Impression data" } dd { (if summary.impression_data { "on" } else { "off" }) }
+                    }
+                }
+            }
+            section.card aria-labelledby="events-title" {
+                h2 #events-title { "Event log" }
+                @if events.is_empty() {
+                    p.muted { "No events yet." }
+                } @else {
+                    ol.events { @for event in &events { (event_item(event)) } }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `POST …/settings`: type, description, stale, impression data through the API's update.
+pub async fn save_settings(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form }: UiWrite,
+) -> Response {
+    let input = UpdateFeature {
+        name: None,
+        feature_type: FeatureType::from_stored(&form.text("type")),
+        description: Some(form.text("description")),
+        stale: Some(form.checked("stale")),
+        impression_data: Some(form.checked("impressionData")),
+    };
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        features::update(&mut tx, &project, &feature, input).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link(&format!("/projects/{project}/features/{feature}"))),
+        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
+    }
+}
+
+/// `GET …/archive`: the confirmation.
+pub async fn confirm_archive(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path((project, feature)): Path<(String, String)>,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Flags, &project);
+    who.ensure_may_write()
+        .map_err(|error| UiError::new(error, &shell))?;
+    {
+        let mut conn = state
+            .store
+            .read()
+            .await
+            .map_err(|error| UiError::new(error.into(), &shell))?;
+        features::get(&mut conn, &project, &feature)
+            .await
+            .map_err(|error| UiError::new(error, &shell))?;
+    }
+    let base = who.link(&format!("/projects/{project}/features/{feature}"));
+    let markup = shell.render(
+        "Archive flag",
+        html! {
+            section.card.form-narrow aria-labelledby="archive-title" {
+                h1 #archive-title { "Archive " (feature) "?" }
+                p { "The flag leaves every SDK's answers, in every environment. Its name stays taken; it can be revived from the archive." }
+                form method="post" action=(format!("{base}/archive")) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    div.actions {
+                        button.primary.danger type="submit" { "Confirm" }
+                        a href=(base) { "Cancel" }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `POST …/archive`.
+pub async fn archive(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        features::archive(&mut tx, &project, &feature).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/archive")),
+        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct VariantsQuery {
+    environment: String,
+}
+
+fn variants_form(
+    who: &SignedIn,
+    (project, feature, environment): (&str, &str, &str),
+    drafts: &[VariantDraft],
+    error: Option<&str>,
+    status: StatusCode,
+) -> Page {
+    let shell = who.shell(Nav::Flags, project);
+    let base = who.link(&format!("/projects/{project}/features/{feature}"));
+    let markup = shell.render(
+        "Variants",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Variants" }
+                    p.subtitle { "Flag " a href=(base) { (feature) } " in " strong { (environment) } }
+                }
+            }
+            @if let Some(error) = error { p.error-box role="alert" { (error) } }
+            form.form-narrow method="post" action=(format!("{base}/variants")) {
+                input type="hidden" name="csrf" value=(who.csrf);
+                input type="hidden" name="environment" value=(environment);
+                @if drafts.is_empty() {
+                    p.muted { "No variants: SDKs get the flag's on/off only." }
+                }
+                (variant_rows(who.may_write, FLAG_PREFIX, drafts, true))
+                @if who.may_write {
+                    div.actions {
+                        button type="submit" name="intent" value=(format!("add-{FLAG_PREFIX}")) { "Add variant" }
+                        button.primary type="submit" name="intent" value="save" { "Save variants" }
+                        a href=(base) { "Cancel" }
+                    }
+                }
+            }
+        },
+    );
+    Page { status, markup }
+}
+
+/// `GET …/variants?environment=`.
+pub async fn variants_page(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path((project, feature)): Path<(String, String)>,
+    Query(query): Query<VariantsQuery>,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Flags, &project);
+    let stored = async {
+        let mut conn = state.store.read().await?;
+        features::get(&mut conn, &project, &feature).await?;
+        variants::get(&mut conn, &project, &feature, &query.environment).await
+    }
+    .await
+    .map_err(|error| UiError::new(error, &shell))?;
+    let drafts: Vec<VariantDraft> = stored.variants.iter().map(VariantDraft::of_flag).collect();
+    Ok(who.finish(variants_form(
+        &who,
+        (&project, &feature, &query.environment),
+        &drafts,
+        None,
+        StatusCode::OK,
+    )))
+}
+
+/// `POST …/variants`: add or remove a row (drawn again), or save through the API's variants write (or a
+/// change request draft).
+pub async fn save_variants(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form }: UiWrite,
+) -> Response {
+    let environment = form.text("environment");
+    let mut drafts = drafts_of(&form, FLAG_PREFIX);
+    let place = (project.as_str(), feature.as_str(), environment.as_str());
+    let intent = form.get("intent").unwrap_or("save");
+    if edit_variants(intent, FLAG_PREFIX, &mut drafts) || intent != "save" {
+        return variants_form(&who, place, &drafts, None, StatusCode::OK).into_response();
+    }
+    let variants = match drafts
+        .iter()
+        .enumerate()
+        .map(|(index, draft)| draft.to_flag_variant(index))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(variants) => variants,
+        Err(error) => {
+            return variants_form(
+                &who,
+                place,
+                &drafts,
+                Some(&error.message),
+                StatusCode::BAD_REQUEST,
+            )
+            .into_response()
+        }
+    };
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        let outcome = change_requests::make_or_propose(
+            &mut tx,
+            (&project, &environment, &feature),
+            Change::PatchVariant { variants },
+            &state.limits,
+        )
+        .await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(outcome)
+    }
+    .await;
+    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
+    match done {
+        Ok(Outcome::Made) => see_other(&flag_page),
+        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
+        Err(error) if error.kind.status() == 400 => variants_form(
+            &who,
+            place,
+            &drafts,
+            Some(&error.message),
+            StatusCode::BAD_REQUEST,
+        )
+        .into_response(),
+        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff;
+    use serde_json::json;
+
+    #[test]
+    fn a_diff_names_each_changed_leaf() {
+        let before = json!({"name": "a", "stale": false, "tags": [], "x": {"y": 1}});
+        let after = json!({"name": "a", "stale": true, "x": {"y": 2, "z": "new"}});
+        let changes = diff(Some(&before), Some(&after));
+        assert_eq!(
+            changes,
+            vec![
+                (
+                    "stale".to_owned(),
+                    Some("false".to_owned()),
+                    Some("true".to_owned())
+                ),
+                ("tags".to_owned(), Some("[]".to_owned()), None),
+                ("x.y".to_owned(), Some("1".to_owned()), Some("2".to_owned())),
+                ("x.z".to_owned(), None, Some("\"new\"".to_owned())),
+            ]
+        );
+        assert!(diff(None, None).is_empty());
+    }
+}

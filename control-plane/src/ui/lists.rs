@@ -1,0 +1,424 @@
+//! The instance-wide lists: `/segments` (each with its constraints and where it is used; create, edit with
+//! the strategy form's constraint editor, delete) and `/archive` (archived flags: revive, delete for good).
+
+use super::controls::{field, when};
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{SignedIn, UiWrite};
+use super::strategy_form::{constraint_rows, constraints_of, edit_constraints, ConstraintDraft};
+use crate::domain::segments::SegmentInput;
+use crate::domain::{context_fields, feature_lookup, features, segments, strategy_usage};
+use crate::http::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::html;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use vexil_shared::ApiError;
+
+/// `GET /segments`.
+pub async fn segments(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Segments, "default");
+    let (list, used_by) = async {
+        let mut conn = state.store.read().await?;
+        let list = segments::list(&mut conn).await?.segments;
+        let mut used_by: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+        for segment in &list {
+            let mut flags: Vec<String> = strategy_usage::of_segment(&mut conn, segment.id)
+                .await?
+                .strategies
+                .into_iter()
+                .map(|strategy| format!("{} ({})", strategy.feature_name, strategy.environment))
+                .collect();
+            flags.dedup();
+            used_by.insert(segment.id, flags);
+        }
+        Ok::<_, ApiError>((list, used_by))
+    }
+    .await
+    .map_err(|error| UiError::new(error, &shell))?;
+    let markup = shell.render(
+        "Segments",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Segments" }
+                    p.subtitle { "Reusable sets of constraints that strategies can add." }
+                }
+                @if who.may_write {
+                    a.button.primary href=(who.link("/segments/create")) { "New segment" }
+                }
+            }
+            @if list.is_empty() {
+                div.empty { p { "No segments yet." } }
+            } @else {
+                div.table-wrap {
+                    table {
+                        thead { tr {
+                            th scope="col" { "Name" }
+                            th scope="col" { "Constraints" }
+                            th scope="col" { "Used by" }
+                            th.hide-narrow scope="col" { "Project" }
+                            @if who.may_write { th scope="col" { "Actions" } }
+                        } }
+                        tbody {
+                            @for segment in &list {
+                                tr {
+                                    td.flag-name {
+                                        strong { (segment.name) }
+                                        @if let Some(description) = segment.description.as_deref().filter(|d| !d.is_empty()) {
+                                            p.desc { (description) }
+                                        }
+                                    }
+                                    td {
+                                        @for constraint in &segment.constraints {
+                                            div { code { (constraint.context_name) " " (constraint.operator) " "
+                                                (constraint.value.clone().unwrap_or_else(|| constraint.values.join(", "))) } }
+                                        }
+                                    }
+                                    td {
+                                        @match used_by.get(&segment.id).filter(|flags| !flags.is_empty()) {
+                                            Some(flags) => { (flags.join(", ")) }
+                                            None => { span.muted { "not used" } }
+                                        }
+                                    }
+                                    td.hide-narrow { (segment.project.clone().unwrap_or_else(|| "all projects".to_owned())) }
+                                    @if who.may_write {
+                                        td {
+                                            div.row-actions {
+                                                a.button href=(who.link(&format!("/segments/edit/{}", segment.id)))
+                                                    aria-label=(format!("Edit {}", segment.name)) { "Edit" }
+                                                form.inline method="post" action=(who.link(&format!("/segments/{}/delete", segment.id))) {
+                                                    input type="hidden" name="csrf" value=(who.csrf);
+                                                    button.danger type="submit" aria-label=(format!("Delete {}", segment.name)) { "Delete" }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `GET /archive`.
+pub async fn archive(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Archive, "default");
+    let list = async {
+        let mut conn = state.store.read().await?;
+        features::archived(&mut conn, None).await
+    }
+    .await
+    .map_err(|error| UiError::new(error, &shell))?
+    .features;
+    let markup = shell.render(
+        "Archive",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Archive" }
+                    p.subtitle { "Archived flags: out of every SDK's answers, their names still taken." }
+                }
+            }
+            @if list.is_empty() {
+                div.empty { p { "No archived flags." } }
+            } @else {
+                div.table-wrap {
+                    table {
+                        thead { tr {
+                            th scope="col" { "Name" }
+                            th.hide-narrow scope="col" { "Project" }
+                            th.hide-narrow scope="col" { "Archived" }
+                            @if who.may_write { th scope="col" { "Actions" } }
+                        } }
+                        tbody {
+                            @for flag in &list {
+                                tr {
+                                    td.flag-name {
+                                        strong { (flag.name) }
+                                        @if let Some(description) = flag.description.as_deref().filter(|d| !d.is_empty()) {
+                                            p.desc { (description) }
+                                        }
+                                    }
+                                    td.hide-narrow { (flag.project) }
+                                    td.hide-narrow { (flag.archived_at.as_deref().map(when).unwrap_or_default()) }
+                                    @if who.may_write {
+                                        td {
+                                            div.row-actions {
+                                                form.inline method="post" action=(who.link(&format!("/archive/{}/revive", flag.name))) {
+                                                    input type="hidden" name="csrf" value=(who.csrf);
+                                                    button type="submit" aria-label=(format!("Revive {}", flag.name)) { "Revive" }
+                                                }
+                                                form.inline method="post" action=(who.link(&format!("/archive/{}/delete", flag.name))) {
+                                                    input type="hidden" name="csrf" value=(who.csrf);
+                                                    button.danger type="submit" aria-label=(format!("Delete {} for good", flag.name)) { "Delete for good" }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `POST /archive/<flag>/revive`: back, off everywhere, on its page.
+pub async fn revive(
+    State(state): State<Arc<AppState>>,
+    Path(feature): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        features::revive(&mut tx, &feature, &state.limits).await?;
+        let project = feature_lookup::project_of(tx.conn(), &feature).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(project)
+    }
+    .await;
+    match done {
+        Ok(project) => see_other(&who.link(&format!("/projects/{project}/features/{feature}"))),
+        Err(error) => UiError::new(error, &who.shell(Nav::Archive, "default")).into_response(),
+    }
+}
+
+/// `POST /archive/<flag>/delete`: gone for good.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(feature): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        features::delete_archived(&mut tx, &feature).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/archive")),
+        Err(error) => UiError::new(error, &who.shell(Nav::Archive, "default")).into_response(),
+    }
+}
+
+/// What the segment form holds.
+#[derive(Debug, Default)]
+struct SegmentDraft {
+    name: String,
+    description: String,
+    project: String,
+    constraints: Vec<ConstraintDraft>,
+}
+
+async fn segment_form(
+    state: &AppState,
+    who: &SignedIn,
+    id: Option<i64>,
+    draft: &SegmentDraft,
+    error: Option<&ApiError>,
+    status: StatusCode,
+) -> Response {
+    let shell = who.shell(Nav::Segments, "default");
+    let fields = async {
+        let mut conn = state.store.read().await?;
+        context_fields::list(&mut conn).await
+    }
+    .await;
+    let fields = match fields {
+        Ok(fields) => fields,
+        Err(error) => return UiError::new(error, &shell).into_response(),
+    };
+    let name_error = error
+        .filter(|error| error.message.starts_with("name") || error.kind.status() == 409)
+        .map(|error| error.message.as_str());
+    let other_error = error
+        .filter(|_| name_error.is_none())
+        .map(|error| error.message.as_str());
+    let heading = if id.is_some() {
+        "Edit segment"
+    } else {
+        "New segment"
+    };
+    let action = match id {
+        Some(id) => who.link(&format!("/segments/edit/{id}")),
+        None => who.link("/segments/create"),
+    };
+    let markup = shell.render(
+        heading,
+        html! {
+            div.page-head { div { h1 { (heading) } p.subtitle { a href=(who.link("/segments")) { "← Segments" } } } }
+            @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+            form.form-narrow method="post" action=(action) {
+                input type="hidden" name="csrf" value=(who.csrf);
+                (field("segment-name", "Name", name_error, None, html! {
+                    input #segment-name type="text" name="name" value=(draft.name) required;
+                }))
+                (field("segment-description", "Description", None, None, html! {
+                    textarea #segment-description name="description" rows="2" { (draft.description) }
+                }))
+                (field("segment-project", "Project", None, Some("Empty: every project may use it"), html! {
+                    input #segment-project type="text" name="project" value=(draft.project) aria-describedby="segment-project-hint";
+                }))
+                fieldset {
+                    legend { "Constraints" }
+                    (constraint_rows(&fields, &draft.constraints, true))
+                    button type="submit" name="intent" value="add-constraint" { "Add constraint" }
+                }
+                div.actions {
+                    button.primary type="submit" name="intent" value="save" { "Save segment" }
+                    button #refresh-form type="submit" name="intent" value="refresh" { "Update form" }
+                    a href=(who.link("/segments")) { "Cancel" }
+                }
+            }
+        },
+    );
+    who.finish(Page { status, markup })
+}
+
+/// `GET /segments/create`.
+pub async fn new_segment(State(state): State<Arc<AppState>>, who: SignedIn) -> Response {
+    if let Err(error) = who.ensure_may_write() {
+        return UiError::new(error, &who.shell(Nav::Segments, "default")).into_response();
+    }
+    segment_form(
+        &state,
+        &who,
+        None,
+        &SegmentDraft::default(),
+        None,
+        StatusCode::OK,
+    )
+    .await
+}
+
+/// `GET /segments/edit/<id>`.
+pub async fn edit_segment(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(id): Path<i64>,
+) -> Response {
+    let shell = who.shell(Nav::Segments, "default");
+    if let Err(error) = who.ensure_may_write() {
+        return UiError::new(error, &shell).into_response();
+    }
+    let found = async {
+        let mut conn = state.store.read().await?;
+        segments::get(&mut conn, id).await
+    }
+    .await;
+    match found {
+        Ok(segment) => {
+            let draft = SegmentDraft {
+                name: segment.name,
+                description: segment.description.unwrap_or_default(),
+                project: segment.project.unwrap_or_default(),
+                constraints: segment
+                    .constraints
+                    .iter()
+                    .map(ConstraintDraft::of)
+                    .collect(),
+            };
+            segment_form(&state, &who, Some(id), &draft, None, StatusCode::OK).await
+        }
+        Err(error) => UiError::new(error, &shell).into_response(),
+    }
+}
+
+async fn save_segment(
+    state: &AppState,
+    who: &SignedIn,
+    id: Option<i64>,
+    form: &super::session::FormFields,
+) -> Response {
+    let mut draft = SegmentDraft {
+        name: form.text("name").trim().to_owned(),
+        description: form.text("description"),
+        project: form.text("project").trim().to_owned(),
+        constraints: constraints_of(form),
+    };
+    let intent = form.get("intent").unwrap_or("save");
+    if edit_constraints(intent, &mut draft.constraints) || intent != "save" {
+        return segment_form(state, who, id, &draft, None, StatusCode::OK).await;
+    }
+    let input = SegmentInput {
+        name: draft.name.clone(),
+        description: Some(draft.description.clone()).filter(|text| !text.is_empty()),
+        project: Some(draft.project.clone()).filter(|project| !project.is_empty()),
+        constraints: draft
+            .constraints
+            .iter()
+            .map(ConstraintDraft::to_constraint)
+            .collect(),
+    };
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        match id {
+            Some(id) => segments::update(&mut tx, id, input, &state.limits).await?,
+            None => drop(segments::create(&mut tx, input, &state.limits).await?),
+        }
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/segments")),
+        Err(error) if matches!(error.kind.status(), 400 | 409) => {
+            let status =
+                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            segment_form(state, who, id, &draft, Some(&error), status).await
+        }
+        Err(error) => UiError::new(error, &who.shell(Nav::Segments, "default")).into_response(),
+    }
+}
+
+/// `POST /segments/create`.
+pub async fn create_segment(
+    State(state): State<Arc<AppState>>,
+    UiWrite { who, form }: UiWrite,
+) -> Response {
+    save_segment(&state, &who, None, &form).await
+}
+
+/// `POST /segments/edit/<id>`.
+pub async fn update_segment(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    UiWrite { who, form }: UiWrite,
+) -> Response {
+    save_segment(&state, &who, Some(id), &form).await
+}
+
+/// `POST /segments/<id>/delete`: refused (409, as a page) while a strategy uses it.
+pub async fn delete_segment(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        segments::delete(&mut tx, id).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/segments")),
+        Err(error) => UiError::new(error, &who.shell(Nav::Segments, "default")).into_response(),
+    }
+}

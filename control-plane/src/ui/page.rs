@@ -1,0 +1,192 @@
+//! The page shell every UI page is drawn in (head, navigation, main), the error page, and the answer types
+//! of UI handlers: [`Page`] (200 HTML), [`UiError`] (an [`ApiError`] drawn as a page with its status).
+
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{html, Markup, DOCTYPE};
+use vexil_shared::{ApiError, ErrorKind};
+
+/// What the shell needs to know about the request: the base path (links), who is signed in (the header) and
+/// which navigation entry is current.
+#[derive(Debug, Clone, Default)]
+pub struct Shell {
+    /// "" or "/x".
+    pub base: String,
+    /// The signed-in user's name, when someone is.
+    pub who: Option<String>,
+    /// The CSRF token for the sign-out form.
+    pub csrf: Option<String>,
+    /// The current navigation entry.
+    pub current: Nav,
+    /// The project the Flags entry links to.
+    pub project: String,
+}
+
+/// The navigation entries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Nav {
+    #[default]
+    None,
+    Flags,
+    Segments,
+    Archive,
+}
+
+impl Shell {
+    /// `path` under the base path.
+    pub fn link(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The whole page: `title` in the head and as the main heading's text is the caller's.
+    pub fn render(&self, title: &str, main: Markup) -> Markup {
+        let nav_link = |entry: Nav, href: String, text: &str| {
+            html! {
+                @if self.current == entry {
+                    a href=(href) aria-current="page" { (text) }
+                } @else {
+                    a href=(href) { (text) }
+                }
+            }
+        };
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    meta name="color-scheme" content="light dark";
+                    title { (title) " · Vexil" }
+                    link rel="icon" type="image/svg+xml" href=(self.link("/ui-assets/favicon.svg"));
+                    link rel="stylesheet" href=(self.link("/ui-assets/vexil.css"));
+                    script type="module" src=(self.link("/ui-assets/vexil.js")) {}
+                }
+                body {
+                    a.skip href="#main" { "Skip to content" }
+                    header.top {
+                        a.brand href=(self.link("/")) { "Vexil" }
+                        @if let Some(who) = &self.who {
+                            nav aria-label="Main" {
+                                (nav_link(Nav::Flags, self.link(&format!("/projects/{}", self.project)), "Flags"))
+                                (nav_link(Nav::Segments, self.link("/segments"), "Segments"))
+                                (nav_link(Nav::Archive, self.link("/archive"), "Archive"))
+                            }
+                            form.signout method="post" action=(self.link("/logout")) {
+                                @if let Some(csrf) = &self.csrf {
+                                    input type="hidden" name="csrf" value=(csrf);
+                                }
+                                span.who { (who) }
+                                button.link type="submit" { "Sign out" }
+                            }
+                        }
+                    }
+                    main #main { (main) }
+                }
+            }
+        }
+    }
+}
+
+/// A whole HTML page, answered 200 unless a status is given.
+pub struct Page {
+    pub status: StatusCode,
+    pub markup: Markup,
+}
+
+impl Page {
+    pub fn ok(markup: Markup) -> Page {
+        Page {
+            status: StatusCode::OK,
+            markup,
+        }
+    }
+}
+
+impl IntoResponse for Page {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, self.markup.into_string()).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        // Pages show live configuration and carry CSRF tokens: never stored.
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }
+}
+
+/// A redirect after a successful write (303: the browser follows with a GET).
+pub fn see_other(location: &str) -> Response {
+    Redirect::to(location).into_response()
+}
+
+/// An error drawn as a page: the same `{id, name, message}` as the API's JSON, with its status. The shell
+/// is filled in when the request got far enough to know who asks.
+pub struct UiError {
+    pub error: ApiError,
+    pub shell: Shell,
+}
+
+impl UiError {
+    pub fn new(error: ApiError, shell: &Shell) -> UiError {
+        UiError {
+            error,
+            shell: shell.clone(),
+        }
+    }
+}
+
+impl From<ApiError> for UiError {
+    fn from(error: ApiError) -> UiError {
+        UiError {
+            error,
+            shell: Shell::default(),
+        }
+    }
+}
+
+impl From<crate::store::StoreError> for UiError {
+    fn from(error: crate::store::StoreError) -> UiError {
+        UiError::from(ApiError::from(error))
+    }
+}
+
+/// What a person reads as the heading of an error page.
+fn heading(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::NotFound => "Not found",
+        ErrorKind::NoAccess => "Not allowed",
+        ErrorKind::AuthenticationRequired => "Sign in required",
+        ErrorKind::Validation | ErrorKind::ExceedsLimit => "Cannot do that",
+        ErrorKind::NameExists => "Already exists",
+        ErrorKind::RateLimit => "Too many attempts",
+        _ => "Something went wrong",
+    }
+}
+
+impl IntoResponse for UiError {
+    fn into_response(self) -> Response {
+        let body = self.error.body();
+        let status = StatusCode::from_u16(self.error.kind.status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let title = heading(self.error.kind);
+        let markup = self.shell.render(
+            title,
+            html! {
+                section.error-page aria-labelledby="error-title" {
+                    p.status { (status.as_u16()) }
+                    h1 #error-title { (title) }
+                    p.message { (body.message) }
+                    dl.error-details {
+                        dt { "name" } dd { code { (body.name) } }
+                        dt { "id" } dd { code { (body.id) } }
+                    }
+                    p { a href=(self.shell.link("/")) { "Back to the flags" } }
+                }
+            },
+        );
+        Page { status, markup }.into_response()
+    }
+}

@@ -1,0 +1,372 @@
+//! Who is using the UI, and the guard of every state-changing request.
+//!
+//! - [`SignedIn`]: the caller of a UI page, from the session cookie the sign-in sets (the one the admin
+//!   API's `POST /auth/simple/login` sets), or from the admin-token cookie of a sign-in with the first-start
+//!   admin token (only possible while no user exists); not signed in → to `/login`. Its [`SignedIn::may_write`]
+//!   is the admin API's permission rule ([`access::authorize`] in [`Area::Configuration`]), so a Viewer sees
+//!   no edit controls.
+//! - [`UiWrite`]: a POST of a form: signed in, allowed to change configuration (else 403 page) and carrying the
+//!   CSRF token of its session (else 403 page), with the form's fields.
+//!
+//! The CSRF token is derived from the credential cookie's secret (SHA-256 of a label and the secret): it
+//! changes with every session, cannot be computed without the HttpOnly cookie, and needs no storage. With
+//! `--auth-type none` there is no credential, so a random `vexil-csrf` cookie is the secret.
+
+use super::page::{Nav, Shell, UiError};
+use crate::domain::access::{self, Area, Caller, Credential};
+use crate::http::extract::SESSION_COOKIE;
+use crate::http::state::AppState;
+use crate::store::Actor;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Redirect, Response};
+use cookie::{Cookie, SameSite};
+use std::sync::Arc;
+use vexil_shared::token::sha256_hex;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// The cookie holding an admin token after a token sign-in (no user exists yet).
+pub const TOKEN_COOKIE: &str = "vexil-admin-token";
+/// The CSRF secret with `--auth-type none`.
+pub const CSRF_COOKIE: &str = "vexil-csrf";
+
+/// The value of cookie `name`, if the request carries it.
+pub fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|cookie| cookie.name() == name)
+        .map(|cookie| cookie.value().to_owned())
+}
+
+/// Whether the request reached us over https (directly, or as a proxy in front says).
+pub fn is_https(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-forwarded-proto")
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|proto| proto.eq_ignore_ascii_case("https"))
+}
+
+/// A cookie as the UI sets them: HttpOnly, SameSite=Lax, Path = the base path, Secure over https.
+pub fn ui_cookie(
+    name: &'static str,
+    value: String,
+    base: &str,
+    https: bool,
+    max_age: Option<cookie::time::Duration>,
+) -> HeaderValue {
+    let path = if base.is_empty() { "/" } else { base };
+    let mut builder = Cookie::build((name, value))
+        .path(path.to_owned())
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(https);
+    if let Some(max_age) = max_age {
+        builder = builder.max_age(max_age);
+    }
+    HeaderValue::from_str(&builder.build().to_string()).unwrap_or(HeaderValue::from_static(""))
+}
+
+/// The CSRF token of a credential secret.
+pub fn csrf_of(secret: &str) -> String {
+    sha256_hex(&format!("vexil-ui-csrf:{secret}"))
+}
+
+/// Equal, in time independent of where they differ.
+fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |diff, (x, y)| diff | (x ^ y))
+            == 0
+}
+
+/// The signed-in caller of a UI page.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub actor: Actor,
+    pub credential: Credential,
+    /// The token every form of this session carries.
+    pub csrf: String,
+    /// Whether the admin API would let this caller change configuration.
+    pub may_write: bool,
+    /// "" or "/x".
+    pub base: String,
+    /// A `Set-Cookie` for the CSRF cookie (`--auth-type none`, first visit).
+    pub set_csrf_cookie: Option<HeaderValue>,
+}
+
+impl SignedIn {
+    /// The page shell for this caller, with `current` highlighted and the Flags entry on `project`.
+    pub fn shell(&self, current: Nav, project: &str) -> Shell {
+        Shell {
+            base: self.base.clone(),
+            who: Some(self.actor.name.clone()),
+            csrf: Some(self.csrf.clone()),
+            current,
+            project: project.to_owned(),
+        }
+    }
+
+    /// `path` under the base path.
+    pub fn link(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// 403 (as a page) unless the caller may change configuration: the admin API's rule.
+    pub fn ensure_may_write(&self) -> Result<(), ApiError> {
+        access::authorize(self.credential, false, Area::Configuration)
+    }
+
+    /// Adds the CSRF cookie when this request created it.
+    pub fn finish(&self, response: impl IntoResponse) -> Response {
+        let mut response = response.into_response();
+        if let Some(cookie) = &self.set_csrf_cookie {
+            response.headers_mut().append(SET_COOKIE, cookie.clone());
+        }
+        response
+    }
+}
+
+/// Why a UI request has no [`SignedIn`] caller: not signed in (→ the sign-in page), or an error page.
+pub enum NotSignedIn {
+    ToSignIn(String),
+    Error(UiError),
+}
+
+impl IntoResponse for NotSignedIn {
+    fn into_response(self) -> Response {
+        match self {
+            NotSignedIn::ToSignIn(location) => Redirect::to(&location).into_response(),
+            NotSignedIn::Error(error) => error.into_response(),
+        }
+    }
+}
+
+impl From<UiError> for NotSignedIn {
+    fn from(error: UiError) -> Self {
+        NotSignedIn::Error(error)
+    }
+}
+
+fn base_shell(state: &AppState) -> Shell {
+    Shell {
+        base: state.base_path.clone(),
+        ..Shell::default()
+    }
+}
+
+impl FromRequestParts<Arc<AppState>> for SignedIn {
+    type Rejection = NotSignedIn;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, NotSignedIn> {
+        let base = state.base_path.clone();
+        let to_sign_in = || {
+            let next = parts
+                .uri
+                .path_and_query()
+                .map(|path| path.as_str())
+                .unwrap_or("/");
+            let next: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+            NotSignedIn::ToSignIn(format!("{base}/login?next={next}"))
+        };
+        if !state.auth_enabled {
+            let caller = Caller::unauthenticated_admin();
+            let (secret, set_csrf_cookie) = match cookie_value(&parts.headers, CSRF_COOKIE) {
+                Some(secret) if secret.len() == 64 => (secret, None),
+                _ => {
+                    let secret = crate::domain::tokens::random_hex(32).map_err(|error| {
+                        NotSignedIn::Error(UiError::new(error, &base_shell(state)))
+                    })?;
+                    let cookie = ui_cookie(
+                        CSRF_COOKIE,
+                        secret.clone(),
+                        &state.base_path,
+                        is_https(&parts.headers),
+                        None,
+                    );
+                    (secret, Some(cookie))
+                }
+            };
+            return Ok(SignedIn {
+                actor: caller.actor,
+                credential: caller.credential,
+                csrf: csrf_of(&secret),
+                may_write: true,
+                base: state.base_path.clone(),
+                set_csrf_cookie,
+            });
+        }
+        let session = cookie_value(&parts.headers, SESSION_COOKIE);
+        let token = cookie_value(&parts.headers, TOKEN_COOKIE);
+        let (caller, secret) = {
+            let mut conn = state
+                .store
+                .read()
+                .await
+                .map_err(|error| NotSignedIn::Error(UiError::from(error)))?;
+            let attempt = match (&session, &token) {
+                (Some(session), _) => access::authenticate(&mut conn, None, Some(session))
+                    .await
+                    .map(|caller| (caller, session.clone())),
+                (None, Some(token)) => access::authenticate(&mut conn, Some(token), None)
+                    .await
+                    .map(|caller| (caller, token.clone())),
+                (None, None) => return Err(to_sign_in()),
+            };
+            match attempt {
+                Ok(found) => found,
+                Err(error) if error.kind == ErrorKind::AuthenticationRequired => {
+                    return Err(to_sign_in())
+                }
+                Err(error) => {
+                    return Err(NotSignedIn::Error(UiError::new(error, &base_shell(state))))
+                }
+            }
+        };
+        // The UI reads configuration: a credential the admin API refuses that is refused here too.
+        access::authorize(caller.credential, true, Area::Configuration)
+            .map_err(|error| NotSignedIn::Error(UiError::new(error, &base_shell(state))))?;
+        Ok(SignedIn {
+            may_write: access::authorize(caller.credential, false, Area::Configuration).is_ok(),
+            actor: caller.actor,
+            credential: caller.credential,
+            csrf: csrf_of(&secret),
+            base,
+            set_csrf_cookie: None,
+        })
+    }
+}
+
+/// The fields of a submitted form, in order (names may repeat).
+#[derive(Debug, Clone, Default)]
+pub struct FormFields(pub Vec<(String, String)>);
+
+impl FormFields {
+    pub fn parse(body: &[u8]) -> FormFields {
+        FormFields(
+            url::form_urlencoded::parse(body)
+                .map(|(name, value)| (name.into_owned(), value.into_owned()))
+                .collect(),
+        )
+    }
+
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(field, _)| field == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The first value of `name`, or "".
+    pub fn text(&self, name: &str) -> String {
+        self.get(name).unwrap_or_default().to_owned()
+    }
+
+    /// Whether a checkbox `name` was ticked.
+    pub fn checked(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Every value of `name`.
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(field, _)| field == name)
+            .map(|(_, value)| value.as_str())
+            .collect()
+    }
+}
+
+/// A form POST by a signed-in caller carrying their session's CSRF token (sign-out takes it: a Viewer may
+/// sign out).
+pub struct UiForm {
+    pub who: SignedIn,
+    pub form: FormFields,
+}
+
+impl FromRequest<Arc<AppState>> for UiForm {
+    type Rejection = NotSignedIn;
+
+    async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, NotSignedIn> {
+        let (mut parts, body) = request.into_parts();
+        let who = SignedIn::from_request_parts(&mut parts, state).await?;
+        let shell = who.shell(Nav::None, "default");
+        let request = Request::from_parts(parts, body);
+        let bytes = Bytes::from_request(request, state).await.map_err(|_| {
+            UiError::new(
+                ApiError::new(
+                    ErrorKind::PayloadTooLarge,
+                    "The form could not be read (is it larger than the configured limit?)",
+                ),
+                &shell,
+            )
+        })?;
+        let form = FormFields::parse(&bytes);
+        let given = form.get("csrf").unwrap_or_default();
+        if !same_token(given, &who.csrf) {
+            return Err(UiError::new(
+                ApiError::new(
+                    ErrorKind::NoAccess,
+                    "This form is out of date or did not come from this site (its CSRF token is \
+                     missing or wrong); reload the page and try again",
+                ),
+                &shell,
+            )
+            .into());
+        }
+        Ok(UiForm { who, form })
+    }
+}
+
+/// A state-changing UI request: a [`UiForm`] by a caller who may change configuration (the admin API's
+/// rule; a Viewer's forged POST → 403). Every UI write handler takes it, so none can skip a check.
+pub struct UiWrite {
+    pub who: SignedIn,
+    pub form: FormFields,
+}
+
+impl FromRequest<Arc<AppState>> for UiWrite {
+    type Rejection = NotSignedIn;
+
+    async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, NotSignedIn> {
+        let UiForm { who, form } = UiForm::from_request(request, state).await?;
+        let shell = who.shell(Nav::None, "default");
+        who.ensure_may_write()
+            .map_err(|error| UiError::new(error, &shell))?;
+        Ok(UiWrite { who, form })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token("abc", "abc"));
+        assert!(!same_token("abc", "abd"));
+        assert!(!same_token("abc", "ab"));
+        assert!(!same_token("", "a"));
+        assert_ne!(csrf_of("one"), csrf_of("two"));
+    }
+
+    #[test]
+    fn forms_keep_repeated_fields_in_order() {
+        let form = FormFields::parse(b"a=1&b=x+y&a=2&c=%3Cscript%3E");
+        assert_eq!(form.all("a"), ["1", "2"]);
+        assert_eq!(form.text("b"), "x y");
+        assert_eq!(form.text("c"), "<script>");
+        assert!(!form.checked("d"));
+    }
+}

@@ -1,0 +1,217 @@
+//! `/login` (username and password, or, while no user exists, the first-start admin token) and `/logout`.
+
+use super::controls::local_path;
+use super::page::{see_other, Page, Shell, UiError};
+use super::session::{cookie_value, is_https, ui_cookie, FormFields, UiForm, TOKEN_COOKIE};
+use crate::domain::access::{self, Credential};
+use crate::domain::users::{self, Login, SignInBounds, SESSION_HOURS};
+use crate::http::extract::{ClientAddress, SESSION_COOKIE};
+use crate::http::state::AppState;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::header::SET_COOKIE;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use maud::html;
+use serde::Deserialize;
+use std::sync::Arc;
+use vexil_shared::token::TokenKind;
+use vexil_shared::{ApiError, ErrorKind};
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Next {
+    next: Option<String>,
+}
+
+struct SignInForm<'a> {
+    username: &'a str,
+    next: &'a str,
+    error: Option<&'a str>,
+    token_allowed: bool,
+}
+
+fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
+    let markup = shell.render(
+        "Sign in",
+        html! {
+            section.sign-in.card aria-labelledby="sign-in-title" {
+                h1 #sign-in-title { "Sign in to Vexil" }
+                @if let Some(error) = form.error {
+                    p.error-box role="alert" { (error) }
+                }
+                form method="post" action=(shell.link("/login")) {
+                    input type="hidden" name="next" value=(form.next);
+                    div.field {
+                        label for="username" { "Username" }
+                        input #username type="text" name="username" autocomplete="username"
+                            value=(form.username) required[!form.token_allowed];
+                    }
+                    div.field {
+                        label for="password" { "Password" }
+                        input #password type="password" name="password" autocomplete="current-password"
+                            required[!form.token_allowed];
+                    }
+                    @if form.token_allowed {
+                        div.field {
+                            label for="token" { "Admin token" }
+                            span.hint #token-hint {
+                                "No user exists yet: sign in with the admin token the control plane printed at its first start."
+                            }
+                            input #token type="password" name="token" autocomplete="off" aria-describedby="token-hint";
+                        }
+                    }
+                    div.actions { button.primary type="submit" { "Sign in" } }
+                }
+            }
+        },
+    );
+    Page { status, markup }
+}
+
+async fn token_allowed(state: &AppState) -> Result<bool, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(!users::any_user(&mut conn).await?)
+}
+
+/// `GET /login`.
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    Query(next): Query<Next>,
+) -> Result<Page, UiError> {
+    let shell = Shell {
+        base: state.base_path.clone(),
+        ..Shell::default()
+    };
+    let next = local_path(&state.base_path, next.next.as_deref());
+    let form = SignInForm {
+        username: "",
+        next: &next,
+        error: None,
+        token_allowed: token_allowed(&state).await?,
+    };
+    Ok(render(&shell, form, StatusCode::OK))
+}
+
+/// `POST /login`: a session cookie (as `POST /auth/simple/login` sets it, Secure over https) or, while no
+/// user exists, the admin token in an HttpOnly cookie; then to the page asked for.
+pub async fn sign_in(
+    State(state): State<Arc<AppState>>,
+    ClientAddress(client): ClientAddress,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form = FormFields::parse(&body);
+    let shell = Shell {
+        base: state.base_path.clone(),
+        ..Shell::default()
+    };
+    let next = local_path(&state.base_path, form.get("next"));
+    let username = form.text("username");
+    let https = is_https(&headers);
+    let allowed = match token_allowed(&state).await {
+        Ok(allowed) => allowed,
+        Err(error) => return UiError::new(error, &shell).into_response(),
+    };
+    let refuse = |message: &str, status: StatusCode| {
+        let form = SignInForm {
+            username: &username,
+            next: &next,
+            error: Some(message),
+            token_allowed: allowed,
+        };
+        render(&shell, form, status).into_response()
+    };
+    let token = form.text("token");
+    if !token.trim().is_empty() {
+        if !allowed {
+            return refuse(
+                "Users exist: sign in with a username and password",
+                StatusCode::UNAUTHORIZED,
+            );
+        }
+        let caller = match state.store.read().await {
+            Ok(mut conn) => access::authenticate(&mut conn, Some(token.trim()), None).await,
+            Err(error) => Err(ApiError::from(error)),
+        };
+        return match caller {
+            Ok(caller) if caller.credential == Credential::Token(TokenKind::Admin) => {
+                let cookie = ui_cookie(
+                    TOKEN_COOKIE,
+                    token.trim().to_owned(),
+                    &state.base_path,
+                    https,
+                    Some(cookie::time::Duration::hours(SESSION_HOURS)),
+                );
+                let mut response = see_other(&next);
+                response.headers_mut().append(SET_COOKIE, cookie);
+                response
+            }
+            Ok(_) => refuse("Only an admin token can sign in", StatusCode::UNAUTHORIZED),
+            Err(error) if error.kind == ErrorKind::AuthenticationRequired => {
+                refuse("That admin token is not valid", StatusCode::UNAUTHORIZED)
+            }
+            Err(error) => UiError::new(error, &shell).into_response(),
+        };
+    }
+    if !state.password_auth {
+        return refuse("Password sign-in is disabled", StatusCode::NOT_FOUND);
+    }
+    let bounds = SignInBounds {
+        throttle: &state.sign_in,
+        work: &state.password_work,
+    };
+    let login = Login {
+        username: username.clone(),
+        password: form.text("password"),
+    };
+    match users::login(&state.store, bounds, client, login).await {
+        Ok((_, session)) => {
+            let cookie = ui_cookie(
+                SESSION_COOKIE,
+                session,
+                &state.base_path,
+                https,
+                Some(cookie::time::Duration::hours(SESSION_HOURS)),
+            );
+            let mut response = see_other(&next);
+            response.headers_mut().append(SET_COOKIE, cookie);
+            response
+        }
+        Err(error) => {
+            let status = StatusCode::from_u16(error.kind.status())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            match error.kind {
+                ErrorKind::AuthenticationRequired
+                | ErrorKind::RateLimit
+                | ErrorKind::Validation => refuse(&error.message, status),
+                _ => UiError::new(error, &shell).into_response(),
+            }
+        }
+    }
+}
+
+/// `POST /logout`: the session ends (in the store too) and both credential cookies are cleared.
+pub async fn sign_out(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    _: UiForm,
+) -> Response {
+    let https = is_https(&headers);
+    if let Some(session) = cookie_value(&headers, SESSION_COOKIE) {
+        if let Err(error) = users::sign_out(&state.store, &session).await {
+            return UiError::from(error).into_response();
+        }
+    }
+    let mut response = see_other(&format!("{}/login", state.base_path));
+    for name in [SESSION_COOKIE, TOKEN_COOKIE] {
+        let cookie = ui_cookie(
+            name,
+            String::new(),
+            &state.base_path,
+            https,
+            Some(cookie::time::Duration::ZERO),
+        );
+        response.headers_mut().append(SET_COOKIE, cookie);
+    }
+    response
+}

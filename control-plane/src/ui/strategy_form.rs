@@ -1,0 +1,853 @@
+//! The strategy form (`…/features/<flag>/strategies/create?environmentId=` and `…/edit?environmentId=&strategyId=`,
+//! Unleash's URLs), and a strategy's delete and Move up/Move down. It works without JavaScript: "Add
+//! constraint", "Remove" and choosing another strategy post the form back and it is drawn again with what was
+//! typed; "Save strategy" writes through `strategies::add`/`update` (or a change request draft where change
+//! requests are on), and a refusal draws the form again with the message.
+
+use super::controls::{field, with_notice};
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{FormFields, SignedIn, UiWrite};
+use super::variant_editor::{drafts_of, edit_variants, variant_rows, VariantDraft};
+use crate::domain::change_requests::{self, Outcome};
+use crate::domain::context_fields::{self, ContextField};
+use crate::domain::segments::{self, Segment};
+use crate::domain::strategies::{self, Strategy};
+use crate::domain::strategy_definitions::{self, StrategyDefinition};
+use crate::domain::{features, projects};
+use crate::http::state::AppState;
+use crate::model::change_request::{Change, StrategyUpdate};
+use crate::model::constraint::Constraint;
+use crate::model::strategy::{StrategyInput, StrategySortOrder};
+use crate::model::strategy_definition::ParameterType;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use uuid::Uuid;
+use vexil_shared::engine::OPERATORS;
+use vexil_shared::ApiError;
+
+/// Operators that compare one value (the rest take a list).
+pub fn single_valued(operator: &str) -> bool {
+    operator.starts_with("NUM_")
+        || operator.starts_with("DATE_")
+        || operator.starts_with("SEMVER_")
+        || operator == "REGEX"
+}
+
+/// The constraints of a posted form (`constraintCount`, then `c<i>.contextName`, `c<i>.operator`, …).
+pub fn constraints_of(form: &FormFields) -> Vec<ConstraintDraft> {
+    let count: usize = form
+        .get("constraintCount")
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(0)
+        .min(100);
+    (0..count)
+        .map(|index| {
+            let key = |name: &str| format!("c{index}.{name}");
+            ConstraintDraft {
+                context_name: form.text(&key("contextName")),
+                operator: form.get(&key("operator")).unwrap_or("IN").to_owned(),
+                values: form.text(&key("values")),
+                value: form.text(&key("value")),
+                case_insensitive: form.checked(&key("caseInsensitive")),
+                inverted: form.checked(&key("inverted")),
+            }
+        })
+        .collect()
+}
+
+/// "Add constraint" or "Remove" of a posted form, applied to `constraints`; false for any other intent.
+pub fn edit_constraints(intent: &str, constraints: &mut Vec<ConstraintDraft>) -> bool {
+    if intent == "add-constraint" {
+        constraints.push(ConstraintDraft {
+            operator: "IN".to_owned(),
+            ..ConstraintDraft::default()
+        });
+        return true;
+    }
+    if let Some(index) = intent
+        .strip_prefix("remove-constraint-")
+        .and_then(|index| index.parse::<usize>().ok())
+    {
+        if index < constraints.len() {
+            constraints.remove(index);
+        }
+        return true;
+    }
+    false
+}
+
+/// What the form holds.
+#[derive(Debug, Clone, Default)]
+pub struct StrategyDraft {
+    pub environment: String,
+    pub id: Option<String>,
+    pub name: String,
+    pub title: String,
+    pub disabled: bool,
+    pub parameters: BTreeMap<String, String>,
+    pub constraints: Vec<ConstraintDraft>,
+    pub segments: Vec<i64>,
+    /// Strategy variants.
+    pub variants: Vec<VariantDraft>,
+}
+
+/// The field-name prefix of the strategy form's variant editor.
+const VARIANT_PREFIX: &str = "sv";
+
+/// One constraint as typed: list values one per line (or comma-separated), or one value.
+#[derive(Debug, Clone, Default)]
+pub struct ConstraintDraft {
+    pub context_name: String,
+    pub operator: String,
+    pub values: String,
+    pub value: String,
+    pub case_insensitive: bool,
+    pub inverted: bool,
+}
+
+impl ConstraintDraft {
+    pub fn of(constraint: &Constraint) -> ConstraintDraft {
+        ConstraintDraft {
+            context_name: constraint.context_name.clone(),
+            operator: constraint.operator.clone(),
+            values: constraint.values.join("\n"),
+            value: constraint.value.clone().unwrap_or_default(),
+            case_insensitive: constraint.case_insensitive,
+            inverted: constraint.inverted,
+        }
+    }
+
+    /// The constraint the API takes: a date-time picker's `2026-01-02T03:04` is read as UTC.
+    pub fn to_constraint(&self) -> Constraint {
+        let single = single_valued(&self.operator);
+        let mut value = self.value.trim().to_owned();
+        if self.operator.starts_with("DATE_") && value.len() == 16 {
+            value.push_str(":00.000Z");
+        }
+        Constraint {
+            context_name: self.context_name.trim().to_owned(),
+            operator: self.operator.clone(),
+            values: if single {
+                Vec::new()
+            } else {
+                self.values
+                    .split(['\n', ','])
+                    .map(str::trim)
+                    .filter(|value| !value.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            },
+            value: single.then_some(value),
+            case_insensitive: self.case_insensitive,
+            inverted: self.inverted,
+        }
+    }
+}
+
+impl StrategyDraft {
+    fn of(environment: &str, strategy: &Strategy) -> StrategyDraft {
+        StrategyDraft {
+            environment: environment.to_owned(),
+            id: Some(strategy.id.clone()),
+            name: strategy.name.clone(),
+            title: strategy.title.clone().unwrap_or_default(),
+            disabled: strategy.disabled,
+            parameters: strategy.parameters.clone(),
+            constraints: strategy
+                .constraints
+                .iter()
+                .map(ConstraintDraft::of)
+                .collect(),
+            segments: strategy.segments.clone(),
+            variants: strategy
+                .variants
+                .iter()
+                .map(VariantDraft::of_strategy)
+                .collect(),
+        }
+    }
+
+    /// The form as posted.
+    pub fn from_form(form: &FormFields) -> StrategyDraft {
+        let constraints = constraints_of(form);
+        let parameters = form
+            .0
+            .iter()
+            .filter_map(|(name, value)| {
+                name.strip_prefix("param.")
+                    .map(|name| (name.to_owned(), value.clone()))
+            })
+            .collect();
+        StrategyDraft {
+            environment: form.text("environment"),
+            id: form.get("strategyId").map(str::to_owned),
+            name: form.get("strategy").unwrap_or("flexibleRollout").to_owned(),
+            title: form.text("title"),
+            disabled: form.checked("disabled"),
+            parameters,
+            constraints,
+            segments: form
+                .all("segment")
+                .iter()
+                .filter_map(|id| id.parse().ok())
+                .collect(),
+            variants: drafts_of(form, VARIANT_PREFIX),
+        }
+    }
+
+    /// The body the API takes; parameters of the chosen definition only. A variant weight that is not a
+    /// percentage is refused here, naming it.
+    pub fn to_input(
+        &self,
+        definition: Option<&StrategyDefinition>,
+    ) -> Result<StrategyInput, ApiError> {
+        let parameters = definition
+            .map(|definition| {
+                definition
+                    .parameters
+                    .iter()
+                    .map(|parameter| {
+                        let value = self
+                            .parameters
+                            .get(&parameter.name)
+                            .cloned()
+                            .unwrap_or_default();
+                        (parameter.name.clone(), serde_json::Value::String(value))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let variants = self
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(index, draft)| draft.to_strategy_variant(index))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(StrategyInput {
+            name: self.name.clone(),
+            title: Some(self.title.trim().to_owned()).filter(|title| !title.is_empty()),
+            disabled: Some(self.disabled),
+            sort_order: None,
+            constraints: Some(
+                self.constraints
+                    .iter()
+                    .map(ConstraintDraft::to_constraint)
+                    .collect(),
+            ),
+            parameters: Some(parameters),
+            variants: Some(variants),
+            segments: Some(self.segments.clone()),
+        })
+    }
+}
+
+/// The defaults of a new flexibleRollout (as Unleash's form).
+fn new_draft(environment: &str, feature: &str, name: &str) -> StrategyDraft {
+    StrategyDraft {
+        environment: environment.to_owned(),
+        name: name.to_owned(),
+        parameters: BTreeMap::from([
+            ("rollout".to_owned(), "100".to_owned()),
+            ("stickiness".to_owned(), "default".to_owned()),
+            ("groupId".to_owned(), feature.to_owned()),
+        ]),
+        ..StrategyDraft::default()
+    }
+}
+
+/// What the form offers: the strategy definitions, context fields and segments.
+struct Choices {
+    definitions: Vec<StrategyDefinition>,
+    context_fields: Vec<ContextField>,
+    segments: Vec<Segment>,
+}
+
+async fn choices(state: &AppState, project: &str) -> Result<Choices, ApiError> {
+    let mut conn = state.store.read().await?;
+    projects::require(&mut conn, project).await?;
+    let definitions = strategy_definitions::list(&mut conn).await?.strategies;
+    let context_fields = context_fields::list(&mut conn).await?;
+    let segments = segments::list(&mut conn)
+        .await?
+        .segments
+        .into_iter()
+        .filter(|segment| {
+            segment
+                .project
+                .as_deref()
+                .is_none_or(|owner| owner == project)
+        })
+        .collect();
+    Ok(Choices {
+        definitions,
+        context_fields,
+        segments,
+    })
+}
+
+fn label_of(parameter: &str) -> String {
+    match parameter {
+        "rollout" => "Rollout".to_owned(),
+        "stickiness" => "Stickiness".to_owned(),
+        "groupId" => "Group id".to_owned(),
+        "userIds" => "User ids".to_owned(),
+        "IPs" => "IP addresses".to_owned(),
+        "hostNames" => "Host names".to_owned(),
+        "percentage" => "Percentage".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+fn parameter_control(
+    choices: &Choices,
+    draft: &StrategyDraft,
+    definition: &StrategyDefinition,
+) -> Markup {
+    html! {
+        @for parameter in &definition.parameters {
+            @let id = format!("param-{}", parameter.name);
+            @let name = format!("param.{}", parameter.name);
+            @let value = draft.parameters.get(&parameter.name).cloned().unwrap_or_default();
+            @let hint = Some(parameter.description.as_str()).filter(|hint| !hint.is_empty());
+            @if parameter.name == "stickiness" {
+                (field(&id, "Stickiness", None, None, html! {
+                    select id=(id) name=(name) {
+                        @for option in ["default", "userId", "sessionId", "random"].into_iter().map(str::to_owned)
+                            .chain(choices.context_fields.iter().filter(|f| f.stickiness && !["userId", "sessionId"].contains(&f.name.as_str())).map(|f| f.name.clone())) {
+                            option value=(option) selected[option == value] { (option) }
+                        }
+                    }
+                }))
+            } @else {
+                @match parameter.parameter_type {
+                    ParameterType::Percentage => {
+                        (field(&id, &label_of(&parameter.name), None, Some("0 to 100 %"), html! {
+                            input id=(id) type="number" name=(name) min="0" max="100" step="1" value=(value)
+                                aria-describedby=(format!("{id}-hint"));
+                        }))
+                    }
+                    ParameterType::List => {
+                        (field(&id, &label_of(&parameter.name), None, Some("Comma-separated"), html! {
+                            textarea id=(id) name=(name) rows="2" aria-describedby=(format!("{id}-hint")) { (value) }
+                        }))
+                    }
+                    ParameterType::Boolean => {
+                        input type="hidden" name=(name) value="false";
+                        label.check { input type="checkbox" name=(name) value="true" checked[value == "true"]; (label_of(&parameter.name)) }
+                    }
+                    ParameterType::Number => {
+                        (field(&id, &label_of(&parameter.name), None, hint, html! {
+                            input id=(id) type="number" name=(name) value=(value);
+                        }))
+                    }
+                    ParameterType::String => {
+                        (field(&id, &label_of(&parameter.name), None, hint, html! {
+                            input id=(id) type="text" name=(name) value=(value);
+                        }))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The constraint editor (the strategy form's and the segment form's): each constraint's context field,
+/// operator, values or value (a date-time picker for dates), case-insensitive and inverted switches, Remove;
+/// the context field's legal values offered when it has some.
+pub fn constraint_rows(
+    context_fields: &[ContextField],
+    constraints: &[ConstraintDraft],
+    editable: bool,
+) -> Markup {
+    html! {
+        input type="hidden" name="constraintCount" value=(constraints.len());
+        datalist #context-fields {
+            @for context_field in context_fields { option value=(context_field.name) {} }
+        }
+        @if constraints.is_empty() {
+            p.muted { "No constraints: every context matches." }
+        }
+        @for (index, constraint) in constraints.iter().enumerate() {
+            @let key = |name: &str| format!("c{index}.{name}");
+            @let id = |name: &str| format!("c{index}-{name}");
+            @let legal: Vec<String> = context_fields.iter()
+                .find(|f| f.name == constraint.context_name)
+                .map(|f| f.legal_values.iter().map(|v| v.value.clone()).collect())
+                .unwrap_or_default();
+            fieldset.constraint-box {
+                legend { "Constraint " (index + 1) }
+                div.constraint {
+                    (field(&id("context"), "Context field", None, None, html! {
+                        input id=(id("context")) type="text" name=(key("contextName")) value=(constraint.context_name)
+                            list="context-fields" autocomplete="off";
+                    }))
+                    (field(&id("operator"), "Operator", None, None, html! {
+                        select id=(id("operator")) name=(key("operator")) data-autosubmit="refresh-form" {
+                            @for operator in OPERATORS {
+                                option value=(operator) selected[operator == constraint.operator] { (operator) }
+                            }
+                        }
+                    }))
+                    @if single_valued(&constraint.operator) {
+                        @if constraint.operator.starts_with("DATE_") {
+                            (field(&id("value"), "Value", None, Some("Date and time, UTC"), html! {
+                                input id=(id("value")) type="datetime-local" name=(key("value"))
+                                    value=(constraint.value.get(..16).unwrap_or(&constraint.value))
+                                    aria-describedby=(format!("{}-hint", id("value")));
+                            }))
+                        } @else {
+                            (field(&id("value"), "Value", None, None, html! {
+                                input id=(id("value")) type="text" name=(key("value")) value=(constraint.value)
+                                    list=(format!("{}-legal", id("value")));
+                                datalist id=(format!("{}-legal", id("value"))) {
+                                    @for value in &legal { option value=(value) {} }
+                                }
+                            }))
+                        }
+                    } @else {
+                        div.values {
+                            (field(&id("values"), "Values", None,
+                                Some(&if legal.is_empty() { "One per line, or comma-separated".to_owned() } else { format!("One per line, or comma-separated. Legal values: {}", legal.join(", ")) }),
+                                html! {
+                                    textarea id=(id("values")) name=(key("values")) rows="2"
+                                        aria-describedby=(format!("{}-hint", id("values"))) { (constraint.values) }
+                                }))
+                        }
+                    }
+                }
+                div.actions {
+                    label.check { input type="checkbox" name=(key("caseInsensitive")) value="true" checked[constraint.case_insensitive]; "Case insensitive" }
+                    label.check { input type="checkbox" name=(key("inverted")) value="true" checked[constraint.inverted]; "Inverted" }
+                    @if editable {
+                        button type="submit" name="intent" value=(format!("remove-constraint-{index}"))
+                            aria-label=(format!("Remove constraint {}", index + 1)) { "Remove" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct FormPage<'a> {
+    project: &'a str,
+    feature: &'a str,
+    draft: &'a StrategyDraft,
+    error: Option<&'a str>,
+    status: StatusCode,
+}
+
+fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
+    let FormPage {
+        project,
+        feature,
+        draft,
+        error,
+        status,
+    } = page;
+    let shell = who.shell(Nav::Flags, project);
+    let editing = draft.id.is_some();
+    let heading = if editing {
+        "Edit strategy"
+    } else {
+        "Add strategy"
+    };
+    let action = if editing {
+        who.link(&format!(
+            "/projects/{project}/features/{feature}/strategies/edit"
+        ))
+    } else {
+        who.link(&format!(
+            "/projects/{project}/features/{feature}/strategies/create"
+        ))
+    };
+    let definition = choices.definitions.iter().find(|d| d.name == draft.name);
+    let markup = shell.render(
+        heading,
+        html! {
+            div.page-head {
+                div {
+                    h1 { (heading) }
+                    p.subtitle {
+                        "Flag " a href=(who.link(&format!("/projects/{project}/features/{feature}"))) { (feature) }
+                        " in " strong { (draft.environment) }
+                    }
+                }
+            }
+            @if let Some(error) = error {
+                p.error-box role="alert" { (error) }
+            }
+            form.form-narrow method="post" action=(action) {
+                input type="hidden" name="csrf" value=(who.csrf);
+                input type="hidden" name="environment" value=(draft.environment);
+                @if let Some(id) = &draft.id { input type="hidden" name="strategyId" value=(id); }
+                (field("strategy", "Strategy", None, definition.and_then(|d| d.description.as_deref()), html! {
+                    select #strategy name="strategy" data-autosubmit="refresh-form" aria-describedby="strategy-hint" {
+                        @for candidate in &choices.definitions {
+                            @if !candidate.deprecated || candidate.name == draft.name {
+                                option value=(candidate.name) selected[candidate.name == draft.name] {
+                                    (candidate.display_name.clone().unwrap_or(candidate.name.clone()))
+                                }
+                            }
+                        }
+                    }
+                }))
+                (field("title", "Title", None, Some("Optional"), html! {
+                    input #title type="text" name="title" value=(draft.title) aria-describedby="title-hint";
+                }))
+                @if let Some(definition) = definition {
+                    (parameter_control(choices, draft, definition))
+                }
+                fieldset {
+                    legend { "Constraints" }
+                    (constraint_rows(&choices.context_fields, &draft.constraints, true))
+                    button type="submit" name="intent" value="add-constraint" { "Add constraint" }
+                }
+                fieldset {
+                    legend { "Segments" }
+                    @if choices.segments.is_empty() {
+                        p.muted { "No segments yet. " a href=(who.link("/segments")) { "Segments" } " are reusable sets of constraints." }
+                    }
+                    @for segment in &choices.segments {
+                        label.check {
+                            input type="checkbox" name="segment" value=(segment.id) checked[draft.segments.contains(&segment.id)];
+                            (segment.name)
+                        }
+                    }
+                }
+                fieldset {
+                    legend { "Strategy variants" }
+                    (variant_rows(true, VARIANT_PREFIX, &draft.variants, false))
+                    button type="submit" name="intent" value=(format!("add-{VARIANT_PREFIX}")) { "Add strategy variant" }
+                }
+                label.check { input type="checkbox" name="disabled" value="true" checked[draft.disabled]; "Disabled" }
+                div.actions {
+                    button.primary type="submit" name="intent" value="save" { "Save strategy" }
+                    button #refresh-form type="submit" name="intent" value="refresh" { "Update form" }
+                    a href=(who.link(&format!("/projects/{project}/features/{feature}"))) { "Cancel" }
+                }
+            }
+        },
+    );
+    Page { status, markup }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CreateQuery {
+    #[serde(rename = "environmentId")]
+    environment: String,
+    #[serde(rename = "strategyName")]
+    strategy: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct EditQuery {
+    #[serde(rename = "environmentId")]
+    environment: String,
+    #[serde(rename = "strategyId")]
+    strategy: String,
+}
+
+/// `GET …/strategies/create?environmentId=`.
+pub async fn create_page(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path((project, feature)): Path<(String, String)>,
+    Query(query): Query<CreateQuery>,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Flags, &project);
+    let fail = |error: ApiError| UiError::new(error, &shell);
+    who.ensure_may_write().map_err(fail)?;
+    {
+        let mut conn = state.store.read().await.map_err(|e| fail(e.into()))?;
+        features::environment(&mut conn, &project, &feature, &query.environment)
+            .await
+            .map_err(fail)?;
+    }
+    let choices = choices(&state, &project).await.map_err(fail)?;
+    let name = query
+        .strategy
+        .unwrap_or_else(|| "flexibleRollout".to_owned());
+    let draft = new_draft(&query.environment, &feature, &name);
+    let page = FormPage {
+        project: &project,
+        feature: &feature,
+        draft: &draft,
+        error: None,
+        status: StatusCode::OK,
+    };
+    Ok(who.finish(render(&who, &choices, page)))
+}
+
+/// `GET …/strategies/edit?environmentId=&strategyId=`.
+pub async fn edit_page(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path((project, feature)): Path<(String, String)>,
+    Query(query): Query<EditQuery>,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Flags, &project);
+    let fail = |error: ApiError| UiError::new(error, &shell);
+    who.ensure_may_write().map_err(fail)?;
+    let id = Uuid::parse_str(&query.strategy)
+        .map_err(|_| fail(ApiError::not_found("No strategy with this id")))?;
+    let strategy = {
+        let mut conn = state.store.read().await.map_err(|e| fail(e.into()))?;
+        strategies::get(&mut conn, &project, &feature, &query.environment, id)
+            .await
+            .map_err(fail)?
+    };
+    let choices = choices(&state, &project).await.map_err(fail)?;
+    let draft = StrategyDraft::of(&query.environment, &strategy);
+    let page = FormPage {
+        project: &project,
+        feature: &feature,
+        draft: &draft,
+        error: None,
+        status: StatusCode::OK,
+    };
+    Ok(who.finish(render(&who, &choices, page)))
+}
+
+/// Both posts of the form: another constraint, one less, another strategy, or save.
+async fn submit(
+    state: &AppState,
+    who: &SignedIn,
+    (project, feature): (&str, &str),
+    form: &FormFields,
+) -> Response {
+    let shell = who.shell(Nav::Flags, project);
+    let choices = match choices(state, project).await {
+        Ok(choices) => choices,
+        Err(error) => return UiError::new(error, &shell).into_response(),
+    };
+    let mut draft = StrategyDraft::from_form(form);
+    let intent = form.get("intent").unwrap_or("save");
+    let redraw = |draft: &StrategyDraft, error: Option<&str>, status: StatusCode| {
+        let page = FormPage {
+            project,
+            feature,
+            draft,
+            error,
+            status,
+        };
+        render(who, &choices, page).into_response()
+    };
+    if edit_constraints(intent, &mut draft.constraints)
+        || edit_variants(intent, VARIANT_PREFIX, &mut draft.variants)
+    {
+        return redraw(&draft, None, StatusCode::OK);
+    }
+    if intent != "save" {
+        return redraw(&draft, None, StatusCode::OK);
+    }
+    let definition = choices.definitions.iter().find(|d| d.name == draft.name);
+    let input = match draft.to_input(definition) {
+        Ok(input) => input,
+        Err(error) => return redraw(&draft, Some(&error.message), StatusCode::BAD_REQUEST),
+    };
+    let change = match &draft.id {
+        None => Change::AddStrategy(input),
+        Some(id) => match Uuid::parse_str(id) {
+            Ok(id) => Change::UpdateStrategy(StrategyUpdate {
+                id,
+                strategy: input,
+            }),
+            Err(_) => {
+                return UiError::new(ApiError::not_found("No strategy with this id"), &shell)
+                    .into_response()
+            }
+        },
+    };
+    let environment = draft.environment.clone();
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        let outcome = change_requests::make_or_propose(
+            &mut tx,
+            (project, &environment, feature),
+            change,
+            &state.limits,
+        )
+        .await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(outcome)
+    }
+    .await;
+    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
+    match done {
+        Ok(Outcome::Made) => see_other(&flag_page),
+        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
+        Err(error) if error.kind.status() == 400 => {
+            redraw(&draft, Some(&error.message), StatusCode::BAD_REQUEST)
+        }
+        Err(error) => UiError::new(error, &shell).into_response(),
+    }
+}
+
+/// `POST …/strategies/create`.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form }: UiWrite,
+) -> Response {
+    submit(&state, &who, (&project, &feature), &form).await
+}
+
+/// `POST …/strategies/edit`.
+pub async fn edit(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form }: UiWrite,
+) -> Response {
+    submit(&state, &who, (&project, &feature), &form).await
+}
+
+/// Runs one change to the flag in `environment` (or proposes it), then back to the flag page.
+async fn change_and_return(
+    state: &AppState,
+    who: &SignedIn,
+    (project, environment, feature): (&str, &str, &str),
+    change: Change,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        let outcome = change_requests::make_or_propose(
+            &mut tx,
+            (project, environment, feature),
+            change,
+            &state.limits,
+        )
+        .await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(outcome)
+    }
+    .await;
+    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
+    match done {
+        Ok(Outcome::Made) => see_other(&flag_page),
+        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
+        Err(error) => UiError::new(error, &who.shell(Nav::Flags, project)).into_response(),
+    }
+}
+
+fn strategy_id(form: &FormFields) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(form.get("strategyId").unwrap_or_default())
+        .map_err(|_| ApiError::validation("strategyId: not a strategy id"))
+}
+
+/// `POST …/strategies/delete` (`environment`, `strategyId`).
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form }: UiWrite,
+) -> Response {
+    let id = match strategy_id(&form) {
+        Ok(id) => id,
+        Err(error) => return UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
+    };
+    let environment = form.text("environment");
+    change_and_return(
+        &state,
+        &who,
+        (&project, &environment, &feature),
+        Change::DeleteStrategy { id },
+    )
+    .await
+}
+
+/// `POST …/strategies/move` (`environment`, `strategyId`, and `direction` up or down: swapped with its
+/// neighbour; or `position`: moved to that place, as drag and drop does); the whole order is written again
+/// (0, 1, 2…), as the API's set-sort-order takes it.
+pub async fn move_strategy(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form }: UiWrite,
+) -> Response {
+    let shell = who.shell(Nav::Flags, &project);
+    let environment = form.text("environment");
+    let id = form.text("strategyId");
+    let up = form.get("direction") == Some("up");
+    let listed = async {
+        let mut conn = state.store.read().await?;
+        strategies::list(&mut conn, &project, &feature, &environment).await
+    }
+    .await;
+    let mut order: Vec<String> = match listed {
+        Ok(list) => list.into_iter().map(|strategy| strategy.id).collect(),
+        Err(error) => return UiError::new(error, &shell).into_response(),
+    };
+    let Some(index) = order.iter().position(|candidate| *candidate == id) else {
+        return UiError::new(
+            ApiError::not_found("No strategy with this id in this environment"),
+            &shell,
+        )
+        .into_response();
+    };
+    let position = form
+        .get("position")
+        .and_then(|position| position.parse::<usize>().ok());
+    if let Some(position) = position {
+        let moved = order.remove(index);
+        order.insert(position.min(order.len()), moved);
+    } else {
+        let other = if up {
+            index.checked_sub(1)
+        } else {
+            Some(index + 1).filter(|other| *other < order.len())
+        };
+        let Some(other) = other else {
+            return see_other(&who.link(&format!("/projects/{project}/features/{feature}")));
+        };
+        order.swap(index, other);
+    }
+    let entries = order
+        .into_iter()
+        .zip(0i64..)
+        .map(|(id, sort_order)| StrategySortOrder { id, sort_order })
+        .collect();
+    change_and_return(
+        &state,
+        &who,
+        (&project, &environment, &feature),
+        Change::ReorderStrategy(entries),
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_posted_form_becomes_the_api_body() {
+        let form = FormFields::parse(
+            b"strategy=flexibleRollout&environment=development&param.rollout=50&param.stickiness=default\
+              &param.groupId=g&param.bogus=x&constraintCount=2&c0.contextName=country&c0.operator=IN\
+              &c0.values=NO%0ASE%2C+&c0.caseInsensitive=true&c1.contextName=currentTime\
+              &c1.operator=DATE_AFTER&c1.value=2026-01-02T03%3A04&c1.inverted=true&segment=3",
+        );
+        let draft = StrategyDraft::from_form(&form);
+        assert_eq!(draft.environment, "development");
+        assert_eq!(draft.segments, [3]);
+        let constraints: Vec<Constraint> = draft
+            .constraints
+            .iter()
+            .map(ConstraintDraft::to_constraint)
+            .collect();
+        assert_eq!(constraints[0].values, ["NO", "SE"]);
+        assert!(constraints[0].case_insensitive && !constraints[0].inverted);
+        assert_eq!(constraints[0].value, None);
+        assert_eq!(
+            constraints[1].value.as_deref(),
+            Some("2026-01-02T03:04:00.000Z")
+        );
+        assert!(constraints[1].values.is_empty() && constraints[1].inverted);
+        let input = draft.to_input(None).unwrap();
+        assert_eq!(input.parameters, Some(Default::default()));
+        assert_eq!(input.name, "flexibleRollout");
+    }
+}

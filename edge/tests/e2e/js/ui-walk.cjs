@@ -1,0 +1,231 @@
+// The admin web UI in a real browser (Debian's chromium driven by playwright-core, both installed by
+// scripts/test), walked by role and accessible name as a person would. Run by edge/tests/e2e/ui.rs, which
+// checks the edge's answers between steps: at each checkpoint this prints one JSON line
+// {"checkpoint": NAME} and waits for one line on stdin before going on. Screenshots of every page visited,
+// at 1280 px and 390 px wide, go to $SCREENSHOTS.
+//
+// Environment: VEXIL_URL (the control plane), CHROMIUM (the browser), SCREENSHOTS (a folder).
+
+const { chromium } = require("playwright-core");
+const readline = require("node:readline");
+
+const base = process.env.VEXIL_URL;
+const shots = process.env.SCREENSHOTS;
+const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+
+async function checkpoint(name, detail = {}) {
+  process.stdout.write(JSON.stringify({ checkpoint: name, ...detail }) + "\n");
+  const answer = await lines.next();
+  if (answer.done || answer.value.trim() !== "continue") {
+    throw new Error(`the test stopped at ${name}: ${answer.value}`);
+  }
+}
+
+function fail(message) {
+  throw new Error(message);
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: `${shots}/${name}-1280.png`, fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `${shots}/${name}-390.png`, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+// Clicks a control that submits a form and waits for the page it leads to.
+async function submit(page, locator) {
+  await Promise.all([page.waitForEvent("load"), locator.click()]);
+}
+
+async function signIn(page, username, password) {
+  await page.goto(base + "/");
+  if (!page.url().includes("/login")) fail(`not sent to the sign-in page: ${page.url()}`);
+  await page.getByLabel("Username").fill(username);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/projects\/default$/);
+}
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM,
+    args: ["--no-sandbox", "--disable-dev-shm-usage"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  // Every page and resource the browser loads answers (error pages are not part of this walk).
+  page.on("response", (response) => {
+    if (response.status() >= 400) errors.push(`${response.status()} ${response.url()}`);
+  });
+
+  await page.goto(base + "/login");
+  await shot(page, "01-sign-in");
+  await signIn(page, "alice", "correct horse battery");
+  await shot(page, "02-flags-empty");
+
+  // Create a flag.
+  await page.getByRole("link", { name: "New flag" }).click();
+  // The name is checked as it is typed, by the server's rule.
+  await page.getByLabel("Name").fill("bad name");
+  await page.locator("#name-error").getByText("must be URL-safe").waitFor();
+  await page.getByLabel("Name").fill("checkout-v2");
+  await page.locator("#name-error:empty").waitFor({ state: "attached" });
+  await page.getByLabel("Type").selectOption("release");
+  await page.getByLabel("Description").fill("The new checkout <script>alert(1)</script>");
+  await shot(page, "03-new-flag");
+  await page.getByRole("button", { name: "Create flag" }).click();
+  await page.waitForURL(/\/projects\/default\/features\/checkout-v2$/);
+  if (!(await page.getByRole("paragraph").filter({ hasText: "The new checkout <script>alert(1)</script>" }).isVisible()))
+    fail("the description is not shown as text");
+
+  // flexibleRollout 50 % with country IN [NO, SE] in development.
+  await page.getByRole("link", { name: "Add strategy to development" }).click();
+  if ((await page.getByLabel("Strategy").inputValue()) !== "flexibleRollout") fail("not flexibleRollout");
+  await page.getByLabel("Rollout").fill("50");
+  await page.getByLabel("Stickiness").selectOption("userId");
+  await page.getByRole("button", { name: "Add constraint" }).click();
+  await page.getByLabel("Context field").fill("country");
+  await page.getByLabel("Operator").selectOption("IN");
+  await page.getByLabel("Values").fill("NO, SE");
+  if ((await page.getByLabel("Rollout").inputValue()) !== "50") fail("the rollout typed was lost");
+  await shot(page, "04-strategy-form");
+  await page.getByRole("button", { name: "Save strategy" }).click();
+  await page.waitForURL(/\/features\/checkout-v2$/);
+
+  // Switch it on.
+  const devSwitch = page.getByRole("switch", { name: "Enabled in development" });
+  if ((await devSwitch.getAttribute("aria-checked")) !== "false") fail("on before the switch");
+  await submit(page, devSwitch);
+  if ((await page.getByRole("switch", { name: "Enabled in development" }).getAttribute("aria-checked")) !== "true")
+    fail("the switch did not turn on");
+  await shot(page, "05-flag-on");
+  await checkpoint("rollout-50");
+
+  // Edit the rollout to 100 %.
+  const first = page.getByRole("article", { name: "Strategy 1 in development" });
+  await first.getByRole("link", { name: "Edit" }).click();
+  await page.getByLabel("Rollout").fill("100");
+  await page.getByRole("button", { name: "Save strategy" }).click();
+  await page.waitForURL(/\/features\/checkout-v2$/);
+  await checkpoint("rollout-100");
+
+  // A second strategy (user ids, chosen in the Strategy list), then move it up.
+  await page.getByRole("link", { name: "Add strategy to development" }).click();
+  await page.getByLabel("Strategy").selectOption("userWithId");
+  await page.getByLabel("User ids").waitFor();
+  await page.getByLabel("User ids").fill("vip-1, vip-2");
+  await page.getByRole("button", { name: "Save strategy" }).click();
+  await page.waitForURL(/\/features\/checkout-v2$/);
+  const second = page.getByRole("article", { name: "Strategy 2 in development" });
+  if (!(await second.textContent()).includes("userWithId")) fail("the second strategy is not userWithId");
+  await submit(page, second.getByRole("button", { name: "Move up" }));
+  if (!(await page.getByRole("article", { name: "Strategy 1 in development" }).textContent()).includes("userWithId"))
+    fail("Move up did not reorder");
+  await shot(page, "06-two-strategies");
+  await page.screenshot({ path: `${shots}/readme-flag-page.png` });
+  await checkpoint("reordered");
+  // Drag and drop: the flexibleRollout back on top.
+  await Promise.all([
+    page.waitForEvent("load"),
+    page
+      .getByRole("article", { name: "Strategy 2 in development" })
+      .dragTo(page.getByRole("article", { name: "Strategy 1 in development" })),
+  ]);
+  if (!(await page.getByRole("article", { name: "Strategy 1 in development" }).textContent()).includes("flexibleRollout"))
+    fail("drag and drop did not reorder");
+
+  // A segment, made on the Segments page, used in the flexibleRollout strategy.
+  await page.getByRole("link", { name: "Segments", exact: true }).click();
+  await page.getByRole("link", { name: "New segment" }).click();
+  await page.getByLabel("Name").fill("nordics");
+  await page.getByRole("button", { name: "Add constraint" }).click();
+  await page.getByLabel("Context field").fill("country");
+  await page.getByLabel("Operator").selectOption("IN");
+  await page.getByLabel("Values").fill("NO, SE, DK, FI");
+  await page.getByRole("button", { name: "Save segment" }).click();
+  await page.waitForURL(base + "/segments");
+  await page.goto(base + "/projects/default/features/checkout-v2");
+  await page.getByRole("article", { name: "Strategy 1 in development" }).getByRole("link", { name: "Edit" }).click();
+  await page.getByLabel("nordics").check();
+  await page.getByRole("button", { name: "Save strategy" }).click();
+  await page.waitForURL(/\/features\/checkout-v2$/);
+  if (!(await page.getByRole("article", { name: "Strategy 1 in development" }).textContent()).includes("nordics"))
+    fail("the segment is not shown on the strategy");
+  await page.getByRole("link", { name: "Segments", exact: true }).click();
+  if (!(await page.getByRole("table").textContent()).includes("checkout-v2 (development)"))
+    fail("the segments page does not say where nordics is used");
+  await shot(page, "07-segments");
+  await page.goBack();
+  await checkpoint("segment");
+
+  // Variants with a JSON payload.
+  await page.getByRole("link", { name: "Edit variants in development" }).click();
+  await page.getByRole("button", { name: "Add variant" }).click();
+  await page.getByLabel("Variant name").fill("blue");
+  await page.getByLabel("Payload type").selectOption("json");
+  await page.getByLabel("Payload", { exact: true }).fill('{"color": "blue"}');
+  await shot(page, "08-variants");
+  await page.getByRole("button", { name: "Save variants" }).click();
+  await page.waitForURL(/\/features\/checkout-v2$/);
+  await checkpoint("variants");
+
+  // Archive with a confirmation, then revive.
+  await page.getByRole("link", { name: "Archive flag" }).click();
+  await page.getByRole("button", { name: "Confirm" }).click();
+  await page.waitForURL(base + "/archive");
+  await shot(page, "11-archive");
+  await checkpoint("archived");
+  await page.getByRole("button", { name: "Revive checkout-v2" }).click();
+  await page.waitForURL(/\/features\/checkout-v2$/);
+  await checkpoint("revived");
+
+  // Change requests are now on in production (the test turned them on): the switch makes a draft.
+  await page.reload();
+  // A protected environment: the switch makes a change request draft.
+  await submit(page, page.getByRole("switch", { name: "Enabled in production" }));
+  if (!(await page.getByRole("status").textContent()).includes("change request #"))
+    fail("no change request notice");
+  await shot(page, "09-change-request");
+  await checkpoint("change-request");
+
+  // The flag list: search, and the row's switches.
+  await page.getByRole("link", { name: "Flags", exact: true }).click();
+  await page.getByRole("searchbox", { name: "Search flags" }).fill("checkout");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await page.getByRole("switch", { name: "checkout-v2 in development" }).waitFor();
+  await shot(page, "10-flags");
+  await page.getByRole("link", { name: "checkout-v2", exact: true }).click();
+  await shot(page, "12-flag-page");
+
+  // A Viewer: no edit controls, and a forged POST answers 403.
+  const viewerContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const viewer = await viewerContext.newPage();
+  await signIn(viewer, "vera", "correct horse battery");
+  await viewer.goto(base + "/projects/default/features/checkout-v2");
+  if ((await viewer.getByRole("switch").count()) !== 0) fail("a Viewer sees switches");
+  if ((await viewer.getByRole("link", { name: /Add strategy/ }).count()) !== 0) fail("a Viewer sees Add strategy");
+  if ((await viewer.getByRole("button", { name: "Save settings" }).count()) !== 0) fail("a Viewer sees settings");
+  await shot(viewer, "13-viewer");
+  const csrf = await viewer.locator('input[name="csrf"]').first().inputValue();
+  const forged = await viewer.request.post(
+    base + "/projects/default/features/checkout-v2/environments/development/switch",
+    { form: { csrf, enabled: "true" }, maxRedirects: 0 },
+  );
+  if (forged.status() !== 403) fail(`a Viewer's forged POST answered ${forged.status()}`);
+
+  if (errors.length > 0) fail(`console errors: ${errors.join("; ")}`);
+  await browser.close();
+  await checkpoint("done");
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stdout.write(JSON.stringify({ error: String(error && error.stack ? error.stack : error) }) + "\n");
+    process.exit(1);
+  },
+);

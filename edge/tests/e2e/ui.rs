@@ -1,0 +1,228 @@
+//! The admin web UI in a real browser against the real binaries: `js/ui-walk.cjs` (playwright-core driving
+//! Debian's chromium, both installed by `scripts/test`) signs in, creates a flag, adds a flexibleRollout with
+//! a constraint, switches it on, edits, reorders, uses a segment, adds variants, meets a change-request
+//! environment, archives and revives, and checks a Viewer; between its steps this test asks the edge's
+//! `/api/frontend` what SDKs now get. Screenshots go to `target/ui-screenshots/`.
+
+use crate::processes::{admin, eventually, get, Process, FRONTEND_TOKEN};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+/// Pinned, as `scripts/test` installs it.
+const PLAYWRIGHT_CORE: (&str, &str) = ("playwright-core", "1.65.1");
+
+fn node_modules() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
+}
+
+/// Fails (never skips) when the browser or the driver is missing: `scripts/test` installs both.
+fn chromium() -> String {
+    let (name, version) = PLAYWRIGHT_CORE;
+    let manifest = node_modules().join(name).join("package.json");
+    let installed = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|package| package["version"].as_str().map(str::to_owned));
+    assert_eq!(
+        installed.as_deref(),
+        Some(version),
+        "npm package {name}@{version} is missing at {}: run the tests with scripts/test, which installs it",
+        manifest.display()
+    );
+    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    assert!(
+        Path::new(&path).exists(),
+        "chromium is missing at {path}: run the tests with scripts/test, which installs Debian's chromium"
+    );
+    path
+}
+
+/// Whether the edge answers `flag` to a frontend client in `country`, for any of these users.
+async fn answered(edge: &Process, flag: &str, country: &str, users: &[&str]) -> Vec<Value> {
+    let mut found = Vec::new();
+    for user in users {
+        let answer = get(
+            &format!("{}/api/frontend?userId={user}&country={country}", edge.base),
+            Some(FRONTEND_TOKEN),
+        )
+        .await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        if let Some(toggle) = answer.body["toggles"]
+            .as_array()
+            .and_then(|toggles| toggles.iter().find(|toggle| toggle["name"] == flag))
+        {
+            found.push(toggle.clone());
+        }
+    }
+    found
+}
+
+const USERS: [&str; 8] = ["u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ui_walk_in_chromium() {
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("vexil.db").display());
+    let control_plane = Process::control_plane(&url, &[]);
+    let edge = Process::edge(&[control_plane.grpc()], &[]);
+    for (username, role) in [("alice", "Admin"), ("vera", "Viewer")] {
+        admin(
+            &control_plane,
+            "POST",
+            "/api/admin/user-admin",
+            Some(json!({"username": username, "password": "correct horse battery", "rootRole": role})),
+        )
+        .await;
+    }
+    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/ui-walk.cjs");
+    let mut walk = Command::new("node")
+        .arg(&script)
+        .env("NODE_PATH", node_modules())
+        .env("VEXIL_URL", &control_plane.base)
+        .env("CHROMIUM", &chromium)
+        .env("SCREENSHOTS", &screenshots)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node");
+    let mut stdin = walk.stdin.take().unwrap();
+    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let flag = "checkout-v2";
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
+            .await
+            .expect("the walk answered within 120 s")
+            .expect("read the walk's output")
+            .expect("the walk is still running");
+        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
+        if let Some(error) = message.get("error") {
+            panic!(
+                "the browser walk failed: {}",
+                error.as_str().unwrap_or_default()
+            );
+        }
+        let checkpoint = message["checkpoint"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let limit = Duration::from_secs(10);
+        match checkpoint.as_str() {
+            "rollout-50" => {
+                eventually(limit, "NO answered for some users at 50 %", || async {
+                    let norway = answered(&edge, flag, "NO", &USERS).await.len();
+                    (1..USERS.len()).contains(&norway)
+                })
+                .await;
+                assert!(answered(&edge, flag, "DE", &USERS).await.is_empty());
+            }
+            "rollout-100" | "reordered" | "segment" => {
+                eventually(limit, "NO and SE answered for every user", || async {
+                    answered(&edge, flag, "NO", &USERS).await.len() == USERS.len()
+                        && answered(&edge, flag, "SE", &USERS).await.len() == USERS.len()
+                })
+                .await;
+                assert!(answered(&edge, flag, "DE", &USERS).await.is_empty());
+                if checkpoint == "reordered" {
+                    // The user-id strategy is first now, and answers outside the countries.
+                    assert_eq!(answered(&edge, flag, "DE", &["vip-1"]).await.len(), 1);
+                    let stored = admin(
+                        &control_plane,
+                        "GET",
+                        &format!("/api/admin/projects/default/features/{flag}"),
+                        None,
+                    )
+                    .await;
+                    assert_eq!(
+                        stored.body["environments"][0]["strategies"][0]["name"],
+                        "userWithId"
+                    );
+                }
+            }
+            "variants" => {
+                eventually(limit, "the variant with its JSON payload", || async {
+                    answered(&edge, flag, "NO", &["u1"])
+                        .await
+                        .first()
+                        .is_some_and(|toggle| {
+                            toggle["variant"]["name"] == "blue"
+                                && toggle["variant"]["payload"]
+                                    == json!({"type": "json", "value": "{\"color\": \"blue\"}"})
+                        })
+                })
+                .await;
+            }
+            "change-request" => {
+                let stored = admin(
+                    &control_plane,
+                    "GET",
+                    &format!("/api/admin/projects/default/features/{flag}"),
+                    None,
+                )
+                .await;
+                assert_eq!(stored.body["environments"][1]["name"], "production");
+                assert_eq!(stored.body["environments"][1]["enabled"], false);
+                let requests = admin(
+                    &control_plane,
+                    "GET",
+                    "/api/admin/projects/default/change-requests",
+                    None,
+                )
+                .await;
+                assert_eq!(requests.body[0]["state"], "Draft");
+                assert_eq!(
+                    requests.body[0]["features"][0]["changes"][0]["action"],
+                    "updateEnabled"
+                );
+            }
+            "archived" => {
+                eventually(limit, "the archived flag leaves the edge", || async {
+                    answered(&edge, flag, "NO", &USERS).await.is_empty()
+                })
+                .await;
+            }
+            "revived" => {
+                let stored = admin(
+                    &control_plane,
+                    "GET",
+                    &format!("/api/admin/projects/default/features/{flag}"),
+                    None,
+                )
+                .await;
+                assert_eq!(stored.body["archived"], false);
+                // Archiving is refused while change requests are on, so they come on only now.
+                admin(
+                    &control_plane,
+                    "PUT",
+                    "/api/admin/projects/default/environments/production/change-requests/config",
+                    Some(json!({"changeRequestsEnabled": true, "requiredApprovals": 1})),
+                )
+                .await;
+            }
+            "done" => break,
+            other => panic!("unknown checkpoint {other}"),
+        }
+        stdin.write_all(b"continue\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+    stdin.write_all(b"continue\n").await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
+        .await
+        .expect("the walk ended")
+        .unwrap();
+    assert!(status.success());
+    for page in ["01-sign-in", "05-flag-on", "12-flag-page", "13-viewer"] {
+        for width in [1280, 390] {
+            let path = screenshots.join(format!("{page}-{width}.png"));
+            assert!(path.exists(), "{} was not saved", path.display());
+        }
+    }
+}
