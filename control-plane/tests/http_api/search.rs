@@ -561,8 +561,16 @@ async fn event_search(db: TestDb) {
     // A substring inside a word, short texts (below a trigram) and the query syntax of the index are text.
     assert_eq!(events_found(&server, "query=eedl").await.1, 1);
     let needle_id = needle["events"][0]["id"].as_i64().unwrap();
-    assert!(events_found(&server, "query=ne").await.0.contains(&needle_id));
-    for literal in ["%22needle%22", "needle%22%20OR%20%22a", "needle*", "NEAR(needle)"] {
+    assert!(events_found(&server, "query=ne")
+        .await
+        .0
+        .contains(&needle_id));
+    for literal in [
+        "%22needle%22",
+        "needle%22%20OR%20%22a",
+        "needle*",
+        "NEAR(needle)",
+    ] {
         let answer = server
             .get(&format!("/api/admin/search/events?query={literal}"))
             .await;
