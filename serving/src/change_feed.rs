@@ -5,14 +5,12 @@
 //! A [`ChangeLog`] is immutable and carried by the [`ServingSnapshot`](crate::ServingSnapshot) it describes,
 //! so a reader always sees a log and a snapshot of the same revision without locking; `ServingState::advance`
 //! builds the next one ([`ChangeLog::followed_by`]) from the delta it applies, or from the difference of the
-//! two snapshots when it loads a whole one.
+//! two snapshots when it loads a whole one (`snapshot::difference`). It knows nothing of snapshots.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-
-use crate::snapshot::{EnvironmentView, ServingSnapshot};
 
 /// How many advances a log keeps. A client further behind receives a hydration.
 pub const KEPT_REVISIONS: usize = 256;
@@ -111,54 +109,6 @@ impl ChangeLog {
             touched.segments.extend(change.segments.iter().copied());
         }
         Some(touched)
-    }
-}
-
-/// What differs between two snapshots (a whole snapshot loaded over another): the flags and segments whose
-/// value differs, per environment.
-pub fn difference(before: &ServingSnapshot, after: &ServingSnapshot) -> RevisionChange {
-    let empty = EnvironmentView::empty("");
-    let mut environments = FxHashMap::default();
-    let names: BTreeSet<&String> = before
-        .environments
-        .keys()
-        .chain(after.environments.keys())
-        .collect();
-    for name in names {
-        let old = before.environments.get(name).map_or(&empty, |view| &**view);
-        let new = after.environments.get(name).map_or(&empty, |view| &**view);
-        if std::ptr::eq(old, new) {
-            continue;
-        }
-        let mut change = EnvironmentChange::default();
-        let flags: BTreeSet<&Arc<str>> = old.features.keys().chain(new.features.keys()).collect();
-        for flag in flags {
-            let was = old.features.get(flag);
-            let is = new.features.get(flag);
-            let same = match (was, is) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
-                _ => false,
-            };
-            if !same {
-                change
-                    .features
-                    .push((flag.clone(), was.map(|f| f.project.clone())));
-            }
-        }
-        let ids: BTreeSet<&i64> = old.segments.keys().chain(new.segments.keys()).collect();
-        for id in ids {
-            if old.segments.get(id) != new.segments.get(id) {
-                change.segments.push(*id);
-            }
-        }
-        if !(change.features.is_empty() && change.segments.is_empty()) {
-            environments.insert(name.clone(), change);
-        }
-    }
-    RevisionChange {
-        from: before.revision,
-        to: after.revision,
-        environments,
     }
 }
 

@@ -2,8 +2,9 @@
 //! the frontend API (`/api/frontend*`) and the client API (`/api/client/features*`), answered from the
 //! current [`ServingSnapshot`] held in an `ArcSwapOption`, so requests never lock.
 //!
-//! [`snapshot`] builds and advances snapshots from the `vexil.v1` messages; [`state`] holds what every
-//! request reads; [`extract`] holds the extractors (context, client IP, token scope); [`frontend`] and
+//! [`snapshot`] builds and advances snapshots from the `vexil.v1` messages, each with its [`change_feed`];
+//! [`state`] holds what every request reads; [`change_stream`] and [`stream_events`] serve the open change
+//! streams ([`client_delta`], [`ofrep`]); [`extract`] holds the extractors (context, client IP, token scope); [`frontend`] and
 //! [`client_api`] the thin handlers, [`response`] how they write answers; [`usage`] the SDKs' register and
 //! metrics bodies; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
 //! metrics both binaries record and their Prometheus recorder; [`shutdown`] the signals both stop on;
@@ -25,6 +26,7 @@ pub mod serve;
 pub mod shutdown;
 pub mod snapshot;
 pub mod state;
+pub mod stream_events;
 pub mod telemetry;
 pub mod usage;
 

@@ -4,7 +4,7 @@
 //! NEW value (the old one keeps serving the requests that hold it); the holder swaps it in with
 //! `ArcSwap::store`, so requests never lock. Environments a delta does not touch are shared by `Arc`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -336,6 +336,54 @@ fn settings_of(settings: v1::Settings) -> Settings {
     Settings {
         frontend_api_origins: settings.frontend_api_origins,
         frontend_api_enabled: settings.frontend_api_enabled,
+    }
+}
+
+/// What differs between two snapshots (a whole snapshot loaded over another): the flags and segments whose
+/// value differs, per environment.
+pub fn difference(before: &ServingSnapshot, after: &ServingSnapshot) -> RevisionChange {
+    let empty = EnvironmentView::empty("");
+    let mut environments = FxHashMap::default();
+    let names: BTreeSet<&String> = before
+        .environments
+        .keys()
+        .chain(after.environments.keys())
+        .collect();
+    for name in names {
+        let old = before.environments.get(name).map_or(&empty, |view| &**view);
+        let new = after.environments.get(name).map_or(&empty, |view| &**view);
+        if std::ptr::eq(old, new) {
+            continue;
+        }
+        let mut change = EnvironmentChange::default();
+        let flags: BTreeSet<&Arc<str>> = old.features.keys().chain(new.features.keys()).collect();
+        for flag in flags {
+            let was = old.features.get(flag);
+            let is = new.features.get(flag);
+            let same = match (was, is) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+                _ => false,
+            };
+            if !same {
+                change
+                    .features
+                    .push((flag.clone(), was.map(|f| f.project.clone())));
+            }
+        }
+        let ids: BTreeSet<&i64> = old.segments.keys().chain(new.segments.keys()).collect();
+        for id in ids {
+            if old.segments.get(id) != new.segments.get(id) {
+                change.segments.push(*id);
+            }
+        }
+        if !(change.features.is_empty() && change.segments.is_empty()) {
+            environments.insert(name.clone(), change);
+        }
+    }
+    RevisionChange {
+        from: before.revision,
+        to: after.revision,
+        environments,
     }
 }
 

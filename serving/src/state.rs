@@ -10,8 +10,8 @@ use vexil_proto::v1;
 use vexil_shared::{ApiError, CompileOptions, ErrorKind};
 
 use crate::change_feed;
-use crate::change_stream::SharedEvents;
-use crate::snapshot::{RevisionGap, ServingSnapshot};
+use crate::snapshot::{self, RevisionGap, ServingSnapshot};
+use crate::stream_events::SharedEvents;
 use crate::usage::{Usage, UsageSink};
 
 /// What the SDK-facing handlers read: the current snapshot (none until one is loaded), whether to trust
@@ -174,7 +174,7 @@ impl ServingState {
                     if current.revision <= next.revision {
                         next.changes = current
                             .changes
-                            .followed_by(change_feed::difference(&current, &next));
+                            .followed_by(snapshot::difference(&current, &next));
                     }
                 }
                 next
@@ -199,7 +199,7 @@ impl ServingState {
             if current.revision <= next.revision {
                 next.changes = current
                     .changes
-                    .followed_by(change_feed::difference(&current, &next));
+                    .followed_by(snapshot::difference(&current, &next));
             }
         } else {
             next.changes = change_feed::ChangeLog::starting_at(next.revision);
