@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 use vexil_shared::model::{Feature, FeatureStrategy, VariantPayload};
 use vexil_shared::time::now_ms;
 use vexil_shared::token::{lowercase_hex, SecretHash, TokenKind};
-use vexil_shared::{ApiError, Context, ErrorKind, Projects};
+use vexil_shared::{ApiError, Context, ErrorKind, EvaluatedToggle, Projects};
 
 use crate::change_stream::ChangeWatch;
 use crate::client_delta::sse_response;
@@ -307,8 +307,12 @@ fn evaluate<'s>(
             view.evaluations.one_flag(index, toggle.enabled);
         }
     }
-    let strategies: Vec<&FeatureStrategy> =
-        feature.strategies.iter().filter(|s| !s.disabled).collect();
+    Some(answer(feature, &toggle))
+}
+
+/// The answer for `feature` that evaluated to `toggle`: its value by the variant's payload type, its variant
+/// and the reason.
+fn answer<'s>(feature: &'s Feature, toggle: &EvaluatedToggle<'s>) -> Evaluation<'s> {
     let variant = toggle.variant;
     let (value, variant_name) = if variant.enabled {
         let value = variant
@@ -323,20 +327,20 @@ fn evaluate<'s>(
         };
         (Value::Bool(toggle.enabled), name)
     };
-    let several_variants =
-        feature.variants.len() > 1 || strategies.iter().any(|s| s.variants.len() > 1);
+    let strategies = || feature.strategies.iter().filter(|s| !s.disabled);
+    let several_variants = feature.variants.len() > 1 || strategies().any(|s| s.variants.len() > 1);
     let reason = if !feature.enabled {
         "DISABLED"
     } else if !toggle.enabled {
         "DEFAULT"
     } else if variant.enabled && several_variants {
         "SPLIT"
-    } else if strategies.iter().all(|s| for_everyone(s)) {
+    } else if strategies().all(for_everyone) {
         "STATIC"
     } else {
         "TARGETING_MATCH"
     };
-    Some(Evaluation {
+    Evaluation {
         key: &feature.name,
         value,
         variant: variant_name,
@@ -345,7 +349,7 @@ fn evaluate<'s>(
             project: &feature.project,
             impression_data: feature.impression_data,
         },
-    })
+    }
 }
 
 fn in_scope(scope: &Scope, feature: &Feature) -> bool {
@@ -432,23 +436,28 @@ pub async fn evaluate_flags(
         ContextError::Parse(details) => bulk_error("PARSE_ERROR", details),
         ContextError::Invalid(details) => bulk_error("INVALID_CONTEXT", details),
     })?;
-    let flags: Vec<BulkFlag> = scope
-        .environment
-        .features
-        .values()
-        .filter(|feature| in_scope(&scope, feature))
-        .filter_map(|feature| {
+    // One evaluation of the context for every flag (the engine's name order), then each flag's answer.
+    let view = &scope.environment;
+    let mut flags: Vec<BulkFlag> = Vec::with_capacity(view.features.len());
+    view.engine
+        .evaluate_each(&ctx, &scope.projects, |index, toggle| {
+            let Some(feature) = view.features.get(toggle.name) else {
+                return;
+            };
             if ctx.user_id.is_none() && needs_user_id(feature) {
-                return Some(BulkFlag::Failed(FlagFailure {
+                flags.push(BulkFlag::Failed(FlagFailure {
                     key: &feature.name,
                     error_code: "TARGETING_KEY_MISSING",
                     error_details: "this flag's strategies need a targetingKey (or userId)"
                         .to_owned(),
                 }));
+                return;
             }
-            evaluate(&state, &scope, feature, &ctx).map(BulkFlag::Evaluated)
-        })
-        .collect();
+            if state.count_evaluations {
+                view.evaluations.one_flag(index, toggle.enabled);
+            }
+            flags.push(BulkFlag::Evaluated(answer(feature, &toggle)));
+        });
     let flags = serde_json::to_vec(&flags).map_err(|_| ApiError::internal())?;
     let etag = {
         let mut hasher = rustc_hash::FxHasher::default();

@@ -171,14 +171,40 @@ impl Snapshot {
         });
     }
 
-    /// Calls `found` with each enabled flag of the projects in scope, in name order, and its variant.
-    pub(super) fn for_each_enabled<'s>(
+    /// Every flag of the projects in scope, on or off, in name order, with its index: one evaluation of the
+    /// context for all of them (OFREP's bulk answer), where [`Snapshot::evaluate`] prepares it per flag.
+    pub fn evaluate_each<'s>(
         &'s self,
         ctx: &Context,
         projects: &Projects,
-        mut found: impl FnMut(usize, &'s CompiledFeature, Option<&'s CompiledVariant>),
+        mut each: impl FnMut(usize, EvaluatedToggle<'s>),
     ) {
-        let mask: Option<Vec<bool>> = match projects {
+        let mask = self.project_mask(projects);
+        with_eval(ctx, &self.properties, self.parent_count, |e| {
+            for (chunk, &start) in self.chunks.iter().zip(self.starts.iter()) {
+                for (offset, f) in chunk.features.iter().enumerate() {
+                    if mask.as_ref().is_some_and(|mask| !mask[f.project as usize]) {
+                        continue;
+                    }
+                    let (enabled, variant) = match self.resolved(chunk, f, e) {
+                        Resolution::Off => (false, VariantView::disabled(false)),
+                        Resolution::On(by) => (true, VariantView::of(chunk.variant_of(f, by, e))),
+                    };
+                    let toggle = EvaluatedToggle {
+                        name: &f.name,
+                        enabled,
+                        impression_data: f.impression_data,
+                        variant,
+                    };
+                    each(start as usize + offset, toggle);
+                }
+            }
+        });
+    }
+
+    /// Which projects are in scope, by project index; `None` for all.
+    fn project_mask(&self, projects: &Projects) -> Option<Vec<bool>> {
+        match projects {
             Projects::All => None,
             Projects::Only(list) => Some(
                 self.projects
@@ -186,7 +212,17 @@ impl Snapshot {
                     .map(|p| list.iter().any(|x| **p == **x))
                     .collect(),
             ),
-        };
+        }
+    }
+
+    /// Calls `found` with each enabled flag of the projects in scope, in name order, and its variant.
+    pub(super) fn for_each_enabled<'s>(
+        &'s self,
+        ctx: &Context,
+        projects: &Projects,
+        mut found: impl FnMut(usize, &'s CompiledFeature, Option<&'s CompiledVariant>),
+    ) {
+        let mask = self.project_mask(projects);
         with_eval(ctx, &self.properties, self.parent_count, |e| {
             for (chunk, &start) in self.chunks.iter().zip(self.starts.iter()) {
                 for (offset, f) in chunk.features.iter().enumerate() {

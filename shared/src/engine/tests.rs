@@ -524,3 +524,43 @@ fn num_operators_accept_a_context_value_padded_with_whitespace() {
         assert!(yggdrasil.is_enabled(flag, &ygg_context, &None));
     }
 }
+
+#[test]
+fn evaluate_each_answers_every_flag_in_scope_as_evaluate_does() {
+    // Off, on, a dependency on an off parent, variants, and a flag outside the project in scope.
+    let s = snapshot(
+        r#"{"features":[
+          {"name":"a-off","enabled":false,"project":"p","strategies":[{"name":"default"}]},
+          {"name":"b-on","enabled":true,"project":"p","strategies":[{"name":"default"}],
+           "variants":[{"name":"x","weight":500,"stickiness":"default"},{"name":"y","weight":500,"stickiness":"default"}]},
+          {"name":"c-child","enabled":true,"project":"p","strategies":[{"name":"default"}],
+           "dependencies":[{"feature":"a-off"}]},
+          {"name":"d-other","enabled":true,"project":"q","strategies":[{"name":"default"}]},
+          {"name":"e-users","enabled":true,"project":"p","strategies":[{"name":"userWithId","parameters":{"userIds":"7"}}]}]}"#,
+    );
+    for context in [r#"{"userId":"7"}"#, r#"{"userId":"8","sessionId":"s"}"#] {
+        let c = ctx(context);
+        let mut seen = Vec::new();
+        s.evaluate_each(&c, &Projects::from_list(&["p"]), |index, toggle| {
+            assert_eq!(s.flag_name(index), toggle.name);
+            let one = s.evaluate(toggle.name, &c).expect("a flag");
+            assert_eq!(
+                (one.enabled, one.variant.name, one.variant.enabled),
+                (toggle.enabled, toggle.variant.name, toggle.variant.enabled),
+                "{}",
+                toggle.name
+            );
+            seen.push((toggle.name, toggle.enabled));
+        });
+        let user_7 = context.contains("\"7\"");
+        assert_eq!(
+            seen,
+            [
+                ("a-off", false),
+                ("b-on", true),
+                ("c-child", false),
+                ("e-users", user_7)
+            ]
+        );
+    }
+}
