@@ -252,11 +252,7 @@ pub(crate) fn visible(scope: &Scope, filter: &Filter, feature: &Feature) -> bool
 
 /// Whether the token and the query let the client see flags of `project`.
 pub(crate) fn project_visible(scope: &Scope, filter: &Filter, project: &str) -> bool {
-    let token_allows = match &scope.projects {
-        Projects::All => true,
-        Projects::Only(list) => list.iter().any(|p| p == project),
-    };
-    token_allows
+    scope.projects.includes(project)
         && filter
             .projects
             .as_ref()

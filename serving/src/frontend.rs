@@ -81,10 +81,7 @@ pub async fn evaluate_one(
     let view = &scope.environment;
     let in_scope = view
         .project_of(&name)
-        .is_some_and(|project| match &scope.projects {
-            vexil_shared::Projects::All => true,
-            vexil_shared::Projects::Only(list) => list.iter().any(|p| p == project),
-        });
+        .is_some_and(|project| scope.projects.includes(project));
     let toggle = in_scope
         .then(|| view.engine.evaluate(&name, &ctx))
         .flatten()

@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 use vexil_shared::model::{Feature, FeatureStrategy, VariantPayload};
 use vexil_shared::time::now_ms;
 use vexil_shared::token::{lowercase_hex, SecretHash, TokenKind};
-use vexil_shared::{ApiError, Context, ErrorKind, EvaluatedToggle, Projects};
+use vexil_shared::{ApiError, Context, ErrorKind, EvaluatedToggle};
 
 use crate::change_stream::ChangeWatch;
 use crate::client_delta::sse_response;
@@ -352,13 +352,6 @@ fn answer<'s>(feature: &'s Feature, toggle: &EvaluatedToggle<'s>) -> Evaluation<
     }
 }
 
-fn in_scope(scope: &Scope, feature: &Feature) -> bool {
-    match &scope.projects {
-        Projects::All => true,
-        Projects::Only(list) => list.contains(&feature.project),
-    }
-}
-
 /// `POST /ofrep/v1/evaluate/flags/{key}`.
 #[utoipa::path(
     post, path = "/ofrep/v1/evaluate/flags/{key}", tag = "OFREP",
@@ -397,7 +390,7 @@ pub async fn evaluate_flag(
         .environment
         .features
         .get(key.as_str())
-        .filter(|feature| in_scope(&scope, feature))
+        .filter(|feature| scope.projects.includes(&feature.project))
         .ok_or_else(not_found)?;
     if ctx.user_id.is_none() && needs_user_id(feature) {
         return Err(flag_error(
@@ -570,7 +563,7 @@ pub async fn events(
                             let now = scope.environment.project_of(name);
                             now.into_iter()
                                 .chain(before.iter().map(String::as_str))
-                                .any(|project| project_allowed(&scope.projects, project))
+                                .any(|project| scope.projects.includes(project))
                         })
                 });
             watch.seen = scope.snapshot.revision;
@@ -587,11 +580,4 @@ pub async fn events(
         }
     });
     Ok(sse_response(updates))
-}
-
-fn project_allowed(projects: &Projects, project: &str) -> bool {
-    match projects {
-        Projects::All => true,
-        Projects::Only(list) => list.iter().any(|p| p == project),
-    }
 }

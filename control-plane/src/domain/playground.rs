@@ -197,10 +197,7 @@ fn explain_all(
     let mut features: Vec<PlaygroundFeature> = document
         .features
         .iter()
-        .filter(|feature| match projects {
-            Projects::All => true,
-            Projects::Only(list) => list.contains(&feature.project),
-        })
+        .filter(|feature| projects.includes(&feature.project))
         .map(|feature| {
             let (is_enabled, variant) = match snapshot.evaluate(&feature.name, context) {
                 Some(toggle) => (toggle.enabled, serde_json::to_value(toggle.variant)),

@@ -24,6 +24,14 @@ impl Projects {
             Projects::Only(list.iter().map(|p| p.as_ref().to_owned()).collect())
         }
     }
+
+    /// Whether flags of `project` may be seen.
+    pub fn includes(&self, project: &str) -> bool {
+        match self {
+            Projects::All => true,
+            Projects::Only(list) => list.iter().any(|p| p == project),
+        }
+    }
 }
 
 /// One flag's result, in the shape of an entry of the frontend API's `toggles`.
@@ -206,12 +214,7 @@ impl Snapshot {
     fn project_mask(&self, projects: &Projects) -> Option<Vec<bool>> {
         match projects {
             Projects::All => None,
-            Projects::Only(list) => Some(
-                self.projects
-                    .iter()
-                    .map(|p| list.iter().any(|x| **p == **x))
-                    .collect(),
-            ),
+            Projects::Only(_) => Some(self.projects.iter().map(|p| projects.includes(p)).collect()),
         }
     }
 
