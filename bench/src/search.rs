@@ -17,11 +17,8 @@
 //!
 //! Usage: search DATABASE_URL [FLAGS=5000] [EVENTS=100000] [ROUNDS=100]
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+use vexil_bench::{percentile, ControlPlane, ADMIN};
 use vexil_control_plane::domain::events::{self as event_domain, EventQuery};
 use vexil_control_plane::domain::features::{self, CreateFeature, FeatureType, UpdateFeature};
 use vexil_control_plane::domain::first_start;
@@ -30,7 +27,6 @@ use vexil_control_plane::domain::projects::{self, CreateProject};
 use vexil_control_plane::store::{Actor, Store, WriteTx};
 use vexil_control_plane::time::Timestamp;
 
-const ADMIN: &str = "*:*.bench-admin";
 const PROJECTS: usize = 10;
 /// Calls per seeding transaction.
 const BATCH: usize = 100;
@@ -224,55 +220,6 @@ async fn spread_over_a_year(store: &Store, flags: usize) {
     tx.commit().await.expect("commit");
 }
 
-struct Server(Child, String);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_control_plane(url: &str, flags: usize) -> Server {
-    let bin = PathBuf::from(std::env::var("VEXIL_BIN_DIR").unwrap_or("target/release".into()));
-    let program = bin.join("vexil-control-plane");
-    let mut child = Command::new(&program)
-        .args([
-            "--listen=127.0.0.1:0".to_owned(),
-            "--grpc-listen=127.0.0.1:0".to_owned(),
-            format!("--database-url={url}"),
-            format!("--init-admin-tokens={ADMIN}"),
-            format!("--limit-feature-flags={flags}"),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|error| panic!("cannot start {}: {error}", program.display()));
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (lines, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
-    // Owned by `Server` from here, so a panic below still kills and waits for it.
-    let mut server = Server(child, String::new());
-    loop {
-        let line = received
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the control plane did not start");
-        if let Some(address) = line.strip_prefix("listening on ") {
-            server.1 = format!("http://{address}");
-            return server;
-        }
-    }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let url = std::env::args()
@@ -307,7 +254,7 @@ async fn main() {
     eprintln!("{} events", event_count(&store).await);
     store.close().await;
 
-    let server = start_control_plane(&url, flags);
+    let server = ControlPlane::start(&url, flags);
     let http = reqwest::Client::new();
     let (month_from, month_to) = {
         let now = Timestamp::now().millis();
@@ -341,7 +288,7 @@ async fn main() {
         for round in 0..rounds + 5 {
             let started = Instant::now();
             let response = http
-                .get(format!("{}{path}", server.1))
+                .get(format!("{}{path}", server.base))
                 .header("Authorization", ADMIN)
                 .send()
                 .await

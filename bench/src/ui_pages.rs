@@ -14,17 +14,13 @@
 //!
 //! Usage: ui-pages DATABASE_URL [FLAGS=5000] [ROUNDS=100]
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+use vexil_bench::{percentile, ControlPlane, ADMIN};
 use vexil_control_plane::domain::features::{self, CreateFeature, FeatureType, UpdateFeature};
 use vexil_control_plane::domain::first_start;
 use vexil_control_plane::domain::limits::Limits;
 use vexil_control_plane::store::{Actor, Store, WriteTx};
 
-const ADMIN: &str = "*:*.bench-admin";
 /// Calls per seeding transaction.
 const BATCH: usize = 100;
 const ARCHIVED: usize = 100;
@@ -132,54 +128,6 @@ async fn seed(store: &Store, flags: usize) {
     }
 }
 
-struct Server(Child, String);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_control_plane(url: &str, flags: usize) -> Server {
-    let bin = PathBuf::from(std::env::var("VEXIL_BIN_DIR").unwrap_or("target/release".into()));
-    let program = bin.join("vexil-control-plane");
-    let mut child = Command::new(&program)
-        .args([
-            "--listen=127.0.0.1:0".to_owned(),
-            "--grpc-listen=127.0.0.1:0".to_owned(),
-            format!("--database-url={url}"),
-            format!("--init-admin-tokens={ADMIN}"),
-            format!("--limit-feature-flags={}", flags + ARCHIVED),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|error| panic!("cannot start {}: {error}", program.display()));
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (lines, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
-    let mut server = Server(child, String::new());
-    loop {
-        let line = received
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the control plane did not start");
-        if let Some(address) = line.strip_prefix("listening on ") {
-            server.1 = format!("http://{address}");
-            return server;
-        }
-    }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let url = std::env::args()
@@ -212,13 +160,13 @@ async fn main() {
     }
     store.close().await;
 
-    let server = start_control_plane(&url, flags);
+    let server = ControlPlane::start(&url, flags + ARCHIVED);
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client");
     let signed = http
-        .post(format!("{}/login", server.1))
+        .post(format!("{}/login", server.base))
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(format!(
             "token={}&next=%2F",
@@ -259,7 +207,7 @@ async fn main() {
         for round in 0..rounds + 5 {
             let started = Instant::now();
             let response = http
-                .get(format!("{}{page}", server.1))
+                .get(format!("{}{page}", server.base))
                 .header("Cookie", &cookie)
                 .send()
                 .await
