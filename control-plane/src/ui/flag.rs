@@ -317,7 +317,7 @@ pub async fn page(
 pub async fn save_settings(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     let input = UpdateFeature {
         name: None,
@@ -471,7 +471,7 @@ pub async fn variants_page(
 pub async fn save_variants(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     let environment = form.text("environment");
     let mut drafts = drafts_of(&form, FLAG_PREFIX);

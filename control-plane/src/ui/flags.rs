@@ -426,7 +426,7 @@ pub async fn new_flag(
 pub async fn create_flag(
     State(state): State<Arc<AppState>>,
     Path(project): Path<String>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     let typed = NewFlag {
         name: form.text("name").trim().to_owned(),
@@ -503,7 +503,7 @@ pub async fn validate_name(
 pub async fn set_switch(
     State(state): State<Arc<AppState>>,
     Path((project, feature, environment)): Path<(String, String, String)>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     let enabled = form.get("enabled") == Some("true");
     let back = local_path(&who.base, form.get("back"));

@@ -390,7 +390,7 @@ async fn save_segment(
 /// `POST /segments/create`.
 pub async fn create_segment(
     State(state): State<Arc<AppState>>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     save_segment(&state, &who, None, &form).await
 }
@@ -399,7 +399,7 @@ pub async fn create_segment(
 pub async fn update_segment(
     State(state): State<Arc<AppState>>,
     Path(id): Path<i64>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     save_segment(&state, &who, Some(id), &form).await
 }

@@ -110,5 +110,23 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/archive", get(lists::archive))
         .route("/archive/{feature}/revive", post(lists::revive))
         .route("/archive/{feature}/delete", post(lists::delete))
+        .merge(access_router())
+        .merge(configuration_router())
+        .merge(operations_router())
         .layer(axum::middleware::map_response(secure_headers))
+}
+
+/// Part 2, access: API tokens, users, groups, the signed-in user's profile.
+fn access_router() -> Router<Arc<AppState>> {
+    Router::new()
+}
+
+/// Part 2, configuration: projects, environments, context fields, strategy definitions, settings.
+fn configuration_router() -> Router<Arc<AppState>> {
+    Router::new()
+}
+
+/// Part 2, operations: change requests, playground, applications, edges, usage charts, the event log.
+fn operations_router() -> Router<Arc<AppState>> {
+    Router::new()
 }

@@ -1,6 +1,7 @@
 //! The page shell every UI page is drawn in (head, navigation, main), the error page, and the answer types
 //! of UI handlers: [`Page`] (200 HTML), [`UiError`] (an [`ApiError`] drawn as a page with its status).
 
+use crate::domain::access::{self, Area, Credential};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -21,6 +22,8 @@ pub struct Shell {
     pub current: Nav,
     /// The project the Flags entry links to.
     pub project: String,
+    /// The signed-in caller's credential: the navigation shows only what it may read.
+    pub credential: Option<Credential>,
 }
 
 /// The navigation entries.
@@ -31,12 +34,104 @@ pub enum Nav {
     Flags,
     Segments,
     Archive,
+    ChangeRequests,
+    Playground,
+    Applications,
+    Edges,
+    Events,
+    ApiTokens,
+    Users,
+    Groups,
+    Projects,
+    Environments,
+    ContextFields,
+    Strategies,
+    Settings,
+    Profile,
 }
+
+/// The navigation, in groups: (group heading, entries as (entry, path, link text, the area it reads)).
+/// `{project}` in a path is the current project, filled in by [`Shell::render`]. The paths are Unleash's UI's
+/// where it has the page, so bookmarks keep working.
+const NAVIGATION: &[(Option<&str>, &[(Nav, &str, &str, Area)])] = &[
+    (
+        None,
+        &[
+            (
+                Nav::Flags,
+                "/projects/{project}",
+                "Flags",
+                Area::Configuration,
+            ),
+            (Nav::Segments, "/segments", "Segments", Area::Configuration),
+            (Nav::Archive, "/archive", "Archive", Area::Configuration),
+            (
+                Nav::ChangeRequests,
+                "/projects/{project}/change-requests",
+                "Change requests",
+                Area::Configuration,
+            ),
+            (
+                Nav::Playground,
+                "/playground",
+                "Playground",
+                Area::ConfigurationQuery,
+            ),
+        ],
+    ),
+    (
+        Some("Usage"),
+        &[
+            (
+                Nav::Applications,
+                "/applications",
+                "Applications",
+                Area::Configuration,
+            ),
+            (Nav::Edges, "/edges", "Edges", Area::Configuration),
+            (Nav::Events, "/history", "Events", Area::Configuration),
+        ],
+    ),
+    (
+        Some("Admin"),
+        &[
+            (Nav::ApiTokens, "/admin/api", "API tokens", Area::Access),
+            (Nav::Users, "/admin/users", "Users", Area::Access),
+            (Nav::Groups, "/admin/groups", "Groups", Area::Access),
+            (Nav::Projects, "/projects", "Projects", Area::Configuration),
+            (
+                Nav::Environments,
+                "/environments",
+                "Environments",
+                Area::Configuration,
+            ),
+            (
+                Nav::ContextFields,
+                "/context",
+                "Context fields",
+                Area::Configuration,
+            ),
+            (
+                Nav::Strategies,
+                "/strategies",
+                "Strategies",
+                Area::Configuration,
+            ),
+            (Nav::Settings, "/admin/settings", "Settings", Area::Settings),
+        ],
+    ),
+];
 
 impl Shell {
     /// `path` under the base path.
     pub fn link(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// Whether the signed-in caller may read `area` (the admin API's rule): its navigation entries show.
+    fn may_read(&self, area: Area) -> bool {
+        self.credential
+            .is_some_and(|credential| access::authorize(credential, true, area).is_ok())
     }
 
     /// The whole page: `title` in the head and as the main heading's text is the caller's.
@@ -50,6 +145,7 @@ impl Shell {
                 }
             }
         };
+
         html! {
             (DOCTYPE)
             html lang="en" {
@@ -67,21 +163,38 @@ impl Shell {
                     header.top {
                         a.brand href=(self.link("/")) { "Vexil" }
                         @if let Some(who) = &self.who {
-                            nav aria-label="Main" {
-                                (nav_link(Nav::Flags, self.link(&format!("/projects/{}", self.project)), "Flags"))
-                                (nav_link(Nav::Segments, self.link("/segments"), "Segments"))
-                                (nav_link(Nav::Archive, self.link("/archive"), "Archive"))
-                            }
                             form.signout method="post" action=(self.link("/logout")) {
                                 @if let Some(csrf) = &self.csrf {
                                     input type="hidden" name="csrf" value=(csrf);
                                 }
                                 span.who { (who) }
+                                @if self.may_read(Area::OwnAccount) {
+                                    (nav_link(Nav::Profile, self.link("/profile"), "Profile"))
+                                }
                                 button.link type="submit" { "Sign out" }
                             }
                         }
                     }
-                    main #main { (main) }
+                    div.layout {
+                        @if self.who.is_some() {
+                            nav.side aria-label="Main" {
+                                @for (heading, entries) in NAVIGATION {
+                                    @let shown: Vec<_> = entries.iter().filter(|entry| self.may_read(entry.3)).collect();
+                                    @if !shown.is_empty() {
+                                        div.nav-group {
+                                            @if let Some(heading) = heading {
+                                                span.nav-heading aria-hidden="true" { (heading) }
+                                            }
+                                            @for (entry, path, text, _) in shown {
+                                                (nav_link(*entry, self.link(&path.replace("{project}", &self.project)), text))
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        main #main { (main) }
+                    }
                 }
             }
         }

@@ -111,6 +111,7 @@ impl SignedIn {
             csrf: Some(self.csrf.clone()),
             current,
             project: project.to_owned(),
+            credential: Some(self.credential),
         }
     }
 
@@ -122,6 +123,11 @@ impl SignedIn {
     /// 403 (as a page) unless the caller may change configuration: the admin API's rule.
     pub fn ensure_may_write(&self) -> Result<(), ApiError> {
         access::authorize(self.credential, false, Area::Configuration)
+    }
+
+    /// 403 (as a page) unless the admin API's rule lets the caller read (`read`) or change `area`.
+    pub fn authorize(&self, read: bool, area: Area) -> Result<(), ApiError> {
+        access::authorize(self.credential, read, area)
     }
 
     /// Adds the CSRF cookie when this request created it.
@@ -329,22 +335,55 @@ impl FromRequest<Arc<AppState>> for UiForm {
     }
 }
 
-/// A state-changing UI request: a [`UiForm`] by a caller who may change configuration (the admin API's
-/// rule; a Viewer's forged POST → 403). Every UI write handler takes it, so none can skip a check.
-pub struct UiWrite {
-    pub who: SignedIn,
-    pub form: FormFields,
+/// The admin API's permission area a UI form changes, as a type: [`UiWrite`] checks it before its handler
+/// runs, so no handler can skip the check.
+pub trait WriteArea {
+    const AREA: Area;
 }
 
-impl FromRequest<Arc<AppState>> for UiWrite {
+/// Flags, projects, environments, segments, strategies, context fields… (Editors and Admins).
+pub struct InConfiguration;
+/// Users, groups, API tokens (Admins).
+pub struct InAccess;
+/// Instance settings (Admins).
+pub struct InSettings;
+/// The caller's own account: password, personal access tokens (every user).
+pub struct InOwnAccount;
+
+impl WriteArea for InConfiguration {
+    const AREA: Area = Area::Configuration;
+}
+impl WriteArea for InAccess {
+    const AREA: Area = Area::Access;
+}
+impl WriteArea for InSettings {
+    const AREA: Area = Area::Settings;
+}
+impl WriteArea for InOwnAccount {
+    const AREA: Area = Area::OwnAccount;
+}
+
+/// A state-changing UI request: a [`UiForm`] by a caller whom the admin API's rule lets change `A` (a
+/// Viewer's forged POST → 403). Every UI write handler takes it, so none can skip a check.
+pub struct UiWrite<A: WriteArea = InConfiguration> {
+    pub who: SignedIn,
+    pub form: FormFields,
+    pub area: std::marker::PhantomData<A>,
+}
+
+impl<A: WriteArea> FromRequest<Arc<AppState>> for UiWrite<A> {
     type Rejection = NotSignedIn;
 
     async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, NotSignedIn> {
         let UiForm { who, form } = UiForm::from_request(request, state).await?;
         let shell = who.shell(Nav::None, "default");
-        who.ensure_may_write()
+        access::authorize(who.credential, false, A::AREA)
             .map_err(|error| UiError::new(error, &shell))?;
-        Ok(UiWrite { who, form })
+        Ok(UiWrite {
+            who,
+            form,
+            area: std::marker::PhantomData,
+        })
     }
 }
 

@@ -692,7 +692,7 @@ async fn submit(
 pub async fn create(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     submit(&state, &who, (&project, &feature), &form).await
 }
@@ -701,7 +701,7 @@ pub async fn create(
 pub async fn edit(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     submit(&state, &who, (&project, &feature), &form).await
 }
@@ -743,7 +743,7 @@ fn strategy_id(form: &FormFields) -> Result<Uuid, ApiError> {
 pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     let id = match strategy_id(&form) {
         Ok(id) => id,
@@ -765,7 +765,7 @@ pub async fn delete(
 pub async fn move_strategy(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form }: UiWrite,
+    UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     let shell = who.shell(Nav::Flags, &project);
     let environment = form.text("environment");
