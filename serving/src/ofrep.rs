@@ -7,17 +7,13 @@
 //!
 //! The context: `targetingKey` → `userId` (an explicit `userId` wins), the Unleash fields by name
 //! (`appName`, `environment`, `sessionId`, `remoteAddress`, `currentTime`, `properties`), any other scalar
-//! into properties. The answer's `value`: the variant's payload by its type (`string` and `csv` a string,
-//! `number` a number, `json` the JSON value), a variant without payload its name, and a flag without a
-//! variant a boolean (enabled or not). Its `reason`: `DISABLED` (the flag is off in the environment),
-//! `DEFAULT` (on, but no strategy matched the context), `SPLIT` (a variant chosen among several),
-//! `STATIC` (on for everyone: no strategy, or only unconstrained 100 % ones), else `TARGETING_MATCH`.
+//! into properties. The answers themselves (value, variant, reason, metadata) are the engine's
+//! (`Snapshot::write_ofrep_flag_json`, `write_ofrep_flags_json`: copied from pieces serialized once).
 //! Errors as the protocol says: 401 and 403 without a body, 404 `FLAG_NOT_FOUND`, 400 `PARSE_ERROR`,
 //! `INVALID_CONTEXT` and `TARGETING_KEY_MISSING` (a flag whose strategies need a user id: `userWithId`,
 //! `gradualRolloutUserId`, a rollout sticky on `userId`) with `errorDetails`.
 
 use std::convert::Infallible;
-use std::hash::Hasher;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
@@ -28,16 +24,16 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
-use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-use vexil_shared::model::{Feature, FeatureStrategy, VariantPayload};
+use vexil_shared::engine::OfrepFlag;
 use vexil_shared::time::now_ms;
 use vexil_shared::token::{lowercase_hex, SecretHash, TokenKind};
-use vexil_shared::{ApiError, Context, ErrorKind, EvaluatedToggle};
+use vexil_shared::{ApiError, Context, ErrorKind};
 
 use crate::change_stream::ChangeWatch;
 use crate::client_delta::sse_response;
+use crate::evaluation_counters::EvaluationCounters;
 use crate::extract::{grant_expired, scope_of_grant, token_scope, ClientIp, Scope};
 use crate::response::{json_response, revision_header};
 use crate::state::ServingState;
@@ -227,131 +223,6 @@ fn scalar(key: &str, value: &Value) -> Result<Option<String>, ContextError> {
     }
 }
 
-/// One flag's answer.
-#[derive(Debug, Serialize)]
-struct Evaluation<'s> {
-    key: &'s str,
-    value: Value,
-    variant: &'s str,
-    reason: &'static str,
-    metadata: Metadata<'s>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Metadata<'s> {
-    project: &'s str,
-    impression_data: bool,
-}
-
-/// `{key, errorCode, errorDetails}` in a bulk answer's `flags`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FlagFailure<'s> {
-    key: &'s str,
-    error_code: &'static str,
-    error_details: String,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-enum BulkFlag<'s> {
-    Evaluated(Evaluation<'s>),
-    Failed(FlagFailure<'s>),
-}
-
-/// Whether the flag's strategies need a user id to evaluate.
-fn needs_user_id(feature: &Feature) -> bool {
-    feature.strategies.iter().filter(|s| !s.disabled).any(|s| {
-        matches!(s.name.as_str(), "userWithId" | "gradualRolloutUserId")
-            || (s.name == "flexibleRollout"
-                && s.parameters.get("stickiness").map(String::as_str) == Some("userId"))
-    })
-}
-
-/// An unconstrained strategy that is on for everyone.
-fn for_everyone(strategy: &FeatureStrategy) -> bool {
-    let unconstrained = strategy.constraints.is_empty() && strategy.segments.is_empty();
-    let full = match strategy.name.as_str() {
-        "default" => true,
-        "flexibleRollout" => strategy
-            .parameters
-            .get("rollout")
-            .is_none_or(|rollout| rollout.trim() == "100"),
-        _ => false,
-    };
-    unconstrained && full
-}
-
-fn payload_value(payload: &VariantPayload) -> Value {
-    match payload.payload_type.as_str() {
-        "number" => serde_json::from_str::<serde_json::Number>(payload.value.trim())
-            .map_or_else(|_| Value::String(payload.value.clone()), Value::Number),
-        "json" => serde_json::from_str(&payload.value)
-            .unwrap_or_else(|_| Value::String(payload.value.clone())),
-        _ => Value::String(payload.value.clone()),
-    }
-}
-
-/// Evaluates `feature` for `ctx` with the engine of `scope`, counting it when the server counts.
-fn evaluate<'s>(
-    state: &ServingState,
-    scope: &'s Scope,
-    feature: &'s Feature,
-    ctx: &Context,
-) -> Option<Evaluation<'s>> {
-    let view = &scope.environment;
-    let toggle = view.engine.evaluate(&feature.name, ctx)?;
-    if state.count_evaluations {
-        if let Some(index) = view.engine.flag_index(&feature.name) {
-            view.evaluations.one_flag(index, toggle.enabled);
-        }
-    }
-    Some(answer(feature, &toggle))
-}
-
-/// The answer for `feature` that evaluated to `toggle`: its value by the variant's payload type, its variant
-/// and the reason.
-fn answer<'s>(feature: &'s Feature, toggle: &EvaluatedToggle<'s>) -> Evaluation<'s> {
-    let variant = toggle.variant;
-    let (value, variant_name) = if variant.enabled {
-        let value = variant
-            .payload
-            .map_or_else(|| Value::String(variant.name.to_owned()), payload_value);
-        (value, variant.name)
-    } else {
-        let name = if toggle.enabled {
-            "enabled"
-        } else {
-            "disabled"
-        };
-        (Value::Bool(toggle.enabled), name)
-    };
-    let strategies = || feature.strategies.iter().filter(|s| !s.disabled);
-    let several_variants = feature.variants.len() > 1 || strategies().any(|s| s.variants.len() > 1);
-    let reason = if !feature.enabled {
-        "DISABLED"
-    } else if !toggle.enabled {
-        "DEFAULT"
-    } else if variant.enabled && several_variants {
-        "SPLIT"
-    } else if strategies().all(for_everyone) {
-        "STATIC"
-    } else {
-        "TARGETING_MATCH"
-    };
-    Evaluation {
-        key: &feature.name,
-        value,
-        variant: variant_name,
-        reason,
-        metadata: Metadata {
-            project: &feature.project,
-            impression_data: feature.impression_data,
-        },
-    }
-}
-
 /// `POST /ofrep/v1/evaluate/flags/{key}`.
 #[utoipa::path(
     post, path = "/ofrep/v1/evaluate/flags/{key}", tag = "OFREP",
@@ -378,31 +249,31 @@ pub async fn evaluate_flag(
             flag_error(StatusCode::BAD_REQUEST, &key, "INVALID_CONTEXT", details)
         }
     })?;
-    let not_found = || {
-        flag_error(
+    let view = &scope.environment;
+    let mut body = Vec::with_capacity(256);
+    match view
+        .engine
+        .write_ofrep_flag_json(&key, &ctx, &scope.projects, &mut body)
+    {
+        OfrepFlag::NotFound => Err(flag_error(
             StatusCode::NOT_FOUND,
             &key,
             "FLAG_NOT_FOUND",
             format!("No flag named {key}"),
-        )
-    };
-    let feature = scope
-        .environment
-        .features
-        .get(key.as_str())
-        .filter(|feature| scope.projects.includes(&feature.project))
-        .ok_or_else(not_found)?;
-    if ctx.user_id.is_none() && needs_user_id(feature) {
-        return Err(flag_error(
+        )),
+        OfrepFlag::TargetingKeyMissing => Err(flag_error(
             StatusCode::BAD_REQUEST,
             &key,
             "TARGETING_KEY_MISSING",
             "this flag's strategies need a targetingKey (or userId)",
-        ));
+        )),
+        OfrepFlag::Written { index, enabled } => {
+            if state.count_evaluations {
+                view.evaluations.one_flag(index, enabled);
+            }
+            Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
+        }
     }
-    let evaluation = evaluate(&state, &scope, feature, &ctx).ok_or_else(not_found)?;
-    let body = serde_json::to_vec(&evaluation).map_err(|_| ApiError::internal())?;
-    Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
 }
 
 /// `POST /ofrep/v1/evaluate/flags`: every flag of the token's projects.
@@ -429,34 +300,31 @@ pub async fn evaluate_flags(
         ContextError::Parse(details) => bulk_error("PARSE_ERROR", details),
         ContextError::Invalid(details) => bulk_error("INVALID_CONTEXT", details),
     })?;
-    // One evaluation of the context for every flag (the engine's name order), then each flag's answer.
+    // One evaluation of the context for every flag, each answer copied from pieces serialized once per
+    // snapshot; counted like the frontend API's (per flag when some flag may go unevaluated for want of a
+    // targeting key).
     let view = &scope.environment;
-    let mut flags: Vec<BulkFlag> = Vec::with_capacity(view.features.len());
-    view.engine
-        .evaluate_each(&ctx, &scope.projects, |index, toggle| {
-            let Some(feature) = view.features.get(toggle.name) else {
-                return;
-            };
-            if ctx.user_id.is_none() && needs_user_id(feature) {
-                flags.push(BulkFlag::Failed(FlagFailure {
-                    key: &feature.name,
-                    error_code: "TARGETING_KEY_MISSING",
-                    error_details: "this flag's strategies need a targetingKey (or userId)"
-                        .to_owned(),
-                }));
-                return;
-            }
-            if state.count_evaluations {
-                view.evaluations.one_flag(index, toggle.enabled);
-            }
-            flags.push(BulkFlag::Evaluated(answer(feature, &toggle)));
-        });
-    let flags = serde_json::to_vec(&flags).map_err(|_| ApiError::internal())?;
-    let etag = {
-        let mut hasher = rustc_hash::FxHasher::default();
-        hasher.write(&flags);
-        format!("W/\"{:x}-{:016x}\"", flags.len(), hasher.finish())
+    let mut body = Vec::with_capacity(view.engine.ofrep_json_bound() + 256);
+    body.extend_from_slice(b"{\"flags\":");
+    let start = body.len();
+    let fingerprint = if !state.count_evaluations {
+        view.engine
+            .write_ofrep_flags_json(&ctx, &scope.projects, &mut body, |_, _| {})
+    } else if ctx.user_id.is_some() {
+        let shard = view.evaluations.all_flags(&view.engine, &scope.projects);
+        view.engine
+            .write_ofrep_flags_json(&ctx, &scope.projects, &mut body, |index, enabled| {
+                if enabled {
+                    EvaluationCounters::enabled(shard, index);
+                }
+            })
+    } else {
+        view.engine
+            .write_ofrep_flags_json(&ctx, &scope.projects, &mut body, |index, enabled| {
+                view.evaluations.one_flag(index, enabled)
+            })
     };
+    let etag = format!("W/\"{:x}-{fingerprint:016x}\"", body.len() - start);
     let revision = scope.snapshot.revision;
     let not_modified = headers
         .get(IF_NONE_MATCH)
@@ -474,9 +342,6 @@ pub async fn evaluate_flags(
         let channel = channel_of(scope.token.as_ref().map(|(hash, _)| hash));
         let request_uri = serde_json::to_string(&format!("{base}{EVENTS_PATH}?channel={channel}"))
             .map_err(|_| ApiError::internal())?;
-        let mut body = Vec::with_capacity(flags.len() + 160);
-        body.extend_from_slice(b"{\"flags\":");
-        body.extend_from_slice(&flags);
         body.extend_from_slice(
             b",\"eventStreams\":[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":",
         );

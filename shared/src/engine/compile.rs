@@ -10,7 +10,7 @@ use super::constraint::CompiledConstraint;
 use super::field;
 use super::hash::text_hash;
 use super::slots::EvalSlots;
-use super::snapshot::{Chunk, CompiledFeature, Dependency, Snapshot, CHUNK};
+use super::snapshot::{Chunk, CompiledFeature, Dependency, OfrepTraits, Snapshot, CHUNK};
 use super::strategy::CompiledStrategy;
 use super::toggles::toggle_json_head;
 use super::variant::{self, VariantSet};
@@ -153,6 +153,7 @@ impl<'d> Compiler<'d> {
                 strategies: start..strategies.len() as u32,
                 variants,
                 has_variants,
+                ofrep: OfrepTraits::of(f),
                 dependencies,
                 memo_slot: links.and_then(|l| l.memo_slots.get(&index).copied()),
             });
@@ -187,6 +188,7 @@ impl<'d> Compiler<'d> {
             constraint_slots: constraints.iter().map(CompiledConstraint::slot).collect(),
             constraints: constraints.into_boxed_slice(),
             toggles_json_bound,
+            ofrep: std::sync::OnceLock::new(),
         }
     }
 

@@ -45,7 +45,7 @@ pub struct EvaluatedToggle<'s> {
 
 /// How a flag came out for a context.
 #[derive(Debug, Clone, Copy)]
-enum Resolution {
+pub(super) enum Resolution {
     Off,
     /// On, decided by the strategy at this index, or by having no strategy at all.
     On(Option<usize>),
@@ -97,7 +97,7 @@ impl Chunk {
     /// the flag's; `None` when there is none to give. Most flags have no variants anywhere: they are
     /// answered inline.
     #[inline(always)]
-    fn variant_of<'s>(
+    pub(super) fn variant_of<'s>(
         &'s self,
         f: &'s CompiledFeature,
         by: Option<usize>,
@@ -138,13 +138,10 @@ impl Snapshot {
     pub fn evaluate(&self, name: &str, ctx: &Context) -> Option<EvaluatedToggle<'_>> {
         let &i = self.by_name.get(name)?;
         let (chunk, f) = self.locate(i);
-        let (enabled, variant) =
-            with_eval(ctx, &self.properties, self.parent_count, |e| {
-                match self.resolved(chunk, f, e) {
-                    Resolution::Off => (false, VariantView::disabled(false)),
-                    Resolution::On(by) => (true, VariantView::of(chunk.variant_of(f, by, e))),
-                }
-            });
+        let (enabled, variant) = self.with_evaluation(ctx, |e| match self.resolved(chunk, f, e) {
+            Resolution::Off => (false, VariantView::disabled(false)),
+            Resolution::On(by) => (true, VariantView::of(chunk.variant_of(f, by, e))),
+        });
         Some(EvaluatedToggle {
             name: &f.name,
             enabled,
@@ -179,35 +176,33 @@ impl Snapshot {
         });
     }
 
-    /// Every flag of the projects in scope, on or off, in name order, with its index: one evaluation of the
-    /// context for all of them (OFREP's bulk answer), where [`Snapshot::evaluate`] prepares it per flag.
-    pub fn evaluate_each<'s>(
+    /// Calls `visit` with each flag of the projects in scope, on or off, in name order: its index, its chunk,
+    /// its position there, the flag, and the evaluation of `ctx` they all share.
+    #[inline(always)]
+    pub(super) fn for_each_in_scope<'s>(
         &'s self,
         ctx: &Context,
         projects: &Projects,
-        mut each: impl FnMut(usize, EvaluatedToggle<'s>),
+        mut visit: impl FnMut(usize, &'s Chunk, usize, &'s CompiledFeature, &Eval<'_>),
     ) {
         let mask = self.project_mask(projects);
         with_eval(ctx, &self.properties, self.parent_count, |e| {
             for (chunk, &start) in self.chunks.iter().zip(self.starts.iter()) {
                 for (offset, f) in chunk.features.iter().enumerate() {
-                    if mask.as_ref().is_some_and(|mask| !mask[f.project as usize]) {
-                        continue;
+                    if let Some(mask) = &mask {
+                        if !mask[f.project as usize] {
+                            continue;
+                        }
                     }
-                    let (enabled, variant) = match self.resolved(chunk, f, e) {
-                        Resolution::Off => (false, VariantView::disabled(false)),
-                        Resolution::On(by) => (true, VariantView::of(chunk.variant_of(f, by, e))),
-                    };
-                    let toggle = EvaluatedToggle {
-                        name: &f.name,
-                        enabled,
-                        impression_data: f.impression_data,
-                        variant,
-                    };
-                    each(start as usize + offset, toggle);
+                    visit(start as usize + offset, chunk, offset, f, e);
                 }
             }
         });
+    }
+
+    /// Runs `run` with an evaluation of `ctx` prepared for this snapshot.
+    pub(super) fn with_evaluation<R>(&self, ctx: &Context, run: impl FnOnce(&Eval<'_>) -> R) -> R {
+        with_eval(ctx, &self.properties, self.parent_count, run)
     }
 
     /// Which projects are in scope, by project index; `None` for all.
@@ -225,34 +220,24 @@ impl Snapshot {
         projects: &Projects,
         mut found: impl FnMut(usize, &'s CompiledFeature, Option<&'s CompiledVariant>),
     ) {
-        let mask = self.project_mask(projects);
-        with_eval(ctx, &self.properties, self.parent_count, |e| {
-            for (chunk, &start) in self.chunks.iter().zip(self.starts.iter()) {
-                for (offset, f) in chunk.features.iter().enumerate() {
-                    if !f.switched_on {
-                        continue;
-                    }
-                    if let Some(mask) = &mask {
-                        if !mask[f.project as usize] {
-                            continue;
-                        }
-                    }
-                    // Most flags have no parents and no children: their strategies alone decide, inline.
-                    let resolution = if f.dependencies.is_empty() && f.memo_slot.is_none() {
-                        chunk.strategies_decide(f, e)
-                    } else {
-                        self.resolved(chunk, f, e)
-                    };
-                    if let Resolution::On(by) = resolution {
-                        found(start as usize + offset, f, chunk.variant_of(f, by, e));
-                    }
-                }
+        self.for_each_in_scope(ctx, projects, |index, chunk, _, f, e| {
+            if !f.switched_on {
+                return;
+            }
+            // Most flags have no parents and no children: their strategies alone decide, inline.
+            let resolution = if f.dependencies.is_empty() && f.memo_slot.is_none() {
+                chunk.strategies_decide(f, e)
+            } else {
+                self.resolved(chunk, f, e)
+            };
+            if let Resolution::On(by) = resolution {
+                found(index, f, chunk.variant_of(f, by, e));
             }
         });
     }
 
     /// [`Snapshot::resolve`], remembered for the rest of the evaluation when other flags depend on `f`.
-    fn resolved(&self, chunk: &Chunk, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
+    pub(super) fn resolved(&self, chunk: &Chunk, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
         let Some(cell) = f.memo_slot.and_then(|slot| e.parents.get(slot as usize)) else {
             return self.resolve(chunk, f, e);
         };

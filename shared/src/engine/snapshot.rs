@@ -3,7 +3,7 @@
 //! Compiling it is `compile`'s, evaluating it `evaluate`'s, writing its JSON `toggles`'s.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 
@@ -52,6 +52,8 @@ pub(super) struct Chunk {
     pub(super) toggles_json_bound: usize,
     /// How many constraint slots its constraints and variant overrides use (some may share one).
     pub(super) slot_uses: usize,
+    /// Its flags' OFREP pieces, serialized when an OFREP answer first needs them.
+    pub(super) ofrep: OnceLock<OfrepChunk>,
 }
 
 #[derive(Debug)]
@@ -71,6 +73,8 @@ pub(super) struct CompiledFeature {
     pub(super) variants: Option<Box<VariantSet>>,
     /// Whether the flag or any of its strategies has variants.
     pub(super) has_variants: bool,
+    /// What its OFREP answers need beyond the evaluation.
+    pub(super) ofrep: OfrepTraits,
     pub(super) dependencies: Box<[Dependency]>,
     /// For a flag that other flags depend on: where an evaluation keeps its resolution, so that it is worked
     /// out once per context however many children ask.
@@ -126,4 +130,54 @@ impl Snapshot {
     pub fn project_names(&self) -> &[Box<str>] {
         &self.projects
     }
+}
+
+/// What a flag's OFREP answer needs to know of its source, decided when it is compiled (`ofrep`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct OfrepTraits {
+    /// Switched on in the environment (a flag whose strategies are all disabled is on but never matches).
+    pub(super) switched: bool,
+    /// More than one variant to choose from, on the flag or on one of its strategies: a chosen variant is a
+    /// `SPLIT`.
+    pub(super) several_variants: bool,
+    /// Every active strategy is on for everyone (or there is none): an enabled answer is `STATIC`.
+    pub(super) for_everyone: bool,
+    /// A strategy needs a user id (`userWithId`, `gradualRolloutUserId`, a rollout sticky on `userId`):
+    /// without one the answer is `TARGETING_KEY_MISSING`.
+    pub(super) needs_user_id: bool,
+}
+
+/// A chunk's OFREP answers and pieces (`ofrep`), all in one text in flag order, so that writing the
+/// answers of consecutive flags reads memory forwards.
+#[derive(Debug)]
+pub(super) struct OfrepChunk {
+    pub(super) text: Box<str>,
+    /// By flag, in the chunk's order.
+    pub(super) flags: Box<[OfrepPieces]>,
+    /// At least as many bytes as its flags' answers take, whatever the context (`ofrep`).
+    pub(super) bound: usize,
+}
+
+/// A flag's OFREP answers and pieces within its chunk's text: whole answers for every outcome but a
+/// chosen variant, which is `head` + the variant's `"value":…,"variant":…` + `variant_tail`.
+#[derive(Debug)]
+pub(super) struct OfrepPieces {
+    /// Off for the context: `DISABLED` (switched off) or `DEFAULT`.
+    pub(super) off: OfrepPiece,
+    /// On without a variant: `STATIC` or `TARGETING_MATCH`.
+    pub(super) on: OfrepPiece,
+    /// `{"key":…,errorCode: TARGETING_KEY_MISSING…}`.
+    pub(super) missing_key: OfrepPiece,
+    /// `{"key":…,` (its hash unused: the tail's covers the key).
+    pub(super) head: OfrepPiece,
+    /// `,"reason":…,"metadata":{…}}` of an answer with a variant; its hash is of the key and the tail.
+    pub(super) variant_tail: OfrepPiece,
+}
+
+/// A range of an [`OfrepChunk`]'s text and a hash of what it stands for, for fingerprints.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OfrepPiece {
+    pub(super) start: u32,
+    pub(super) end: u32,
+    pub(super) hash: u64,
 }

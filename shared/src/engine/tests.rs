@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::compile::{CompileOptions, STALE_SLOTS_ALLOWED};
 use super::evaluate::Projects;
+use super::ofrep::OfrepFlag;
 use super::snapshot::Snapshot;
 use crate::context::Context;
 use crate::model::{Feature, FeaturesDocument, Segment};
@@ -525,42 +526,128 @@ fn num_operators_accept_a_context_value_padded_with_whitespace() {
     }
 }
 
+/// Off, on for everyone, a dependency on an off parent, a split with payloads of each type, a flag outside
+/// project p, a flag that needs a user id, a targeted one, and one with every strategy disabled.
+const OFREP_FLAGS: &str = r#"{"features":[
+  {"name":"a-off","enabled":false,"project":"p","strategies":[{"name":"default"}]},
+  {"name":"b-split","enabled":true,"project":"p","impressionData":true,"strategies":[{"name":"default"}],
+   "variants":[{"name":"x","weight":500,"stickiness":"default","payload":{"type":"json","value":"{\"a\": [1, 2]}"}},
+               {"name":"y","weight":300,"stickiness":"default","payload":{"type":"number","value":"4.5"}},
+               {"name":"z","weight":200,"stickiness":"default","payload":{"type":"number","value":"four"}}]},
+  {"name":"c-child","enabled":true,"project":"p","strategies":[{"name":"default"}],
+   "dependencies":[{"feature":"a-off"}]},
+  {"name":"d-other","enabled":true,"project":"q","strategies":[{"name":"default"}]},
+  {"name":"e-users","enabled":true,"project":"p","strategies":[{"name":"userWithId","parameters":{"userIds":"7"}}]},
+  {"name":"f-plan","enabled":true,"project":"p","strategies":[{"name":"default","constraints":[{"contextName":"plan","operator":"IN","values":["pro"]}]}],
+   "variants":[{"name":"only","weight":1000,"stickiness":"default","payload":{"type":"string","value":"say \"hi\""}}]},
+  {"name":"g-none-active","enabled":true,"project":"p","strategies":[{"name":"default","disabled":true}]}]}"#;
+
 #[test]
-fn evaluate_each_answers_every_flag_in_scope_as_evaluate_does() {
-    // Off, on, a dependency on an off parent, variants, and a flag outside the project in scope.
-    let s = snapshot(
-        r#"{"features":[
-          {"name":"a-off","enabled":false,"project":"p","strategies":[{"name":"default"}]},
-          {"name":"b-on","enabled":true,"project":"p","strategies":[{"name":"default"}],
-           "variants":[{"name":"x","weight":500,"stickiness":"default"},{"name":"y","weight":500,"stickiness":"default"}]},
-          {"name":"c-child","enabled":true,"project":"p","strategies":[{"name":"default"}],
-           "dependencies":[{"feature":"a-off"}]},
-          {"name":"d-other","enabled":true,"project":"q","strategies":[{"name":"default"}]},
-          {"name":"e-users","enabled":true,"project":"p","strategies":[{"name":"userWithId","parameters":{"userIds":"7"}}]}]}"#,
-    );
-    for context in [r#"{"userId":"7"}"#, r#"{"userId":"8","sessionId":"s"}"#] {
+fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
+    let s = snapshot(OFREP_FLAGS);
+    let projects = Projects::from_list(&["p"]);
+    let mut fingerprints = Vec::new();
+    for context in [
+        r#"{"userId":"7","properties":{"plan":"pro"}}"#,
+        r#"{"userId":"8","sessionId":"s"}"#,
+        r#"{"sessionId":"s"}"#,
+    ] {
         let c = ctx(context);
-        let mut seen = Vec::new();
-        s.evaluate_each(&c, &Projects::from_list(&["p"]), |index, toggle| {
-            assert_eq!(s.flag_name(index), toggle.name);
-            let one = s.evaluate(toggle.name, &c).expect("a flag");
-            assert_eq!(
-                (one.enabled, one.variant.name, one.variant.enabled),
-                (toggle.enabled, toggle.variant.name, toggle.variant.enabled),
-                "{}",
-                toggle.name
-            );
-            seen.push((toggle.name, toggle.enabled));
+        let mut out = Vec::new();
+        let mut counted = Vec::new();
+        let fingerprint = s.write_ofrep_flags_json(&c, &projects, &mut out, |index, enabled| {
+            counted.push((s.flag_name(index).to_owned(), enabled));
         });
-        let user_7 = context.contains("\"7\"");
+        fingerprints.push(fingerprint);
+        assert!(out.len() <= s.ofrep_json_bound(), "{context}");
+        let written: serde_json::Value = serde_json::from_slice(&out).expect("JSON");
+        // The same answers, one flag at a time, built here from `evaluate` by the documented rules.
+        let mut expected = Vec::new();
+        let mut expected_counts = Vec::new();
+        for name in [
+            "a-off",
+            "b-split",
+            "c-child",
+            "e-users",
+            "f-plan",
+            "g-none-active",
+        ] {
+            if name == "e-users" && c.user_id.is_none() {
+                expected.push(
+                    serde_json::json!({"key": name, "errorCode": "TARGETING_KEY_MISSING",
+                    "errorDetails": "this flag's strategies need a targetingKey (or userId)"}),
+                );
+                let mut one = Vec::new();
+                assert_eq!(
+                    s.write_ofrep_flag_json(name, &c, &projects, &mut one),
+                    OfrepFlag::TargetingKeyMissing
+                );
+                continue;
+            }
+            let toggle = s.evaluate(name, &c).expect("a flag");
+            expected_counts.push((name.to_owned(), toggle.enabled));
+            let variant = toggle.variant;
+            let value = match (variant.enabled, variant.payload) {
+                (false, _) => serde_json::json!(toggle.enabled),
+                (true, None) => serde_json::json!(variant.name),
+                (true, Some(p)) => match p.payload_type.as_str() {
+                    "json" => serde_json::from_str(&p.value).unwrap(),
+                    "number" => serde_json::from_str::<serde_json::Number>(&p.value)
+                        .map_or(serde_json::json!(p.value), serde_json::Value::Number),
+                    _ => serde_json::json!(p.value),
+                },
+            };
+            let variant_name = match (variant.enabled, toggle.enabled) {
+                (true, _) => variant.name,
+                (false, true) => "enabled",
+                (false, false) => "disabled",
+            };
+            let reason = match name {
+                "a-off" => "DISABLED",
+                _ if !toggle.enabled => "DEFAULT",
+                "b-split" => "SPLIT",
+                "f-plan" => "TARGETING_MATCH",
+                "e-users" => "TARGETING_MATCH",
+                _ => "STATIC",
+            };
+            let answer = serde_json::json!({"key": name, "value": value, "variant": variant_name,
+                "reason": reason, "metadata": {"project": "p", "impressionData": name == "b-split"}});
+            let mut one = Vec::new();
+            let outcome = s.write_ofrep_flag_json(name, &c, &projects, &mut one);
+            assert_eq!(
+                outcome,
+                OfrepFlag::Written {
+                    index: s.flag_index(name).unwrap(),
+                    enabled: toggle.enabled
+                }
+            );
+            assert_eq!(
+                serde_json::from_slice::<serde_json::Value>(&one).unwrap(),
+                answer
+            );
+            expected.push(answer);
+        }
+        assert_eq!(written, serde_json::Value::Array(expected), "{context}");
+        assert_eq!(counted, expected_counts, "{context}");
+        // Outside the projects in scope, or unknown: not found.
+        let mut none = Vec::new();
         assert_eq!(
-            seen,
-            [
-                ("a-off", false),
-                ("b-on", true),
-                ("c-child", false),
-                ("e-users", user_7)
-            ]
+            s.write_ofrep_flag_json("d-other", &c, &projects, &mut none),
+            OfrepFlag::NotFound
         );
+        assert_eq!(
+            s.write_ofrep_flag_json("nope", &c, &projects, &mut none),
+            OfrepFlag::NotFound
+        );
+        assert!(none.is_empty());
     }
+    // Different answers, different fingerprints; the same answers, the same one from another snapshot.
+    assert_ne!(fingerprints[0], fingerprints[1]);
+    assert_ne!(fingerprints[1], fingerprints[2]);
+    let c = ctx(r#"{"userId":"7","properties":{"plan":"pro"}}"#);
+    let mut out = Vec::new();
+    assert_eq!(
+        fingerprints[0],
+        snapshot(OFREP_FLAGS).write_ofrep_flags_json(&c, &projects, &mut out, |_, _| {})
+    );
 }

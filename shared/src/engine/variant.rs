@@ -22,6 +22,8 @@ pub(crate) struct CompiledVariant {
     /// The constraint slots of its overrides: each is a set lookup (`<field> IN <values>`), worked out for
     /// each context up front.
     overrides: Box<[u32]>,
+    /// OFREP's `"value":…,"variant":…` for it, serialized on first use (`ofrep`).
+    pub(crate) ofrep_json: std::sync::OnceLock<Box<str>>,
 }
 
 /// The variants of a flag or of a strategy, with how to pick one.
@@ -86,6 +88,7 @@ impl VariantSet {
                             .slot()
                     })
                     .collect(),
+                ofrep_json: std::sync::OnceLock::new(),
             })
             .collect();
         let total_weight = variants.iter().map(|v| v.weight).sum();
