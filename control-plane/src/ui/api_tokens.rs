@@ -119,7 +119,7 @@ async fn tokens_page(
             @if let Some(created) = view.created {
                 (created_card(created))
             }
-            section.card aria-labelledby="new-token-title" {
+            section.card.access aria-labelledby="new-token-title" {
                 h2 #new-token-title { "New token" }
                 (errors.general())
                 form.form-narrow method="post" action=(who.link("/admin/api")) {
@@ -173,7 +173,7 @@ async fn tokens_page(
 /// The new token's secret, once: a read-only field and a Copy button (`vexil.js` copies it).
 fn created_card(created: &ApiToken) -> Markup {
     html! {
-        section.card.token-created aria-labelledby="created-title" {
+        section.card.access.token-created aria-labelledby="created-title" {
             h2 #created-title { "Token " (created.token_name) " created" }
             p { "Copy the secret now: it is not shown again." }
             div.field {
@@ -194,8 +194,7 @@ fn token_table(who: &SignedIn, rows: &[ListedToken]) -> Markup {
         div.table-wrap {
             table {
                 thead { tr {
-                    th scope="col" { "Name" }
-                    th scope="col" { "Type" }
+                    th scope="col" { "Name and type" }
                     th scope="col" { "Environment" }
                     th.hide-narrow scope="col" { "Projects" }
                     th.hide-narrow scope="col" { "Created" }
@@ -206,8 +205,10 @@ fn token_table(who: &SignedIn, rows: &[ListedToken]) -> Markup {
                     @for row in rows {
                         @let token = &row.token;
                         tr {
-                            td.flag-name { strong { (token.token_name) } }
-                            td { span.badge { (token.token_type) } }
+                            td.flag-name {
+                                strong { (token.token_name) }
+                                span.cell-badge { span.badge { (token.token_type) } }
+                            }
                             td { @if token.environment == "*" { "All" } @else { (token.environment) } }
                             td.hide-narrow { (projects_text(&token.projects)) }
                             td.hide-narrow { (when(&token.created_at)) }

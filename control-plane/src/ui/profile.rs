@@ -120,7 +120,7 @@ fn account_markup(
         @if view.notice == Some("revoked") {
             p.notice role="status" { "The personal access token was revoked." }
         }
-        section.card aria-labelledby="account-title" {
+        section.card.access aria-labelledby="account-title" {
             h2 #account-title { "Account" }
             dl.meta {
                 dt { "Name" } dd { (user.name.as_deref().unwrap_or("—")) }
@@ -133,11 +133,11 @@ fn account_markup(
                 }
             }
         }
-        section.card aria-labelledby="pats-title" {
+        section.card.access aria-labelledby="pats-title" {
             h2 #pats-title { "Personal access tokens" }
             p.muted { "A token acts as you in the admin API, with your role, until it expires or is revoked." }
             @if let Some(created) = view.created {
-                div.token-created {
+                div.card.token-created {
                     h3 { "Token " (created.description) " created" }
                     p { "Copy the secret now: it is not shown again." }
                     div.field {
@@ -195,7 +195,7 @@ fn account_markup(
                 div.actions { button.primary type="submit" { "Create personal access token" } }
             }
         }
-        section.card aria-labelledby="password-title" {
+        section.card.access aria-labelledby="password-title" {
             h2 #password-title { "Change password" }
             @if profile.can_change_password {
                 p.muted { "Every session of yours ends: you sign in again with the new password." }

@@ -304,7 +304,7 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
             @if let Some(text) = notice_text(page.notice) {
                 p.notice role="status" { (text) }
             }
-            section.card aria-labelledby="details-title" {
+            section.card.access aria-labelledby="details-title" {
                 h2 #details-title { "Details and root role" }
                 (errors.general())
                 form.form-narrow method="post" action=(base) {
@@ -315,7 +315,7 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
                     div.actions { button.primary type="submit" { "Save user" } }
                 }
             }
-            section.card aria-labelledby="reset-title" {
+            section.card.access aria-labelledby="reset-title" {
                 h2 #reset-title { "Reset password" }
                 p.muted { "Sets a new password and ends every session of the user." }
                 (password_errors.general())
@@ -332,7 +332,7 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
                     div.actions { button type="submit" { "Set password" } }
                 }
             }
-            section.card aria-labelledby="delete-title" {
+            section.card.access aria-labelledby="delete-title" {
                 h2 #delete-title { "Delete user" }
                 p.muted { "Deletes the user with their sessions, personal access tokens and group memberships." }
                 a.button.danger href=(format!("{base}/delete")) { "Delete user" }
