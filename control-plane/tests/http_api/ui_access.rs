@@ -15,6 +15,7 @@ crate::on_sqlite_and_postgres!(
     users_are_created_changed_reset_and_deleted,
     groups_hold_members_and_a_root_role,
     the_profile_manages_own_tokens_and_password,
+    without_authentication_there_is_no_own_account,
 );
 
 /// A browser without JavaScript: its own cookies, redirects not followed.
@@ -789,4 +790,32 @@ async fn the_profile_manages_own_tokens_and_password(db: TestDb) {
     assert_eq!(gone.status, 303);
     let mut again = signed_in_as(&server, "vera", "brand new pass").await;
     again.get("/profile").await.expect(200);
+}
+
+async fn without_authentication_there_is_no_own_account(db: TestDb) {
+    let server = Server::start(&db, &["--auth-type", "none"]).await;
+    let mut browser = Browser::new(&server);
+    let page = browser.get("/profile").await;
+    let text = page.expect(200);
+    assert!(text.contains("there is no own account here"), "{text}");
+    assert!(!text.contains("Create personal access token"));
+    let refused = browser
+        .post(
+            "/profile/password",
+            &[
+                ("csrf", &page.csrf()),
+                ("oldPassword", "x"),
+                ("password", "whatever at all"),
+            ],
+        )
+        .await;
+    assert!(refused
+        .expect(403)
+        .contains("An admin token has no user account"));
+    // The access pages work as for an Admin.
+    assert!(browser
+        .get("/admin/api")
+        .await
+        .expect(200)
+        .contains(">Create token</button>"));
 }

@@ -171,6 +171,9 @@ async function main() {
   await navigate(page, page.getByRole("link", { name: "Edit release managers" }));
   if (!(await page.getByLabel("Eddie Editor").isChecked())) fail("the group form lost its member");
   await shot(page, "10-group-form");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.goto(base + "/admin/api");
+  await shot(page, "11-tokens-dark");
 
   const all = errors.concat(editorErrors);
   if (all.length > 0) fail(`errors: ${all.join("; ")}`);
