@@ -3,7 +3,7 @@
 //! only, as the admin API's `Access` area.
 
 use super::access_forms::{role_name, role_options, FieldErrors, Paged};
-use super::controls::when;
+use super::controls::{field, when};
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
@@ -54,7 +54,7 @@ fn text_field(
     errors: &FieldErrors,
     kind: &str,
 ) -> Markup {
-    super::controls::field(
+    field(
         id,
         label,
         errors.at(id),
@@ -66,7 +66,7 @@ fn text_field(
 }
 
 fn role_field(id: &str, current: Option<i64>, errors: &FieldErrors) -> Markup {
-    super::controls::field(
+    field(
         id,
         "Root role",
         errors.at(id),
@@ -180,7 +180,7 @@ fn new_user_page(who: &SignedIn, form: &FormFields, error: Option<&ApiError>) ->
                 (text_field("user-name", "Name", "name", &form.text("name"), &errors, "text"))
                 (text_field("user-email", "Email", "email", &form.text("email"), &errors, "email"))
                 (role_field("user-role", role, &errors))
-                (super::controls::field("user-password", "Password", errors.at("user-password"),
+                (field("user-password", "Password", errors.at("user-password"),
                     Some("At least 8 characters; empty: the user cannot sign in with a password yet"), html! {
                     input #user-password type="password" name="password" autocomplete="new-password"
                         aria-describedby="user-password-hint user-password-error";
@@ -321,11 +321,11 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
                 (password_errors.general())
                 form.form-narrow method="post" action=(format!("{base}/password")) {
                     input type="hidden" name="csrf" value=(who.csrf);
-                    (super::controls::field("reset-password", "New password", password_errors.at("reset-password"), None, html! {
+                    (field("reset-password", "New password", password_errors.at("reset-password"), None, html! {
                         input #reset-password type="password" name="password" autocomplete="new-password" required
                             aria-describedby="reset-password-error";
                     }))
-                    (super::controls::field("reset-confirm", "Confirm password", password_errors.at("reset-confirm"), None, html! {
+                    (field("reset-confirm", "Confirm password", password_errors.at("reset-confirm"), None, html! {
                         input #reset-confirm type="password" name="confirmPassword" autocomplete="new-password" required
                             aria-describedby="reset-confirm-error";
                     }))
