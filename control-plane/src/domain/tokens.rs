@@ -281,13 +281,46 @@ pub async fn update(tx: &mut WriteTx, secret: &str, input: UpdateApiToken) -> Re
     Ok(())
 }
 
+/// A token as the admin UI lists it: the API's view (no secret) and the SHA-256 of its secret, which names
+/// the token in the UI's revoke form (a hash is no credential: every API token is looked up by it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedToken {
+    pub secret_hash: String,
+    pub token: ApiToken,
+}
+
+/// Every token with the hash of its secret, newest first.
+pub async fn list_with_hashes(conn: &mut AnyConnection) -> Result<Vec<ListedToken>, ApiError> {
+    Ok(token_store::list(conn)
+        .await?
+        .into_iter()
+        .rev()
+        .map(|row| ListedToken {
+            secret_hash: row.secret_hash.clone(),
+            token: view(row, None),
+        })
+        .collect())
+}
+
+/// The token whose secret has this SHA-256 (hex), without its secret; 404 if there is none.
+pub async fn by_hash(conn: &mut AnyConnection, secret_hash: &str) -> Result<ApiToken, ApiError> {
+    token_store::get_by_hash(conn, secret_hash)
+        .await?
+        .map(|row| view(row, None))
+        .ok_or_else(|| ApiError::not_found("There is no such API token (was it revoked?)"))
+}
+
 /// Deletes the token with this secret; an unknown secret changes nothing (spec endpoint 13).
 pub async fn delete(tx: &mut WriteTx, secret: &str) -> Result<(), ApiError> {
-    let hash = sha256_hex(secret);
-    let Some(row) = token_store::get_by_hash(tx.conn(), &hash).await? else {
+    delete_by_hash(tx, &sha256_hex(secret)).await
+}
+
+/// Deletes the token whose secret has this SHA-256 (the UI's revoke); an unknown hash changes nothing.
+pub async fn delete_by_hash(tx: &mut WriteTx, hash: &str) -> Result<(), ApiError> {
+    let Some(row) = token_store::get_by_hash(tx.conn(), hash).await? else {
         return Ok(());
     };
-    token_store::delete(tx.conn(), &hash).await?;
+    token_store::delete(tx.conn(), hash).await?;
     let before = view(row, None);
     tx.record(NewEvent {
         event_type: EventType::ApiTokenDeleted.as_str(),

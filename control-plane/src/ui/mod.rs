@@ -7,15 +7,20 @@
 //! or a redirect. Every answer carries a Content-Security-Policy of `default-src 'self'`: the stylesheet and
 //! the one small script module come from the binary ([`assets`]), nothing from elsewhere.
 
+pub mod access_forms;
+pub mod api_tokens;
 pub mod assets;
 pub mod controls;
 pub mod flag;
 pub mod flags;
+pub mod groups;
 pub mod lists;
 pub mod page;
+pub mod profile;
 pub mod session;
 pub mod sign_in;
 pub mod strategy_form;
+pub mod users;
 pub mod variant_editor;
 
 use crate::http::state::AppState;
@@ -119,6 +124,36 @@ pub fn router() -> Router<Arc<AppState>> {
 /// Part 2, access: API tokens, users, groups, the signed-in user's profile.
 fn access_router() -> Router<Arc<AppState>> {
     Router::new()
+        .route("/admin/api", get(api_tokens::list).post(api_tokens::create))
+        .route(
+            "/admin/api/{hash}/revoke",
+            get(api_tokens::confirm_revoke).post(api_tokens::revoke),
+        )
+        .route("/admin/users", get(users::list))
+        .route(
+            "/admin/users/create",
+            get(users::new_user).post(users::create),
+        )
+        .route("/admin/users/{id}", get(users::edit).post(users::update))
+        .route("/admin/users/{id}/password", post(users::reset_password))
+        .route(
+            "/admin/users/{id}/delete",
+            get(users::confirm_delete).post(users::delete),
+        )
+        .route("/admin/groups", get(groups::list))
+        .route(
+            "/admin/groups/create",
+            get(groups::new_group).post(groups::create),
+        )
+        .route("/admin/groups/{id}", get(groups::edit).post(groups::update))
+        .route(
+            "/admin/groups/{id}/delete",
+            get(groups::confirm_delete).post(groups::delete),
+        )
+        .route("/profile", get(profile::page))
+        .route("/profile/tokens", post(profile::create_token))
+        .route("/profile/tokens/{id}/revoke", post(profile::revoke_token))
+        .route("/profile/password", post(profile::change_password))
 }
 
 /// Part 2, configuration: projects, environments, context fields, strategy definitions, settings.

@@ -64,3 +64,20 @@ for (const list of document.querySelectorAll("[data-strategies]")) {
     });
   }
 }
+
+// A button marked data-copy copies the read-only field it names (a new token's secret) to the clipboard and
+// says so; without the clipboard the field's text is selected for the person to copy.
+for (const button of document.querySelectorAll("button[data-copy]")) {
+  button.addEventListener("click", async () => {
+    const field = document.getElementById(button.dataset.copy);
+    if (!field) return;
+    const status = button.closest(".field")?.querySelector(".copy-status");
+    try {
+      await navigator.clipboard.writeText(field.value);
+      if (status) status.textContent = "Copied to the clipboard.";
+    } catch (_) {
+      field.select();
+      if (status) status.textContent = "Select and copy the secret (the clipboard is not available).";
+    }
+  });
+}

@@ -1,0 +1,365 @@
+//! `/admin/api`: the API tokens (name, type, environment, projects, created, expiry; never a secret), the
+//! create form (the new secret shown once, in a read-only field with a Copy button), and revoking a token
+//! after a confirmation page. Admins only, as the admin API's `Access` area: anyone else gets its 403 page.
+
+use super::access_forms::{FieldErrors, Paged};
+use super::controls::{field, when};
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{InAccess, SignedIn, UiWrite};
+use crate::domain::access::Area;
+use crate::domain::tokens::{self, ApiToken, CreateApiToken, ListedToken};
+use crate::domain::{environments, projects};
+use crate::http::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup};
+use serde::Deserialize;
+use std::sync::Arc;
+use vexil_shared::ApiError;
+
+/// The token types the form offers, with what each is for.
+const TOKEN_TYPES: [(&str, &str); 4] = [
+    ("client", "Client (server-side SDKs)"),
+    ("frontend", "Frontend (browser and mobile SDKs)"),
+    ("admin", "Admin (the admin API)"),
+    ("edge", "Edge (an edge's channel to the control plane)"),
+];
+
+/// The list's query: a page, and the notice of a write just done.
+#[derive(Debug, Default, Deserialize)]
+pub struct TokensQuery {
+    pub page: Option<usize>,
+    pub notice: Option<String>,
+}
+
+/// What the create form holds.
+#[derive(Debug)]
+struct TokenDraft {
+    name: String,
+    token_type: String,
+    environment: String,
+    projects: Vec<String>,
+}
+
+impl Default for TokenDraft {
+    fn default() -> Self {
+        TokenDraft {
+            name: String::new(),
+            token_type: "client".to_owned(),
+            environment: "development".to_owned(),
+            projects: vec!["*".to_owned()],
+        }
+    }
+}
+
+/// Everything the tokens page draws besides the list.
+struct TokensView<'a> {
+    draft: &'a TokenDraft,
+    error: Option<&'a ApiError>,
+    created: Option<&'a ApiToken>,
+    page: Option<usize>,
+    notice: Option<&'a str>,
+}
+
+fn projects_text(projects: &[String]) -> String {
+    if projects.iter().any(|project| project == "*") {
+        "All projects".to_owned()
+    } else {
+        projects.join(", ")
+    }
+}
+
+async fn tokens_page(
+    state: &AppState,
+    who: &SignedIn,
+    view: TokensView<'_>,
+    status: StatusCode,
+) -> Response {
+    let shell = who.shell(Nav::ApiTokens, "default");
+    if let Err(error) = who.authorize(true, Area::Access) {
+        return UiError::new(error, &shell).into_response();
+    }
+    let loaded = async {
+        let mut conn = state.store.read().await?;
+        let list = tokens::list_with_hashes(&mut conn).await?;
+        let environments = environments::list(&mut conn).await?.environments;
+        let projects = projects::list(&mut conn).await?.projects;
+        Ok::<_, ApiError>((list, environments, projects))
+    }
+    .await;
+    let (list, environments, all_projects) = match loaded {
+        Ok(loaded) => loaded,
+        Err(error) => return UiError::new(error, &shell).into_response(),
+    };
+    let paged = Paged::new(view.page, list.len());
+    let errors = FieldErrors::of(
+        view.error,
+        &[
+            ("tokenName", "token-name"),
+            ("type", "token-type"),
+            ("environment", "token-environment"),
+            ("projects", "token-projects"),
+        ],
+        "token-name",
+    );
+    let draft = view.draft;
+    let markup = shell.render(
+        "API tokens",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "API tokens" }
+                    p.subtitle { "Secrets SDKs, edges and scripts use. A secret is shown once, when its token is created." }
+                }
+            }
+            @if view.notice == Some("revoked") {
+                p.notice role="status" { "The token was revoked: it stops working on every edge within seconds." }
+            }
+            @if let Some(created) = view.created {
+                (created_card(created))
+            }
+            section.card.access aria-labelledby="new-token-title" {
+                h2 #new-token-title { "New token" }
+                (errors.general())
+                form.form-narrow method="post" action=(who.link("/admin/api")) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    (field("token-name", "Token name", errors.at("token-name"), None, html! {
+                        input #token-name type="text" name="name" value=(draft.name) required maxlength="100"
+                            aria-describedby="token-name-error";
+                    }))
+                    (field("token-type", "Token type", errors.at("token-type"), None, html! {
+                        select #token-type name="type" aria-describedby="token-type-error" {
+                            @for (value, text) in TOKEN_TYPES {
+                                option value=(value) selected[draft.token_type == value] { (text) }
+                            }
+                        }
+                    }))
+                    (field("token-environment", "Environment", errors.at("token-environment"),
+                        Some("Admin tokens are for all environments; an edge token may be for one or all"), html! {
+                        select #token-environment name="environment" aria-describedby="token-environment-hint token-environment-error" {
+                            option value="*" selected[draft.environment == "*"] { "All environments" }
+                            @for environment in &environments {
+                                option value=(environment.name) selected[draft.environment == environment.name] { (environment.name) }
+                            }
+                        }
+                    }))
+                    (field("token-projects", "Projects", errors.at("token-projects"),
+                        Some("Client and frontend tokens; pick several with Ctrl or Shift"), html! {
+                        select #token-projects name="projects" multiple size=(all_projects.len().clamp(1, 5) + 1)
+                            aria-describedby="token-projects-hint token-projects-error" {
+                            option value="*" selected[draft.projects.iter().any(|p| p == "*")] { "All projects" }
+                            @for project in &all_projects {
+                                option value=(project.id) selected[draft.projects.contains(&project.id)] { (project.name) }
+                            }
+                        }
+                    }))
+                    div.actions {
+                        button.primary type="submit" { "Create token" }
+                    }
+                }
+            }
+            @if list.is_empty() {
+                div.empty { p { "No API tokens yet." } }
+            } @else {
+                (token_table(who, paged.slice(&list)))
+                (paged.pager(|page| who.link(&format!("/admin/api?page={page}"))))
+            }
+        },
+    );
+    who.finish(Page { status, markup })
+}
+
+/// The new token's secret, once: a read-only field and a Copy button (`vexil.js` copies it).
+fn created_card(created: &ApiToken) -> Markup {
+    html! {
+        section.card.access.token-created aria-labelledby="created-title" {
+            h2 #created-title { "Token " (created.token_name) " created" }
+            p { "Copy the secret now: it is not shown again." }
+            div.field {
+                label for="token-secret" { "Secret" }
+                div.secret-line {
+                    input #token-secret type="text" readonly value=(created.secret.as_deref().unwrap_or_default())
+                        spellcheck="false" autocomplete="off";
+                    button type="button" data-copy="token-secret" { "Copy" }
+                }
+                p.hint.copy-status aria-live="polite" {}
+            }
+        }
+    }
+}
+
+fn token_table(who: &SignedIn, rows: &[ListedToken]) -> Markup {
+    html! {
+        div.table-wrap {
+            table {
+                thead { tr {
+                    th scope="col" { "Name and type" }
+                    th scope="col" { "Environment" }
+                    th.hide-narrow scope="col" { "Projects" }
+                    th.hide-narrow scope="col" { "Created" }
+                    th.hide-narrow scope="col" { "Expires" }
+                    th scope="col" { "Actions" }
+                } }
+                tbody {
+                    @for row in rows {
+                        @let token = &row.token;
+                        tr {
+                            td.flag-name {
+                                strong { (token.token_name) }
+                                span.cell-badge { span.badge { (token.token_type) } }
+                            }
+                            td { @if token.environment == "*" { "All" } @else { (token.environment) } }
+                            td.hide-narrow { (projects_text(&token.projects)) }
+                            td.hide-narrow { (when(&token.created_at)) }
+                            td.hide-narrow {
+                                @match &token.expires_at {
+                                    Some(at) => { (when(at)) }
+                                    None => { span.muted { "never" } }
+                                }
+                            }
+                            td {
+                                form.inline method="get" action=(who.link(&format!("/admin/api/{}/revoke", row.secret_hash))) {
+                                    button.danger type="submit" aria-label=(format!("Revoke {}", token.token_name)) { "Revoke" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `GET /admin/api`.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Query(query): Query<TokensQuery>,
+) -> Response {
+    let draft = TokenDraft::default();
+    let view = TokensView {
+        draft: &draft,
+        error: None,
+        created: None,
+        page: query.page,
+        notice: query.notice.as_deref(),
+    };
+    tokens_page(&state, &who, view, StatusCode::OK).await
+}
+
+/// `POST /admin/api`: the token is created and the page answers with its secret (never in a URL).
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    UiWrite { who, form, .. }: UiWrite<InAccess>,
+) -> Response {
+    let draft = TokenDraft {
+        name: form.text("name").trim().to_owned(),
+        token_type: form.text("type"),
+        environment: form.text("environment"),
+        projects: form
+            .all("projects")
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+    };
+    let input = CreateApiToken {
+        token_name: draft.name.clone(),
+        token_type: draft.token_type.clone(),
+        environment: Some(draft.environment.clone()).filter(|env| !env.is_empty()),
+        project: None,
+        projects: Some(draft.projects.clone()),
+        expires_at: None,
+    };
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        let token = tokens::create(&mut tx, input, &state.limits).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(token)
+    }
+    .await;
+    match done {
+        Ok(token) => {
+            let fresh = TokenDraft::default();
+            let view = TokensView {
+                draft: &fresh,
+                error: None,
+                created: Some(&token),
+                page: None,
+                notice: None,
+            };
+            tokens_page(&state, &who, view, StatusCode::CREATED).await
+        }
+        Err(error) if matches!(error.kind.status(), 400 | 409) => {
+            let status =
+                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            let view = TokensView {
+                draft: &draft,
+                error: Some(&error),
+                created: None,
+                page: None,
+                notice: None,
+            };
+            tokens_page(&state, &who, view, status).await
+        }
+        Err(error) => UiError::new(error, &who.shell(Nav::ApiTokens, "default")).into_response(),
+    }
+}
+
+/// `GET /admin/api/<hash>/revoke`: what the token is, and a button that revokes it.
+pub async fn confirm_revoke(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(hash): Path<String>,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::ApiTokens, "default");
+    let fail = |error: ApiError| UiError::new(error, &shell);
+    who.authorize(false, Area::Access).map_err(fail)?;
+    let token = {
+        let mut conn = state.store.read().await.map_err(|e| fail(e.into()))?;
+        tokens::by_hash(&mut conn, &hash).await.map_err(fail)?
+    };
+    let back = who.link("/admin/api");
+    let markup = shell.render(
+        "Revoke token",
+        html! {
+            section.card.form-narrow aria-labelledby="revoke-title" {
+                h1 #revoke-title { "Revoke " (token.token_name) "?" }
+                dl.meta {
+                    dt { "Type" } dd { (token.token_type) }
+                    dt { "Environment" } dd { @if token.environment == "*" { "All" } @else { (token.environment) } }
+                    dt { "Projects" } dd { (projects_text(&token.projects)) }
+                    dt { "Created" } dd { (when(&token.created_at)) }
+                }
+                p { "Every SDK, edge or script using this token is refused from then on. This cannot be undone." }
+                form method="post" action=(who.link(&format!("/admin/api/{hash}/revoke"))) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    div.actions {
+                        button.primary.danger type="submit" { "Revoke token" }
+                        a href=(back) { "Cancel" }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `POST /admin/api/<hash>/revoke`.
+pub async fn revoke(
+    State(state): State<Arc<AppState>>,
+    Path(hash): Path<String>,
+    UiWrite { who, .. }: UiWrite<InAccess>,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        tokens::delete_by_hash(&mut tx, &hash).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/admin/api?notice=revoked")),
+        Err(error) => UiError::new(error, &who.shell(Nav::ApiTokens, "default")).into_response(),
+    }
+}

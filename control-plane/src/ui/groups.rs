@@ -1,0 +1,380 @@
+//! `/admin/groups`: the user groups (name, root role, members), a new group, a group's page (details, root
+//! role given to every member, members as checkboxes) and delete after a confirmation. Admins only, as the
+//! admin API's `Access` area.
+
+use super::access_forms::{role_name, FieldErrors};
+use super::controls::field;
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{FormFields, InAccess, SignedIn, UiWrite};
+use super::users::display_name;
+use crate::domain::access::Area;
+use crate::domain::groups::{self, Group, MemberReference, UserReference, WriteGroup};
+use crate::domain::roles::{RoleReference, RootRole};
+use crate::domain::users::{self, User};
+use crate::http::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup};
+use serde::Deserialize;
+use std::sync::Arc;
+use vexil_shared::ApiError;
+
+/// The list's query: the notice of a write just done.
+#[derive(Debug, Default, Deserialize)]
+pub struct GroupsQuery {
+    pub notice: Option<String>,
+}
+
+fn notice_text(code: Option<&str>) -> Option<&'static str> {
+    match code? {
+        "saved" => Some("The group was saved."),
+        "deleted" => Some("The group was deleted; its members keep their own root roles."),
+        _ => None,
+    }
+}
+
+fn fail(who: &SignedIn) -> impl Fn(ApiError) -> UiError + '_ {
+    move |error| UiError::new(error, &who.shell(Nav::Groups, "default"))
+}
+
+/// `GET /admin/groups`.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Query(query): Query<GroupsQuery>,
+) -> Result<Response, UiError> {
+    who.authorize(true, Area::Access).map_err(fail(&who))?;
+    let all = async {
+        let mut conn = state.store.read().await?;
+        groups::list(&mut conn).await
+    }
+    .await
+    .map_err(fail(&who))?
+    .groups;
+    let markup = who.shell(Nav::Groups, "default").render(
+        "Groups",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Groups" }
+                    p.subtitle { "Sets of users; a group's root role applies to every member (the highest role wins)." }
+                }
+                a.button.primary href=(who.link("/admin/groups/create")) { "New group" }
+            }
+            @if let Some(text) = notice_text(query.notice.as_deref()) {
+                p.notice role="status" { (text) }
+            }
+            @if all.is_empty() {
+                div.empty { p { "No groups yet." } }
+            } @else {
+                div.table-wrap {
+                    table {
+                        thead { tr {
+                            th scope="col" { "Name" }
+                            th scope="col" { "Root role" }
+                            th scope="col" { "Members" }
+                            th scope="col" { "Actions" }
+                        } }
+                        tbody {
+                            @for group in &all {
+                                tr {
+                                    td.flag-name {
+                                        strong { (group.name) }
+                                        @if let Some(description) = group.description.as_deref().filter(|d| !d.is_empty()) {
+                                            p.desc { (description) }
+                                        }
+                                    }
+                                    td {
+                                        @match group.root_role {
+                                            Some(role) => { (role_name(role)) }
+                                            None => { span.muted { "none" } }
+                                        }
+                                    }
+                                    td {
+                                        @if group.users.is_empty() {
+                                            span.muted { "no members" }
+                                        } @else {
+                                            (group.users.iter().map(|member| display_name(&member.user)).collect::<Vec<_>>().join(", "))
+                                        }
+                                    }
+                                    td {
+                                        a.button href=(who.link(&format!("/admin/groups/{}", group.id)))
+                                            aria-label=(format!("Edit {}", group.name)) { "Edit" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// What the group form holds.
+struct GroupDraft {
+    name: String,
+    description: String,
+    root_role: Option<i64>,
+    members: Vec<i64>,
+}
+
+impl GroupDraft {
+    fn of(group: &Group) -> GroupDraft {
+        GroupDraft {
+            name: group.name.clone(),
+            description: group.description.clone().unwrap_or_default(),
+            root_role: group.root_role,
+            members: group.users.iter().map(|member| member.user.id).collect(),
+        }
+    }
+
+    fn from_form(form: &FormFields) -> GroupDraft {
+        GroupDraft {
+            name: form.text("name"),
+            description: form.text("description"),
+            root_role: form.text("rootRole").parse().ok(),
+            members: form
+                .all("member")
+                .into_iter()
+                .filter_map(|id| id.parse().ok())
+                .collect(),
+        }
+    }
+
+    /// The API's body, keeping `mappings_sso` (the UI does not edit them).
+    fn to_write(&self, mappings_sso: Vec<String>) -> WriteGroup {
+        WriteGroup {
+            name: self.name.clone(),
+            description: Some(self.description.clone()).filter(|text| !text.trim().is_empty()),
+            mappings_sso: Some(mappings_sso),
+            root_role: self.root_role.map(RoleReference::Id),
+            users: Some(
+                self.members
+                    .iter()
+                    .map(|&id| MemberReference {
+                        user: UserReference { id },
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+fn group_form(
+    who: &SignedIn,
+    id: Option<i64>,
+    draft: &GroupDraft,
+    all_users: &[User],
+    error: Option<&ApiError>,
+) -> Markup {
+    let errors = FieldErrors::of(
+        error,
+        &[
+            ("name", "group-name"),
+            ("rootRole", "group-role"),
+            ("users", "group-members"),
+        ],
+        "group-name",
+    );
+    let heading = if id.is_some() {
+        "Edit group"
+    } else {
+        "New group"
+    };
+    let action = match id {
+        Some(id) => who.link(&format!("/admin/groups/{id}")),
+        None => who.link("/admin/groups/create"),
+    };
+    who.shell(Nav::Groups, "default").render(
+        heading,
+        html! {
+            div.page-head { div { h1 { (heading) } p.subtitle { a href=(who.link("/admin/groups")) { "← Groups" } } } }
+            (errors.general())
+            form.form-narrow method="post" action=(action) {
+                input type="hidden" name="csrf" value=(who.csrf);
+                (field("group-name", "Name", errors.at("group-name"), None, html! {
+                    input #group-name type="text" name="name" value=(draft.name) required maxlength="100"
+                        aria-describedby="group-name-error";
+                }))
+                (field("group-description", "Description", None, None, html! {
+                    textarea #group-description name="description" rows="2" { (draft.description) }
+                }))
+                (field("group-role", "Root role", errors.at("group-role"), Some("Given to every member; none: members keep their own"), html! {
+                    select #group-role name="rootRole" aria-describedby="group-role-hint group-role-error" {
+                        option value="" selected[draft.root_role.is_none()] { "None" }
+                        @for role in RootRole::ALL {
+                            option value=(role.id()) selected[draft.root_role == Some(role.id())] { (role.name()) }
+                        }
+                    }
+                }))
+                fieldset.members #group-members {
+                    legend { "Members" }
+                    @if all_users.is_empty() {
+                        p.muted { "No users yet." }
+                    }
+                    @for user in all_users {
+                        @let box_id = format!("member-{}", user.id);
+                        div.check {
+                            input id=(box_id) type="checkbox" name="member" value=(user.id)
+                                checked[draft.members.contains(&user.id)];
+                            label for=(box_id) { (display_name(user)) }
+                        }
+                    }
+                    p.field-error aria-live="polite" { @if let Some(message) = errors.at("group-members") { (message) } }
+                }
+                div.actions {
+                    button.primary type="submit" { "Save group" }
+                    a href=(who.link("/admin/groups")) { "Cancel" }
+                    @if let Some(id) = id {
+                        a.button.danger href=(who.link(&format!("/admin/groups/{id}/delete"))) { "Delete group" }
+                    }
+                }
+            }
+        },
+    )
+}
+
+async fn all_users(state: &AppState) -> Result<Vec<User>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(users::list(&mut conn).await?.users)
+}
+
+/// `GET /admin/groups/create`.
+pub async fn new_group(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+) -> Result<Response, UiError> {
+    who.authorize(false, Area::Access).map_err(fail(&who))?;
+    let everyone = all_users(&state).await.map_err(fail(&who))?;
+    let draft = GroupDraft {
+        name: String::new(),
+        description: String::new(),
+        root_role: None,
+        members: Vec::new(),
+    };
+    let markup = group_form(&who, None, &draft, &everyone, None);
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `GET /admin/groups/<id>`.
+pub async fn edit(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(id): Path<i64>,
+) -> Result<Response, UiError> {
+    who.authorize(false, Area::Access).map_err(fail(&who))?;
+    let (group, everyone) = async {
+        let mut conn = state.store.read().await?;
+        let group = groups::get(&mut conn, id).await?;
+        Ok::<_, ApiError>((group, users::list(&mut conn).await?.users))
+    }
+    .await
+    .map_err(fail(&who))?;
+    let markup = group_form(&who, Some(id), &GroupDraft::of(&group), &everyone, None);
+    Ok(who.finish(Page::ok(markup)))
+}
+
+async fn save(
+    state: &AppState,
+    who: &SignedIn,
+    id: Option<i64>,
+    form: &FormFields,
+) -> Result<Response, UiError> {
+    let draft = GroupDraft::from_form(form);
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        match id {
+            Some(id) => {
+                let mappings = groups::get(tx.conn(), id).await?.mappings_sso;
+                groups::replace(&mut tx, id, draft.to_write(mappings)).await?;
+            }
+            None => drop(groups::create(&mut tx, draft.to_write(Vec::new())).await?),
+        }
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => Ok(see_other(&who.link("/admin/groups?notice=saved"))),
+        Err(error) if matches!(error.kind.status(), 400 | 409) => {
+            let everyone = all_users(state).await.map_err(fail(who))?;
+            let status =
+                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            let markup = group_form(who, id, &draft, &everyone, Some(&error));
+            Ok(who.finish(Page { status, markup }))
+        }
+        Err(error) => Err(fail(who)(error)),
+    }
+}
+
+/// `POST /admin/groups/create`.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    UiWrite { who, form, .. }: UiWrite<InAccess>,
+) -> Result<Response, UiError> {
+    save(&state, &who, None, &form).await
+}
+
+/// `POST /admin/groups/<id>`.
+pub async fn update(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    UiWrite { who, form, .. }: UiWrite<InAccess>,
+) -> Result<Response, UiError> {
+    save(&state, &who, Some(id), &form).await
+}
+
+/// `GET /admin/groups/<id>/delete`: a confirmation.
+pub async fn confirm_delete(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(id): Path<i64>,
+) -> Result<Response, UiError> {
+    who.authorize(false, Area::Access).map_err(fail(&who))?;
+    let group = async {
+        let mut conn = state.store.read().await?;
+        groups::get(&mut conn, id).await
+    }
+    .await
+    .map_err(fail(&who))?;
+    let back = who.link(&format!("/admin/groups/{id}"));
+    let markup = who.shell(Nav::Groups, "default").render(
+        "Delete group",
+        html! {
+            section.card.form-narrow aria-labelledby="delete-title" {
+                h1 #delete-title { "Delete " (group.name) "?" }
+                p { "Its " (group.user_count) " members leave it and lose the root role it gave them. This cannot be undone." }
+                form method="post" action=(format!("{back}/delete")) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    div.actions {
+                        button.primary.danger type="submit" { "Confirm delete" }
+                        a href=(back) { "Cancel" }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `POST /admin/groups/<id>/delete`.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    UiWrite { who, .. }: UiWrite<InAccess>,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        groups::delete(&mut tx, id).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/admin/groups?notice=deleted")),
+        Err(error) => fail(&who)(error).into_response(),
+    }
+}

@@ -1,0 +1,501 @@
+//! `/admin/users`: the users (paged), a new user (username, name, e-mail, root role, password), a user's page
+//! (details and root role, a password reset that ends their sessions, delete after a confirmation). Admins
+//! only, as the admin API's `Access` area.
+
+use super::access_forms::{role_name, role_options, FieldErrors, Paged};
+use super::controls::{field, when};
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{FormFields, InAccess, SignedIn, UiWrite};
+use crate::domain::access::Area;
+use crate::domain::roles::RoleReference;
+use crate::domain::user_admin::{self, NewPassword};
+use crate::domain::users::{self, CreateUser, UpdateUser, User};
+use crate::http::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup};
+use serde::Deserialize;
+use std::sync::Arc;
+use vexil_shared::ApiError;
+
+/// The list's query: a page, and the notice of a write just done.
+#[derive(Debug, Default, Deserialize)]
+pub struct UsersQuery {
+    pub page: Option<usize>,
+    pub notice: Option<String>,
+}
+
+/// The words of a notice code (an unknown code shows nothing, so no link can put words on a page).
+fn notice_text(code: Option<&str>) -> Option<&'static str> {
+    match code? {
+        "created" => Some("The user was created."),
+        "deleted" => Some("The user was deleted, with their sessions and personal access tokens."),
+        "saved" => Some("The user was saved."),
+        "password" => Some("The password was set; every session of the user has ended."),
+        _ => None,
+    }
+}
+
+/// How a user is named on a page.
+pub fn display_name(user: &User) -> String {
+    user.name
+        .clone()
+        .or(user.username.clone())
+        .or(user.email.clone())
+        .unwrap_or_else(|| format!("User {}", user.id))
+}
+
+fn text_field(
+    id: &str,
+    label: &str,
+    name: &str,
+    value: &str,
+    errors: &FieldErrors,
+    kind: &str,
+) -> Markup {
+    field(
+        id,
+        label,
+        errors.at(id),
+        None,
+        html! {
+            input id=(id) type=(kind) name=(name) value=(value) aria-describedby=(format!("{id}-error"));
+        },
+    )
+}
+
+fn role_field(id: &str, current: Option<i64>, errors: &FieldErrors) -> Markup {
+    field(
+        id,
+        "Root role",
+        errors.at(id),
+        None,
+        html! {
+            select id=(id) name="rootRole" aria-describedby=(format!("{id}-error")) { (role_options(current)) }
+        },
+    )
+}
+
+/// An error as a page of the users' section.
+fn fail(who: &SignedIn) -> impl Fn(ApiError) -> UiError + '_ {
+    move |error| UiError::new(error, &who.shell(Nav::Users, "default"))
+}
+
+/// `GET /admin/users`.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Query(query): Query<UsersQuery>,
+) -> Result<Response, UiError> {
+    who.authorize(true, Area::Access).map_err(fail(&who))?;
+    let shell = who.shell(Nav::Users, "default");
+    let all = async {
+        let mut conn = state.store.read().await?;
+        users::list(&mut conn).await
+    }
+    .await
+    .map_err(|error| UiError::new(error, &shell))?
+    .users;
+    let paged = Paged::new(query.page, all.len());
+    let markup = shell.render(
+        "Users",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Users" }
+                    p.subtitle { "People who sign in, with their root role (a group may give a higher one)." }
+                }
+                a.button.primary href=(who.link("/admin/users/create")) { "New user" }
+            }
+            @if let Some(text) = notice_text(query.notice.as_deref()) {
+                p.notice role="status" { (text) }
+            }
+            @if all.is_empty() {
+                div.empty { p { "No users yet: the instance is used with tokens only." } }
+            } @else {
+                div.table-wrap {
+                    table {
+                        thead { tr {
+                            th scope="col" { "Name" }
+                            th.hide-narrow scope="col" { "Username" }
+                            th.hide-narrow scope="col" { "Email" }
+                            th scope="col" { "Root role" }
+                            th.hide-narrow scope="col" { "Last sign-in" }
+                            th scope="col" { "Actions" }
+                        } }
+                        tbody {
+                            @for user in paged.slice(&all) {
+                                @let name = display_name(user);
+                                tr {
+                                    td.flag-name { strong { (name) } }
+                                    td.hide-narrow { (user.username.as_deref().unwrap_or_default()) }
+                                    td.hide-narrow { (user.email.as_deref().unwrap_or_default()) }
+                                    td { (role_name(user.root_role)) }
+                                    td.hide-narrow {
+                                        @match &user.seen_at {
+                                            Some(at) => { (when(at)) }
+                                            None => { span.muted { "never" } }
+                                        }
+                                    }
+                                    td {
+                                        a.button href=(who.link(&format!("/admin/users/{}", user.id)))
+                                            aria-label=(format!("Edit {name}")) { "Edit" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                (paged.pager(|page| who.link(&format!("/admin/users?page={page}"))))
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+fn new_user_page(who: &SignedIn, form: &FormFields, error: Option<&ApiError>) -> Markup {
+    let errors = FieldErrors::of(
+        error,
+        &[
+            ("username", "user-username"),
+            ("email", "user-email"),
+            ("rootRole", "user-role"),
+            ("password", "user-password"),
+        ],
+        "user-username",
+    );
+    let role = form
+        .get("rootRole")
+        .and_then(|id| id.parse().ok())
+        .or(Some(3));
+    who.shell(Nav::Users, "default").render(
+        "New user",
+        html! {
+            div.page-head { div { h1 { "New user" } p.subtitle { a href=(who.link("/admin/users")) { "← Users" } } } }
+            (errors.general())
+            form.form-narrow method="post" action=(who.link("/admin/users/create")) {
+                input type="hidden" name="csrf" value=(who.csrf);
+                (text_field("user-username", "Username", "username", &form.text("username"), &errors, "text"))
+                (text_field("user-name", "Name", "name", &form.text("name"), &errors, "text"))
+                (text_field("user-email", "Email", "email", &form.text("email"), &errors, "email"))
+                (role_field("user-role", role, &errors))
+                (field("user-password", "Password", errors.at("user-password"),
+                    Some("At least 8 characters; empty: the user cannot sign in with a password yet"), html! {
+                    input #user-password type="password" name="password" autocomplete="new-password"
+                        aria-describedby="user-password-hint user-password-error";
+                }))
+                div.actions {
+                    button.primary type="submit" { "Create user" }
+                    a href=(who.link("/admin/users")) { "Cancel" }
+                }
+            }
+        },
+    )
+}
+
+/// `GET /admin/users/create`.
+pub async fn new_user(who: SignedIn) -> Result<Response, UiError> {
+    who.authorize(false, Area::Access).map_err(fail(&who))?;
+    let markup = new_user_page(&who, &FormFields::default(), None);
+    Ok(who.finish(Page::ok(markup)))
+}
+
+fn role_of(form: &FormFields) -> RoleReference {
+    match form.text("rootRole").parse() {
+        Ok(id) => RoleReference::Id(id),
+        Err(_) => RoleReference::Name(form.text("rootRole")),
+    }
+}
+
+fn optional(form: &FormFields, name: &str) -> Option<String> {
+    Some(form.text(name)).filter(|text| !text.trim().is_empty())
+}
+
+/// `POST /admin/users/create`.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    UiWrite { who, form, .. }: UiWrite<InAccess>,
+) -> Response {
+    let input = CreateUser {
+        username: optional(&form, "username"),
+        email: optional(&form, "email"),
+        name: optional(&form, "name"),
+        password: None,
+        root_role: role_of(&form),
+    };
+    let done = async {
+        // Hashing is slow on purpose: done before the write starts, as the API does.
+        let password_hash = match optional(&form, "password") {
+            Some(password) => Some(users::hash_password(&state.password_work, password).await?),
+            None => None,
+        };
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        users::create(&mut tx, input, password_hash).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/admin/users?notice=created")),
+        Err(error) if matches!(error.kind.status(), 400 | 409) => {
+            let status =
+                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            let markup = new_user_page(&who, &form, Some(&error));
+            who.finish(Page { status, markup })
+        }
+        Err(error) => UiError::new(error, &who.shell(Nav::Users, "default")).into_response(),
+    }
+}
+
+/// What a user's page shows besides the user: the form just sent and its error, and which form it was.
+struct UserPageState<'a> {
+    details: Option<(&'a FormFields, Option<&'a ApiError>)>,
+    password_error: Option<&'a ApiError>,
+    notice: Option<&'a str>,
+}
+
+fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
+    let name = display_name(user);
+    let (details, details_error) = match page.details {
+        Some((form, error)) => (
+            (
+                form.text("name"),
+                form.text("email"),
+                form.get("rootRole").and_then(|id| id.parse().ok()),
+            ),
+            error,
+        ),
+        None => (
+            (
+                user.name.clone().unwrap_or_default(),
+                user.email.clone().unwrap_or_default(),
+                Some(user.root_role),
+            ),
+            None,
+        ),
+    };
+    let errors = FieldErrors::of(
+        details_error,
+        &[("email", "user-email"), ("rootRole", "user-role")],
+        "user-email",
+    );
+    let password_errors = FieldErrors::of(
+        page.password_error,
+        &[
+            ("password", "reset-password"),
+            ("confirmPassword", "reset-confirm"),
+        ],
+        "reset-password",
+    );
+    let base = who.link(&format!("/admin/users/{}", user.id));
+    who.shell(Nav::Users, "default").render(
+        &name,
+        html! {
+            div.page-head {
+                div {
+                    h1 { (name) }
+                    p.subtitle {
+                        a href=(who.link("/admin/users")) { "← Users" }
+                        @if let Some(username) = &user.username { " · username " strong { (username) } }
+                    }
+                }
+            }
+            @if let Some(text) = notice_text(page.notice) {
+                p.notice role="status" { (text) }
+            }
+            section.card.access aria-labelledby="details-title" {
+                h2 #details-title { "Details and root role" }
+                (errors.general())
+                form.form-narrow method="post" action=(base) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    (text_field("user-name", "Name", "name", &details.0, &errors, "text"))
+                    (text_field("user-email", "Email", "email", &details.1, &errors, "email"))
+                    (role_field("user-role", details.2, &errors))
+                    div.actions { button.primary type="submit" { "Save user" } }
+                }
+            }
+            section.card.access aria-labelledby="reset-title" {
+                h2 #reset-title { "Reset password" }
+                p.muted { "Sets a new password and ends every session of the user." }
+                (password_errors.general())
+                form.form-narrow method="post" action=(format!("{base}/password")) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    (field("reset-password", "New password", password_errors.at("reset-password"), None, html! {
+                        input #reset-password type="password" name="password" autocomplete="new-password" required
+                            aria-describedby="reset-password-error";
+                    }))
+                    (field("reset-confirm", "Confirm password", password_errors.at("reset-confirm"), None, html! {
+                        input #reset-confirm type="password" name="confirmPassword" autocomplete="new-password" required
+                            aria-describedby="reset-confirm-error";
+                    }))
+                    div.actions { button type="submit" { "Set password" } }
+                }
+            }
+            section.card.access aria-labelledby="delete-title" {
+                h2 #delete-title { "Delete user" }
+                p.muted { "Deletes the user with their sessions, personal access tokens and group memberships." }
+                a.button.danger href=(format!("{base}/delete")) { "Delete user" }
+            }
+        },
+    )
+}
+
+async fn load_user(state: &AppState, who: &SignedIn, id: i64) -> Result<User, UiError> {
+    async {
+        let mut conn = state.store.read().await?;
+        users::get(&mut conn, id).await
+    }
+    .await
+    .map_err(|error| UiError::new(error, &who.shell(Nav::Users, "default")))
+}
+
+/// The query of a user's page.
+#[derive(Debug, Default, Deserialize)]
+pub struct UserQuery {
+    pub notice: Option<String>,
+}
+
+/// `GET /admin/users/<id>`.
+pub async fn edit(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(id): Path<i64>,
+    Query(query): Query<UserQuery>,
+) -> Result<Response, UiError> {
+    who.authorize(false, Area::Access).map_err(fail(&who))?;
+    let user = load_user(&state, &who, id).await?;
+    let page = UserPageState {
+        details: None,
+        password_error: None,
+        notice: query.notice.as_deref(),
+    };
+    let markup = user_page(&who, &user, page);
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `POST /admin/users/<id>`: name, e-mail and root role.
+pub async fn update(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    UiWrite { who, form, .. }: UiWrite<InAccess>,
+) -> Result<Response, UiError> {
+    let input = UpdateUser {
+        name: Some(form.text("name")),
+        email: Some(form.text("email")),
+        root_role: Some(role_of(&form)),
+    };
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        users::update(&mut tx, id, input).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => Ok(see_other(
+            &who.link(&format!("/admin/users/{id}?notice=saved")),
+        )),
+        Err(error) if matches!(error.kind.status(), 400 | 409) => {
+            let user = load_user(&state, &who, id).await?;
+            let status =
+                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            let page = UserPageState {
+                details: Some((&form, Some(&error))),
+                password_error: None,
+                notice: None,
+            };
+            let markup = user_page(&who, &user, page);
+            Ok(who.finish(Page { status, markup }))
+        }
+        Err(error) => Err(UiError::new(error, &who.shell(Nav::Users, "default"))),
+    }
+}
+
+/// `POST /admin/users/<id>/password`: the API's reset (`…/user-admin/<id>/change-password`).
+pub async fn reset_password(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    UiWrite { who, form, .. }: UiWrite<InAccess>,
+) -> Result<Response, UiError> {
+    let input = NewPassword {
+        password: form.text("password"),
+        confirm_password: Some(form.text("confirmPassword")),
+    };
+    let done = async {
+        user_admin::validate_password(&input)?;
+        let hash = users::hash_password(&state.password_work, input.password).await?;
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        user_admin::set_password(&mut tx, id, &hash).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => Ok(see_other(
+            &who.link(&format!("/admin/users/{id}?notice=password")),
+        )),
+        Err(error) if error.kind.status() == 400 => {
+            let user = load_user(&state, &who, id).await?;
+            let page = UserPageState {
+                details: None,
+                password_error: Some(&error),
+                notice: None,
+            };
+            let markup = user_page(&who, &user, page);
+            Ok(who.finish(Page {
+                status: StatusCode::BAD_REQUEST,
+                markup,
+            }))
+        }
+        Err(error) => Err(UiError::new(error, &who.shell(Nav::Users, "default"))),
+    }
+}
+
+/// `GET /admin/users/<id>/delete`: a confirmation.
+pub async fn confirm_delete(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(id): Path<i64>,
+) -> Result<Response, UiError> {
+    who.authorize(false, Area::Access).map_err(fail(&who))?;
+    let user = load_user(&state, &who, id).await?;
+    let name = display_name(&user);
+    let back = who.link(&format!("/admin/users/{id}"));
+    let markup = who.shell(Nav::Users, "default").render(
+        "Delete user",
+        html! {
+            section.card.form-narrow aria-labelledby="delete-title" {
+                h1 #delete-title { "Delete " (name) "?" }
+                p { "Their sessions, personal access tokens and group memberships go with them. This cannot be undone." }
+                form method="post" action=(format!("{back}/delete")) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    div.actions {
+                        button.primary.danger type="submit" { "Confirm delete" }
+                        a href=(back) { "Cancel" }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `POST /admin/users/<id>/delete`.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    UiWrite { who, .. }: UiWrite<InAccess>,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        users::delete(&mut tx, id).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/admin/users?notice=deleted")),
+        Err(error) => UiError::new(error, &who.shell(Nav::Users, "default")).into_response(),
+    }
+}

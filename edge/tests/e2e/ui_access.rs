@@ -1,0 +1,166 @@
+//! The admin web UI's access pages in a real browser against the real binaries: `js/access-walk.cjs`
+//! (playwright-core driving Debian's chromium, both installed by `scripts/test`) creates a frontend token in
+//! the UI, and this test uses its secret against the edge's `/api/frontend`; the walk revokes it, and the edge
+//! refuses it within seconds; an Editor created in the UI finds tokens and users not editable and changes
+//! their own password. Screenshots: `target/ui-screenshots/access-*.png`.
+
+use crate::processes::{admin, create_enabled_flag, eventually, get, Process};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+fn node_modules() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
+}
+
+/// Fails (never skips) when the browser or its driver is missing: `scripts/test` installs both.
+fn chromium() -> String {
+    let driver = node_modules().join("playwright-core/package.json");
+    assert!(
+        driver.exists(),
+        "playwright-core is missing at {}: run the tests with scripts/test, which installs it",
+        driver.display()
+    );
+    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    assert!(
+        Path::new(&path).exists(),
+        "chromium is missing at {path}: run the tests with scripts/test, which installs it"
+    );
+    path
+}
+
+/// The edge's `/api/frontend` answer to `secret`.
+async fn frontend(edge: &Process, secret: &str) -> (u16, Value) {
+    let answer = get(
+        &format!("{}/api/frontend?userId=u1", edge.base),
+        Some(secret),
+    )
+    .await;
+    (answer.status, answer.body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn access_pages_in_chromium() {
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("vexil.db").display());
+    let control_plane = Process::control_plane(&url, &[]);
+    let edge = Process::edge(&[control_plane.grpc()], &[]);
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/user-admin",
+        Some(
+            json!({"username": "alice", "password": "correct horse battery", "rootRole": "Admin"}),
+        ),
+    )
+    .await;
+    create_enabled_flag(&control_plane, "access-walk-flag").await;
+    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/access-walk.cjs");
+    let mut walk = Command::new("node")
+        .arg(&script)
+        .env("NODE_PATH", node_modules())
+        .env("VEXIL_URL", &control_plane.base)
+        .env("CHROMIUM", &chromium)
+        .env("SCREENSHOTS", &screenshots)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node");
+    let mut stdin = walk.stdin.take().unwrap();
+    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let limit = Duration::from_secs(10);
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
+            .await
+            .expect("the walk answered within 120 s")
+            .expect("read the walk's output")
+            .expect("the walk is still running");
+        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
+        if let Some(error) = message.get("error") {
+            panic!(
+                "the browser walk failed: {}",
+                error.as_str().unwrap_or_default()
+            );
+        }
+        let secret = message["secret"].as_str().unwrap_or_default().to_owned();
+        match message["checkpoint"].as_str().unwrap_or_default() {
+            "token-created" => {
+                eventually(limit, "the edge serves the UI's new token", || async {
+                    let (status, body) = frontend(&edge, &secret).await;
+                    status == 200
+                        && body["toggles"].as_array().is_some_and(|toggles| {
+                            toggles.iter().any(|t| t["name"] == "access-walk-flag")
+                        })
+                })
+                .await;
+            }
+            "token-revoked" => {
+                let took = eventually(limit, "the edge refuses the revoked token", || async {
+                    frontend(&edge, &secret).await.0 == 401
+                })
+                .await;
+                eprintln!("the edge refused the revoked token after {took:?}");
+                let tokens = admin(&control_plane, "GET", "/api/admin/api-tokens", None).await;
+                assert!(!tokens.body["tokens"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|token| token["tokenName"] == "web-shop"));
+            }
+            "editor-created" => {
+                let users = admin(&control_plane, "GET", "/api/admin/user-admin", None).await;
+                let eddie = users.body["users"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|user| user["username"] == "eddie")
+                    .cloned()
+                    .expect("the UI created eddie");
+                assert_eq!(eddie["rootRole"], 2);
+                assert_eq!(eddie["name"], "Eddie Editor");
+                let groups = admin(&control_plane, "GET", "/api/admin/groups", None).await;
+                assert_eq!(groups.body["groups"][0]["name"], "release managers");
+                assert_eq!(
+                    groups.body["groups"][0]["users"][0]["user"]["id"],
+                    eddie["id"]
+                );
+            }
+            "password-changed" => {
+                let pat = message["pat"].as_str().unwrap_or_default();
+                let me = get(&format!("{}/api/admin/user", control_plane.base), Some(pat)).await;
+                assert_eq!(me.status, 200, "{}", me.body);
+                assert_eq!(me.body["user"]["username"], "eddie");
+            }
+            "done" => break,
+            other => panic!("unknown checkpoint {other}"),
+        }
+        stdin.write_all(b"continue\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+    stdin.write_all(b"continue\n").await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
+        .await
+        .expect("the walk ended")
+        .unwrap();
+    assert!(status.success());
+    for page in [
+        "01-tokens",
+        "02-token-created",
+        "05-users",
+        "07-editor-refused",
+        "08-profile",
+    ] {
+        for width in [1280, 390] {
+            let path = screenshots.join(format!("access-{page}-{width}.png"));
+            assert!(path.exists(), "{} was not saved", path.display());
+        }
+    }
+}
