@@ -125,8 +125,7 @@ fn list_page(
                 div.table-wrap {
                     table {
                         thead { tr {
-                            th scope="col" { "Name" }
-                            th scope="col" { "Type" }
+                            th scope="col" { "Name and type" }
                             th scope="col" { "Enabled" }
                             th.hide-narrow scope="col" { "Sort order" }
                             th.hide-narrow scope="col" { "Projects" }
@@ -137,9 +136,9 @@ fn list_page(
                                 tr {
                                     td.flag-name {
                                         strong { (environment.name) }
+                                        " " span.tag { (environment.environment_type) }
                                         @if environment.protected { " " span.badge { "protected" } }
                                     }
-                                    td { (environment.environment_type) }
                                     td {
                                         (switch(who, &format!("{} enabled", environment.name), environment.enabled,
                                             &who.link(&format!("/environments/{}/switch", environment.name)), &back))

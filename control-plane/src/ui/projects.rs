@@ -351,7 +351,8 @@ async fn settings_page(
                         @let setting = change_requests.iter().find(|one| one.environment == environment.name);
                         section.project-environment aria-labelledby=(format!("env-{}", environment.name)) {
                             div.switch-line {
-                                h3 id=(format!("env-{}", environment.name)) { (environment.name) " " span.muted { (environment.environment_type) } }
+                                h3 id=(format!("env-{}", environment.name)) { (environment.name) }
+                                span.badge { (environment.environment_type) }
                                 (switch(who, &format!("Use {}", environment.name), used,
                                     &format!("{base}/environments/{}/switch", environment.name), &here))
                             }

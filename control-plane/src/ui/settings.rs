@@ -98,7 +98,7 @@ async fn settings_page(
             }
             section.card aria-labelledby="instance-title" {
                 h2 #instance-title { "Instance" }
-                dl.meta {
+                dl.meta.instance-facts {
                     dt { "Version" } dd { (config.version) }
                     dt { "Revision" } dd { code { (config.version_info.current.oss) } }
                     dt { "Instance id" } dd { code { (config.version_info.instance_id) } }
