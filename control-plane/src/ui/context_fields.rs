@@ -1,6 +1,7 @@
 //! `/context`: the context fields constraints can test (the built-ins and custom ones); create and edit one
 //! (description, legal values with their descriptions as rows, whether it can be stickiness); delete a
-//! custom one. The same domain functions as `/api/admin/context…`.
+//! custom one (built-ins show no Delete; the domain refuses them anyway). The same domain functions as
+//! `/api/admin/context…`.
 
 use super::controls::field;
 use super::page::{see_other, Nav, Page, UiError};
@@ -21,9 +22,11 @@ const VALUES_SHOWN: usize = 8;
 /// `GET /context`.
 pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
     let shell = who.shell(Nav::ContextFields, "default");
-    let fields = async {
+    let (fields, built_in) = async {
         let mut conn = state.store.read().await?;
-        context_fields::list(&mut conn).await
+        let fields = context_fields::list(&mut conn).await?;
+        let built_in = context_fields::built_in_names(&mut conn).await?;
+        Ok::<_, ApiError>((fields, built_in))
     }
     .await
     .map_err(|error| UiError::new(error, &shell))?;
@@ -55,6 +58,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                                 tr {
                                     td.flag-name {
                                         strong { (context_field.name) }
+                                        @if built_in.contains(&context_field.name) { " " span.badge { "built in" } }
                                         @if let Some(description) = context_field.description.as_deref().filter(|d| !d.is_empty()) {
                                             p.desc { (description) }
                                         }
@@ -78,9 +82,11 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                                             div.row-actions {
                                                 a.button href=(who.link(&format!("/context/edit/{}", context_field.name)))
                                                     aria-label=(format!("Edit {}", context_field.name)) { "Edit" }
-                                                form.inline method="post" action=(who.link(&format!("/context/{}/delete", context_field.name))) {
-                                                    input type="hidden" name="csrf" value=(who.csrf);
-                                                    button.danger type="submit" aria-label=(format!("Delete {}", context_field.name)) { "Delete" }
+                                                @if !built_in.contains(&context_field.name) {
+                                                    form.inline method="post" action=(who.link(&format!("/context/{}/delete", context_field.name))) {
+                                                        input type="hidden" name="csrf" value=(who.csrf);
+                                                        button.danger type="submit" aria-label=(format!("Delete {}", context_field.name)) { "Delete" }
+                                                    }
                                                 }
                                             }
                                         }

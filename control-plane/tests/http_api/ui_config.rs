@@ -545,7 +545,13 @@ async fn environments_context_fields_and_strategies(db: TestDb) {
     );
     let list = browser.get("/context").await;
     assert!(!list.has("<script>alert"));
-    list.assert_has(&[ESCAPED, "<span class=\"tag\" title=\"Europe\">eu</span>"]);
+    list.assert_has(&[
+        ESCAPED,
+        "<span class=\"tag\" title=\"Europe\">eu</span>",
+        "aria-label=\"Delete region\"",
+        "<strong>userId</strong> <span class=\"badge\">built in</span>",
+    ]);
+    assert!(!list.has("aria-label=\"Delete userId\""));
     let edit = browser.get("/context/edit/region").await;
     edit.assert_has(&["value=\"us\"", "aria-label=\"Remove legal value 2\""]);
     let shrunk = browser

@@ -176,6 +176,13 @@ async function run() {
   await screenshots(page, "10-settings");
   await checkpoint("origins");
 
+  // The dark theme (the CSS variables of prefers-color-scheme: dark).
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.goto(base + "/projects/web/settings");
+  await screenshots(page, "11-project-settings-dark");
+  await page.goto(base + "/context");
+  await screenshots(page, "12-context-fields-dark");
+
   expect(problems.length === 0, `the browser met errors: ${problems.join("; ")}`);
   await browser.close();
   await checkpoint("done");
