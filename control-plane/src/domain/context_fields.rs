@@ -59,6 +59,18 @@ pub async fn list(conn: &mut AnyConnection) -> Result<Vec<ContextField>, ApiErro
     Ok(field_store::list(conn).await?.iter().map(view).collect())
 }
 
+/// The names of the built-in fields (they can be edited, not deleted).
+pub async fn built_in_names(
+    conn: &mut AnyConnection,
+) -> Result<std::collections::BTreeSet<String>, ApiError> {
+    Ok(field_store::list(conn)
+        .await?
+        .into_iter()
+        .filter(|row| row.built_in)
+        .map(|row| row.name)
+        .collect())
+}
+
 pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<ContextField, ApiError> {
     Ok(view(&require(conn, name).await?))
 }

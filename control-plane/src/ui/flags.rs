@@ -315,18 +315,6 @@ pub async fn list(
     Ok(who.finish(Page::ok(markup)))
 }
 
-/// `GET /projects?project=<id>`: the project picker's target.
-pub async fn pick_project(who: SignedIn, Query(pick): Query<PickProject>) -> Response {
-    let project = pick.project.unwrap_or_else(|| "default".to_owned());
-    let encoded: String = url::form_urlencoded::byte_serialize(project.as_bytes()).collect();
-    who.finish(see_other(&who.link(&format!("/projects/{encoded}"))))
-}
-
-#[derive(Debug, Deserialize)]
-pub struct PickProject {
-    project: Option<String>,
-}
-
 /// What the new-flag form holds (kept when it is shown again with a message).
 #[derive(Debug, Default)]
 struct NewFlag {

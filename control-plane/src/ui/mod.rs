@@ -10,15 +10,20 @@
 pub mod access_forms;
 pub mod api_tokens;
 pub mod assets;
+pub mod context_fields;
 pub mod controls;
+pub mod environments;
 pub mod flag;
 pub mod flags;
 pub mod groups;
 pub mod lists;
 pub mod page;
 pub mod profile;
+pub mod projects;
 pub mod session;
+pub mod settings;
 pub mod sign_in;
+pub mod strategies;
 pub mod strategy_form;
 pub mod users;
 pub mod variant_editor;
@@ -59,7 +64,6 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/ui-assets/vexil.css", get(assets::stylesheet))
         .route("/ui-assets/vexil.js", get(assets::script))
         .route("/ui-assets/favicon.svg", get(assets::icon))
-        .route("/projects", get(flags::pick_project))
         .route("/projects/{project}", get(flags::list))
         .route(
             "/projects/{project}/create-flag",
@@ -159,6 +163,66 @@ fn access_router() -> Router<Arc<AppState>> {
 /// Part 2, configuration: projects, environments, context fields, strategy definitions, settings.
 fn configuration_router() -> Router<Arc<AppState>> {
     Router::new()
+        .route("/projects", get(projects::list).post(projects::create))
+        .route(
+            "/projects/{project}/settings",
+            get(projects::settings).post(projects::save_settings),
+        )
+        .route(
+            "/projects/{project}/environments/{environment}/switch",
+            post(projects::set_environment),
+        )
+        .route(
+            "/projects/{project}/environments/{environment}/change-requests",
+            post(projects::configure_change_requests),
+        )
+        .route(
+            "/projects/{project}/delete",
+            get(projects::confirm_delete).post(projects::delete),
+        )
+        .route(
+            "/environments",
+            get(environments::list).post(environments::create),
+        )
+        .route(
+            "/environments/edit/{name}",
+            get(environments::edit).post(environments::update),
+        )
+        .route(
+            "/environments/{name}/switch",
+            post(environments::set_enabled),
+        )
+        .route(
+            "/environments/{name}/delete",
+            get(environments::confirm_delete).post(environments::delete),
+        )
+        .route("/context", get(context_fields::list))
+        .route(
+            "/context/create",
+            get(context_fields::new_field).post(context_fields::create),
+        )
+        .route(
+            "/context/edit/{name}",
+            get(context_fields::edit_field).post(context_fields::update),
+        )
+        .route("/context/{name}/delete", post(context_fields::delete))
+        .route("/strategies", get(strategies::list))
+        .route(
+            "/strategies/create",
+            get(strategies::new_definition).post(strategies::create),
+        )
+        .route(
+            "/strategies/edit/{name}",
+            get(strategies::edit_definition).post(strategies::update),
+        )
+        .route("/strategies/{name}/deprecate", post(strategies::deprecate))
+        .route(
+            "/strategies/{name}/reactivate",
+            post(strategies::reactivate),
+        )
+        .route("/strategies/{name}/delete", post(strategies::delete))
+        .route("/admin/settings", get(settings::page))
+        .route("/admin/settings/origins", post(settings::save_origins))
 }
 
 /// Part 2, operations: change requests, playground, applications, edges, usage charts, the event log.

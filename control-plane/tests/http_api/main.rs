@@ -27,4 +27,5 @@ mod search;
 mod tags;
 mod ui;
 mod ui_access;
+mod ui_config;
 mod unleash_operations;

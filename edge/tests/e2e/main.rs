@@ -15,4 +15,5 @@ mod resume;
 mod sdk;
 mod ui;
 mod ui_access;
+mod ui_config;
 mod usage_proxy;

@@ -1,0 +1,367 @@
+//! `/context`: the context fields constraints can test (the built-ins and custom ones); create and edit one
+//! (description, legal values with their descriptions as rows, whether it can be stickiness); delete a
+//! custom one (built-ins show no Delete; the domain refuses them anyway). The same domain functions as
+//! `/api/admin/context…`.
+
+use super::controls::field;
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{FormFields, SignedIn, UiWrite};
+use crate::domain::context_fields::{self, ContextField, ContextFieldInput};
+use crate::http::state::AppState;
+use crate::model::context_field::LegalValue;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::html;
+use std::sync::Arc;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// How many legal values the list shows before "and N more".
+const VALUES_SHOWN: usize = 8;
+
+/// `GET /context`.
+pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::ContextFields, "default");
+    let (fields, built_in) = async {
+        let mut conn = state.store.read().await?;
+        let fields = context_fields::list(&mut conn).await?;
+        let built_in = context_fields::built_in_names(&mut conn).await?;
+        Ok::<_, ApiError>((fields, built_in))
+    }
+    .await
+    .map_err(|error| UiError::new(error, &shell))?;
+    let markup = shell.render(
+        "Context fields",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Context fields" }
+                    p.subtitle { "What constraints can test, and which fields can decide stickiness." }
+                }
+                @if who.may_write {
+                    a.button.primary href=(who.link("/context/create")) { "New context field" }
+                }
+            }
+            @if fields.is_empty() {
+                div.empty { p { "No context fields yet." } }
+            } @else {
+                div.table-wrap {
+                    table {
+                        thead { tr {
+                            th scope="col" { "Name" }
+                            th scope="col" { "Legal values" }
+                            th.hide-narrow scope="col" { "Stickiness" }
+                            @if who.may_write { th scope="col" { "Actions" } }
+                        } }
+                        tbody {
+                            @for context_field in &fields {
+                                tr {
+                                    td.flag-name {
+                                        strong { (context_field.name) }
+                                        @if built_in.contains(&context_field.name) { " " span.badge { "built in" } }
+                                        @if let Some(description) = context_field.description.as_deref().filter(|d| !d.is_empty()) {
+                                            p.desc { (description) }
+                                        }
+                                    }
+                                    td {
+                                        @if context_field.legal_values.is_empty() {
+                                            span.muted { "any value" }
+                                        } @else {
+                                            @for legal in context_field.legal_values.iter().take(VALUES_SHOWN) {
+                                                span.tag title=(legal.description.clone().unwrap_or_default()) { (legal.value) }
+                                                " "
+                                            }
+                                            @if context_field.legal_values.len() > VALUES_SHOWN {
+                                                span.muted { "and " (context_field.legal_values.len() - VALUES_SHOWN) " more" }
+                                            }
+                                        }
+                                    }
+                                    td.hide-narrow { (if context_field.stickiness { "Yes" } else { "No" }) }
+                                    @if who.may_write {
+                                        td {
+                                            div.row-actions {
+                                                a.button href=(who.link(&format!("/context/edit/{}", context_field.name)))
+                                                    aria-label=(format!("Edit {}", context_field.name)) { "Edit" }
+                                                @if !built_in.contains(&context_field.name) {
+                                                    form.inline method="post" action=(who.link(&format!("/context/{}/delete", context_field.name))) {
+                                                        input type="hidden" name="csrf" value=(who.csrf);
+                                                        button.danger type="submit" aria-label=(format!("Delete {}", context_field.name)) { "Delete" }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// What the context-field form holds.
+#[derive(Debug, Default)]
+struct FieldDraft {
+    name: String,
+    description: String,
+    stickiness: bool,
+    legal_values: Vec<(String, String)>,
+}
+
+impl FieldDraft {
+    fn of_field(context_field: ContextField) -> FieldDraft {
+        FieldDraft {
+            name: context_field.name,
+            description: context_field.description.unwrap_or_default(),
+            stickiness: context_field.stickiness,
+            legal_values: context_field
+                .legal_values
+                .into_iter()
+                .map(|legal| (legal.value, legal.description.unwrap_or_default()))
+                .collect(),
+        }
+    }
+
+    /// The form's fields: rows `v<i>.value` / `v<i>.description` for `i < valueCount`.
+    fn of_form(form: &FormFields) -> FieldDraft {
+        let count: usize = form.text("valueCount").parse().unwrap_or(0);
+        FieldDraft {
+            name: form.text("name").trim().to_owned(),
+            description: form.text("description"),
+            stickiness: form.checked("stickiness"),
+            legal_values: (0..count)
+                .map(|index| {
+                    (
+                        form.text(&format!("v{index}.value")).trim().to_owned(),
+                        form.text(&format!("v{index}.description")),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn input(&self, name: Option<String>) -> ContextFieldInput {
+        ContextFieldInput {
+            name,
+            description: Some(self.description.clone()),
+            stickiness: Some(self.stickiness),
+            sort_order: None,
+            legal_values: Some(
+                self.legal_values
+                    .iter()
+                    .map(|(value, description)| LegalValue {
+                        value: value.clone(),
+                        description: Some(description.clone()).filter(|text| !text.is_empty()),
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+fn form_page(
+    who: &SignedIn,
+    editing: Option<&str>,
+    draft: &FieldDraft,
+    error: Option<&ApiError>,
+    status: StatusCode,
+) -> Response {
+    let shell = who.shell(Nav::ContextFields, "default");
+    let name_error = error
+        .filter(|error| error.message.starts_with("name") || error.kind == ErrorKind::NameExists)
+        .map(|error| error.message.as_str());
+    let values_error = error
+        .filter(|error| error.message.starts_with("legalValues"))
+        .map(|error| error.message.as_str());
+    let other_error = error
+        .filter(|_| name_error.is_none() && values_error.is_none())
+        .map(|error| error.message.as_str());
+    let (heading, action) = match editing {
+        Some(name) => (
+            format!("Edit context field {name}"),
+            who.link(&format!("/context/edit/{name}")),
+        ),
+        None => ("New context field".to_owned(), who.link("/context/create")),
+    };
+    let markup = shell.render(
+        &heading,
+        html! {
+            div.page-head { div {
+                h1 { (heading) }
+                p.subtitle { a href=(who.link("/context")) { "← Context fields" } }
+            } }
+            @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+            form.form-narrow method="post" action=(action) novalidate {
+                input type="hidden" name="csrf" value=(who.csrf);
+                @if editing.is_none() {
+                    (field("context-name", "Name", name_error, Some("URL-safe characters; it cannot be renamed"), html! {
+                        input #context-name type="text" name="name" value=(draft.name) required autocomplete="off"
+                            aria-describedby="context-name-hint"
+                            aria-invalid=(if name_error.is_some() { "true" } else { "false" });
+                    }))
+                }
+                (field("context-description", "Description", None, None, html! {
+                    textarea #context-description name="description" rows="2" { (draft.description) }
+                }))
+                label.check {
+                    input type="checkbox" name="stickiness" value="true" checked[draft.stickiness];
+                    "Can be used as stickiness"
+                }
+                fieldset.legal-values aria-describedby="legal-values-error" {
+                    legend { "Legal values" }
+                    input type="hidden" name="valueCount" value=(draft.legal_values.len());
+                    @if draft.legal_values.is_empty() {
+                        p.muted { "No legal values: constraints may test any value." }
+                    }
+                    @for (index, (value, description)) in draft.legal_values.iter().enumerate() {
+                        div.legal-value {
+                            (field(&format!("v{index}-value"), &format!("Legal value {}", index + 1), None, None, html! {
+                                input id=(format!("v{index}-value")) type="text" name=(format!("v{index}.value")) value=(value) autocomplete="off";
+                            }))
+                            (field(&format!("v{index}-description"), &format!("Description of legal value {}", index + 1), None, None, html! {
+                                input id=(format!("v{index}-description")) type="text" name=(format!("v{index}.description")) value=(description);
+                            }))
+                            button type="submit" name="intent" value=(format!("remove-value-{index}"))
+                                aria-label=(format!("Remove legal value {}", index + 1)) { "Remove" }
+                        }
+                    }
+                    p.field-error #legal-values-error aria-live="polite" {
+                        @if let Some(message) = values_error { (message) }
+                    }
+                    button type="submit" name="intent" value="add-value" { "Add legal value" }
+                }
+                div.actions {
+                    button.primary type="submit" name="intent" value="save" { "Save context field" }
+                    a href=(who.link("/context")) { "Cancel" }
+                }
+            }
+        },
+    );
+    who.finish(Page { status, markup })
+}
+
+/// `GET /context/create`.
+pub async fn new_field(who: SignedIn) -> Response {
+    if let Err(error) = who.ensure_may_write() {
+        return UiError::new(error, &who.shell(Nav::ContextFields, "default")).into_response();
+    }
+    form_page(&who, None, &FieldDraft::default(), None, StatusCode::OK)
+}
+
+/// `GET /context/edit/<name>`.
+pub async fn edit_field(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(name): Path<String>,
+) -> Response {
+    let shell = who.shell(Nav::ContextFields, "default");
+    if let Err(error) = who.ensure_may_write() {
+        return UiError::new(error, &shell).into_response();
+    }
+    let found = async {
+        let mut conn = state.store.read().await?;
+        context_fields::get(&mut conn, &name).await
+    }
+    .await;
+    match found {
+        Ok(context_field) => form_page(
+            &who,
+            Some(&name),
+            &FieldDraft::of_field(context_field),
+            None,
+            StatusCode::OK,
+        ),
+        Err(error) => UiError::new(error, &shell).into_response(),
+    }
+}
+
+async fn save(
+    state: &AppState,
+    who: &SignedIn,
+    editing: Option<&str>,
+    form: &FormFields,
+) -> Response {
+    let mut draft = FieldDraft::of_form(form);
+    match form.get("intent").unwrap_or("save") {
+        "save" => {}
+        "add-value" => {
+            draft.legal_values.push(Default::default());
+            return form_page(who, editing, &draft, None, StatusCode::OK);
+        }
+        intent => {
+            if let Some(index) = intent
+                .strip_prefix("remove-value-")
+                .and_then(|index| index.parse::<usize>().ok())
+                .filter(|index| *index < draft.legal_values.len())
+            {
+                draft.legal_values.remove(index);
+            }
+            return form_page(who, editing, &draft, None, StatusCode::OK);
+        }
+    }
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        match editing {
+            Some(name) => drop(context_fields::update(&mut tx, name, draft.input(None)).await?),
+            None => {
+                let input = draft.input(Some(draft.name.clone()));
+                drop(context_fields::create(&mut tx, input).await?)
+            }
+        }
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/context")),
+        Err(error) if matches!(error.kind.status(), 400 | 409) => {
+            let status =
+                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            form_page(who, editing, &draft, Some(&error), status)
+        }
+        Err(error) => {
+            UiError::new(error, &who.shell(Nav::ContextFields, "default")).into_response()
+        }
+    }
+}
+
+/// `POST /context/create`.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    save(&state, &who, None, &form).await
+}
+
+/// `POST /context/edit/<name>`.
+pub async fn update(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    save(&state, &who, Some(&name), &form).await
+}
+
+/// `POST /context/<name>/delete`: refused (400, as a page) for a built-in field.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        context_fields::delete(&mut tx, &name).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/context")),
+        Err(error) => {
+            UiError::new(error, &who.shell(Nav::ContextFields, "default")).into_response()
+        }
+    }
+}

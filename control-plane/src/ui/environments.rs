@@ -1,0 +1,403 @@
+//! `/environments`: every environment (name, type, on/off, sort order, how many projects use it) with the
+//! new-environment form; edit an environment's type and sort order; turn one on or off; delete one that is
+//! not protected, after a confirmation. The same domain functions as `/api/admin/environments…`.
+
+use super::controls::{field, switch};
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{FormFields, SignedIn, UiWrite};
+use crate::domain::environments::{self, CreateEnvironment, Environment, UpdateEnvironment};
+use crate::http::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup};
+use std::sync::Arc;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// The types Unleash's environments use, offered as suggestions (any URL-safe type is accepted).
+const SUGGESTED_TYPES: [&str; 4] = ["development", "test", "preproduction", "production"];
+
+/// What an environment form holds (kept when it is shown again with a message).
+#[derive(Debug, Default)]
+struct EnvironmentDraft {
+    name: String,
+    environment_type: String,
+    sort_order: String,
+}
+
+impl EnvironmentDraft {
+    fn of(form: &FormFields) -> EnvironmentDraft {
+        EnvironmentDraft {
+            name: form.text("name").trim().to_owned(),
+            environment_type: form.text("type").trim().to_owned(),
+            sort_order: form.text("sortOrder").trim().to_owned(),
+        }
+    }
+
+    /// The sort order as typed: empty → none; not a whole number → the message for the field.
+    fn sort_order(&self) -> Result<Option<i64>, ApiError> {
+        if self.sort_order.is_empty() {
+            return Ok(None);
+        }
+        self.sort_order.parse().map(Some).map_err(|_| {
+            ApiError::validation("sortOrder must be a whole number (empty: after the last)")
+        })
+    }
+}
+
+/// Which field a refusal is about: `(name, type, sort order, other)`.
+fn messages(error: Option<&ApiError>) -> (Option<&str>, Option<&str>, Option<&str>, Option<&str>) {
+    let about = |prefix: &str| {
+        error
+            .filter(|error| {
+                error.message.starts_with(prefix)
+                    || (prefix == "name" && error.kind == ErrorKind::NameExists)
+            })
+            .map(|error| error.message.as_str())
+    };
+    let (name, kind, order) = (about("name"), about("type"), about("sortOrder"));
+    let other = error
+        .filter(|_| name.is_none() && kind.is_none() && order.is_none())
+        .map(|error| error.message.as_str());
+    (name, kind, order, other)
+}
+
+fn type_control(draft: &EnvironmentDraft, error: Option<&str>) -> Markup {
+    field(
+        "environment-type",
+        "Type",
+        error,
+        Some("For example development, test, preproduction or production"),
+        html! {
+            input #environment-type type="text" name="type" value=(draft.environment_type) required
+                list="environment-types" autocomplete="off" aria-describedby="environment-type-hint"
+                aria-invalid=(if error.is_some() { "true" } else { "false" });
+            datalist #environment-types {
+                @for suggestion in SUGGESTED_TYPES { option value=(suggestion) {} }
+            }
+        },
+    )
+}
+
+fn sort_order_control(draft: &EnvironmentDraft, error: Option<&str>) -> Markup {
+    field(
+        "environment-sort-order",
+        "Sort order",
+        error,
+        Some("Lower comes first; empty: after the last"),
+        html! {
+            input #environment-sort-order type="number" name="sortOrder" value=(draft.sort_order) step="1"
+                aria-describedby="environment-sort-order-hint"
+                aria-invalid=(if error.is_some() { "true" } else { "false" });
+        },
+    )
+}
+
+async fn all_environments(state: &AppState) -> Result<Vec<Environment>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(environments::list(&mut conn).await?.environments)
+}
+
+fn list_page(
+    who: &SignedIn,
+    list: &[Environment],
+    draft: &EnvironmentDraft,
+    error: Option<&ApiError>,
+) -> Markup {
+    let shell = who.shell(Nav::Environments, "default");
+    let (name_error, type_error, order_error, other_error) = messages(error);
+    let back = who.link("/environments");
+    shell.render(
+        "Environments",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Environments" }
+                    p.subtitle { "Where flags are served: each project uses some of them, each flag is on or off in each." }
+                }
+                @if who.may_write {
+                    a.button.primary href="#new-environment-title" { "New environment" }
+                }
+            }
+            @if list.is_empty() {
+                div.empty { p { "No environments yet." } }
+            } @else {
+                div.table-wrap {
+                    table {
+                        thead { tr {
+                            th scope="col" { "Name and type" }
+                            th scope="col" { "Enabled" }
+                            th.hide-narrow scope="col" { "Sort order" }
+                            th.hide-narrow scope="col" { "Projects" }
+                            @if who.may_write { th scope="col" { "Actions" } }
+                        } }
+                        tbody {
+                            @for environment in list {
+                                tr {
+                                    td.flag-name {
+                                        strong { (environment.name) }
+                                        " " span.tag { (environment.environment_type) }
+                                        @if environment.protected { " " span.badge { "protected" } }
+                                    }
+                                    td {
+                                        (switch(who, &format!("{} enabled", environment.name), environment.enabled,
+                                            &who.link(&format!("/environments/{}/switch", environment.name)), &back))
+                                    }
+                                    td.hide-narrow { (environment.sort_order) }
+                                    td.hide-narrow { (environment.project_count) }
+                                    @if who.may_write {
+                                        td {
+                                            div.row-actions {
+                                                a.button href=(who.link(&format!("/environments/edit/{}", environment.name)))
+                                                    aria-label=(format!("Edit {}", environment.name)) { "Edit" }
+                                                @if !environment.protected {
+                                                    a.button.danger href=(who.link(&format!("/environments/{}/delete", environment.name)))
+                                                        aria-label=(format!("Delete {}", environment.name)) { "Delete" }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if who.may_write {
+                section.card.form-narrow aria-labelledby="new-environment-title" {
+                    h2 #new-environment-title { "New environment" }
+                    @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+                    form method="post" action=(who.link("/environments")) novalidate {
+                        input type="hidden" name="csrf" value=(who.csrf);
+                        (field("environment-name", "Environment name", name_error, Some("URL-safe characters; it cannot be renamed"), html! {
+                            input #environment-name type="text" name="name" value=(draft.name) required autocomplete="off"
+                                aria-describedby="environment-name-hint"
+                                aria-invalid=(if name_error.is_some() { "true" } else { "false" });
+                        }))
+                        (type_control(draft, type_error))
+                        (sort_order_control(draft, order_error))
+                        div.actions { button.primary type="submit" { "Create environment" } }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// `GET /environments`.
+pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Response {
+    match all_environments(&state).await {
+        Ok(list) => {
+            let draft = EnvironmentDraft::default();
+            who.finish(Page::ok(list_page(&who, &list, &draft, None)))
+        }
+        Err(error) => UiError::new(error, &who.shell(Nav::Environments, "default")).into_response(),
+    }
+}
+
+/// A refused write's form again, with its status (400/409), or the error page.
+async fn refused_list(
+    state: &AppState,
+    who: &SignedIn,
+    draft: &EnvironmentDraft,
+    error: ApiError,
+) -> Response {
+    let shell = who.shell(Nav::Environments, "default");
+    if !matches!(error.kind.status(), 400 | 409) {
+        return UiError::new(error, &shell).into_response();
+    }
+    match all_environments(state).await {
+        Ok(list) => {
+            let status =
+                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            let markup = list_page(who, &list, draft, Some(&error));
+            who.finish(Page { status, markup })
+        }
+        Err(error) => UiError::new(error, &shell).into_response(),
+    }
+}
+
+/// `POST /environments`: a new environment.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let draft = EnvironmentDraft::of(&form);
+    let done = async {
+        let input = CreateEnvironment {
+            name: draft.name.clone(),
+            environment_type: draft.environment_type.clone(),
+            enabled: None,
+            sort_order: draft.sort_order()?,
+        };
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        environments::create(&mut tx, input, &state.limits).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/environments")),
+        Err(error) => refused_list(&state, &who, &draft, error).await,
+    }
+}
+
+fn edit_page(
+    who: &SignedIn,
+    name: &str,
+    draft: &EnvironmentDraft,
+    error: Option<&ApiError>,
+    status: StatusCode,
+) -> Response {
+    let shell = who.shell(Nav::Environments, "default");
+    let (_, type_error, order_error, other_error) = messages(error);
+    let markup = shell.render(
+        &format!("Edit {name}"),
+        html! {
+            div.page-head { div {
+                h1 { "Edit environment " (name) }
+                p.subtitle { a href=(who.link("/environments")) { "← Environments" } }
+            } }
+            @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+            form.form-narrow method="post" action=(who.link(&format!("/environments/edit/{name}"))) novalidate {
+                input type="hidden" name="csrf" value=(who.csrf);
+                (type_control(draft, type_error))
+                (sort_order_control(draft, order_error))
+                div.actions {
+                    button.primary type="submit" { "Save environment" }
+                    a href=(who.link("/environments")) { "Cancel" }
+                }
+            }
+        },
+    );
+    who.finish(Page { status, markup })
+}
+
+/// `GET /environments/edit/<name>`.
+pub async fn edit(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(name): Path<String>,
+) -> Response {
+    let shell = who.shell(Nav::Environments, "default");
+    if let Err(error) = who.ensure_may_write() {
+        return UiError::new(error, &shell).into_response();
+    }
+    let found = async {
+        let mut conn = state.store.read().await?;
+        environments::get(&mut conn, &name).await
+    }
+    .await;
+    match found {
+        Ok(environment) => {
+            let draft = EnvironmentDraft {
+                name: environment.name,
+                environment_type: environment.environment_type,
+                sort_order: environment.sort_order.to_string(),
+            };
+            edit_page(&who, &name, &draft, None, StatusCode::OK)
+        }
+        Err(error) => UiError::new(error, &shell).into_response(),
+    }
+}
+
+/// `POST /environments/edit/<name>`: its type and sort order.
+pub async fn update(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let draft = EnvironmentDraft::of(&form);
+    let done = async {
+        let input = UpdateEnvironment {
+            environment_type: draft.environment_type.clone(),
+            sort_order: draft.sort_order()?,
+        };
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        environments::update(&mut tx, &name, input).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/environments")),
+        Err(error) if error.kind.status() == 400 => {
+            edit_page(&who, &name, &draft, Some(&error), StatusCode::BAD_REQUEST)
+        }
+        Err(error) => UiError::new(error, &who.shell(Nav::Environments, "default")).into_response(),
+    }
+}
+
+/// `POST /environments/<name>/switch`: on or off everywhere.
+pub async fn set_enabled(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let enabled = form.get("enabled") == Some("true");
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        environments::set_enabled(&mut tx, &name, enabled).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/environments")),
+        Err(error) => UiError::new(error, &who.shell(Nav::Environments, "default")).into_response(),
+    }
+}
+
+/// `GET /environments/<name>/delete`: the confirmation.
+pub async fn confirm_delete(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(name): Path<String>,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Environments, "default");
+    who.ensure_may_write()
+        .map_err(|error| UiError::new(error, &shell))?;
+    let environment = async {
+        let mut conn = state.store.read().await?;
+        environments::get(&mut conn, &name).await
+    }
+    .await
+    .map_err(|error| UiError::new(error, &shell))?;
+    let markup = shell.render(
+        "Delete environment",
+        html! {
+            section.card.form-narrow aria-labelledby="delete-title" {
+                h1 #delete-title { "Delete environment " (environment.name) "?" }
+                p { "Every flag's settings in it (on/off, strategies, variants) are deleted with it, and "
+                    (environment.project_count) " project(s) stop using it. This cannot be undone." }
+                form method="post" action=(who.link(&format!("/environments/{name}/delete"))) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    div.actions {
+                        button.primary.danger type="submit" { "Delete environment " (environment.name) }
+                        a href=(who.link("/environments")) { "Cancel" }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `POST /environments/<name>/delete`: refused (as a page) for a protected one.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        environments::delete(&mut tx, &name).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/environments")),
+        Err(error) => UiError::new(error, &who.shell(Nav::Environments, "default")).into_response(),
+    }
+}

@@ -1,0 +1,586 @@
+//! `/projects`: every project (name, description, flag count, a link to its flags) and the new-project form;
+//! a project's settings `/projects/<id>/settings`: name and description, which environments it uses, the
+//! change-request settings of each of those (on/off, required approvals), and deleting an empty project
+//! after a confirmation. The same domain functions as `/api/admin/projects…` and the change-request
+//! configuration routes.
+
+use super::controls::{field, switch};
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{FormFields, SignedIn, UiWrite};
+use crate::domain::change_requests::{
+    self, ChangeRequestConfigInput, EnvironmentChangeRequestConfig,
+};
+use crate::domain::environments::{self, Environment};
+use crate::domain::projects::{self, AddProjectEnvironment, CreateProject, Project, UpdateProject};
+use crate::http::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup};
+use serde::Deserialize;
+use std::sync::Arc;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// Projects per page of the list.
+const PAGE_SIZE: usize = 50;
+
+#[derive(Debug, Deserialize)]
+pub struct ProjectsQuery {
+    /// The flag list's project picker sends its choice here.
+    project: Option<String>,
+    page: Option<usize>,
+}
+
+/// What the new-project form holds (kept when it is shown again with a message).
+#[derive(Debug, Default)]
+struct NewProject {
+    name: String,
+    id: String,
+    description: String,
+    environments: Vec<String>,
+}
+
+impl NewProject {
+    fn of(form: &FormFields) -> NewProject {
+        NewProject {
+            name: form.text("name").trim().to_owned(),
+            id: form.text("id").trim().to_owned(),
+            description: form.text("description"),
+            environments: form
+                .all("environment")
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        }
+    }
+}
+
+async fn projects_and_environments(
+    state: &AppState,
+) -> Result<(Vec<Project>, Vec<Environment>), ApiError> {
+    let mut conn = state.store.read().await?;
+    let projects = projects::list(&mut conn).await?.projects;
+    let environments = environments::list(&mut conn).await?.environments;
+    Ok((projects, environments))
+}
+
+/// `GET /projects` (with `?project=<id>`: the picker's choice, to that project's flags).
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Query(query): Query<ProjectsQuery>,
+) -> Response {
+    if let Some(project) = query.project {
+        let encoded: String = url::form_urlencoded::byte_serialize(project.as_bytes()).collect();
+        return who.finish(see_other(&who.link(&format!("/projects/{encoded}"))));
+    }
+    let shell = who.shell(Nav::Projects, "default");
+    match projects_and_environments(&state).await {
+        Ok((list, environments)) => {
+            let draft = NewProject {
+                environments: environments.iter().map(|one| one.name.clone()).collect(),
+                ..NewProject::default()
+            };
+            let page = query.page.unwrap_or(1).max(1);
+            let markup = list_page(&who, &list, &environments, page, &draft, None);
+            who.finish(Page::ok(markup))
+        }
+        Err(error) => UiError::new(error, &shell).into_response(),
+    }
+}
+
+fn list_page(
+    who: &SignedIn,
+    list: &[Project],
+    environments: &[Environment],
+    page: usize,
+    draft: &NewProject,
+    error: Option<&ApiError>,
+) -> Markup {
+    let shell = who.shell(Nav::Projects, "default");
+    let pages = list.len().div_ceil(PAGE_SIZE).max(1);
+    let page = page.min(pages);
+    let shown = list.iter().skip((page - 1) * PAGE_SIZE).take(PAGE_SIZE);
+    // The message goes next to the field it is about: the id's rule or a taken id, the name's rule.
+    let message = |prefix: &str| {
+        error
+            .filter(|error| {
+                error.message.starts_with(prefix)
+                    || (prefix == "id" && error.kind == ErrorKind::NameExists)
+            })
+            .map(|error| error.message.as_str())
+    };
+    let (id_error, name_error) = (message("id"), message("name"));
+    let other_error = error
+        .filter(|_| id_error.is_none() && name_error.is_none())
+        .map(|error| error.message.as_str());
+    shell.render(
+        "Projects",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Projects" }
+                    p.subtitle { "Each project holds its own flags and uses some of the environments." }
+                }
+                @if who.may_write {
+                    a.button.primary href="#new-project-title" { "New project" }
+                }
+            }
+            div.table-wrap {
+                table {
+                    thead { tr {
+                        th scope="col" { "Name" }
+                        th.hide-narrow scope="col" { "Id" }
+                        th scope="col" { "Flags" }
+                        th.hide-narrow scope="col" { "Environments" }
+                        th scope="col" { "Settings" }
+                    } }
+                    tbody {
+                        @for project in shown {
+                            tr {
+                                td.flag-name {
+                                    a href=(who.link(&format!("/projects/{}", project.id))) { (project.name) }
+                                    @if let Some(description) = project.description.as_deref().filter(|d| !d.is_empty()) {
+                                        p.desc { (description) }
+                                    }
+                                }
+                                td.hide-narrow { code { (project.id) } }
+                                td { (project.feature_count) }
+                                td.hide-narrow {
+                                    @if project.environments.is_empty() {
+                                        span.muted { "none" }
+                                    } @else {
+                                        (project.environments.join(", "))
+                                    }
+                                }
+                                td {
+                                    a.button href=(who.link(&format!("/projects/{}/settings", project.id)))
+                                        aria-label=(format!("Settings of {}", project.name)) { "Settings" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if pages > 1 {
+                div.pager {
+                    span { (list.len()) " projects" }
+                    nav aria-label="Pages" {
+                        @if page > 1 {
+                            a.button href=(who.link(&format!("/projects?page={}", page - 1))) { "Previous page" }
+                        }
+                        span.muted { "Page " (page) " of " (pages) }
+                        @if page < pages {
+                            a.button href=(who.link(&format!("/projects?page={}", page + 1))) { "Next page" }
+                        }
+                    }
+                }
+            }
+            @if who.may_write {
+                section.card.form-narrow.new-project aria-labelledby="new-project-title" {
+                    h2 #new-project-title { "New project" }
+                    @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+                    form method="post" action=(who.link("/projects")) novalidate {
+                        input type="hidden" name="csrf" value=(who.csrf);
+                        (field("project-name", "Project name", name_error, None, html! {
+                            input #project-name type="text" name="name" value=(draft.name) required autocomplete="off"
+                                aria-invalid=(if name_error.is_some() { "true" } else { "false" });
+                        }))
+                        (field("project-id", "Project id", id_error, Some("Used in URLs and API tokens; empty: the name. URL-safe characters only."), html! {
+                            input #project-id type="text" name="id" value=(draft.id) autocomplete="off"
+                                aria-describedby="project-id-hint"
+                                aria-invalid=(if id_error.is_some() { "true" } else { "false" });
+                        }))
+                        (field("project-description", "Description", None, None, html! {
+                            textarea #project-description name="description" rows="2" { (draft.description) }
+                        }))
+                        fieldset {
+                            legend { "Environments it uses" }
+                            @for environment in environments {
+                                label.check {
+                                    input type="checkbox" name="environment" value=(environment.name)
+                                        checked[draft.environments.contains(&environment.name)];
+                                    (environment.name)
+                                }
+                            }
+                        }
+                        div.actions {
+                            button.primary type="submit" { "Create project" }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// `POST /projects`: a new project, then its settings page.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let draft = NewProject::of(&form);
+    let input = CreateProject {
+        id: Some(draft.id.clone()).filter(|id| !id.is_empty()),
+        name: draft.name.clone(),
+        description: Some(draft.description.clone()).filter(|text| !text.is_empty()),
+        mode: None,
+        default_stickiness: None,
+        environments: Some(draft.environments.clone()),
+    };
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        let project = projects::create(&mut tx, input, &state.limits).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(project)
+    }
+    .await;
+    let shell = who.shell(Nav::Projects, "default");
+    match done {
+        Ok(project) => see_other(&who.link(&format!("/projects/{}/settings", project.id))),
+        Err(error) if matches!(error.kind.status(), 400 | 409) => {
+            match projects_and_environments(&state).await {
+                Ok((list, environments)) => {
+                    let status = StatusCode::from_u16(error.kind.status())
+                        .unwrap_or(StatusCode::BAD_REQUEST);
+                    let markup = list_page(&who, &list, &environments, 1, &draft, Some(&error));
+                    who.finish(Page { status, markup })
+                }
+                Err(error) => UiError::new(error, &shell).into_response(),
+            }
+        }
+        Err(error) => UiError::new(error, &shell).into_response(),
+    }
+}
+
+/// What the settings page shows again after a refused write: what was typed and the message.
+#[derive(Debug, Default)]
+struct SettingsDraft {
+    /// Name and description as typed, with the message of the details form.
+    details: Option<(String, String, String)>,
+    /// Environment, approvals as typed, and the message of that environment's change-request form.
+    change_requests: Option<(String, String, String)>,
+}
+
+struct SettingsFacts {
+    project: Project,
+    environments: Vec<Environment>,
+    change_requests: Vec<EnvironmentChangeRequestConfig>,
+}
+
+async fn settings_facts(state: &AppState, id: &str) -> Result<SettingsFacts, ApiError> {
+    let mut conn = state.store.read().await?;
+    let project = projects::get(&mut conn, id).await?;
+    let environments = environments::list(&mut conn).await?.environments;
+    let change_requests = change_requests::configuration(&mut conn, id).await?;
+    Ok(SettingsFacts {
+        project,
+        environments,
+        change_requests,
+    })
+}
+
+async fn settings_page(
+    state: &AppState,
+    who: &SignedIn,
+    id: &str,
+    draft: &SettingsDraft,
+    status: StatusCode,
+) -> Response {
+    let shell = who.shell(Nav::Projects, id);
+    let facts = match settings_facts(state, id).await {
+        Ok(facts) => facts,
+        Err(error) => return UiError::new(error, &shell).into_response(),
+    };
+    let SettingsFacts {
+        project,
+        environments,
+        change_requests,
+    } = facts;
+    let (name, description, details_error) = match &draft.details {
+        Some((name, description, message)) => {
+            (name.clone(), description.clone(), Some(message.as_str()))
+        }
+        None => (
+            project.name.clone(),
+            project.description.clone().unwrap_or_default(),
+            None,
+        ),
+    };
+    let base = who.link(&format!("/projects/{id}"));
+    let here = format!("{base}/settings");
+    let markup = shell.render(
+        &format!("Settings of {}", project.name),
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Settings of " (project.name) }
+                    p.subtitle {
+                        a href=(who.link("/projects")) { "← Projects" } " · "
+                        a href=(base) { "Flags of " (project.name) } " · id " code { (project.id) }
+                    }
+                }
+            }
+            section.card aria-labelledby="details-title" {
+                h2 #details-title { "Project" }
+                @if who.may_write {
+                    form.form-narrow method="post" action=(here) novalidate {
+                        input type="hidden" name="csrf" value=(who.csrf);
+                        (field("project-name", "Project name", details_error, None, html! {
+                            input #project-name type="text" name="name" value=(name) required
+                                aria-invalid=(if details_error.is_some() { "true" } else { "false" });
+                        }))
+                        (field("project-description", "Description", None, None, html! {
+                            textarea #project-description name="description" rows="2" { (description) }
+                        }))
+                        div.actions { button.primary type="submit" { "Save project" } }
+                    }
+                } @else {
+                    dl.meta {
+                        dt { "Name" } dd { (project.name) }
+                        dt { "Description" } dd { (project.description.clone().unwrap_or_default()) }
+                    }
+                }
+            }
+            section.card aria-labelledby="environments-title" {
+                h2 #environments-title { "Environments" }
+                p.muted { "Flags of this project are served in the environments it uses. Change requests: a change there becomes a draft that needs approvals before it is applied." }
+                div.project-environments {
+                    @for environment in &environments {
+                        @let used = project.environments.contains(&environment.name);
+                        @let setting = change_requests.iter().find(|one| one.environment == environment.name);
+                        section.project-environment aria-labelledby=(format!("env-{}", environment.name)) {
+                            div.switch-line {
+                                h3 id=(format!("env-{}", environment.name)) { (environment.name) }
+                                span.badge { (environment.environment_type) }
+                                (switch(who, &format!("Use {}", environment.name), used,
+                                    &format!("{base}/environments/{}/switch", environment.name), &here))
+                            }
+                            @if !used {
+                                p.muted { "Not used by this project." }
+                            } @else if let Some(setting) = setting {
+                                (change_request_form(who, &base, setting, draft))
+                            }
+                        }
+                    }
+                }
+            }
+            @if who.may_write && project.id != projects::DEFAULT_PROJECT {
+                section.card aria-labelledby="delete-title" {
+                    h2 #delete-title { "Delete project" }
+                    p.muted { "Only a project without flags (archived ones too) and without segments of its own can be deleted." }
+                    a.button.danger href=(format!("{base}/delete")) { "Delete project" }
+                }
+            }
+        },
+    );
+    who.finish(Page { status, markup })
+}
+
+fn change_request_form(
+    who: &SignedIn,
+    base: &str,
+    setting: &EnvironmentChangeRequestConfig,
+    draft: &SettingsDraft,
+) -> Markup {
+    let environment = &setting.environment;
+    let (approvals, error) = match &draft.change_requests {
+        Some((at, typed, message)) if at == environment => (typed.clone(), Some(message.as_str())),
+        _ => (setting.required_approvals.to_string(), None),
+    };
+    let id = format!("approvals-{environment}");
+    html! {
+        @if who.may_write {
+            form.change-request-form method="post" action=(format!("{base}/environments/{environment}/change-requests")) novalidate {
+                input type="hidden" name="csrf" value=(who.csrf);
+                label.check {
+                    input type="checkbox" name="enabled" value="true" checked[setting.change_request_enabled];
+                    "Change requests in " (environment)
+                }
+                (field(&id, &format!("Required approvals in {environment}"), error, Some("1 to 10"), html! {
+                    input id=(id) type="number" name="approvals" min="1" max="10" step="1" value=(approvals)
+                        aria-describedby=(format!("{id}-hint"))
+                        aria-invalid=(if error.is_some() { "true" } else { "false" });
+                }))
+                div.actions { button type="submit" { "Save" } }
+            }
+        } @else {
+            p {
+                @if setting.change_request_enabled {
+                    "Change requests on: " (setting.required_approvals) " approval(s) needed."
+                } @else {
+                    "Change requests off."
+                }
+            }
+        }
+    }
+}
+
+/// `GET /projects/<id>/settings`.
+pub async fn settings(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(id): Path<String>,
+) -> Response {
+    settings_page(&state, &who, &id, &SettingsDraft::default(), StatusCode::OK).await
+}
+
+/// `POST /projects/<id>/settings`: name and description.
+pub async fn save_settings(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let (name, description) = (
+        form.text("name").trim().to_owned(),
+        form.text("description"),
+    );
+    let input = UpdateProject {
+        name: name.clone(),
+        description: Some(description.clone()),
+        mode: None,
+        default_stickiness: None,
+    };
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        projects::update(&mut tx, &id, input).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link(&format!("/projects/{id}/settings"))),
+        Err(error) if error.kind.status() == 400 => {
+            let draft = SettingsDraft {
+                details: Some((name, description, error.message)),
+                ..SettingsDraft::default()
+            };
+            settings_page(&state, &who, &id, &draft, StatusCode::BAD_REQUEST).await
+        }
+        Err(error) => UiError::new(error, &who.shell(Nav::Projects, &id)).into_response(),
+    }
+}
+
+/// `POST /projects/<id>/environments/<environment>/switch`: the project starts or stops using it.
+pub async fn set_environment(
+    State(state): State<Arc<AppState>>,
+    Path((id, environment)): Path<(String, String)>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let used = form.get("enabled") == Some("true");
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        if used {
+            let input = AddProjectEnvironment {
+                environment: environment.clone(),
+                change_requests_enabled: None,
+            };
+            projects::add_environment(&mut tx, &id, input).await?;
+        } else {
+            projects::remove_environment(&mut tx, &id, &environment).await?;
+        }
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link(&format!("/projects/{id}/settings"))),
+        Err(error) => UiError::new(error, &who.shell(Nav::Projects, &id)).into_response(),
+    }
+}
+
+/// `POST /projects/<id>/environments/<environment>/change-requests`: on/off and the required approvals.
+pub async fn configure_change_requests(
+    State(state): State<Arc<AppState>>,
+    Path((id, environment)): Path<(String, String)>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let typed = form.text("approvals").trim().to_owned();
+    let Ok(approvals) = typed.parse::<i64>() else {
+        let draft = SettingsDraft {
+            change_requests: Some((
+                environment,
+                typed,
+                "Required approvals must be a whole number from 1 to 10".to_owned(),
+            )),
+            ..SettingsDraft::default()
+        };
+        return settings_page(&state, &who, &id, &draft, StatusCode::BAD_REQUEST).await;
+    };
+    let input = ChangeRequestConfigInput {
+        change_requests_enabled: form.get("enabled") == Some("true"),
+        required_approvals: Some(approvals.into()),
+    };
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        change_requests::configure(&mut tx, &id, &environment, input).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link(&format!("/projects/{id}/settings"))),
+        Err(error) if error.kind.status() == 400 => {
+            let draft = SettingsDraft {
+                change_requests: Some((environment, typed, error.message)),
+                ..SettingsDraft::default()
+            };
+            settings_page(&state, &who, &id, &draft, StatusCode::BAD_REQUEST).await
+        }
+        Err(error) => UiError::new(error, &who.shell(Nav::Projects, &id)).into_response(),
+    }
+}
+
+/// `GET /projects/<id>/delete`: the confirmation.
+pub async fn confirm_delete(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(id): Path<String>,
+) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Projects, &id);
+    who.ensure_may_write()
+        .map_err(|error| UiError::new(error, &shell))?;
+    let project = async {
+        let mut conn = state.store.read().await?;
+        projects::get(&mut conn, &id).await
+    }
+    .await
+    .map_err(|error| UiError::new(error, &shell))?;
+    let settings = who.link(&format!("/projects/{id}/settings"));
+    let markup = shell.render(
+        "Delete project",
+        html! {
+            section.card.form-narrow aria-labelledby="delete-title" {
+                h1 #delete-title { "Delete project " (project.name) "?" }
+                p { "The project and its settings are gone for good. A project that still holds flags or segments is not deleted." }
+                form method="post" action=(who.link(&format!("/projects/{id}/delete"))) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    div.actions {
+                        button.primary.danger type="submit" { "Delete project " (project.name) }
+                        a href=(settings) { "Cancel" }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// `POST /projects/<id>/delete`: refused (as a page) while it holds flags or segments.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        projects::delete(&mut tx, &id).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/projects")),
+        Err(error) => UiError::new(error, &who.shell(Nav::Projects, &id)).into_response(),
+    }
+}

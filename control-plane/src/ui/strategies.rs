@@ -1,0 +1,490 @@
+//! `/strategies`: the strategy definitions flags' strategies name (the built-ins and custom ones); create
+//! and edit a custom one with its parameters (name, type, description, required); deprecate or reactivate
+//! one (deprecated ones leave the strategy form's list, flags keep them); delete a custom one no flag uses.
+//! The same domain functions as `/api/admin/strategies…`.
+
+use super::controls::field;
+use super::page::{see_other, Nav, Page, UiError};
+use super::session::{FormFields, SignedIn, UiWrite};
+use crate::domain::strategy_definitions::{
+    self, CreateStrategyDefinition, StrategyDefinition, UpdateStrategyDefinition,
+};
+use crate::http::state::AppState;
+use crate::model::strategy_definition::{ParameterType, StrategyParameter};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::html;
+use std::sync::Arc;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// The parameter types, as the API spells them.
+const PARAMETER_TYPES: [(ParameterType, &str); 5] = [
+    (ParameterType::String, "string"),
+    (ParameterType::Percentage, "percentage"),
+    (ParameterType::List, "list"),
+    (ParameterType::Number, "number"),
+    (ParameterType::Boolean, "boolean"),
+];
+
+fn type_name(parameter_type: ParameterType) -> &'static str {
+    PARAMETER_TYPES
+        .iter()
+        .find(|(known, _)| *known == parameter_type)
+        .map_or("string", |(_, name)| name)
+}
+
+/// `GET /strategies`.
+pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
+    let shell = who.shell(Nav::Strategies, "default");
+    let definitions = async {
+        let mut conn = state.store.read().await?;
+        strategy_definitions::list(&mut conn).await
+    }
+    .await
+    .map_err(|error| UiError::new(error, &shell))?
+    .strategies;
+    let markup = shell.render(
+        "Strategies",
+        html! {
+            div.page-head {
+                div {
+                    h1 { "Strategies" }
+                    p.subtitle { "How a flag decides who gets it: the built-ins and your own, with their parameters." }
+                }
+                @if who.may_write {
+                    a.button.primary href=(who.link("/strategies/create")) { "New strategy" }
+                }
+            }
+            @if definitions.is_empty() {
+                div.empty { p { "No strategies defined." } }
+            } @else {
+                div.table-wrap {
+                    table {
+                        thead { tr {
+                            th scope="col" { "Name" }
+                            th.hide-narrow scope="col" { "Parameters" }
+                            th scope="col" { "Kind" }
+                            @if who.may_write { th scope="col" { "Actions" } }
+                        } }
+                        tbody {
+                            @for definition in &definitions {
+                                @let title = definition.display_name.clone().filter(|title| !title.is_empty()).unwrap_or(definition.name.clone());
+                                tr {
+                                    td.flag-name {
+                                        strong { (title) }
+                                        @if title != definition.name { " " code { (definition.name) } }
+                                        @if let Some(description) = definition.description.as_deref().filter(|d| !d.is_empty()) {
+                                            p.desc { (description) }
+                                        }
+                                    }
+                                    td.hide-narrow {
+                                        @if definition.parameters.is_empty() { span.muted { "none" } }
+                                        @for parameter in &definition.parameters {
+                                            div {
+                                                code { (parameter.name) } " " span.muted { (type_name(parameter.parameter_type)) }
+                                                @if parameter.required { " " span.badge { "required" } }
+                                            }
+                                        }
+                                    }
+                                    td {
+                                        (if definition.editable { "Custom" } else { "Built in" })
+                                        @if definition.deprecated { " " span.badge.stale { "deprecated" } }
+                                    }
+                                    @if who.may_write {
+                                        td {
+                                            div.row-actions {
+                                                @if definition.editable {
+                                                    a.button href=(who.link(&format!("/strategies/edit/{}", definition.name)))
+                                                        aria-label=(format!("Edit {}", definition.name)) { "Edit" }
+                                                }
+                                                @let (path, text) = if definition.deprecated { ("reactivate", "Reactivate") } else { ("deprecate", "Deprecate") };
+                                                form.inline method="post" action=(who.link(&format!("/strategies/{}/{path}", definition.name))) {
+                                                    input type="hidden" name="csrf" value=(who.csrf);
+                                                    button type="submit" aria-label=(format!("{text} {}", definition.name)) { (text) }
+                                                }
+                                                @if definition.editable {
+                                                    form.inline method="post" action=(who.link(&format!("/strategies/{}/delete", definition.name))) {
+                                                        input type="hidden" name="csrf" value=(who.csrf);
+                                                        button.danger type="submit" aria-label=(format!("Delete {}", definition.name)) { "Delete" }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    );
+    Ok(who.finish(Page::ok(markup)))
+}
+
+/// One parameter row of the form, as typed.
+#[derive(Debug, Clone)]
+struct ParameterDraft {
+    name: String,
+    parameter_type: String,
+    description: String,
+    required: bool,
+}
+
+impl Default for ParameterDraft {
+    fn default() -> Self {
+        ParameterDraft {
+            name: String::new(),
+            parameter_type: "string".to_owned(),
+            description: String::new(),
+            required: false,
+        }
+    }
+}
+
+/// What the strategy form holds.
+#[derive(Debug, Default)]
+struct DefinitionDraft {
+    name: String,
+    title: String,
+    description: String,
+    parameters: Vec<ParameterDraft>,
+}
+
+impl DefinitionDraft {
+    fn of_definition(definition: StrategyDefinition) -> DefinitionDraft {
+        DefinitionDraft {
+            name: definition.name,
+            title: definition.display_name.unwrap_or_default(),
+            description: definition.description.unwrap_or_default(),
+            parameters: definition
+                .parameters
+                .into_iter()
+                .map(|parameter| ParameterDraft {
+                    name: parameter.name,
+                    parameter_type: type_name(parameter.parameter_type).to_owned(),
+                    description: parameter.description,
+                    required: parameter.required,
+                })
+                .collect(),
+        }
+    }
+
+    /// The form's fields: rows `p<i>.name|type|description|required` for `i < parameterCount`.
+    fn of_form(form: &FormFields) -> DefinitionDraft {
+        let count: usize = form.text("parameterCount").parse().unwrap_or(0);
+        DefinitionDraft {
+            name: form.text("name").trim().to_owned(),
+            title: form.text("title").trim().to_owned(),
+            description: form.text("description"),
+            parameters: (0..count)
+                .map(|index| ParameterDraft {
+                    name: form.text(&format!("p{index}.name")).trim().to_owned(),
+                    parameter_type: form.text(&format!("p{index}.type")),
+                    description: form.text(&format!("p{index}.description")),
+                    required: form.checked(&format!("p{index}.required")),
+                })
+                .collect(),
+        }
+    }
+
+    /// The parameters as the API takes them; an unknown type is refused naming its row.
+    fn parameters(&self) -> Result<Vec<StrategyParameter>, ApiError> {
+        self.parameters
+            .iter()
+            .enumerate()
+            .map(|(index, parameter)| {
+                let parameter_type = PARAMETER_TYPES
+                    .iter()
+                    .find(|(_, name)| *name == parameter.parameter_type)
+                    .map(|(known, _)| *known)
+                    .ok_or_else(|| {
+                        ApiError::validation(format!(
+                            "parameters[{index}].type: unknown type {:?}",
+                            parameter.parameter_type
+                        ))
+                    })?;
+                Ok(StrategyParameter {
+                    name: parameter.name.clone(),
+                    parameter_type,
+                    description: parameter.description.clone(),
+                    required: parameter.required,
+                })
+            })
+            .collect()
+    }
+}
+
+fn form_page(
+    who: &SignedIn,
+    editing: Option<&str>,
+    draft: &DefinitionDraft,
+    error: Option<&ApiError>,
+    status: StatusCode,
+) -> Response {
+    let shell = who.shell(Nav::Strategies, "default");
+    let name_error = error
+        .filter(|error| error.message.starts_with("name") || error.kind == ErrorKind::NameExists)
+        .map(|error| error.message.as_str());
+    let parameters_error = error
+        .filter(|error| error.message.starts_with("parameters"))
+        .map(|error| error.message.as_str());
+    let other_error = error
+        .filter(|_| name_error.is_none() && parameters_error.is_none())
+        .map(|error| error.message.as_str());
+    let (heading, action) = match editing {
+        Some(name) => (
+            format!("Edit strategy {name}"),
+            who.link(&format!("/strategies/edit/{name}")),
+        ),
+        None => ("New strategy".to_owned(), who.link("/strategies/create")),
+    };
+    let markup = shell.render(
+        &heading,
+        html! {
+            div.page-head { div {
+                h1 { (heading) }
+                p.subtitle { a href=(who.link("/strategies")) { "← Strategies" } }
+            } }
+            @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+            form.form-narrow method="post" action=(action) novalidate {
+                input type="hidden" name="csrf" value=(who.csrf);
+                @if editing.is_none() {
+                    (field("strategy-name", "Name", name_error, Some("URL-safe characters; SDKs implement the strategy under this name"), html! {
+                        input #strategy-name type="text" name="name" value=(draft.name) required autocomplete="off"
+                            aria-describedby="strategy-name-hint"
+                            aria-invalid=(if name_error.is_some() { "true" } else { "false" });
+                    }))
+                }
+                (field("strategy-title", "Title", None, Some("Optional: the name people read"), html! {
+                    input #strategy-title type="text" name="title" value=(draft.title) aria-describedby="strategy-title-hint";
+                }))
+                (field("strategy-description", "Description", None, None, html! {
+                    textarea #strategy-description name="description" rows="2" { (draft.description) }
+                }))
+                fieldset.parameters aria-describedby="parameters-error" {
+                    legend { "Parameters" }
+                    input type="hidden" name="parameterCount" value=(draft.parameters.len());
+                    @if draft.parameters.is_empty() {
+                        p.muted { "No parameters." }
+                    }
+                    @for (index, parameter) in draft.parameters.iter().enumerate() {
+                        @let number = index + 1;
+                        fieldset.parameter {
+                            legend { "Parameter " (number) }
+                            (field(&format!("p{index}-name"), &format!("Parameter {number} name"), None, None, html! {
+                                input id=(format!("p{index}-name")) type="text" name=(format!("p{index}.name")) value=(parameter.name) autocomplete="off";
+                            }))
+                            (field(&format!("p{index}-type"), &format!("Parameter {number} type"), None, None, html! {
+                                select id=(format!("p{index}-type")) name=(format!("p{index}.type")) {
+                                    @for (_, type_name) in PARAMETER_TYPES {
+                                        option value=(type_name) selected[type_name == parameter.parameter_type] { (type_name) }
+                                    }
+                                }
+                            }))
+                            (field(&format!("p{index}-description"), &format!("Parameter {number} description"), None, None, html! {
+                                input id=(format!("p{index}-description")) type="text" name=(format!("p{index}.description")) value=(parameter.description);
+                            }))
+                            div.actions {
+                                label.check {
+                                    input type="checkbox" name=(format!("p{index}.required")) value="true" checked[parameter.required];
+                                    "Parameter " (number) " required"
+                                }
+                                button type="submit" name="intent" value=(format!("remove-parameter-{index}"))
+                                    aria-label=(format!("Remove parameter {number}")) { "Remove" }
+                            }
+                        }
+                    }
+                    p.field-error #parameters-error aria-live="polite" {
+                        @if let Some(message) = parameters_error { (message) }
+                    }
+                    button type="submit" name="intent" value="add-parameter" { "Add parameter" }
+                }
+                div.actions {
+                    button.primary type="submit" name="intent" value="save" { "Save strategy" }
+                    a href=(who.link("/strategies")) { "Cancel" }
+                }
+            }
+        },
+    );
+    who.finish(Page { status, markup })
+}
+
+/// `GET /strategies/create`.
+pub async fn new_definition(who: SignedIn) -> Response {
+    if let Err(error) = who.ensure_may_write() {
+        return UiError::new(error, &who.shell(Nav::Strategies, "default")).into_response();
+    }
+    form_page(
+        &who,
+        None,
+        &DefinitionDraft::default(),
+        None,
+        StatusCode::OK,
+    )
+}
+
+/// `GET /strategies/edit/<name>`: a built-in one is refused by the save, as by the API.
+pub async fn edit_definition(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(name): Path<String>,
+) -> Response {
+    let shell = who.shell(Nav::Strategies, "default");
+    if let Err(error) = who.ensure_may_write() {
+        return UiError::new(error, &shell).into_response();
+    }
+    let found = async {
+        let mut conn = state.store.read().await?;
+        strategy_definitions::get(&mut conn, &name).await
+    }
+    .await;
+    match found {
+        Ok(definition) => form_page(
+            &who,
+            Some(&name),
+            &DefinitionDraft::of_definition(definition),
+            None,
+            StatusCode::OK,
+        ),
+        Err(error) => UiError::new(error, &shell).into_response(),
+    }
+}
+
+async fn save(
+    state: &AppState,
+    who: &SignedIn,
+    editing: Option<&str>,
+    form: &FormFields,
+) -> Response {
+    let mut draft = DefinitionDraft::of_form(form);
+    match form.get("intent").unwrap_or("save") {
+        "save" => {}
+        "add-parameter" => {
+            draft.parameters.push(ParameterDraft::default());
+            return form_page(who, editing, &draft, None, StatusCode::OK);
+        }
+        intent => {
+            if let Some(index) = intent
+                .strip_prefix("remove-parameter-")
+                .and_then(|index| index.parse::<usize>().ok())
+                .filter(|index| *index < draft.parameters.len())
+            {
+                draft.parameters.remove(index);
+            }
+            return form_page(who, editing, &draft, None, StatusCode::OK);
+        }
+    }
+    let done = async {
+        let parameters = draft.parameters()?;
+        let title = Some(draft.title.clone());
+        let description = Some(draft.description.clone());
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        match editing {
+            Some(name) => {
+                let input = UpdateStrategyDefinition {
+                    name: None,
+                    title,
+                    description,
+                    parameters,
+                };
+                drop(strategy_definitions::update(&mut tx, name, input).await?)
+            }
+            None => {
+                let input = CreateStrategyDefinition {
+                    name: draft.name.clone(),
+                    title: title.filter(|title| !title.is_empty()),
+                    description: description.filter(|text| !text.is_empty()),
+                    parameters,
+                };
+                drop(strategy_definitions::create(&mut tx, input).await?)
+            }
+        }
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/strategies")),
+        Err(error) if matches!(error.kind.status(), 400 | 409) => {
+            let status =
+                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            form_page(who, editing, &draft, Some(&error), status)
+        }
+        Err(error) => UiError::new(error, &who.shell(Nav::Strategies, "default")).into_response(),
+    }
+}
+
+/// `POST /strategies/create`.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    save(&state, &who, None, &form).await
+}
+
+/// `POST /strategies/edit/<name>`.
+pub async fn update(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    save(&state, &who, Some(&name), &form).await
+}
+
+async fn set_deprecated(
+    state: &AppState,
+    who: &SignedIn,
+    name: &str,
+    deprecated: bool,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        strategy_definitions::set_deprecated(&mut tx, name, deprecated).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/strategies")),
+        Err(error) => UiError::new(error, &who.shell(Nav::Strategies, "default")).into_response(),
+    }
+}
+
+/// `POST /strategies/<name>/deprecate`.
+pub async fn deprecate(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    set_deprecated(&state, &who, &name, true).await
+}
+
+/// `POST /strategies/<name>/reactivate`.
+pub async fn reactivate(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    set_deprecated(&state, &who, &name, false).await
+}
+
+/// `POST /strategies/<name>/delete`: refused (400, as a page) for a built-in one or one a flag uses.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        strategy_definitions::delete(&mut tx, &name).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link("/strategies")),
+        Err(error) => UiError::new(error, &who.shell(Nav::Strategies, "default")).into_response(),
+    }
+}

@@ -1,0 +1,185 @@
+//! The UI's configuration pages in a real browser against the real binaries: `js/config-walk.cjs` creates a
+//! project and turns change requests on in development with 2 approvals, creates a context field with legal
+//! values and a custom strategy and finds both in a flag's strategy form, deprecates the strategy, and adds a
+//! CORS origin on the settings page. Between its steps this test checks the admin API and the edge: the
+//! change-request configuration, the deprecation, and the edge's answer to a CORS preflight from the new
+//! origin. Screenshots go to `target/ui-screenshots/config-*.png`.
+
+use crate::processes::{admin, eventually, request, Process};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+/// Pinned, as `scripts/test` installs it.
+const PLAYWRIGHT_CORE: (&str, &str) = ("playwright-core", "1.65.1");
+
+const ORIGIN: &str = "https://shop.example.com";
+
+fn node_modules() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
+}
+
+/// The browser's path; fails (never skips) when it or the driver is missing: `scripts/test` installs both.
+fn chromium() -> String {
+    let (name, version) = PLAYWRIGHT_CORE;
+    let manifest = node_modules().join(name).join("package.json");
+    let installed = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|package| package["version"].as_str().map(str::to_owned));
+    assert_eq!(
+        installed.as_deref(),
+        Some(version),
+        "npm package {name}@{version} is missing at {}: run the tests with scripts/test",
+        manifest.display()
+    );
+    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    assert!(
+        Path::new(&path).exists(),
+        "chromium is missing at {path}: run the tests with scripts/test"
+    );
+    path
+}
+
+/// The `Access-Control-Allow-Origin` the edge answers to a CORS preflight of its frontend API from `origin`.
+async fn allowed_origin(edge: &Process, origin: &str) -> Option<String> {
+    let answer = request(
+        "OPTIONS",
+        &format!("{}/api/frontend", edge.base),
+        None,
+        &[("Origin", origin), ("Access-Control-Request-Method", "GET")],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, 204, "{}", answer.body);
+    answer
+        .header("access-control-allow-origin")
+        .map(str::to_owned)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configuration_walk_in_chromium() {
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("vexil.db").display());
+    let control_plane = Process::control_plane(&url, &[]);
+    let edge = Process::edge(&[control_plane.grpc()], &[]);
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/user-admin",
+        Some(
+            json!({"username": "alice", "password": "correct horse battery", "rootRole": "Admin"}),
+        ),
+    )
+    .await;
+    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/config-walk.cjs");
+    let mut walk = Command::new("node")
+        .arg(&script)
+        .env("NODE_PATH", node_modules())
+        .env("VEXIL_URL", &control_plane.base)
+        .env("CHROMIUM", &chromium)
+        .env("SCREENSHOTS", &screenshots)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node");
+    let mut stdin = walk.stdin.take().unwrap();
+    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
+            .await
+            .expect("the walk answered within 120 s")
+            .expect("read the walk's output")
+            .expect("the walk is still running");
+        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
+        if let Some(error) = message.get("error") {
+            panic!(
+                "the browser walk failed: {}",
+                error.as_str().unwrap_or_default()
+            );
+        }
+        let checkpoint = message["checkpoint"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        match checkpoint.as_str() {
+            "change-requests" => {
+                let config = admin(
+                    &control_plane,
+                    "GET",
+                    "/api/admin/projects/web/change-requests/config",
+                    None,
+                )
+                .await;
+                let development = config.body.as_array().and_then(|environments| {
+                    environments
+                        .iter()
+                        .find(|entry| entry["environment"] == "development")
+                });
+                let development = development.expect("development in the project's configuration");
+                assert_eq!(development["changeRequestEnabled"], true, "{}", config.body);
+                assert_eq!(development["requiredApprovals"], 2, "{}", config.body);
+            }
+            "strategy-deprecated" => {
+                let stored = admin(
+                    &control_plane,
+                    "GET",
+                    "/api/admin/strategies/by-tenant",
+                    None,
+                )
+                .await;
+                assert_eq!(stored.body["deprecated"], true);
+                assert_eq!(stored.body["parameters"][0]["name"], "tenants");
+                assert_eq!(stored.body["parameters"][0]["type"], "list");
+                assert_eq!(stored.body["parameters"][0]["required"], true);
+            }
+            "origins" => {
+                eventually(
+                    Duration::from_secs(10),
+                    "the edge allows the origin set in the UI",
+                    || async { allowed_origin(&edge, ORIGIN).await.as_deref() == Some(ORIGIN) },
+                )
+                .await;
+                assert_eq!(allowed_origin(&edge, "https://evil.example").await, None);
+            }
+            "done" => {
+                seen.push(checkpoint);
+                break;
+            }
+            other => panic!("unknown checkpoint {other}"),
+        }
+        seen.push(checkpoint);
+        stdin.write_all(b"continue\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+    assert_eq!(
+        seen,
+        ["change-requests", "strategy-deprecated", "origins", "done"]
+    );
+    stdin.write_all(b"continue\n").await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
+        .await
+        .expect("the walk ended")
+        .unwrap();
+    assert!(status.success());
+    for page in [
+        "01-projects",
+        "02-project-settings",
+        "08-constraint-legal-values",
+        "10-settings",
+    ] {
+        for width in [1280, 390] {
+            let path = screenshots.join(format!("config-{page}-{width}.png"));
+            assert!(path.exists(), "{} was not saved", path.display());
+        }
+    }
+}
