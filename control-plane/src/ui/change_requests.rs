@@ -45,16 +45,21 @@ fn action_text(state: ChangeRequestState) -> &'static str {
 }
 
 /// A change's action as people read it.
-fn action_words(action: &str) -> &str {
-    match action {
-        "updateEnabled" => "Turn on or off",
+fn action_words(preview: &ChangePreview) -> &str {
+    let enabled = preview
+        .after
+        .as_ref()
+        .and_then(|after| after.get("enabled"));
+    match preview.action.as_str() {
+        "updateEnabled" if enabled == Some(&serde_json::Value::Bool(true)) => "Turn on",
+        "updateEnabled" => "Turn off",
         "addStrategy" => "Add a strategy",
         "updateStrategy" => "Change a strategy",
         "deleteStrategy" => "Delete a strategy",
         "reorderStrategy" => "Reorder the strategies",
         "patchVariant" => "Set the variants",
         "archiveFeature" => "Archive the flag",
-        other => other,
+        _ => &preview.action,
     }
 }
 
@@ -213,7 +218,7 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
             }
             @if let Some(error) = view.error { p.error-box role="alert" { (error) } }
             @if who.may_write && !view.possible.is_empty() {
-                form.actions method="post" action=(format!("{base}/state")) aria-label="Change the state" {
+                form.actions.cr-actions method="post" action=(format!("{base}/state")) aria-label="Change the state" {
                     input type="hidden" name="csrf" value=(who.csrf);
                     @for state in view.possible {
                         @let class = match state {
@@ -234,7 +239,7 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                         div.strategy-head {
                             span.title {
                                 a href=(who.link(&format!("/projects/{project}/features/{}", preview.feature))) { (preview.feature) }
-                                ": " (action_words(&preview.action))
+                                ": " (action_words(preview))
                             }
                             @if who.may_write && open {
                                 form.inline method="post" action=(format!("{base}/changes/{}/discard", preview.change_id)) {
@@ -243,10 +248,13 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                                 }
                             }
                         }
-                        @if preview.before.is_none() && preview.after.is_some() && preview.action != "addStrategy" {
+                        @if !open {
+                            // A closed request is not compared with the flag as it is now.
+                            p.muted { "What it proposed:" }
+                            (diff_list(None, preview.after.as_ref()))
+                        } @else if preview.before.is_none() && preview.after.is_some() && preview.action != "addStrategy" {
                             p.muted { "The flag no longer exists here." }
-                        }
-                        @if preview.before == preview.after {
+                        } @else if preview.before == preview.after {
                             p.muted { "Same as the current state." }
                         } @else {
                             (diff_list(preview.before.as_ref(), preview.after.as_ref()))

@@ -46,6 +46,8 @@ struct ContextForm {
     values: Vec<String>,
     projects: Vec<String>,
     properties: Vec<(String, String)>,
+    /// Whether the last row was just added ("Add property"): it takes the focus.
+    added_row: bool,
     evaluate: bool,
     page: usize,
 }
@@ -85,6 +87,7 @@ impl ContextForm {
                 .map(str::to_owned)
                 .collect(),
             properties,
+            added_row: action == "add",
             evaluate: action == "evaluate",
             page: fields
                 .get("page")
@@ -269,7 +272,7 @@ fn constraint_items(constraints: &[PlaygroundConstraint]) -> Markup {
     }
 }
 
-fn strategy_item(index: usize, strategy: &PlaygroundStrategy) -> Markup {
+fn strategy_item(strategy: &PlaygroundStrategy) -> Markup {
     let title = strategy
         .title
         .clone()
@@ -277,7 +280,7 @@ fn strategy_item(index: usize, strategy: &PlaygroundStrategy) -> Markup {
         .unwrap_or_else(|| strategy.name.clone());
     html! {
         li {
-            strong { (index + 1) ". " (title) }
+            strong { (title) }
             @if strategy.title.as_deref().is_some_and(|t| !t.is_empty()) { " " span.muted { "(" (strategy.name) ")" } }
             p.decided { (decided_by(strategy)) }
             @if !strategy.constraints.is_empty() || !strategy.segments.is_empty() {
@@ -330,8 +333,8 @@ fn feature_card(who: &SignedIn, environment: &str, feature: &PlaygroundFeature) 
                 p.muted { "No strategies: when switched on, on for everyone." }
             } @else {
                 ol.strategies-explained {
-                    @for (index, strategy) in feature.strategies.data.iter().enumerate() {
-                        (strategy_item(index, strategy))
+                    @for strategy in &feature.strategies.data {
+                        (strategy_item(strategy))
                     }
                 }
             }
@@ -427,6 +430,7 @@ pub async fn page(
                         div.property-row {
                             (field(&format!("property-name-{index}"), "Property name", error, None, html! {
                                 input type="text" id=(format!("property-name-{index}")) name="propertyName" value=(name)
+                                    autofocus[form.added_row && index + 1 == form.properties.len()]
                                     aria-describedby=(format!("property-name-{index}-error"))
                                     aria-invalid=(if error.is_some() { "true" } else { "false" });
                             }))
@@ -467,7 +471,7 @@ fn results(who: &SignedIn, form: &ContextForm, features: &[PlaygroundFeature]) -
         .collect();
     let on = features.iter().filter(|feature| feature.is_enabled).count();
     html! {
-        section aria-labelledby="results-title" {
+        section.playground-results aria-labelledby="results-title" {
             h2 #results-title { "Results" }
             p.subtitle role="status" {
                 (total) (if total == 1 { " flag" } else { " flags" }) " in " (form.environment) ", " (on) " on"

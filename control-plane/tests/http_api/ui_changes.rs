@@ -222,7 +222,7 @@ async fn a_change_request_goes_from_draft_to_applied(db: TestDb) {
         text.contains("enabled: <span class=\"removed\"><del>false</del></span> → <span class=\"added\"><ins>true</ins></span>"),
         "{text}"
     );
-    assert!(text.contains(">careful</a>: Turn on or off"), "{text}");
+    assert!(text.contains(">careful</a>: Turn on"), "{text}");
     assert!(text.contains(">Submit for review</button>"), "{text}");
     assert!(text.contains(">Cancel</button>"), "{text}");
     assert!(!text.contains(">Approve</button>"), "{text}");
@@ -386,6 +386,11 @@ async fn a_change_request_goes_from_draft_to_applied(db: TestDb) {
     assert_eq!(flag_after["environments"][0]["enabled"], true);
     let page = ed.get(&page_path).await;
     assert!(page.has(">Applied</span>"));
+    assert!(
+        page.has("What it proposed:</p><ul class=\"diff\" aria-label=\"What changed\"><li>enabled: <span class=\"added\"><ins>true</ins></span>"),
+        "{}",
+        page.text
+    );
     assert!(
         !page.has("name=\"state\""),
         "a final request offers actions"
