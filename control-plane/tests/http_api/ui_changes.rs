@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 crate::on_sqlite_and_postgres!(
     a_change_request_goes_from_draft_to_applied,
     the_playground_names_what_decided,
+    closed_requests_come_in_pages,
 );
 
 /// A browser without JavaScript: its own cookies, redirects not followed.
@@ -529,5 +530,77 @@ async fn the_playground_names_what_decided(db: TestDb) {
         ),
         "{}",
         nameless.text
+    );
+}
+
+async fn closed_requests_come_in_pages(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    server
+        .post(
+            "/api/admin/projects/default/features",
+            json!({"name": "busy"}),
+        )
+        .await
+        .expect(201);
+    server
+        .put(
+            "/api/admin/projects/default/environments/development/change-requests/config",
+            json!({"changeRequestsEnabled": true, "requiredApprovals": 1}),
+        )
+        .await
+        .expect(200);
+    // 26 drafts, each cancelled (the next change then starts a new draft).
+    for _ in 0..26 {
+        let draft = server
+            .post(
+                "/api/admin/projects/default/environments/development/change-requests",
+                json!({"feature": "busy", "action": "updateEnabled", "payload": {"enabled": true}}),
+            )
+            .await;
+        let id = draft.expect(200)["id"].clone();
+        server
+            .put(
+                &format!("/api/admin/projects/default/change-requests/{id}/state"),
+                json!({"state": "Cancelled"}),
+            )
+            .await
+            .expect(200);
+    }
+    let mut browser = Browser::new(&server);
+    let signed = browser.post("/login", &[("token", ADMIN_TOKEN)]).await;
+    assert_eq!(signed.status, 303, "{}", signed.text);
+    assert!(browser
+        .get("/projects/default/change-requests")
+        .await
+        .has("No open change requests"));
+    let first = browser
+        .get("/projects/default/change-requests?view=closed")
+        .await;
+    let text = first.expect(200);
+    assert!(text.contains("Showing 1–25 of 26"), "{text}");
+    assert_eq!(text.matches(">Cancelled</span>").count(), 25);
+    assert!(
+        text.contains(">Change request #26</a>"),
+        "newest first: {text}"
+    );
+    assert!(text.contains(
+        "href=\"/projects/default/change-requests?view=closed&amp;page=2\">Next page</a>"
+    ));
+    let second = browser
+        .get("/projects/default/change-requests?view=closed&page=2")
+        .await;
+    let text = second.expect(200);
+    assert!(text.contains("Showing 26–26 of 26"), "{text}");
+    assert!(text.contains(">Change request #1</a>"), "{text}");
+    assert!(text.contains(">Previous page</a>"));
+    // The playground with a project that has no flags.
+    let none = browser
+        .get("/playground?environment=development&appName=a&projects=nowhere&action=evaluate")
+        .await;
+    assert!(
+        none.expect(200)
+            .contains("No flags in the chosen projects."),
+        "{}",
+        none.text
     );
 }
