@@ -203,6 +203,51 @@ pub async fn list(
         .await?)
 }
 
+/// `state IN ($from, …)` for `count` states, numbered from `$from`.
+fn states_in(from: usize, count: usize) -> String {
+    let numbers: Vec<String> = (from..from + count).map(|n| format!("${n}")).collect();
+    format!("state IN ({})", numbers.join(", "))
+}
+
+/// One page of a project's change requests in `states`, newest first.
+pub async fn list_in_states(
+    conn: &mut AnyConnection,
+    project: &str,
+    states: &[ChangeRequestState],
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<ChangeRequestRow>, StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM change_requests WHERE project_id = $1 AND {} \
+         ORDER BY id DESC LIMIT ${} OFFSET ${}",
+        states_in(2, states.len()),
+        states.len() + 2,
+        states.len() + 3
+    );
+    let mut query = sqlx::query_as(&sql).bind(project);
+    for state in states {
+        query = query.bind(state.as_str());
+    }
+    Ok(query.bind(limit).bind(offset).fetch_all(conn).await?)
+}
+
+/// How many change requests of a project are in `states`.
+pub async fn count_in_states(
+    conn: &mut AnyConnection,
+    project: &str,
+    states: &[ChangeRequestState],
+) -> Result<i64, StoreError> {
+    let sql = format!(
+        "SELECT COUNT(*) FROM change_requests WHERE project_id = $1 AND {}",
+        states_in(2, states.len())
+    );
+    let mut query = sqlx::query_scalar(&sql).bind(project);
+    for state in states {
+        query = query.bind(state.as_str());
+    }
+    Ok(query.fetch_one(conn).await?)
+}
+
 /// The id of this author's Draft for a project and environment, if any (the newest).
 pub async fn open_draft(
     conn: &mut AnyConnection,

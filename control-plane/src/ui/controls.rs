@@ -62,8 +62,9 @@ pub fn field(
 }
 
 /// The notice a page shows after a write, from its code in the query (`proposed-<id>`: the change went into
-/// change request `id`); an unknown code shows nothing, so no link can put words on a page.
-pub fn notice(code: Option<&str>) -> Markup {
+/// change request `id`, linked under `change_requests`, the project's change-request list); an unknown code
+/// shows nothing, so no link can put words on a page.
+pub fn notice(code: Option<&str>, change_requests: &str) -> Markup {
     let proposed = code
         .and_then(|code| code.strip_prefix("proposed-"))
         .and_then(|id| id.parse::<i64>().ok());
@@ -71,7 +72,8 @@ pub fn notice(code: Option<&str>) -> Markup {
         @if let Some(id) = proposed {
             p.notice role="status" {
                 "Change requests are on in this environment: your change was added to change request #"
-                (id) " (a draft) instead of being made. It is applied once the request is approved."
+                (id) " (a draft) instead of being made. It is applied once the request is approved. "
+                a href=(format!("{change_requests}/{id}")) { "Open change request #" (id) }
             }
         }
     }

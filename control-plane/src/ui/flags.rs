@@ -188,7 +188,7 @@ pub async fn list(
                     }
                 }
             }
-            (notice(query.notice.as_deref()))
+            (notice(query.notice.as_deref(), &who.link(&format!("/projects/{project}/change-requests"))))
             form.filters method="get" action=(who.link(&format!("/projects/{project}"))) role="search" {
                 div.field {
                     label for="search" { "Search flags" }

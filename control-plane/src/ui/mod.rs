@@ -10,14 +10,17 @@
 pub mod access_forms;
 pub mod api_tokens;
 pub mod assets;
+pub mod change_requests;
 pub mod context_fields;
 pub mod controls;
+pub mod diff;
 pub mod environments;
 pub mod flag;
 pub mod flags;
 pub mod groups;
 pub mod lists;
 pub mod page;
+pub mod playground;
 pub mod profile;
 pub mod projects;
 pub mod session;
@@ -228,4 +231,26 @@ fn configuration_router() -> Router<Arc<AppState>> {
 /// Part 2, operations: change requests, playground, applications, edges, usage charts, the event log.
 fn operations_router() -> Router<Arc<AppState>> {
     Router::new()
+        // change requests, playground
+        .route(
+            "/projects/{project}/change-requests",
+            get(change_requests::list),
+        )
+        .route(
+            "/projects/{project}/change-requests/{id}",
+            get(change_requests::page),
+        )
+        .route(
+            "/projects/{project}/change-requests/{id}/state",
+            post(change_requests::change_state),
+        )
+        .route(
+            "/projects/{project}/change-requests/{id}/comments",
+            post(change_requests::comment),
+        )
+        .route(
+            "/projects/{project}/change-requests/{id}/changes/{change}/discard",
+            post(change_requests::discard_change),
+        )
+        .route("/playground", get(playground::page))
 }

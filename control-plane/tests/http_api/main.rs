@@ -27,5 +27,6 @@ mod search;
 mod tags;
 mod ui;
 mod ui_access;
+mod ui_changes;
 mod ui_config;
 mod unleash_operations;

@@ -15,5 +15,6 @@ mod resume;
 mod sdk;
 mod ui;
 mod ui_access;
+mod ui_changes;
 mod ui_config;
 mod usage_proxy;

@@ -9,12 +9,14 @@
 //! change rolls the whole request back.
 
 mod bodies;
+mod preview;
 pub mod state_machine;
 
 pub use bodies::{
     ChangeInput, ChangeInputs, ChangeRequest, ChangeRequestConfigInput, ChangeView, Comment,
     CommentInput, EnvironmentChangeRequestConfig, FeatureChanges, Principal, Review, StateInput,
 };
+pub use preview::{preview, ChangePreview};
 
 use super::environments;
 use super::events::{payload, EventType};
@@ -355,6 +357,47 @@ pub async fn get(
     view(conn, row).await
 }
 
+/// A request as a list shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeRequestListing {
+    pub id: i64,
+    pub title: String,
+    pub environment: String,
+    pub state: ChangeRequestState,
+    pub created_by: Principal,
+    pub created_at: String,
+}
+
+/// One page of a project's open requests (Draft, In review, Approved) or closed ones (Applied, Cancelled,
+/// Rejected), newest first, and how many there are in all.
+pub async fn list_page(
+    conn: &mut AnyConnection,
+    project: &str,
+    open: bool,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<ChangeRequestListing>, i64), ApiError> {
+    projects::require(conn, project).await?;
+    let states: Vec<ChangeRequestState> = ChangeRequestState::ALL
+        .into_iter()
+        .filter(|state| state.is_final() != open)
+        .collect();
+    let total = store::count_in_states(conn, project, &states).await?;
+    let rows = store::list_in_states(conn, project, &states, offset.max(0), limit).await?;
+    let requests = rows
+        .into_iter()
+        .map(|row| ChangeRequestListing {
+            id: row.id,
+            created_by: principal(&row.created_by, row.created_by_user_id),
+            title: row.title,
+            environment: row.environment,
+            state: row.state,
+            created_at: row.created_at.to_string(),
+        })
+        .collect();
+    Ok((requests, total))
+}
+
 /// A project's requests, newest first, at most [`LIST_LIMIT`].
 pub async fn list(conn: &mut AnyConnection, project: &str) -> Result<Vec<ChangeRequest>, ApiError> {
     projects::require(conn, project).await?;
@@ -591,6 +634,46 @@ pub async fn comment(
     Ok(())
 }
 
+/// What the state machine decides on for `actor` and request `row`, and the request's changes.
+async fn facts_of(
+    conn: &mut AnyConnection,
+    row: &ChangeRequestRow,
+    actor: &Actor,
+) -> Result<(Facts, Vec<ChangeRow>), ApiError> {
+    let caller = principal_key(&actor.name, actor.user_id);
+    let changes = store::changes(conn, row.id).await?;
+    let reviews = store::reviews(conn, row.id).await?;
+    let approvals = reviews.iter().filter(|r| r.kind == ReviewKind::Approval);
+    let facts = Facts {
+        id: row.id,
+        state: row.state,
+        changes: changes.len(),
+        approvals: approvals.clone().count(),
+        min_approvals: row.min_approvals,
+        caller_is_author: principal_key(&row.created_by, row.created_by_user_id) == caller,
+        caller_has_approved: approvals.clone().any(|r| r.principal == caller),
+    };
+    Ok((facts, changes))
+}
+
+/// The states `actor` may move request `id` to now, as [`change_state`] would decide (the same
+/// [`transition`] on the same facts): In review, Approved, Applied, Rejected, Cancelled, in that order.
+/// Whether the caller may change configuration at all is the permission rule's question, not this one's.
+pub async fn possible_states(
+    conn: &mut AnyConnection,
+    project: &str,
+    id: i64,
+    actor: &Actor,
+) -> Result<Vec<ChangeRequestState>, ApiError> {
+    use ChangeRequestState::*;
+    let row = require(conn, project, id).await?;
+    let (facts, _) = facts_of(conn, &row, actor).await?;
+    Ok([InReview, Approved, Applied, Rejected, Cancelled]
+        .into_iter()
+        .filter(|requested| transition(&facts, *requested).is_ok())
+        .collect())
+}
+
 /// Spec endpoint 19: the state machine ([`transition`]) and its effects. Applying runs every change in this
 /// transaction; the first failure answers 400 and, the transaction being dropped, nothing is applied.
 pub async fn change_state(
@@ -603,18 +686,7 @@ pub async fn change_state(
     let mut row = require(tx.conn(), project, id).await?;
     let actor = tx.actor().clone();
     let caller = principal_key(&actor.name, actor.user_id);
-    let changes = store::changes(tx.conn(), id).await?;
-    let reviews = store::reviews(tx.conn(), id).await?;
-    let approvals = reviews.iter().filter(|r| r.kind == ReviewKind::Approval);
-    let facts = Facts {
-        id,
-        state: row.state,
-        changes: changes.len(),
-        approvals: approvals.clone().count(),
-        min_approvals: row.min_approvals,
-        caller_is_author: principal_key(&row.created_by, row.created_by_user_id) == caller,
-        caller_has_approved: approvals.clone().any(|r| r.principal == caller),
-    };
+    let (facts, changes) = facts_of(tx.conn(), &row, &actor).await?;
     let comment = input
         .comment
         .as_deref()

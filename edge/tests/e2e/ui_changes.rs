@@ -1,0 +1,225 @@
+//! Change requests and the playground in a real browser against the real binaries: `js/ui-changes-walk.cjs`
+//! (playwright-core driving Debian's chromium, both installed by `scripts/test`). Through the admin API this
+//! test turns change requests on with 2 required approvals in development, makes Editors ed, ann and bob and
+//! a frontend token; in the browser ed switches a flag on (a draft), submits it, ann and bob approve, ed
+//! (never offered Approve) applies; between the steps the edge's `/api/frontend`, with that token, must not
+//! serve the flag until the request is applied, and then must. Then the playground names the constraint
+//! that decided a flag for country NO and for SE. Screenshots: `target/ui-screenshots/changes-*.png`.
+
+use crate::processes::{admin, eventually, get, Process};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+/// Pinned, as `scripts/test` installs it.
+const PLAYWRIGHT_CORE: (&str, &str) = ("playwright-core", "1.65.1");
+
+fn node_modules() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
+}
+
+/// Fails (never skips) when the browser or its driver is missing: `scripts/test` installs both.
+fn chromium() -> String {
+    let (name, version) = PLAYWRIGHT_CORE;
+    let manifest = node_modules().join(name).join("package.json");
+    let installed = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|package| package["version"].as_str().map(str::to_owned));
+    assert_eq!(
+        installed.as_deref(),
+        Some(version),
+        "npm package {name}@{version} is missing at {}: run the tests with scripts/test",
+        manifest.display()
+    );
+    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    assert!(Path::new(&path).exists(), "chromium is missing at {path}");
+    path
+}
+
+/// Whether the edge serves `flag` as on to a frontend client with `token` (user u1 in Norway).
+async fn served(edge: &Process, token: &str, flag: &str) -> bool {
+    let answer = get(
+        &format!("{}/api/frontend?userId=u1&country=NO", edge.base),
+        Some(token),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    answer.body["toggles"]
+        .as_array()
+        .is_some_and(|toggles| toggles.iter().any(|toggle| toggle["name"] == flag))
+}
+
+async fn request_state(control_plane: &Process, path: &str) -> Value {
+    let id = path.rsplit('/').next().unwrap_or_default();
+    admin(
+        control_plane,
+        "GET",
+        &format!("/api/admin/projects/default/change-requests/{id}"),
+        None,
+    )
+    .await
+    .body["state"]
+        .clone()
+}
+
+/// Sets up what the walk needs through the admin API; answers the frontend token's secret.
+async fn set_up(control_plane: &Process) -> String {
+    let features = "/api/admin/projects/default/features";
+    for name in ["guarded", "nordic"] {
+        admin(control_plane, "POST", features, Some(json!({"name": name}))).await;
+    }
+    admin(
+        control_plane,
+        "POST",
+        &format!("{features}/nordic/environments/development/strategies"),
+        Some(json!({
+            "name": "flexibleRollout",
+            "parameters": {"rollout": "100", "stickiness": "default", "groupId": "nordic"},
+            "constraints": [{"contextName": "country", "operator": "IN", "values": ["NO"]}]
+        })),
+    )
+    .await;
+    admin(
+        control_plane,
+        "POST",
+        &format!("{features}/nordic/environments/development/on"),
+        None,
+    )
+    .await;
+    // Only now: with change requests on, the writes above would be drafts too.
+    admin(
+        control_plane,
+        "PUT",
+        "/api/admin/projects/default/environments/development/change-requests/config",
+        Some(json!({"changeRequestsEnabled": true, "requiredApprovals": 2})),
+    )
+    .await;
+    for username in ["ed", "ann", "bob"] {
+        admin(
+            control_plane,
+            "POST",
+            "/api/admin/user-admin",
+            Some(json!({"username": username, "password": "correct horse battery", "rootRole": "Editor"})),
+        )
+        .await;
+    }
+    let token = admin(
+        control_plane,
+        "POST",
+        "/api/admin/api-tokens",
+        Some(json!({"tokenName": "walk", "type": "frontend", "environment": "development", "projects": ["*"]})),
+    )
+    .await;
+    token.body["secret"]
+        .as_str()
+        .expect("the new token's secret")
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn change_requests_and_the_playground_in_chromium() {
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("vexil.db").display());
+    let control_plane = Process::control_plane(&url, &[]);
+    let edge = Process::edge(&[control_plane.grpc()], &[]);
+    let token = set_up(&control_plane).await;
+    let limit = Duration::from_secs(10);
+    eventually(
+        limit,
+        "the edge serves nordic (the set-up arrived)",
+        || async { served(&edge, &token, "nordic").await },
+    )
+    .await;
+    assert!(!served(&edge, &token, "guarded").await);
+
+    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/ui-changes-walk.cjs");
+    let mut walk = Command::new("node")
+        .arg(&script)
+        .env("NODE_PATH", node_modules())
+        .env("VEXIL_URL", &control_plane.base)
+        .env("CHROMIUM", &chromium)
+        .env("SCREENSHOTS", &screenshots)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node");
+    let mut stdin = walk.stdin.take().unwrap();
+    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let mut request = String::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
+            .await
+            .expect("the walk answered within 120 s")
+            .expect("read the walk's output")
+            .expect("the walk is still running");
+        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
+        if let Some(error) = message.get("error") {
+            panic!(
+                "the browser walk failed: {}",
+                error.as_str().unwrap_or_default()
+            );
+        }
+        match message["checkpoint"].as_str().unwrap_or_default() {
+            "drafted" => {
+                request = message["request"].as_str().unwrap_or_default().to_owned();
+                assert_eq!(request_state(&control_plane, &request).await, "Draft");
+                let flag = admin(
+                    &control_plane,
+                    "GET",
+                    "/api/admin/projects/default/features/guarded",
+                    None,
+                )
+                .await;
+                assert_eq!(flag.body["environments"][0]["name"], "development");
+                assert_eq!(flag.body["environments"][0]["enabled"], false);
+                assert!(!served(&edge, &token, "guarded").await);
+            }
+            "submitted" => {
+                assert_eq!(request_state(&control_plane, &request).await, "In review");
+                assert!(!served(&edge, &token, "guarded").await);
+            }
+            "approved" => {
+                assert_eq!(request_state(&control_plane, &request).await, "Approved");
+                assert!(!served(&edge, &token, "guarded").await);
+            }
+            "applied" => {
+                assert_eq!(request_state(&control_plane, &request).await, "Applied");
+                eventually(limit, "the edge serves the applied change", || async {
+                    served(&edge, &token, "guarded").await
+                })
+                .await;
+            }
+            "done" => break,
+            other => panic!("unknown checkpoint {other}"),
+        }
+        stdin.write_all(b"continue\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+    stdin.write_all(b"continue\n").await.unwrap();
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
+        .await
+        .expect("the walk ended")
+        .unwrap();
+    assert!(status.success());
+    for page in [
+        "03-draft",
+        "06-applied",
+        "09-playground-on",
+        "10-playground-off",
+    ] {
+        for width in [1280, 390] {
+            let path = screenshots.join(format!("changes-{page}-{width}.png"));
+            assert!(path.exists(), "{} was not saved", path.display());
+        }
+    }
+}
