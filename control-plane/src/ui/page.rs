@@ -50,10 +50,13 @@ pub enum Nav {
     Profile,
 }
 
+/// A navigation entry: (entry, path, link text, the area it reads).
+type NavEntry = (Nav, &'static str, &'static str, Area);
+
 /// The navigation, in groups: (group heading, entries as (entry, path, link text, the area it reads)).
 /// `{project}` in a path is the current project, filled in by [`Shell::render`]. The paths are Unleash's UI's
 /// where it has the page, so bookmarks keep working.
-const NAVIGATION: &[(Option<&str>, &[(Nav, &str, &str, Area)])] = &[
+const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
     (
         None,
         &[
