@@ -3,6 +3,7 @@
 //! and its event log with what each event changed. Also the variants form of one environment.
 
 use super::controls::{field, notice, switch, when, with_notice};
+use super::event_log::event_item;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{SignedIn, UiWrite};
 use super::strategy_form::single_valued;
@@ -20,8 +21,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup};
 use serde::Deserialize;
-use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use vexil_shared::ApiError;
 
@@ -66,75 +66,6 @@ fn strategy_summary(strategy: &Strategy, segment_names: &HashMap<i64, String>) -
             }
             @if !strategy.variants.is_empty() {
                 li { "variants: " (strategy.variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")) }
-            }
-        }
-    }
-}
-
-/// `path` → value, for every leaf of a JSON value (`a.b[0]`).
-fn leaves(prefix: &str, value: &Value, into: &mut BTreeMap<String, String>) {
-    match value {
-        Value::Object(fields) => {
-            for (name, inner) in fields {
-                let path = if prefix.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{prefix}.{name}")
-                };
-                leaves(&path, inner, into);
-            }
-        }
-        Value::Array(items) if !items.is_empty() => {
-            for (index, inner) in items.iter().enumerate() {
-                leaves(&format!("{prefix}[{index}]"), inner, into);
-            }
-        }
-        other => {
-            into.insert(prefix.to_owned(), other.to_string());
-        }
-    }
-}
-
-/// What an event changed: `(path, before, after)` for each leaf that differs between `preData` and `data`.
-pub fn diff(
-    before: Option<&Value>,
-    after: Option<&Value>,
-) -> Vec<(String, Option<String>, Option<String>)> {
-    let (mut old, mut new) = (BTreeMap::new(), BTreeMap::new());
-    if let Some(before) = before {
-        leaves("", before, &mut old);
-    }
-    if let Some(after) = after {
-        leaves("", after, &mut new);
-    }
-    let mut paths: Vec<&String> = old.keys().chain(new.keys()).collect();
-    paths.sort();
-    paths.dedup();
-    paths
-        .into_iter()
-        .filter(|path| old.get(*path) != new.get(*path))
-        .map(|path| (path.clone(), old.get(path).cloned(), new.get(path).cloned()))
-        .collect()
-}
-
-fn event_item(event: &Event) -> Markup {
-    let changes = diff(event.pre_data.as_ref(), event.data.as_ref());
-    html! {
-        li {
-            strong { (event.event_type) }
-            @if let Some(environment) = &event.environment { " in " (environment) }
-            " · by " (event.created_by) " · " time datetime=(event.created_at) { (when(&event.created_at)) }
-            @if !changes.is_empty() {
-                ul.diff aria-label="What changed" {
-                    @for (path, old, new) in changes.iter().take(40) {
-                        li {
-                            (path) ": "
-                            @if let Some(old) = old { span.removed { del { (old) } } }
-                            @if old.is_some() && new.is_some() { " → " }
-                            @if let Some(new) = new { span.added { ins { (new) } } }
-                        }
-                    }
-                }
             }
         }
     }
@@ -189,6 +120,7 @@ pub async fn page(
                         p { (description) }
                     }
                 }
+                a.button href=(format!("{base}/metrics")) { "Usage" }
             }
             (notice(query.notice.as_deref()))
             section aria-labelledby="environments-title" {
@@ -305,7 +237,7 @@ pub async fn page(
                 @if events.is_empty() {
                     p.muted { "No events yet." }
                 } @else {
-                    ol.events { @for event in &events { (event_item(event)) } }
+                    ol.events { @for event in &events { (event_item(event, None)) } }
                 }
             }
         },
@@ -524,32 +456,5 @@ pub async fn save_variants(
         )
         .into_response(),
         Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::diff;
-    use serde_json::json;
-
-    #[test]
-    fn a_diff_names_each_changed_leaf() {
-        let before = json!({"name": "a", "stale": false, "tags": [], "x": {"y": 1}});
-        let after = json!({"name": "a", "stale": true, "x": {"y": 2, "z": "new"}});
-        let changes = diff(Some(&before), Some(&after));
-        assert_eq!(
-            changes,
-            vec![
-                (
-                    "stale".to_owned(),
-                    Some("false".to_owned()),
-                    Some("true".to_owned())
-                ),
-                ("tags".to_owned(), Some("[]".to_owned()), None),
-                ("x.y".to_owned(), Some("1".to_owned()), Some("2".to_owned())),
-                ("x.z".to_owned(), None, Some("\"new\"".to_owned())),
-            ]
-        );
-        assert!(diff(None, None).is_empty());
     }
 }

@@ -7,8 +7,12 @@
 //! or a redirect. Every answer carries a Content-Security-Policy of `default-src 'self'`: the stylesheet and
 //! the one small script module come from the binary ([`assets`]), nothing from elsewhere.
 
+pub mod applications;
 pub mod assets;
 pub mod controls;
+pub mod edges;
+pub mod event_log;
+pub mod events;
 pub mod flag;
 pub mod flags;
 pub mod lists;
@@ -16,6 +20,7 @@ pub mod page;
 pub mod session;
 pub mod sign_in;
 pub mod strategy_form;
+pub mod usage;
 pub mod variant_editor;
 
 use crate::http::state::AppState;
@@ -129,4 +134,13 @@ fn configuration_router() -> Router<Arc<AppState>> {
 /// Part 2, operations: change requests, playground, applications, edges, usage charts, the event log.
 fn operations_router() -> Router<Arc<AppState>> {
     Router::new()
+        // usage, applications, edges, events
+        .route(
+            "/projects/{project}/features/{feature}/metrics",
+            get(usage::page),
+        )
+        .route("/applications", get(applications::list))
+        .route("/applications/{app}", get(applications::page))
+        .route("/edges", get(edges::list))
+        .route("/history", get(events::log))
 }
