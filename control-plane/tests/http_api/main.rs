@@ -26,4 +26,5 @@ mod publisher;
 mod search;
 mod tags;
 mod ui;
+mod ui_usage;
 mod unleash_operations;
