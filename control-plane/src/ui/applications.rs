@@ -142,7 +142,7 @@ pub async fn page(
                 }
             }
             section.card aria-labelledby="instances-title" {
-                h2 #instances-title { "Instances" }
+                div.card-head { h2 #instances-title { "Instances" } }
                 @if details.instances.is_empty() {
                     p.muted { "No instance is known: the SDKs of this application have not registered (or left the client retention)." }
                 } @else {
@@ -171,7 +171,7 @@ pub async fn page(
                 }
             }
             section.card aria-labelledby="sdks-title" {
-                h2 #sdks-title { "SDK versions" }
+                div.card-head { h2 #sdks-title { "SDK versions" } }
                 @if overview.environments.is_empty() {
                     p.muted { "None reported." }
                 } @else {
@@ -188,7 +188,7 @@ pub async fn page(
                 }
             }
             section.card aria-labelledby="flags-title" {
-                h2 #flags-title { "Flags it uses" }
+                div.card-head { h2 #flags-title { "Flags it uses" } }
                 @if details.seen_toggles.is_empty() {
                     p.muted { "It has reported no flag yet." }
                 } @else {

@@ -127,7 +127,7 @@ pub async fn log(
                     p.subtitle { "Every change made, newest first, with what it changed." }
                 }
             }
-            form.filters method="get" action=(who.link("/history")) role="search" aria-label="Filter events" {
+            form.filters.event-filters method="get" action=(who.link("/history")) role="search" aria-label="Filter events" {
                 div.field {
                     label for="filter-event-type" { "Event type" }
                     select #filter-event-type name="type" {

@@ -20,7 +20,7 @@ use vexil_shared::ApiError;
 const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 240.0;
 const LEFT: f64 = 56.0;
-const RIGHT: f64 = 8.0;
+const RIGHT: f64 = 24.0;
 const TOP: f64 = 12.0;
 const BOTTOM: f64 = 44.0;
 
@@ -94,6 +94,11 @@ fn axis_step(max: i64) -> i64 {
     }
 }
 
+/// A coordinate to a tenth of a unit, so the markup holds `64.4`, not `64.39999999999999`.
+fn tenth(value: f64) -> f64 {
+    (value * 10.0).round() / 10.0
+}
+
 fn hour_text(hour_ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(hour_ms)
         .map(|at| at.format("%Y-%m-%d %H:00 UTC").to_string())
@@ -126,8 +131,8 @@ fn chart(
     let plot_width = WIDTH - LEFT - RIGHT;
     let plot_height = HEIGHT - TOP - BOTTOM;
     let slot = plot_width / hours.len().max(1) as f64;
-    let bar = (slot * 0.7).max(1.0);
-    let y = |value: i64| TOP + plot_height - (value as f64 / top) * plot_height;
+    let bar = tenth((slot * 0.7).max(1.0));
+    let y = |value: i64| tenth(TOP + plot_height - (value as f64 / top) * plot_height);
     html! {
         svg.usage-chart viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) role="img"
             aria-labelledby=(format!("{id}-title {id}-desc")) preserveAspectRatio="xMidYMid meet" {
@@ -139,14 +144,14 @@ fn chart(
             g.axis {
                 @for tick in 0..=4_i64 {
                     @let value = step.saturating_mul(tick);
-                    line.grid x1=(LEFT) x2=(WIDTH - RIGHT) y1=(y(value)) y2=(y(value));
-                    text.tick x=(LEFT - 6.0) y=(y(value) + 4.0) text-anchor="end" { (value) }
+                    line.grid x1=(LEFT) x2=(WIDTH - RIGHT) y1=(y(value)) y2=(y(value)) {}
+                    text.tick x=(LEFT - 6.0) y=(tenth(y(value) + 4.0)) text-anchor="end" { (value) }
                 }
                 @for (index, hour) in hours.iter().enumerate() {
                     @let hour_of_day = hour.rem_euclid(24 * HOUR_MS) / HOUR_MS;
                     @if hour_of_day % 6 == 0 {
-                        @let x = LEFT + slot * (index as f64 + 0.5);
-                        line.tick-mark x1=(x) x2=(x) y1=(TOP + plot_height) y2=(TOP + plot_height + 4.0);
+                        @let x = tenth(LEFT + slot * (index as f64 + 0.5));
+                        line.tick-mark x1=(x) x2=(x) y1=(y(0)) y2=(tenth(y(0) + 4.0)) {}
                         text.tick x=(x) y=(TOP + plot_height + 18.0) text-anchor="middle" {
                             (format!("{hour_of_day:02}:00"))
                         }
@@ -160,16 +165,16 @@ fn chart(
             }
             @for (index, hour) in hours.iter().enumerate() {
                 @if let Some(counts) = usage.hours.get(hour) {
-                    @let x = LEFT + slot * index as f64 + (slot - bar) / 2.0;
+                    @let x = tenth(LEFT + slot * index as f64 + (slot - bar) / 2.0);
                     @let total = counts.yes.saturating_add(counts.no);
                     g {
                         title { (hour_text(*hour)) ": " (counts.yes) " yes, " (counts.no) " no" }
-                        rect.bar-yes x=(x) width=(bar) y=(y(counts.yes)) height=(y(0) - y(counts.yes));
-                        rect.bar-no x=(x) width=(bar) y=(y(total)) height=(y(counts.yes) - y(total));
+                        rect.bar-yes x=(x) width=(bar) y=(y(counts.yes)) height=(tenth(y(0) - y(counts.yes))) {}
+                        rect.bar-no x=(x) width=(bar) y=(y(total)) height=(tenth(y(counts.yes) - y(total))) {}
                     }
                 }
             }
-            line.baseline x1=(LEFT) x2=(WIDTH - RIGHT) y1=(y(0)) y2=(y(0));
+            line.baseline x1=(LEFT) x2=(WIDTH - RIGHT) y1=(y(0)) y2=(y(0)) {}
         }
     }
 }
@@ -241,7 +246,7 @@ pub async fn page(
                         @if usage.hours.is_empty() {
                             p.muted { "Nothing counted in " (environment) " in the last 48 hours." }
                         } @else {
-                            div.chart-wrap { (chart(&format!("usage-chart-{index}"), (&feature, environment), usage, &hours)) }
+                            div.chart-wrap tabindex="0" role="group" aria-label=(format!("Chart of {environment}, scrolls sideways on narrow screens")) { (chart(&format!("usage-chart-{index}"), (&feature, environment), usage, &hours)) }
                             p.muted {
                                 "Reported by "
                                 @for (index, application) in usage.applications.iter().enumerate() {

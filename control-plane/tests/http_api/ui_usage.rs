@@ -199,8 +199,10 @@ async fn a_flags_usage_chart_shows_the_apis_counts(db: TestDb) {
             "<summary>Show the numbers</summary>",
             "<th scope=\"col\">Hour (UTC)</th>",
             "<td>7</td><td>3</td>",
-            "class=\"bar-yes\"",
-            "class=\"bar-no\"",
+            // Every SVG element closed: an HTML parser nests an unclosed <rect> in the one before.
+            "height=\"64.4\"></rect><rect class=\"bar-no\"",
+            "text-anchor=\"end\">0</text>",
+            "text-anchor=\"end\">20</text>",
             "<h2 id=\"usage-env-1\">production</h2>",
             "Nothing counted in production in the last 48 hours.",
             "yes: the flag was on",

@@ -14,4 +14,5 @@ mod replicas;
 mod resume;
 mod sdk;
 mod ui;
+mod ui_usage;
 mod usage_proxy;
