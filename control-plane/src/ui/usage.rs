@@ -78,7 +78,7 @@ fn hours_shown(now_ms: i64) -> Vec<i64> {
 
 /// A round top for the y axis: four equal steps of 1, 2, 2.5 or 5 × 10ⁿ (whole numbers) that reach `max`.
 fn axis_step(max: i64) -> i64 {
-    let quarter = (max.max(1) + 3) / 4;
+    let quarter = (max.max(1) - 1) / 4 + 1;
     let mut scale: i64 = 1;
     loop {
         for factor in [10, 20, 25, 50] {
