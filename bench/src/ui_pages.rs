@@ -6,7 +6,10 @@
 //!    FLAGS flags in project `default` (the flag list's worst case: every flag in the listed project), 5
 //!    types, names and descriptions from a word list, every 2nd on in production, every 3rd in development
 //!    (each with the default flexibleRollout that turning on adds), every 7th stale, and 100 more flags
-//!    archived.
+//!    archived. Then (for the usage pages, issue 21 part 2) flags switched off and on in development until the
+//!    store holds EVENTS events; APPLICATIONS applications of INSTANCES instances each; 48 hours of usage
+//!    through `metrics::ingest` (the SDK posts' path): every flag counted once an hour by one application,
+//!    and the measured flag every minute by three; and EDGES edges' batches through `metrics::ingest_batch`.
 //! 2. Starts `vexil-control-plane` (release, `VEXIL_BIN_DIR`, default `target/release`) on the database and
 //!    signs in on `/login` with the admin token (no user exists), as a person would.
 //! 3. Asks each page ROUNDS times, one at a time, after 5 unmeasured ones, with the sign-in cookie, and prints
@@ -16,14 +19,26 @@
 
 use std::time::Instant;
 use vexil_bench::{percentile, ControlPlane, ADMIN};
+use vexil_control_plane::domain::events::{self as event_domain, EventQuery};
 use vexil_control_plane::domain::features::{self, CreateFeature, FeatureType, UpdateFeature};
 use vexil_control_plane::domain::first_start;
 use vexil_control_plane::domain::limits::Limits;
+use vexil_control_plane::domain::metrics::{self, HOUR_MS, MINUTE_MS};
 use vexil_control_plane::store::{Actor, Store, WriteTx};
+use vexil_control_plane::time::Timestamp;
+use vexil_proto::v1;
+use vexil_serving::usage::Usage;
 
 /// Calls per seeding transaction.
 const BATCH: usize = 100;
 const ARCHIVED: usize = 100;
+/// Events in the store after seeding (the issue's 100,000).
+const EVENTS: i64 = 100_000;
+const APPLICATIONS: usize = 200;
+const INSTANCES: usize = 5;
+const EDGES: usize = 20;
+/// The flag whose usage page is measured (counted every minute).
+const MEASURED: usize = 1234;
 const WORDS: [&str; 16] = [
     "checkout",
     "search",
@@ -126,6 +141,128 @@ async fn seed(store: &Store, flags: usize) {
         }
         tx.commit().await.expect("commit");
     }
+    seed_events(store, flags).await;
+    seed_usage(store, flags).await;
+}
+
+async fn event_count(store: &Store) -> i64 {
+    let mut conn = store.read().await.expect("read");
+    let query = EventQuery {
+        limit: Some(0),
+        ..EventQuery::default()
+    };
+    event_domain::list(&mut conn, query)
+        .await
+        .expect("events")
+        .total_events
+}
+
+/// Flags switched off and on in development (one event each) until the store holds [`EVENTS`].
+async fn seed_events(store: &Store, flags: usize) {
+    let mut switch = 0usize;
+    while event_count(store).await < EVENTS {
+        let mut tx = begin(store).await;
+        for _ in 0..BATCH * 10 {
+            let i = switch % flags;
+            let away = (switch / flags).is_multiple_of(2);
+            let on = away != i.is_multiple_of(3);
+            features::set_enabled(&mut tx, "default", &flag_name(i), "development", on, false)
+                .await
+                .expect("switch");
+            switch += 1;
+        }
+        tx.commit().await.expect("commit");
+    }
+}
+
+fn count(flag: usize, app: usize, minute_ms: i64) -> v1::FlagCount {
+    v1::FlagCount {
+        feature_name: flag_name(flag),
+        app_name: format!("bench-app-{app:03}"),
+        environment: "development".to_owned(),
+        minute_ms,
+        yes: (flag % 17) as u64 + 3,
+        no: (flag % 5) as u64,
+        variants: Default::default(),
+    }
+}
+
+/// Applications and instances, 48 hours of counts, and the edges' reports.
+async fn seed_usage(store: &Store, flags: usize) {
+    let now = Timestamp::now().millis();
+    let this_minute = now - now.rem_euclid(MINUTE_MS);
+    let applications: Vec<v1::ApplicationSeen> = (0..APPLICATIONS)
+        .map(|app| v1::ApplicationSeen {
+            app_name: format!("bench-app-{app:03}"),
+            seen_at_ms: now,
+            registered: true,
+            strategies: vec!["default".to_owned(), "flexibleRollout".to_owned()],
+        })
+        .collect();
+    let instances: Vec<v1::InstanceSeen> = (0..APPLICATIONS * INSTANCES)
+        .map(|i| v1::InstanceSeen {
+            app_name: format!("bench-app-{:03}", i / INSTANCES),
+            instance_id: format!("pod-{i:05}"),
+            seen_at_ms: now,
+            client_ip: Some("10.0.0.1".to_owned()),
+            sdk_version: Some("unleash-client-node:6.12.1".to_owned()),
+            environment: Some("development".to_owned()),
+        })
+        .collect();
+    let usage = Usage {
+        applications,
+        instances,
+        counts: Vec::new(),
+    };
+    metrics::ingest(store, usage).await.expect("applications");
+    // Every flag once an hour, by one of the applications; one ingest per hour.
+    for hour in 0..48 {
+        let minute = this_minute - hour * HOUR_MS;
+        let counts = (0..flags)
+            .map(|flag| count(flag, flag % APPLICATIONS, minute))
+            .collect();
+        let usage = Usage {
+            applications: Vec::new(),
+            instances: Vec::new(),
+            counts,
+        };
+        metrics::ingest(store, usage).await.expect("hourly counts");
+    }
+    // The measured flag every minute of the 48 hours, by three applications.
+    let counts: Vec<v1::FlagCount> = (0..48 * 60)
+        .flat_map(|minute| {
+            (0..3).map(move |app| count(MEASURED, app, this_minute - minute * MINUTE_MS))
+        })
+        .collect();
+    for chunk in counts.chunks(1000) {
+        let usage = Usage {
+            applications: Vec::new(),
+            instances: Vec::new(),
+            counts: chunk.to_vec(),
+        };
+        metrics::ingest(store, usage).await.expect("minute counts");
+    }
+    for edge in 0..EDGES {
+        let batch = v1::UsageBatch {
+            edge_id: format!("edge-{edge:02}"),
+            batch_id: "seed".to_owned(),
+            applied_revision: 1,
+            edge_version: "bench".to_owned(),
+            evaluations: (0..60)
+                .map(|minute| v1::EvaluationCount {
+                    environment: "development".to_owned(),
+                    feature_name: flag_name(edge),
+                    minute_ms: this_minute - minute * MINUTE_MS,
+                    enabled: 10,
+                    disabled: 2,
+                })
+                .collect(),
+            ..v1::UsageBatch::default()
+        };
+        metrics::ingest_batch(store, batch, now)
+            .await
+            .expect("edge batch");
+    }
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -183,7 +320,7 @@ async fn main() {
         .and_then(|value| value.split(';').next())
         .expect("a cookie")
         .to_owned();
-    let one_flag = flag_name(1234);
+    let one_flag = flag_name(MEASURED);
     let pages = [
         "/login".to_owned(),
         "/projects/default".to_owned(),
@@ -198,6 +335,16 @@ async fn main() {
         format!("/projects/default/features/{one_flag}/variants?environment=development"),
         "/segments".to_owned(),
         "/archive".to_owned(),
+        format!("/projects/default/features/{one_flag}/metrics"),
+        "/applications".to_owned(),
+        format!("/applications?page={}", APPLICATIONS / 25),
+        "/applications/bench-app-001".to_owned(),
+        "/edges".to_owned(),
+        "/history".to_owned(),
+        "/history?page=2000".to_owned(),
+        "/history?type=feature-created".to_owned(),
+        format!("/history?flag={one_flag}"),
+        "/history?project=default&author=1".to_owned(),
     ];
     println!("| page | median ms | p95 ms | max ms | bytes |");
     println!("|---|---|---|---|---|");

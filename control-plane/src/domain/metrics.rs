@@ -280,7 +280,7 @@ const NOT_IN_A_PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CO
 
 /// `name` as one path segment: only what must be escaped is (`bar-app` stays as it is); a name that is all
 /// dots (`.`, `..`) has them escaped too, as a URL would otherwise read it as a step up or none.
-fn path_segment(name: &str) -> String {
+pub fn path_segment(name: &str) -> String {
     if !name.is_empty() && name.bytes().all(|byte| byte == b'.') {
         return name.replace('.', "%2E");
     }
@@ -319,6 +319,49 @@ pub async fn applications(
     Ok(Applications {
         total: applications.len(),
         applications,
+    })
+}
+
+/// One application of the web UI's list: every application the client retention keeps, not only those seen in
+/// the last day (#3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplicationListing {
+    pub app_name: String,
+    pub description: Option<String>,
+    pub instance_count: i64,
+    /// Unix ms.
+    pub last_seen_ms: i64,
+}
+
+/// A page of applications by name, and how many there are in all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplicationPage {
+    pub applications: Vec<ApplicationListing>,
+    pub total: i64,
+}
+
+/// The applications from `offset`, at most `limit` of them, by name.
+pub async fn application_page(
+    store: &Store,
+    offset: usize,
+    limit: usize,
+) -> Result<ApplicationPage, ApiError> {
+    let offset = i64::try_from(offset)
+        .map_err(|_| ApiError::validation("offset is past the last application"))?;
+    let limit = i64::try_from(limit).map_err(|_| ApiError::validation("limit is too large"))?;
+    let mut conn = store.read().await?;
+    let (rows, total) = sql::application_page(&mut conn, offset, limit).await?;
+    Ok(ApplicationPage {
+        applications: rows
+            .into_iter()
+            .map(|row| ApplicationListing {
+                app_name: row.app_name,
+                description: row.description,
+                instance_count: row.instance_count,
+                last_seen_ms: row.last_seen.millis(),
+            })
+            .collect(),
+        total,
     })
 }
 

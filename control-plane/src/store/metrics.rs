@@ -370,6 +370,48 @@ pub async fn applications_seen_between(
         .await?)
 }
 
+/// One application of a page of them, with its instances counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApplicationListingRow {
+    pub app_name: String,
+    pub description: Option<String>,
+    pub last_seen: Timestamp,
+    pub instance_count: i64,
+}
+
+impl FromRow<'_, AnyRow> for ApplicationListingRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(ApplicationListingRow {
+            app_name: row.try_get("app_name")?,
+            description: row.try_get("description")?,
+            last_seen: millis(row, "last_seen_ms")?,
+            instance_count: row.try_get("instance_count")?,
+        })
+    }
+}
+
+/// A page of every application, by name (the primary key's order), and how many there are in all. Each
+/// count walks the instances' primary key `(app_name, instance_id)`.
+pub async fn application_page(
+    conn: &mut AnyConnection,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<ApplicationListingRow>, i64), StoreError> {
+    let rows = sqlx::query_as(
+        "SELECT a.app_name, a.description, a.last_seen_ms, \
+           (SELECT COUNT(*) FROM client_instances i WHERE i.app_name = a.app_name) AS instance_count \
+         FROM client_applications a ORDER BY a.app_name LIMIT $1 OFFSET $2",
+    )
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&mut *conn)
+    .await?;
+    let total = sqlx::query_scalar("SELECT COUNT(*) FROM client_applications")
+        .fetch_one(conn)
+        .await?;
+    Ok((rows, total))
+}
+
 pub async fn applications_named(
     conn: &mut AnyConnection,
     names: &[String],

@@ -3,7 +3,7 @@
 //! and its event log with what each event changed. Also the variants form of one environment.
 
 use super::controls::{field, notice, switch, when, with_notice};
-use super::diff::diff_list;
+use super::event_log::event_item;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{SignedIn, UiWrite};
 use super::strategy_form::single_valued;
@@ -71,17 +71,6 @@ fn strategy_summary(strategy: &Strategy, segment_names: &HashMap<i64, String>) -
     }
 }
 
-fn event_item(event: &Event) -> Markup {
-    html! {
-        li {
-            strong { (event.event_type) }
-            @if let Some(environment) = &event.environment { " in " (environment) }
-            " · by " (event.created_by) " · " time datetime=(event.created_at) { (when(&event.created_at)) }
-            (diff_list(event.pre_data.as_ref(), event.data.as_ref()))
-        }
-    }
-}
-
 async fn load(
     state: &AppState,
     project: &str,
@@ -131,6 +120,7 @@ pub async fn page(
                         p { (description) }
                     }
                 }
+                a.button href=(format!("{base}/metrics")) { "Usage" }
             }
             (notice(query.notice.as_deref(), &who.link(&format!("/projects/{project}/change-requests"))))
             section aria-labelledby="environments-title" {
@@ -247,7 +237,7 @@ pub async fn page(
                 @if events.is_empty() {
                     p.muted { "No events yet." }
                 } @else {
-                    ol.events { @for event in &events { (event_item(event)) } }
+                    ol.events { @for event in &events { (event_item(event, None)) } }
                 }
             }
         },

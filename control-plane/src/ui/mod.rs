@@ -9,12 +9,16 @@
 
 pub mod access_forms;
 pub mod api_tokens;
+pub mod applications;
 pub mod assets;
 pub mod change_requests;
 pub mod context_fields;
 pub mod controls;
 pub mod diff;
+pub mod edges;
 pub mod environments;
+pub mod event_log;
+pub mod events;
 pub mod flag;
 pub mod flags;
 pub mod groups;
@@ -28,6 +32,7 @@ pub mod settings;
 pub mod sign_in;
 pub mod strategies;
 pub mod strategy_form;
+pub mod usage;
 pub mod users;
 pub mod variant_editor;
 
@@ -253,4 +258,13 @@ fn operations_router() -> Router<Arc<AppState>> {
             post(change_requests::discard_change),
         )
         .route("/playground", get(playground::page))
+        // usage, applications, edges, events
+        .route(
+            "/projects/{project}/features/{feature}/metrics",
+            get(usage::page),
+        )
+        .route("/applications", get(applications::list))
+        .route("/applications/{app}", get(applications::page))
+        .route("/edges", get(edges::list))
+        .route("/history", get(events::log))
 }

@@ -29,4 +29,5 @@ mod ui;
 mod ui_access;
 mod ui_changes;
 mod ui_config;
+mod ui_usage;
 mod unleash_operations;

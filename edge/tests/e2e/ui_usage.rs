@@ -1,0 +1,271 @@
+//! The web UI's usage pages in a real browser against the real binaries: a client token made over the admin
+//! API, SDK registrations and counts posted THROUGH AN EDGE, and then `js/usage-walk.cjs` (playwright-core
+//! and Debian's chromium, installed by `scripts/test`) reads them on the flag's usage chart, the applications,
+//! the edges (the running edge at the control plane's revision, read here over the API) and the event log.
+//! Between the walk's checkpoints this test posts more counts through the edge and checks the edge's answers.
+//! Screenshots: `target/ui-screenshots/usage-*.png`.
+
+use crate::processes::{admin, eventually, get, request, Process};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+const FLAG: &str = "walk-checkout";
+const APP: &str = "walk-shop";
+const EDGE_ID: &str = "edge-walk";
+
+fn node_modules() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
+}
+
+/// The browser, failing (never skipping) when it or its driver is missing: `scripts/test` installs both.
+fn chromium() -> String {
+    let driver = node_modules().join("playwright-core/package.json");
+    assert!(
+        driver.exists(),
+        "{} is missing: run the tests with scripts/test, which installs it",
+        driver.display()
+    );
+    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    assert!(
+        Path::new(&path).exists(),
+        "chromium is missing at {path}: run the tests with scripts/test, which installs it"
+    );
+    path
+}
+
+/// An SDK's post to the edge with the client token: 202.
+async fn sdk_post(edge: &Process, token: &str, path: &str, body: Value) {
+    let answer = request(
+        "POST",
+        &format!("{}{path}", edge.base),
+        Some(token),
+        &[],
+        Some(body),
+    )
+    .await;
+    assert_eq!(answer.status, 202, "{path}: {}", answer.body);
+}
+
+fn counts(yes: i64, no: i64) -> Value {
+    json!({
+        "appName": APP,
+        "instanceId": "walk-instance-1",
+        "bucket": {
+            "start": "2026-11-24T00:00:00.000Z",
+            "stop": "2026-11-24T00:01:00.000Z",
+            "toggles": {FLAG: {"yes": yes, "no": no}}
+        }
+    })
+}
+
+/// The flag's yes and no counts as the control plane's API sums them.
+async fn stored_counts(control_plane: &Process) -> (i64, i64) {
+    let answer = admin(
+        control_plane,
+        "GET",
+        &format!("/api/admin/client-metrics/features/{FLAG}"),
+        None,
+    )
+    .await;
+    let rows = answer.body["data"].as_array().cloned().unwrap_or_default();
+    let sum = |field: &str| rows.iter().filter_map(|row| row[field].as_i64()).sum();
+    (sum("yes"), sum("no"))
+}
+
+/// The revision a process serves to the client token (`X-Vexil-Revision`), once it knows the token.
+async fn served_revision(process: &Process, token: &str) -> Option<u64> {
+    let answer = get(
+        &format!("{}/api/client/features", process.base),
+        Some(token),
+    )
+    .await;
+    (answer.status == 200)
+        .then(|| answer.header("x-vexil-revision")?.parse().ok())
+        .flatten()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_usage_pages_in_chromium() {
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("vexil.db").display());
+    let control_plane = Process::control_plane(&url, &[]);
+    let edge = Process::edge(
+        &[control_plane.grpc()],
+        &["--edge-id", EDGE_ID, "--metrics-interval", "200ms"],
+    );
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/user-admin",
+        Some(
+            json!({"username": "alice", "password": "correct horse battery", "rootRole": "Admin"}),
+        ),
+    )
+    .await;
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/projects/default/features",
+        Some(json!({"name": FLAG, "description": "The walk's flag"})),
+    )
+    .await;
+    admin(
+        &control_plane,
+        "POST",
+        &format!("/api/admin/projects/default/features/{FLAG}/environments/development/on"),
+        None,
+    )
+    .await;
+    let token = admin(
+        &control_plane,
+        "POST",
+        "/api/admin/api-tokens",
+        Some(json!({"tokenName": "walk-sdk", "type": "client", "environment": "development", "projects": ["default"]})),
+    )
+    .await;
+    let token = token.body["secret"]
+        .as_str()
+        .expect("the secret")
+        .to_owned();
+    // Generous: the machine running the tests may be busy; each wait ends as soon as its check holds.
+    let limit = Duration::from_secs(60);
+    eventually(limit, "the edge knows the new client token", || async {
+        served_revision(&edge, &token).await.is_some()
+    })
+    .await;
+
+    sdk_post(
+        &edge,
+        &token,
+        "/api/client/register",
+        json!({
+            "appName": APP, "instanceId": "walk-instance-1", "sdkVersion": "unleash-client-node:6.12.1",
+            "strategies": ["default", "flexibleRollout"], "started": "2026-11-24T00:00:00.000Z", "interval": 10000
+        }),
+    )
+    .await;
+    sdk_post(&edge, &token, "/api/client/metrics", counts(7, 3)).await;
+    eventually(limit, "the control plane has the edge's counts", || async {
+        stored_counts(&control_plane).await == (7, 3)
+    })
+    .await;
+    let application = admin(
+        &control_plane,
+        "GET",
+        &format!("/api/admin/metrics/applications/{APP}"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        application.body["instances"][0]["instanceId"],
+        "walk-instance-1"
+    );
+    // The control plane's revision, as its API serves it; the edge reports it has applied it.
+    let revision = served_revision(&control_plane, &token)
+        .await
+        .expect("the control plane serves the token");
+    eventually(limit, "the edge reported the current revision", || async {
+        let edges = admin(&control_plane, "GET", "/api/admin/metrics/edges", None).await;
+        edges.body["edges"].as_array().is_some_and(|edges| {
+            edges
+                .iter()
+                .any(|edge| edge["edgeId"] == EDGE_ID && edge["appliedRevision"] == revision)
+        })
+    })
+    .await;
+
+    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/usage-walk.cjs");
+    let mut walk = Command::new("node")
+        .arg(&script)
+        .env("NODE_PATH", node_modules())
+        .env("VEXIL_URL", &control_plane.base)
+        .env("CHROMIUM", &chromium)
+        .env("SCREENSHOTS", &screenshots)
+        .env("FLAG", FLAG)
+        .env("APP", APP)
+        .env("EDGE_ID", EDGE_ID)
+        .env("REVISION", revision.to_string())
+        .env("YES", "7")
+        .env("NO", "3")
+        .env("YES_AFTER", "12")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node");
+    let mut stdin = walk.stdin.take().unwrap();
+    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
+            .await
+            .expect("the walk answered within 120 s")
+            .expect("read the walk's output")
+            .expect("the walk is still running");
+        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
+        if let Some(error) = message.get("error") {
+            panic!(
+                "the usage walk failed: {}",
+                error.as_str().unwrap_or_default()
+            );
+        }
+        match message["checkpoint"].as_str().unwrap_or_default() {
+            "usage" => {
+                sdk_post(&edge, &token, "/api/client/metrics", counts(5, 0)).await;
+                eventually(limit, "the control plane has the new counts", || async {
+                    stored_counts(&control_plane).await == (12, 3)
+                })
+                .await;
+            }
+            "edges" => {
+                // The edge the page showed as current serves that revision, with the flag on.
+                let answer = get(&format!("{}/api/client/features", edge.base), Some(&token)).await;
+                assert_eq!(answer.status, 200, "{}", answer.body);
+                assert_eq!(
+                    answer.header("x-vexil-revision"),
+                    Some(revision.to_string().as_str())
+                );
+                let features = answer.body["features"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                assert!(
+                    features
+                        .iter()
+                        .any(|feature| feature["name"] == FLAG && feature["enabled"] == true),
+                    "{}",
+                    answer.body
+                );
+            }
+            "done" => break,
+            other => panic!("unknown checkpoint {other}"),
+        }
+        stdin.write_all(b"continue\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+    stdin.write_all(b"continue\n").await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
+        .await
+        .expect("the walk ended")
+        .unwrap();
+    assert!(status.success());
+    for page in [
+        "01-flag-usage",
+        "03-applications",
+        "04-application",
+        "05-edges",
+        "06-events",
+    ] {
+        for width in [1280, 390] {
+            let path = screenshots.join(format!("usage-{page}-{width}.png"));
+            assert!(path.exists(), "{} was not saved", path.display());
+        }
+    }
+}
