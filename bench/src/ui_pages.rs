@@ -10,20 +10,28 @@
 //!    store holds EVENTS events; APPLICATIONS applications of INSTANCES instances each; 48 hours of usage
 //!    through `metrics::ingest` (the SDK posts' path): every flag counted once an hour by one application,
 //!    and the measured flag every minute by three; and EDGES edges' batches through `metrics::ingest_batch`.
+//!    Then (the access pages) TOKENS API tokens and USERS users (`bench-admin` an Admin with a password, the
+//!    rest Editors and Viewers without), and 5 change requests in development, where change requests are on.
 //! 2. Starts `vexil-control-plane` (release, `VEXIL_BIN_DIR`, default `target/release`) on the database and
-//!    signs in on `/login` with the admin token (no user exists), as a person would.
+//!    signs in on `/login` as `bench-admin`, as a person would.
 //! 3. Asks each page ROUNDS times, one at a time, after 5 unmeasured ones, with the sign-in cookie, and prints
 //!    the median, p95 and maximum time to the whole answer (HTML read), with its size.
 //!
 //! Usage: ui-pages DATABASE_URL [FLAGS=5000] [ROUNDS=100]
 
 use std::time::Instant;
-use vexil_bench::{percentile, ControlPlane, ADMIN};
+use vexil_bench::{percentile, ControlPlane};
+use vexil_control_plane::domain::change_requests::{self, ChangeRequestConfigInput};
 use vexil_control_plane::domain::events::{self as event_domain, EventQuery};
 use vexil_control_plane::domain::features::{self, CreateFeature, FeatureType, UpdateFeature};
 use vexil_control_plane::domain::first_start;
 use vexil_control_plane::domain::limits::Limits;
 use vexil_control_plane::domain::metrics::{self, HOUR_MS, MINUTE_MS};
+use vexil_control_plane::domain::passwords::PasswordWork;
+use vexil_control_plane::domain::roles::RoleReference;
+use vexil_control_plane::domain::tokens::{self, CreateApiToken};
+use vexil_control_plane::domain::users::{self, CreateUser};
+use vexil_control_plane::model::change_request::Change;
 use vexil_control_plane::store::{Actor, Store, WriteTx};
 use vexil_control_plane::time::Timestamp;
 use vexil_proto::v1;
@@ -37,6 +45,9 @@ const EVENTS: i64 = 100_000;
 const APPLICATIONS: usize = 200;
 const INSTANCES: usize = 5;
 const EDGES: usize = 20;
+const TOKENS: usize = 100;
+const USERS: usize = 100;
+const BENCH_PASSWORD: &str = "correct horse battery";
 /// The flag whose usage page is measured (counted every minute).
 const MEASURED: usize = 1234;
 const WORDS: [&str; 16] = [
@@ -143,6 +154,90 @@ async fn seed(store: &Store, flags: usize) {
     }
     seed_events(store, flags).await;
     seed_usage(store, flags).await;
+    seed_access(store).await;
+    seed_change_requests(store).await;
+}
+
+/// TOKENS API tokens of every kind and USERS users, through the domain functions the admin API calls.
+async fn seed_access(store: &Store) {
+    let limits = Limits {
+        api_tokens: u32::try_from(TOKENS + 10).expect("fits"),
+        ..Limits::default()
+    };
+    let mut tx = begin(store).await;
+    for i in 0..TOKENS {
+        let (kind, environment) = match i % 4 {
+            0 => ("client", Some("development")),
+            1 => ("frontend", Some("production")),
+            2 => ("edge", None),
+            _ => ("admin", None),
+        };
+        let input = CreateApiToken {
+            token_name: format!("bench-token-{i:03}"),
+            token_type: kind.to_owned(),
+            environment: environment.map(str::to_owned),
+            project: None,
+            projects: None,
+            expires_at: None,
+        };
+        tokens::create(&mut tx, input, &limits)
+            .await
+            .expect("token");
+    }
+    let work = PasswordWork::default();
+    let hash = users::hash_password(&work, BENCH_PASSWORD.to_owned())
+        .await
+        .expect("hash");
+    for i in 0..USERS {
+        let (username, role, password) = match i {
+            0 => ("bench-admin".to_owned(), "Admin", Some(hash.clone())),
+            _ => (
+                format!("bench-user-{i:03}"),
+                if i % 2 == 0 { "Editor" } else { "Viewer" },
+                None,
+            ),
+        };
+        let input = CreateUser {
+            username: Some(username.clone()),
+            email: Some(format!("{username}@example.com")),
+            name: Some(format!("Bench user {i}")),
+            password: None,
+            root_role: RoleReference::Name(role.to_owned()),
+        };
+        users::create(&mut tx, input, password).await.expect("user");
+    }
+    tx.commit().await.expect("commit");
+}
+
+/// Change requests on in development (one approval), and 5 drafts there, each switching one flag.
+async fn seed_change_requests(store: &Store) {
+    let mut tx = begin(store).await;
+    let config = ChangeRequestConfigInput {
+        change_requests_enabled: true,
+        required_approvals: Some(1.into()),
+    };
+    change_requests::configure(&mut tx, "default", "development", config)
+        .await
+        .expect("configure change requests");
+    tx.commit().await.expect("commit");
+    for i in 0..5 {
+        // The Editors `bench-user-002`, `-004`…: user ids after the first-start admin and `bench-admin`.
+        let editor = 2 + 2 * i;
+        let actor = Actor::user(&format!("bench-user-{editor:03}"), 2 + editor as i64);
+        let mut tx = store.begin_write(&actor).await.expect("begin");
+        let change = Change::UpdateEnabled {
+            enabled: i % 3 != 0,
+        };
+        change_requests::make_or_propose(
+            &mut tx,
+            ("default", "development", &flag_name(i)),
+            change,
+            &Limits::default(),
+        )
+        .await
+        .expect("draft");
+        tx.commit().await.expect("commit");
+    }
 }
 
 async fn event_count(store: &Store) -> i64 {
@@ -306,8 +401,8 @@ async fn main() {
         .post(format!("{}/login", server.base))
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(format!(
-            "token={}&next=%2F",
-            ADMIN.replace('*', "%2A").replace(':', "%3A")
+            "username=bench-admin&password={}&next=%2F",
+            BENCH_PASSWORD.replace(' ', "+")
         ))
         .send()
         .await
@@ -345,6 +440,23 @@ async fn main() {
         "/history?type=feature-created".to_owned(),
         format!("/history?flag={one_flag}"),
         "/history?project=default&author=1".to_owned(),
+        "/admin/api".to_owned(),
+        format!("/admin/api?page={}", TOKENS / 25),
+        "/admin/users".to_owned(),
+        "/admin/users/5".to_owned(),
+        "/admin/groups".to_owned(),
+        "/profile".to_owned(),
+        "/projects".to_owned(),
+        "/projects/default/settings".to_owned(),
+        "/environments".to_owned(),
+        "/context".to_owned(),
+        "/strategies".to_owned(),
+        "/admin/settings".to_owned(),
+        "/projects/default/change-requests".to_owned(),
+        "/projects/default/change-requests/1".to_owned(),
+        "/playground".to_owned(),
+        "/playground?environment=development&userId=u1&propertyName=plan&propertyValue=pro&action=evaluate&appName=bench".to_owned(),
+        "/playground?environment=development&userId=u1&action=evaluate&appName=bench&page=100".to_owned(),
     ];
     println!("| page | median ms | p95 ms | max ms | bytes |");
     println!("|---|---|---|---|---|");

@@ -4,11 +4,11 @@
 //! (`vexil_shared::engine::explain`).
 
 use super::client_document::{self, Detail};
-use super::variants;
 use crate::model::variant::FlagVariant;
+use crate::store::variants as variant_store;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use utoipa::ToSchema;
 use vexil_shared::engine::explain::{self, StrategyOutcome};
 use vexil_shared::model::{Constraint as ModelConstraint, FeaturesDocument};
@@ -167,14 +167,20 @@ pub async fn evaluate(
         )));
     }
     let document = client_document::document(conn, &request.environment, Detail::Admin).await?;
-    let mut features = Vec::new();
-    for feature in explain_all(&document, &context, &projects) {
-        let variants = variants::stored(conn, &feature.name, &request.environment).await?;
-        features.push(PlaygroundFeature {
-            variants,
+    // Every flag's stored variants in the environment, in one query (not one per flag).
+    let mut variants_by_flag: HashMap<String, Vec<FlagVariant>> =
+        variant_store::list_in_environment(conn, &request.environment)
+            .await?
+            .into_iter()
+            .map(|row| (row.feature_name, row.variants))
+            .collect();
+    let features = explain_all(&document, &context, &projects)
+        .into_iter()
+        .map(|feature| PlaygroundFeature {
+            variants: variants_by_flag.remove(&feature.name).unwrap_or_default(),
             ..feature
-        });
-    }
+        })
+        .collect();
     Ok(PlaygroundResponse {
         input: request,
         features,
