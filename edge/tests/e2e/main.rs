@@ -17,4 +17,5 @@ mod ui;
 mod ui_access;
 mod ui_changes;
 mod ui_config;
+mod ui_firefox;
 mod usage_proxy;
