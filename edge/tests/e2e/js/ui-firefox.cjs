@@ -105,11 +105,14 @@ async function shot(page, name) {
     [390, 844],
   ]) {
     await page.setViewport({ width, height });
-    const [scrollWidth, innerWidth] = await page.evaluate(() => [
+    // Against clientWidth, not innerWidth: Firefox draws a classic 12 px scrollbar, which innerWidth counts,
+    // so innerWidth would let a page 12 px too wide pass.
+    const [scrollWidth, clientWidth] = await page.evaluate(() => [
       document.documentElement.scrollWidth,
-      window.innerWidth,
+      document.documentElement.clientWidth,
     ]);
-    if (scrollWidth > innerWidth) overflows.push(`${name} at ${width} px: ${scrollWidth} px wide`);
+    if (scrollWidth > clientWidth)
+      overflows.push(`${name} at ${width} px: ${scrollWidth} px of content in ${clientWidth} px`);
     await page.screenshot({ path: `${shots}/firefox-${name}-${width}.png`, fullPage: true });
   }
   await page.setViewport({ width: 1280, height: 900 });
