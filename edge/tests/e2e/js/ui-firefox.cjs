@@ -118,8 +118,12 @@ async function shot(page, name) {
   await page.setViewport({ width: 1280, height: 900 });
 }
 
+// Closed on failure too: Firefox outlives a node that exits without closing it (and leaves its profile in
+// /tmp).
+let browser = null;
+
 async function main() {
-  const browser = await puppeteer.launch({
+  browser = await puppeteer.launch({
     browser: "firefox",
     executablePath: process.env.FIREFOX,
     headless: true,
@@ -219,12 +223,15 @@ async function main() {
   if (overflows.length > 0) fail(`pages scroll horizontally: ${overflows.join("; ")}`);
   if (errors.length > 0) fail(`console errors: ${errors.join("; ")}`);
   await browser.close();
+  browser = null;
   await checkpoint("done");
 }
 
 main().then(
   () => process.exit(0),
-  (error) => {
+  async (error) => {
+    // Before the error line: the test kills this process as soon as it reads it.
+    if (browser) await browser.close().catch(() => {});
     const stack = String(error && error.stack ? error.stack : error);
     process.stdout.write(JSON.stringify({ error: `after ${reached}: ${stack}` }) + "\n");
     process.exit(1);
