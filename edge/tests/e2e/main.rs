@@ -17,5 +17,6 @@ mod ui;
 mod ui_access;
 mod ui_changes;
 mod ui_config;
+mod ui_firefox;
 mod ui_usage;
 mod usage_proxy;

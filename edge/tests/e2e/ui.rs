@@ -15,13 +15,13 @@ use tokio::process::Command;
 /// Pinned, as `scripts/test` installs it.
 const PLAYWRIGHT_CORE: (&str, &str) = ("playwright-core", "1.65.1");
 
-fn node_modules() -> PathBuf {
+pub(crate) fn node_modules() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
 }
 
-/// Fails (never skips) when the browser or the driver is missing: `scripts/test` installs both.
-fn chromium() -> String {
-    let (name, version) = PLAYWRIGHT_CORE;
+/// Fails (never skips) when the npm package `name@version` is not in `.test-deps/`: `scripts/test`
+/// installs it.
+pub(crate) fn assert_installed((name, version): (&str, &str)) {
     let manifest = node_modules().join(name).join("package.json");
     let installed = std::fs::read_to_string(&manifest)
         .ok()
@@ -33,6 +33,11 @@ fn chromium() -> String {
         "npm package {name}@{version} is missing at {}: run the tests with scripts/test, which installs it",
         manifest.display()
     );
+}
+
+/// Fails (never skips) when the browser or the driver is missing: `scripts/test` installs both.
+fn chromium() -> String {
+    assert_installed(PLAYWRIGHT_CORE);
     let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
     assert!(
         Path::new(&path).exists(),
@@ -42,7 +47,12 @@ fn chromium() -> String {
 }
 
 /// Whether the edge answers `flag` to a frontend client in `country`, for any of these users.
-async fn answered(edge: &Process, flag: &str, country: &str, users: &[&str]) -> Vec<Value> {
+pub(crate) async fn answered(
+    edge: &Process,
+    flag: &str,
+    country: &str,
+    users: &[&str],
+) -> Vec<Value> {
     let mut found = Vec::new();
     for user in users {
         let answer = get(
@@ -61,7 +71,7 @@ async fn answered(edge: &Process, flag: &str, country: &str, users: &[&str]) -> 
     found
 }
 
-const USERS: [&str; 8] = ["u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"];
+pub(crate) const USERS: [&str; 8] = ["u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ui_walk_in_chromium() {
