@@ -35,8 +35,9 @@ pub(crate) fn assert_installed((name, version): (&str, &str)) {
     );
 }
 
-/// Fails (never skips) when the browser or the driver is missing: `scripts/test` installs both.
-fn chromium() -> String {
+/// Debian's chromium, failing (never skipping) when it or playwright-core is missing: `scripts/test`
+/// installs both. Every Chromium walk takes it from here.
+pub(crate) fn chromium() -> String {
     assert_installed(PLAYWRIGHT_CORE);
     let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
     assert!(

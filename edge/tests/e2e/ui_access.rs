@@ -5,32 +5,13 @@
 //! their own password. Screenshots: `target/ui-screenshots/access-*.png`.
 
 use crate::processes::{admin, create_enabled_flag, eventually, get, Process};
+use crate::ui::{chromium, node_modules};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
-
-fn node_modules() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
-}
-
-/// Fails (never skips) when the browser or its driver is missing: `scripts/test` installs both.
-fn chromium() -> String {
-    let driver = node_modules().join("playwright-core/package.json");
-    assert!(
-        driver.exists(),
-        "playwright-core is missing at {}: run the tests with scripts/test, which installs it",
-        driver.display()
-    );
-    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
-    assert!(
-        Path::new(&path).exists(),
-        "chromium is missing at {path}: run the tests with scripts/test, which installs it"
-    );
-    path
-}
 
 /// The edge's `/api/frontend` answer to `secret`.
 async fn frontend(edge: &Process, secret: &str) -> (u16, Value) {

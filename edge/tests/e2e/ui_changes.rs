@@ -7,38 +7,13 @@
 //! that decided a flag for country NO and for SE. Screenshots: `target/ui-screenshots/changes-*.png`.
 
 use crate::processes::{admin, eventually, get, Process};
+use crate::ui::{chromium, node_modules};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
-
-/// Pinned, as `scripts/test` installs it.
-const PLAYWRIGHT_CORE: (&str, &str) = ("playwright-core", "1.65.1");
-
-fn node_modules() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
-}
-
-/// Fails (never skips) when the browser or its driver is missing: `scripts/test` installs both.
-fn chromium() -> String {
-    let (name, version) = PLAYWRIGHT_CORE;
-    let manifest = node_modules().join(name).join("package.json");
-    let installed = std::fs::read_to_string(&manifest)
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|package| package["version"].as_str().map(str::to_owned));
-    assert_eq!(
-        installed.as_deref(),
-        Some(version),
-        "npm package {name}@{version} is missing at {}: run the tests with scripts/test",
-        manifest.display()
-    );
-    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
-    assert!(Path::new(&path).exists(), "chromium is missing at {path}");
-    path
-}
 
 /// Whether the edge serves `flag` as on to a frontend client with `token` (user u1 in Norway).
 async fn served(edge: &Process, token: &str, flag: &str) -> bool {

@@ -6,8 +6,9 @@
 //! Screenshots: `target/ui-screenshots/usage-*.png`.
 
 use crate::processes::{admin, eventually, get, request, Process};
+use crate::ui::{chromium, node_modules};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -16,26 +17,6 @@ use tokio::process::Command;
 const FLAG: &str = "walk-checkout";
 const APP: &str = "walk-shop";
 const EDGE_ID: &str = "edge-walk";
-
-fn node_modules() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
-}
-
-/// The browser, failing (never skipping) when it or its driver is missing: `scripts/test` installs both.
-fn chromium() -> String {
-    let driver = node_modules().join("playwright-core/package.json");
-    assert!(
-        driver.exists(),
-        "{} is missing: run the tests with scripts/test, which installs it",
-        driver.display()
-    );
-    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
-    assert!(
-        Path::new(&path).exists(),
-        "chromium is missing at {path}: run the tests with scripts/test, which installs it"
-    );
-    path
-}
 
 /// An SDK's post to the edge with the client token: 202.
 async fn sdk_post(edge: &Process, token: &str, path: &str, body: Value) {
