@@ -1,11 +1,14 @@
 //! What the benchmark binaries share: the release control plane started as a child process on a database
-//! ([`ControlPlane`]), and percentiles of measured times.
+//! ([`ControlPlane`]), percentiles of measured times, and the seeding pieces (flag names from a word list,
+//! a seeding transaction, the store's event count).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+use vexil_control_plane::domain::events::{self, EventQuery};
+use vexil_control_plane::store::{Actor, Store, WriteTx};
 
 /// The admin token the benchmarks start the control plane with.
 pub const ADMIN: &str = "*:*.bench-admin";
@@ -71,4 +74,57 @@ impl Drop for ControlPlane {
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Calls per seeding transaction.
+pub const BATCH: usize = 100;
+
+/// The words flag names and descriptions are made of.
+pub const WORDS: [&str; 16] = [
+    "checkout",
+    "search",
+    "billing",
+    "banner",
+    "onboarding",
+    "payments",
+    "profile",
+    "reports",
+    "export",
+    "mobile",
+    "pricing",
+    "invoice",
+    "gallery",
+    "coupons",
+    "sharing",
+    "tracking",
+];
+
+/// The name of seeded flag `i` (`billing-coupons-01234`).
+pub fn flag_name(i: usize) -> String {
+    format!(
+        "{}-{}-{i:05}",
+        WORDS[i % WORDS.len()],
+        WORDS[(i / 16) % WORDS.len()]
+    )
+}
+
+/// A write transaction for seeding, as user `bench`.
+pub async fn begin(store: &Store) -> WriteTx {
+    store
+        .begin_write(&Actor::user("bench", 1))
+        .await
+        .expect("begin a write")
+}
+
+/// How many events the store holds.
+pub async fn event_count(store: &Store) -> i64 {
+    let mut conn = store.read().await.expect("read");
+    let query = EventQuery {
+        limit: Some(0),
+        ..EventQuery::default()
+    };
+    events::list(&mut conn, query)
+        .await
+        .expect("events")
+        .total_events
 }

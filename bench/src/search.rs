@@ -18,70 +18,21 @@
 //! Usage: search DATABASE_URL [FLAGS=5000] [EVENTS=100000] [ROUNDS=100]
 
 use std::time::Instant;
-use vexil_bench::{percentile, ControlPlane, ADMIN};
-use vexil_control_plane::domain::events::{self as event_domain, EventQuery};
+use vexil_bench::{begin, event_count, flag_name, percentile, ControlPlane, ADMIN, BATCH, WORDS};
 use vexil_control_plane::domain::features::{self, CreateFeature, FeatureType, UpdateFeature};
 use vexil_control_plane::domain::first_start;
 use vexil_control_plane::domain::limits::Limits;
 use vexil_control_plane::domain::projects::{self, CreateProject};
-use vexil_control_plane::store::{Actor, Store, WriteTx};
+use vexil_control_plane::store::Store;
 use vexil_control_plane::time::Timestamp;
 
 const PROJECTS: usize = 10;
-/// Calls per seeding transaction.
-const BATCH: usize = 100;
-const WORDS: [&str; 16] = [
-    "checkout",
-    "search",
-    "billing",
-    "banner",
-    "onboarding",
-    "payments",
-    "profile",
-    "reports",
-    "export",
-    "mobile",
-    "pricing",
-    "invoice",
-    "gallery",
-    "coupons",
-    "sharing",
-    "tracking",
-];
-
 fn project(i: usize) -> String {
     if i.is_multiple_of(PROJECTS) {
         "default".to_owned()
     } else {
         format!("team-{}", i % PROJECTS)
     }
-}
-
-fn flag_name(i: usize) -> String {
-    format!(
-        "{}-{}-{i:05}",
-        WORDS[i % WORDS.len()],
-        WORDS[(i / 16) % WORDS.len()]
-    )
-}
-
-async fn begin(store: &Store) -> WriteTx {
-    store
-        .begin_write(&Actor::user("bench", 1))
-        .await
-        .expect("begin a write")
-}
-
-async fn event_count(store: &Store) -> i64 {
-    let mut conn = store.read().await.expect("read");
-    let query = EventQuery {
-        limit: Some(0),
-        ..EventQuery::default()
-    };
-    event_domain::list(&mut conn, query)
-        .await
-        .expect("events")
-        .total_events
 }
 
 async fn seed(store: &Store, flags: usize, events: i64) {

@@ -20,9 +20,8 @@
 //! Usage: ui-pages DATABASE_URL [FLAGS=5000] [ROUNDS=100]
 
 use std::time::Instant;
-use vexil_bench::{percentile, ControlPlane};
+use vexil_bench::{begin, event_count, flag_name, percentile, ControlPlane, BATCH, WORDS};
 use vexil_control_plane::domain::change_requests::{self, ChangeRequestConfigInput};
-use vexil_control_plane::domain::events::{self as event_domain, EventQuery};
 use vexil_control_plane::domain::features::{self, CreateFeature, FeatureType, UpdateFeature};
 use vexil_control_plane::domain::first_start;
 use vexil_control_plane::domain::limits::Limits;
@@ -32,13 +31,11 @@ use vexil_control_plane::domain::roles::RoleReference;
 use vexil_control_plane::domain::tokens::{self, CreateApiToken};
 use vexil_control_plane::domain::users::{self, CreateUser};
 use vexil_control_plane::model::change_request::Change;
-use vexil_control_plane::store::{Actor, Store, WriteTx};
+use vexil_control_plane::store::{Actor, Store};
 use vexil_control_plane::time::Timestamp;
 use vexil_proto::v1;
 use vexil_serving::usage::Usage;
 
-/// Calls per seeding transaction.
-const BATCH: usize = 100;
 const ARCHIVED: usize = 100;
 /// Events in the store after seeding (the 100,000).
 const EVENTS: i64 = 100_000;
@@ -50,40 +47,6 @@ const USERS: usize = 100;
 const BENCH_PASSWORD: &str = "correct horse battery";
 /// The flag whose usage page is measured (counted every minute).
 const MEASURED: usize = 1234;
-const WORDS: [&str; 16] = [
-    "checkout",
-    "search",
-    "billing",
-    "banner",
-    "onboarding",
-    "payments",
-    "profile",
-    "reports",
-    "export",
-    "mobile",
-    "pricing",
-    "invoice",
-    "gallery",
-    "coupons",
-    "sharing",
-    "tracking",
-];
-
-fn flag_name(i: usize) -> String {
-    format!(
-        "{}-{}-{i:05}",
-        WORDS[i % WORDS.len()],
-        WORDS[(i / 16) % WORDS.len()]
-    )
-}
-
-async fn begin(store: &Store) -> WriteTx {
-    store
-        .begin_write(&Actor::user("bench", 1))
-        .await
-        .expect("begin a write")
-}
-
 async fn seed(store: &Store, flags: usize) {
     first_start::seed(store).await.expect("first start");
     let limits = Limits {
@@ -238,18 +201,6 @@ async fn seed_change_requests(store: &Store) {
         .expect("draft");
         tx.commit().await.expect("commit");
     }
-}
-
-async fn event_count(store: &Store) -> i64 {
-    let mut conn = store.read().await.expect("read");
-    let query = EventQuery {
-        limit: Some(0),
-        ..EventQuery::default()
-    };
-    event_domain::list(&mut conn, query)
-        .await
-        .expect("events")
-        .total_events
 }
 
 /// Flags switched off and on in development (one event each) until the store holds [`EVENTS`].
