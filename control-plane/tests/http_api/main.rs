@@ -27,6 +27,7 @@ mod search;
 mod tags;
 mod ui;
 mod ui_access;
+mod ui_browser;
 mod ui_changes;
 mod ui_config;
 mod ui_usage;

@@ -4,8 +4,8 @@
 
 use crate::database::TestDb;
 use crate::server::{Server, ADMIN_TOKEN};
+use crate::ui_browser::Browser;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 crate::on_sqlite_and_postgres!(
     token_sign_in_flag_list_and_escaping,
@@ -14,127 +14,6 @@ crate::on_sqlite_and_postgres!(
     a_protected_environment_gets_a_change_request_draft,
     strategy_form_variants_archive_and_revive,
 );
-
-/// A browser without JavaScript: its own cookies, redirects not followed.
-struct Browser {
-    client: reqwest::Client,
-    base: String,
-    cookies: BTreeMap<String, String>,
-}
-
-/// A page: status, `Location` for redirects, headers' values we check, and the HTML.
-#[derive(Debug)]
-struct Html {
-    status: u16,
-    location: Option<String>,
-    content_type: String,
-    csp: String,
-    set_cookies: Vec<String>,
-    text: String,
-}
-
-impl Html {
-    fn expect(&self, status: u16) -> &str {
-        assert_eq!(self.status, status, "page: {}", self.text);
-        &self.text
-    }
-
-    /// The value of the first hidden `csrf` field.
-    fn csrf(&self) -> String {
-        let at = self
-            .text
-            .find("name=\"csrf\" value=\"")
-            .expect("a CSRF field");
-        let rest = &self.text[at + "name=\"csrf\" value=\"".len()..];
-        rest[..rest.find('"').unwrap()].to_owned()
-    }
-
-    fn has(&self, fragment: &str) -> bool {
-        self.text.contains(fragment)
-    }
-}
-
-impl Browser {
-    fn new(server: &Server) -> Browser {
-        Browser {
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-            base: server.base.clone(),
-            cookies: BTreeMap::new(),
-        }
-    }
-
-    async fn send(&mut self, request: reqwest::RequestBuilder) -> Html {
-        let cookie = self
-            .cookies
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let request = if cookie.is_empty() {
-            request
-        } else {
-            request.header("Cookie", cookie)
-        };
-        let response = request.send().await.expect("request");
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|value| value.to_str().ok())
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let (location, content_type, csp) = (
-            Some(header("location")).filter(|value| !value.is_empty()),
-            header("content-type"),
-            header("content-security-policy"),
-        );
-        let set_cookies: Vec<String> = response
-            .headers()
-            .get_all("set-cookie")
-            .iter()
-            .map(|value| value.to_str().unwrap().to_owned())
-            .collect();
-        for set in &set_cookies {
-            let pair = set.split(';').next().unwrap();
-            let (name, value) = pair.split_once('=').unwrap();
-            if value.is_empty() {
-                self.cookies.remove(name);
-            } else {
-                self.cookies.insert(name.to_owned(), value.to_owned());
-            }
-        }
-        let status = response.status().as_u16();
-        Html {
-            status,
-            location,
-            content_type,
-            csp,
-            set_cookies,
-            text: response.text().await.expect("body"),
-        }
-    }
-
-    async fn get(&mut self, path: &str) -> Html {
-        let request = self.client.get(format!("{}{path}", self.base));
-        self.send(request).await
-    }
-
-    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Html {
-        let body: String = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form)
-            .finish();
-        let request = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(body);
-        self.send(request).await
-    }
-}
 
 async fn signed_in_with_token(server: &Server) -> Browser {
     let mut browser = Browser::new(server);

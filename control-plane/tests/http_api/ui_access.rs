@@ -5,8 +5,8 @@
 
 use crate::database::TestDb;
 use crate::server::{Server, ADMIN_TOKEN};
+use crate::ui_browser::{Browser, Html};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 crate::on_sqlite_and_postgres!(
     tokens_are_created_shown_once_and_revoked,
@@ -18,37 +18,7 @@ crate::on_sqlite_and_postgres!(
     without_authentication_there_is_no_own_account,
 );
 
-/// A browser without JavaScript: its own cookies, redirects not followed.
-struct Browser {
-    client: reqwest::Client,
-    base: String,
-    cookies: BTreeMap<String, String>,
-}
-
-/// A page's status, `Location` and HTML.
-struct Html {
-    status: u16,
-    location: Option<String>,
-    text: String,
-}
-
 impl Html {
-    fn expect(&self, status: u16) -> &str {
-        assert_eq!(self.status, status, "page: {}", self.text);
-        &self.text
-    }
-
-    fn csrf(&self) -> String {
-        let marker = "name=\"csrf\" value=\"";
-        let at = self.text.find(marker).expect("a CSRF field") + marker.len();
-        let rest = &self.text[at..];
-        rest[..rest.find('"').unwrap()].to_owned()
-    }
-
-    fn has(&self, fragment: &str) -> bool {
-        self.text.contains(fragment)
-    }
-
     /// The text of the element with this id (up to its closing tag), e.g. a field's error.
     fn text_of(&self, id: &str) -> String {
         let marker = format!("id=\"{id}\"");
@@ -82,67 +52,6 @@ impl Html {
         let rest = &self.text[at..];
         let value = rest.find("value=\"").unwrap() + "value=\"".len();
         rest[value..value + rest[value..].find('"').unwrap()].to_owned()
-    }
-}
-
-impl Browser {
-    fn new(server: &Server) -> Browser {
-        Browser {
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-            base: server.base.clone(),
-            cookies: BTreeMap::new(),
-        }
-    }
-
-    async fn send(&mut self, request: reqwest::RequestBuilder) -> Html {
-        let cookie: Vec<String> = self
-            .cookies
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect();
-        let response = request
-            .header("Cookie", cookie.join("; "))
-            .send()
-            .await
-            .expect("request");
-        for set in response.headers().get_all("set-cookie") {
-            let pair = set.to_str().unwrap().split(';').next().unwrap();
-            let (name, value) = pair.split_once('=').unwrap();
-            if value.is_empty() {
-                self.cookies.remove(name);
-            } else {
-                self.cookies.insert(name.to_owned(), value.to_owned());
-            }
-        }
-        let location = response
-            .headers()
-            .get("location")
-            .map(|value| value.to_str().unwrap().to_owned());
-        Html {
-            status: response.status().as_u16(),
-            location,
-            text: response.text().await.expect("body"),
-        }
-    }
-
-    async fn get(&mut self, path: &str) -> Html {
-        let request = self.client.get(format!("{}{path}", self.base));
-        self.send(request).await
-    }
-
-    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Html {
-        let body: String = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form)
-            .finish();
-        let request = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(body);
-        self.send(request).await
     }
 }
 

@@ -6,8 +6,8 @@
 
 use crate::database::TestDb;
 use crate::server::{Server, ADMIN_TOKEN};
+use crate::ui_browser::Browser;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 crate::on_sqlite_and_postgres!(
     a_change_request_goes_from_draft_to_applied,
@@ -15,93 +15,7 @@ crate::on_sqlite_and_postgres!(
     closed_requests_come_in_pages,
 );
 
-/// A browser without JavaScript: its own cookies, redirects not followed.
-struct Browser {
-    client: reqwest::Client,
-    base: String,
-    cookies: BTreeMap<String, String>,
-}
-
-struct Html {
-    status: u16,
-    location: Option<String>,
-    text: String,
-}
-
-impl Html {
-    fn expect(&self, status: u16) -> &str {
-        assert_eq!(self.status, status, "page: {}", self.text);
-        &self.text
-    }
-
-    fn csrf(&self) -> String {
-        let marker = "name=\"csrf\" value=\"";
-        let at = self.text.find(marker).expect("a CSRF field") + marker.len();
-        let rest = &self.text[at..];
-        rest[..rest.find('"').expect("the end of the value")].to_owned()
-    }
-
-    fn has(&self, fragment: &str) -> bool {
-        self.text.contains(fragment)
-    }
-}
-
 impl Browser {
-    fn new(server: &Server) -> Browser {
-        Browser {
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-            base: server.base.clone(),
-            cookies: BTreeMap::new(),
-        }
-    }
-
-    async fn send(&mut self, request: reqwest::RequestBuilder) -> Html {
-        let cookie: Vec<String> = self
-            .cookies
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect();
-        let response = request
-            .header("Cookie", cookie.join("; "))
-            .send()
-            .await
-            .expect("request");
-        for set in response.headers().get_all("set-cookie") {
-            let pair = set.to_str().unwrap().split(';').next().unwrap();
-            let (name, value) = pair.split_once('=').unwrap();
-            self.cookies.insert(name.to_owned(), value.to_owned());
-        }
-        let location = response
-            .headers()
-            .get("location")
-            .map(|value| value.to_str().unwrap().to_owned());
-        Html {
-            status: response.status().as_u16(),
-            location,
-            text: response.text().await.expect("body"),
-        }
-    }
-
-    async fn get(&mut self, path: &str) -> Html {
-        let request = self.client.get(format!("{}{path}", self.base));
-        self.send(request).await
-    }
-
-    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Html {
-        let body: String = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form)
-            .finish();
-        let request = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(body);
-        self.send(request).await
-    }
-
     async fn signed_in(server: &Server, username: &str) -> Browser {
         let mut browser = Browser::new(server);
         let signed = browser

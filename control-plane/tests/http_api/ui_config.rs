@@ -6,8 +6,8 @@
 
 use crate::database::TestDb;
 use crate::server::{Server, ADMIN_TOKEN};
+use crate::ui_browser::{Browser, Html};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 crate::on_sqlite_and_postgres!(
     projects_settings_change_requests_and_delete,
@@ -19,40 +19,10 @@ crate::on_sqlite_and_postgres!(
 const SCRIPT: &str = "<script>alert(1)</script> & more";
 const ESCAPED: &str = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more";
 
-/// A browser without JavaScript: its own cookies, redirects not followed.
-struct Browser {
-    client: reqwest::Client,
-    base: String,
-    cookies: BTreeMap<String, String>,
-}
-
-/// A page: its status, `Location` and HTML.
-struct Html {
-    status: u16,
-    location: Option<String>,
-    text: String,
-}
-
 impl Html {
-    fn expect(&self, status: u16) -> &str {
-        assert_eq!(self.status, status, "page: {}", self.text);
-        &self.text
-    }
-
     fn redirects_to(&self, location: &str) {
         assert_eq!(self.status, 303, "{}", self.text);
         assert_eq!(self.location.as_deref(), Some(location));
-    }
-
-    fn csrf(&self) -> String {
-        let marker = "name=\"csrf\" value=\"";
-        let at = self.text.find(marker).expect("a CSRF field") + marker.len();
-        let rest = &self.text[at..];
-        rest[..rest.find('"').expect("the field's end")].to_owned()
-    }
-
-    fn has(&self, fragment: &str) -> bool {
-        self.text.contains(fragment)
     }
 
     fn assert_has(&self, fragments: &[&str]) {
@@ -63,62 +33,6 @@ impl Html {
 }
 
 impl Browser {
-    fn new(server: &Server) -> Browser {
-        Browser {
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .expect("client"),
-            base: server.base.clone(),
-            cookies: BTreeMap::new(),
-        }
-    }
-
-    async fn send(&mut self, request: reqwest::RequestBuilder) -> Html {
-        let cookie: Vec<String> = self
-            .cookies
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect();
-        let request = if cookie.is_empty() {
-            request
-        } else {
-            request.header("Cookie", cookie.join("; "))
-        };
-        let response = request.send().await.expect("request");
-        for set in response.headers().get_all("set-cookie") {
-            let pair = set.to_str().expect("cookie").split(';').next().unwrap();
-            let (name, value) = pair.split_once('=').expect("name=value");
-            self.cookies.insert(name.to_owned(), value.to_owned());
-        }
-        let location = response
-            .headers()
-            .get("location")
-            .map(|value| value.to_str().expect("location").to_owned());
-        Html {
-            status: response.status().as_u16(),
-            location,
-            text: response.text().await.expect("body"),
-        }
-    }
-
-    async fn get(&mut self, path: &str) -> Html {
-        let request = self.client.get(format!("{}{path}", self.base));
-        self.send(request).await
-    }
-
-    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Html {
-        let body: String = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form)
-            .finish();
-        let request = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(body);
-        self.send(request).await
-    }
-
     /// Signed in with the admin token (no user exists yet).
     async fn with_token(server: &Server) -> (Browser, String) {
         let mut browser = Browser::new(server);
