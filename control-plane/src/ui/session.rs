@@ -10,7 +10,8 @@
 //!
 //! The CSRF token is derived from the credential cookie's secret (SHA-256 of a label and the secret): it
 //! changes with every session, cannot be computed without the HttpOnly cookie, and needs no storage. With
-//! `--auth-type none` there is no credential, so a random `vexil-csrf` cookie is the secret.
+//! `--auth-type none` there is no credential, so a random `vexil-csrf` cookie is the secret; the sign-in
+//! form, posted before any credential exists, carries the token of that cookie too (login CSRF).
 
 use super::page::{Nav, Shell, UiError};
 use crate::domain::access::{self, Area, Caller, Credential};
@@ -30,7 +31,7 @@ use vexil_shared::{ApiError, ErrorKind};
 
 /// The cookie holding an admin token after a token sign-in (no user exists yet).
 pub const TOKEN_COOKIE: &str = "vexil-admin-token";
-/// The CSRF secret with `--auth-type none`.
+/// The CSRF secret of a caller without a credential: the sign-in form, and every page with `--auth-type none`.
 pub const CSRF_COOKIE: &str = "vexil-csrf";
 
 /// The value of cookie `name`, if the request carries it.
@@ -76,6 +77,31 @@ pub fn ui_cookie(
 /// The CSRF token of a credential secret.
 pub fn csrf_of(secret: &str) -> String {
     sha256_hex(&format!("vexil-ui-csrf:{secret}"))
+}
+
+/// The CSRF secret of a caller who has no credential yet (the sign-in form; every page with
+/// `--auth-type none`): the `vexil-csrf` cookie, or a new random one with the `Set-Cookie` that sends it.
+pub fn anonymous_csrf_secret(
+    headers: &HeaderMap,
+    base: &str,
+) -> Result<(String, Option<HeaderValue>), ApiError> {
+    match cookie_value(headers, CSRF_COOKIE) {
+        Some(secret) if secret.len() == 64 => Ok((secret, None)),
+        _ => {
+            let secret = crate::domain::tokens::random_hex(32)?;
+            let cookie = ui_cookie(CSRF_COOKIE, secret.clone(), base, is_https(headers), None);
+            Ok((secret, Some(cookie)))
+        }
+    }
+}
+
+/// Whether a form without a credential (the sign-in form) carries the CSRF token of the request's
+/// `vexil-csrf` cookie: a page of another site can neither read nor set that cookie, so it cannot sign a
+/// visitor in to an account of its choosing.
+pub fn anonymous_csrf_matches(headers: &HeaderMap, form: &FormFields) -> bool {
+    cookie_value(headers, CSRF_COOKIE)
+        .filter(|secret| secret.len() == 64)
+        .is_some_and(|secret| same_token(form.get("csrf").unwrap_or_default(), &csrf_of(&secret)))
 }
 
 /// Equal, in time independent of where they differ.
@@ -187,22 +213,8 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
         };
         if !state.auth_enabled {
             let caller = Caller::unauthenticated_admin();
-            let (secret, set_csrf_cookie) = match cookie_value(&parts.headers, CSRF_COOKIE) {
-                Some(secret) if secret.len() == 64 => (secret, None),
-                _ => {
-                    let secret = crate::domain::tokens::random_hex(32).map_err(|error| {
-                        NotSignedIn::Error(UiError::new(error, &base_shell(state)))
-                    })?;
-                    let cookie = ui_cookie(
-                        CSRF_COOKIE,
-                        secret.clone(),
-                        &state.base_path,
-                        is_https(&parts.headers),
-                        None,
-                    );
-                    (secret, Some(cookie))
-                }
-            };
+            let (secret, set_csrf_cookie) = anonymous_csrf_secret(&parts.headers, &state.base_path)
+                .map_err(|error| NotSignedIn::Error(UiError::new(error, &base_shell(state))))?;
             return Ok(SignedIn {
                 actor: caller.actor,
                 credential: caller.credential,

@@ -2,7 +2,10 @@
 
 use super::controls::local_path;
 use super::page::{see_other, Page, Shell, UiError};
-use super::session::{cookie_value, is_https, ui_cookie, FormFields, UiForm, TOKEN_COOKIE};
+use super::session::{
+    anonymous_csrf_matches, anonymous_csrf_secret, cookie_value, csrf_of, is_https, ui_cookie,
+    FormFields, UiForm, TOKEN_COOKIE,
+};
 use crate::domain::access::{self, Credential};
 use crate::domain::users::{self, Login, SignInBounds, SESSION_HOURS};
 use crate::http::extract::{ClientAddress, SESSION_COOKIE};
@@ -26,6 +29,8 @@ pub struct Next {
 struct SignInForm<'a> {
     username: &'a str,
     next: &'a str,
+    /// The CSRF token of the visitor's `vexil-csrf` cookie.
+    csrf: &'a str,
     error: Option<&'a str>,
     token_allowed: bool,
 }
@@ -41,6 +46,7 @@ fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
                 }
                 form method="post" action=(shell.link("/login")) {
                     input type="hidden" name="next" value=(form.next);
+                    input type="hidden" name="csrf" value=(form.csrf);
                     div.field {
                         label for="username" { "Username" }
                         input #username type="text" name="username" autocomplete="username"
@@ -77,19 +83,34 @@ async fn token_allowed(state: &AppState) -> Result<bool, ApiError> {
 pub async fn page(
     State(state): State<Arc<AppState>>,
     Query(next): Query<Next>,
-) -> Result<Page, UiError> {
+    headers: HeaderMap,
+) -> Result<Response, UiError> {
     let shell = Shell {
         base: state.base_path.clone(),
         ..Shell::default()
     };
     let next = local_path(&state.base_path, next.next.as_deref());
+    let (secret, set_cookie) = anonymous_csrf_secret(&headers, &state.base_path)
+        .map_err(|error| UiError::new(error, &shell))?;
     let form = SignInForm {
         username: "",
         next: &next,
+        csrf: &csrf_of(&secret),
         error: None,
         token_allowed: token_allowed(&state).await?,
     };
-    Ok(render(&shell, form, StatusCode::OK))
+    Ok(with_cookie(
+        render(&shell, form, StatusCode::OK),
+        set_cookie,
+    ))
+}
+
+fn with_cookie(page: Page, cookie: Option<axum::http::HeaderValue>) -> Response {
+    let mut response = page.into_response();
+    if let Some(cookie) = cookie {
+        response.headers_mut().append(SET_COOKIE, cookie);
+    }
+    response
 }
 
 /// `POST /login`: a session cookie (as `POST /auth/simple/login` sets it, Secure over https) or, while no
@@ -112,15 +133,27 @@ pub async fn sign_in(
         Ok(allowed) => allowed,
         Err(error) => return UiError::new(error, &shell).into_response(),
     };
+    let (secret, set_cookie) = match anonymous_csrf_secret(&headers, &state.base_path) {
+        Ok(secret) => secret,
+        Err(error) => return UiError::new(error, &shell).into_response(),
+    };
+    let csrf = csrf_of(&secret);
     let refuse = |message: &str, status: StatusCode| {
         let form = SignInForm {
             username: &username,
             next: &next,
+            csrf: &csrf,
             error: Some(message),
             token_allowed: allowed,
         };
-        render(&shell, form, status).into_response()
+        with_cookie(render(&shell, form, status), set_cookie.clone())
     };
+    if !anonymous_csrf_matches(&headers, &form) {
+        return refuse(
+            "This sign-in form is out of date or did not come from this site; sign in again",
+            StatusCode::FORBIDDEN,
+        );
+    }
     let token = form.text("token");
     if !token.trim().is_empty() {
         if !allowed {

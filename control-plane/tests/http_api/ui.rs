@@ -34,10 +34,7 @@ async fn signed_in_with_token(server: &Server) -> Browser {
         assert!(text.contains(fragment), "{fragment} in {text}");
     }
     let signed = browser
-        .post(
-            "/login",
-            &[("token", ADMIN_TOKEN), ("next", "/projects/default")],
-        )
+        .sign_in(&[("token", ADMIN_TOKEN), ("next", "/projects/default")])
         .await;
     assert_eq!(signed.status, 303, "{}", signed.text);
     assert_eq!(signed.location.as_deref(), Some("/projects/default"));
@@ -269,22 +266,49 @@ async fn a_viewer_sees_no_edit_controls_and_cannot_post(db: TestDb) {
     let login = browser.get("/login").await;
     assert!(!login.has("Admin token"));
     let wrong = browser
-        .post(
-            "/login",
-            &[("username", "vera"), ("password", "wrong password")],
-        )
+        .sign_in(&[("username", "vera"), ("password", "wrong password")])
         .await;
     assert!(wrong.expect(401).contains("Wrong username or password"));
     assert!(wrong.has("value=\"vera\""));
-    let signed = browser
+    // Login CSRF: a form posted from elsewhere (no CSRF cookie, or a token not of this visitor's cookie)
+    // signs no one in, even with the right password.
+    let mut elsewhere = Browser::new(&server);
+    let forged = elsewhere
+        .post(
+            "/login",
+            &[("username", "vera"), ("password", "correct horse battery")],
+        )
+        .await;
+    assert!(forged.expect(403).contains("did not come from this site"));
+    assert!(
+        !forged
+            .set_cookies
+            .iter()
+            .any(|c| c.starts_with("vexil-session=")),
+        "{:?}",
+        forged.set_cookies
+    );
+    let other_visitor = browser.get("/login").await.csrf();
+    let mut third = Browser::new(&server);
+    third.get("/login").await;
+    let crossed = third
         .post(
             "/login",
             &[
                 ("username", "vera"),
                 ("password", "correct horse battery"),
-                ("next", "/projects/default"),
+                ("csrf", &other_visitor),
             ],
         )
+        .await;
+    crossed.expect(403);
+    assert_eq!(third.get("/projects/default").await.status, 303);
+    let signed = browser
+        .sign_in(&[
+            ("username", "vera"),
+            ("password", "correct horse battery"),
+            ("next", "/projects/default"),
+        ])
         .await;
     assert_eq!(signed.status, 303, "{}", signed.text);
     assert!(signed.set_cookies[0].starts_with("vexil-session="));
@@ -410,7 +434,7 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
     let mut browser = Browser::new(&server);
     browser.base = format!("{}/vexil", server.base);
     let signed = browser
-        .post("/login", &[("token", ADMIN_TOKEN), ("next", "/vexil/")])
+        .sign_in(&[("token", ADMIN_TOKEN), ("next", "/vexil/")])
         .await;
     assert!(
         signed.set_cookies[0].contains("Path=/vexil"),

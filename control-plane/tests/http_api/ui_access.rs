@@ -60,7 +60,7 @@ const PASSWORD: &str = "correct horse battery";
 async fn with_token(server: &Server) -> Browser {
     let mut browser = Browser::new(server);
     let signed = browser
-        .post("/login", &[("token", ADMIN_TOKEN), ("next", "/admin/api")])
+        .sign_in(&[("token", ADMIN_TOKEN), ("next", "/admin/api")])
         .await;
     assert_eq!(signed.status, 303, "{}", signed.text);
     browser
@@ -81,14 +81,11 @@ async fn create_user(server: &Server, username: &str, role: &str) -> i64 {
 async fn signed_in_as(server: &Server, username: &str, password: &str) -> Browser {
     let mut browser = Browser::new(server);
     let signed = browser
-        .post(
-            "/login",
-            &[
-                ("username", username),
-                ("password", password),
-                ("next", "/profile"),
-            ],
-        )
+        .sign_in(&[
+            ("username", username),
+            ("password", password),
+            ("next", "/profile"),
+        ])
         .await;
     assert_eq!(signed.status, 303, "{}", signed.text);
     browser

@@ -123,4 +123,20 @@ impl Browser {
             .body(body);
         self.send(request).await
     }
+
+    /// The body of a page that must answer 200.
+    pub(crate) async fn page(&mut self, path: &str) -> String {
+        let page = self.get(path).await;
+        assert_eq!(page.status, 200, "{path}: {}", page.text);
+        page.text
+    }
+
+    /// Signs in as a person does: opens `/login` (which sets the CSRF cookie and puts its token in the form)
+    /// and posts the form with `fields`.
+    pub(crate) async fn sign_in(&mut self, fields: &[(&str, &str)]) -> Html {
+        let csrf = self.get("/login").await.csrf();
+        let mut form = fields.to_vec();
+        form.push(("csrf", &csrf));
+        self.post("/login", &form).await
+    }
 }

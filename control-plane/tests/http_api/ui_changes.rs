@@ -19,13 +19,10 @@ impl Browser {
     async fn signed_in(server: &Server, username: &str) -> Browser {
         let mut browser = Browser::new(server);
         let signed = browser
-            .post(
-                "/login",
-                &[
-                    ("username", username),
-                    ("password", "correct horse battery"),
-                ],
-            )
+            .sign_in(&[
+                ("username", username),
+                ("password", "correct horse battery"),
+            ])
             .await;
         assert_eq!(signed.status, 303, "{}", signed.text);
         browser
@@ -352,7 +349,7 @@ async fn the_playground_names_what_decided(db: TestDb) {
         .expect(200);
     let mut browser = Browser::new(&server);
     let signed = browser
-        .post("/login", &[("token", ADMIN_TOKEN), ("next", "/playground")])
+        .sign_in(&[("token", ADMIN_TOKEN), ("next", "/playground")])
         .await;
     assert_eq!(signed.status, 303, "{}", signed.text);
 
@@ -481,7 +478,7 @@ async fn closed_requests_come_in_pages(db: TestDb) {
             .expect(200);
     }
     let mut browser = Browser::new(&server);
-    let signed = browser.post("/login", &[("token", ADMIN_TOKEN)]).await;
+    let signed = browser.sign_in(&[("token", ADMIN_TOKEN)]).await;
     assert_eq!(signed.status, 303, "{}", signed.text);
     assert!(browser
         .get("/projects/default/change-requests")

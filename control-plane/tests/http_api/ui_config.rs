@@ -37,7 +37,7 @@ impl Browser {
     async fn with_token(server: &Server) -> (Browser, String) {
         let mut browser = Browser::new(server);
         let signed = browser
-            .post("/login", &[("token", ADMIN_TOKEN), ("next", "/projects")])
+            .sign_in(&[("token", ADMIN_TOKEN), ("next", "/projects")])
             .await;
         signed.redirects_to("/projects");
         let csrf = browser.get("/projects").await.csrf();
@@ -47,14 +47,11 @@ impl Browser {
     async fn as_user(server: &Server, username: &str) -> (Browser, String) {
         let mut browser = Browser::new(server);
         let signed = browser
-            .post(
-                "/login",
-                &[
-                    ("username", username),
-                    ("password", "correct horse battery"),
-                    ("next", "/projects"),
-                ],
-            )
+            .sign_in(&[
+                ("username", username),
+                ("password", "correct horse battery"),
+                ("next", "/projects"),
+            ])
             .await;
         signed.redirects_to("/projects");
         let csrf = browser.get("/projects").await.csrf();

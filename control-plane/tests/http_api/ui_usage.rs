@@ -5,8 +5,8 @@
 
 use crate::database::TestDb;
 use crate::server::{Server, ADMIN_TOKEN, CLIENT_TOKEN, EDGE_TOKEN};
+use crate::ui_browser::Browser;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use vexil_proto::v1;
 use vexil_proto::v1::usage_client::UsageClient;
 
@@ -16,79 +16,12 @@ crate::on_sqlite_and_postgres!(
     the_event_log_filters_and_pages,
 );
 
-/// A browser without JavaScript: its cookies, redirects not followed.
-struct Browser {
-    client: reqwest::Client,
-    base: String,
-    cookies: BTreeMap<String, String>,
-}
-
-impl Browser {
-    fn new(server: &Server) -> Browser {
-        Browser {
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-            base: server.base.clone(),
-            cookies: BTreeMap::new(),
-        }
-    }
-
-    /// Status and body; keeps the cookies the answer sets.
-    async fn send(&mut self, request: reqwest::RequestBuilder) -> (u16, String) {
-        let cookie = self
-            .cookies
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let request = if cookie.is_empty() {
-            request
-        } else {
-            request.header("Cookie", cookie)
-        };
-        let response = request.send().await.expect("request");
-        for set in response.headers().get_all("set-cookie") {
-            let pair = set.to_str().unwrap().split(';').next().unwrap();
-            let (name, value) = pair.split_once('=').unwrap();
-            self.cookies.insert(name.to_owned(), value.to_owned());
-        }
-        let status = response.status().as_u16();
-        (status, response.text().await.expect("body"))
-    }
-
-    async fn get(&mut self, path: &str) -> (u16, String) {
-        let request = self.client.get(format!("{}{path}", self.base));
-        self.send(request).await
-    }
-
-    /// A page that must answer 200.
-    async fn page(&mut self, path: &str) -> String {
-        let (status, text) = self.get(path).await;
-        assert_eq!(status, 200, "{path}: {text}");
-        text
-    }
-
-    async fn sign_in(&mut self, form: &[(&str, &str)]) {
-        let body: String = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form)
-            .finish();
-        let request = self
-            .client
-            .post(format!("{}/login", self.base))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(body);
-        let (status, text) = self.send(request).await;
-        assert_eq!(status, 303, "sign-in: {text}");
-    }
-}
-
 async fn signed_in(server: &Server) -> Browser {
     let mut browser = Browser::new(server);
     browser
         .sign_in(&[("token", ADMIN_TOKEN), ("next", "/")])
-        .await;
+        .await
+        .expect(303);
     browser
 }
 
@@ -214,14 +147,17 @@ async fn a_flags_usage_chart_shows_the_apis_counts(db: TestDb) {
     assert_escaped(&text);
     assert_eq!(text.matches("<svg").count(), 1, "one chart: development");
 
-    let (status, missing) = browser.get("/projects/default/features/nope/metrics").await;
-    assert_eq!(status, 404, "{missing}");
+    let missing = browser
+        .get("/projects/default/features/nope/metrics")
+        .await
+        .expect(404)
+        .to_owned();
     assert!(missing.contains("Flag nope does not exist in project default"));
     // Signed out: to the sign-in page.
-    let (status, _) = Browser::new(&server)
+    let signed_out = Browser::new(&server)
         .get("/projects/default/features/checkout/metrics")
         .await;
-    assert_eq!(status, 303);
+    assert_eq!(signed_out.status, 303);
 }
 
 /// Sends one edge usage batch over gRPC, as an edge does.
@@ -353,8 +289,8 @@ async fn applications_and_edges_as_reported(db: TestDb) {
         ],
     );
     assert_escaped(&app);
-    let (status, text) = browser.get("/applications/nobody").await;
-    assert_eq!(status, 404, "{text}");
+    let nobody = browser.get("/applications/nobody").await;
+    let text = nobody.expect(404);
     assert!(text.contains("No application named nobody"));
 
     // An edge reports at revision 1; the control plane is further on.
