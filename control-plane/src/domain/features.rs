@@ -19,6 +19,7 @@ use crate::store::strategies as strategy_store;
 use crate::store::{NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
+use std::collections::HashMap;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
 
@@ -613,17 +614,20 @@ pub async fn archived(
     conn: &mut AnyConnection,
     project: Option<&str>,
 ) -> Result<ArchivedFeatureList, ApiError> {
-    let mut features = Vec::new();
-    for row in feature_store::list_archived(conn, project).await? {
-        let environments = feature_store::environments(conn, &row.project_id, &row.name)
-            .await?
-            .into_iter()
-            .map(|environment| ArchivedFeatureEnvironment {
+    let mut environments_by_flag: HashMap<String, Vec<ArchivedFeatureEnvironment>> = HashMap::new();
+    for (flag, environment) in feature_store::archived_environments(conn, project).await? {
+        environments_by_flag
+            .entry(flag)
+            .or_default()
+            .push(ArchivedFeatureEnvironment {
                 name: environment.name,
                 last_seen_at: None,
                 enabled: environment.enabled,
-            })
-            .collect();
+            });
+    }
+    let mut features = Vec::new();
+    for row in feature_store::list_archived(conn, project).await? {
+        let environments = environments_by_flag.remove(&row.name).unwrap_or_default();
         features.push(ArchivedFeature {
             name: row.name,
             feature_type: row.feature_type,

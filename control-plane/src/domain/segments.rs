@@ -85,6 +85,20 @@ fn view(row: SegmentRow, usage: Option<&Usage>) -> Segment {
     }
 }
 
+impl Segment {
+    /// Whether the segment's name or description contains `text`, ignoring case (as the flag search
+    /// matches); empty text matches every segment.
+    pub fn matches(&self, text: &str) -> bool {
+        let text = text.trim().to_lowercase();
+        text.is_empty()
+            || self.name.to_lowercase().contains(&text)
+            || self
+                .description
+                .as_deref()
+                .is_some_and(|description| description.to_lowercase().contains(&text))
+    }
+}
+
 fn not_found(id: i64) -> ApiError {
     ApiError::not_found(format!("Segment {id} does not exist"))
 }

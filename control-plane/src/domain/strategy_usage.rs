@@ -12,6 +12,7 @@ use crate::store::strategies::{self as strategy_store, PlacedStrategy};
 use crate::store::WriteTx;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
+use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use uuid::Uuid;
 use vexil_shared::ApiError;
@@ -37,17 +38,21 @@ fn references(
     uses: impl Fn(&PlacedStrategy) -> bool,
 ) -> StrategyReferences {
     let strategies = placed
-        .into_iter()
+        .iter()
         .filter(|strategy| uses(strategy))
-        .map(|strategy| StrategyReference {
-            id: strategy.row.id,
-            feature_name: strategy.row.feature_name,
-            project_id: strategy.project_id,
-            environment: strategy.row.environment,
-            strategy_name: strategy.row.name,
-        })
+        .map(reference)
         .collect();
     StrategyReferences { strategies }
+}
+
+fn reference(strategy: &PlacedStrategy) -> StrategyReference {
+    StrategyReference {
+        id: strategy.row.id.clone(),
+        feature_name: strategy.row.feature_name.clone(),
+        project_id: strategy.project_id.clone(),
+        environment: strategy.row.environment.clone(),
+        strategy_name: strategy.row.name.clone(),
+    }
 }
 
 /// The strategies that use segment `id`; 404 for an unknown segment.
@@ -59,6 +64,23 @@ pub async fn of_segment(conn: &mut AnyConnection, id: i64) -> Result<StrategyRef
     Ok(references(placed, |strategy| {
         strategy.row.segments.contains(&id)
     }))
+}
+
+/// The strategies that use each segment, by segment id (segments nobody uses are absent): one read of the
+/// strategies for a whole list of segments.
+pub async fn of_every_segment(
+    conn: &mut AnyConnection,
+) -> Result<BTreeMap<i64, Vec<StrategyReference>>, ApiError> {
+    let mut by_segment: BTreeMap<i64, Vec<StrategyReference>> = BTreeMap::new();
+    for strategy in strategy_store::list_all_placed(conn).await? {
+        for id in &strategy.row.segments {
+            by_segment
+                .entry(*id)
+                .or_default()
+                .push(reference(&strategy));
+        }
+    }
+    Ok(by_segment)
 }
 
 /// The strategies with a constraint on context field `name`; 404 for an unknown field.

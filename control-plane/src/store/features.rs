@@ -98,6 +98,37 @@ pub async fn list_archived(
     Ok(rows)
 }
 
+/// The environments of every archived flag (of one project when given), as `(flag, environment)`: one
+/// query for the whole archive.
+pub async fn archived_environments(
+    conn: &mut AnyConnection,
+    project: Option<&str>,
+) -> Result<Vec<(String, FeatureEnvironmentRow)>, StoreError> {
+    let sql = format!(
+        "SELECT f.name AS feature_name, e.name, e.type, e.sort_order, COALESCE(fe.enabled, 0) AS enabled \
+         FROM features f JOIN project_environments pe ON pe.project_id = f.project_id \
+         JOIN environments e ON e.name = pe.environment \
+         LEFT JOIN feature_environments fe ON fe.environment = e.name AND fe.feature_name = f.name \
+         WHERE f.archived_at IS NOT NULL{} ORDER BY f.name, e.sort_order, e.name",
+        if project.is_some() { " AND f.project_id = $1" } else { "" }
+    );
+    let query = sqlx::query(&sql);
+    let query = match project {
+        Some(project) => query.bind(project),
+        None => query,
+    };
+    let rows = query.fetch_all(conn).await?;
+    rows.iter()
+        .map(|row| {
+            Ok((
+                row.try_get("feature_name")?,
+                FeatureEnvironmentRow::from_row(row)?,
+            ))
+        })
+        .collect::<sqlx::Result<_>>()
+        .map_err(StoreError::from)
+}
+
 pub async fn insert(conn: &mut AnyConnection, row: &FeatureRow) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO features (name, project_id, type, description, stale, impression_data, created_at, archived_at) \

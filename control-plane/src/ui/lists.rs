@@ -1,18 +1,21 @@
-//! The instance-wide lists: `/segments` (each with its constraints and where it is used; create, edit with
-//! the strategy form's constraint editor, delete) and `/archive` (archived flags: revive, delete for good).
+//! The instance-wide lists, each searchable and a page at a time: `/segments` (each with its constraints and
+//! where it is used; create, edit with the strategy form's constraint editor, delete) and `/archive`
+//! (archived flags: revive, delete for good).
 
+use super::access_forms::{Paged, PAGE_SIZE};
 use super::controls::{field, when};
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{SignedIn, UiWrite};
 use super::strategy_form::{constraint_rows, constraints_of, edit_constraints, ConstraintDraft};
-use crate::domain::segments::SegmentInput;
+use crate::domain::search::features::{self as feature_search, FeatureSearchQuery};
+use crate::domain::segments::{Segment, SegmentInput};
 use crate::domain::{context_fields, feature_lookup, features, segments, strategy_usage};
 use crate::http::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use maud::html;
-use std::collections::BTreeMap;
+use maud::{html, Markup};
+use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
 
@@ -20,26 +23,33 @@ use vexil_shared::ApiError;
 pub async fn segments(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
+    Query(query): Query<ListQuery>,
 ) -> Result<Response, UiError> {
     let shell = who.shell(Nav::Segments, "default");
     let (list, used_by) = async {
         let mut conn = state.store.read().await?;
-        let list = segments::list(&mut conn).await?.segments;
-        let mut used_by: BTreeMap<i64, Vec<String>> = BTreeMap::new();
-        for segment in &list {
-            let mut flags: Vec<String> = strategy_usage::of_segment(&mut conn, segment.id)
-                .await?
-                .strategies
-                .into_iter()
-                .map(|strategy| format!("{} ({})", strategy.feature_name, strategy.environment))
-                .collect();
-            flags.dedup();
-            used_by.insert(segment.id, flags);
-        }
+        let list: Vec<Segment> = segments::list(&mut conn)
+            .await?
+            .segments
+            .into_iter()
+            .filter(|segment| segment.matches(&query.query))
+            .collect();
+        let used_by = strategy_usage::of_every_segment(&mut conn).await?;
         Ok::<_, ApiError>((list, used_by))
     }
     .await
     .map_err(|error| UiError::new(error, &shell))?;
+    let paged = Paged::new(query.page, list.len());
+    let used_by = |segment: &Segment| -> Vec<String> {
+        let mut flags: Vec<String> = used_by
+            .get(&segment.id)
+            .into_iter()
+            .flatten()
+            .map(|strategy| format!("{} ({})", strategy.feature_name, strategy.environment))
+            .collect();
+        flags.dedup();
+        flags
+    };
     let markup = shell.render(
         "Segments",
         html! {
@@ -52,8 +62,9 @@ pub async fn segments(
                     a.button.primary href=(who.link("/segments/create")) { "New segment" }
                 }
             }
+            (query.form(&who, "/segments", "Search segments", "Name or description"))
             @if list.is_empty() {
-                div.empty { p { "No segments yet." } }
+                (query.empty(&who, "/segments", "No segments yet.", "segment"))
             } @else {
                 div.table-wrap {
                     table {
@@ -65,7 +76,8 @@ pub async fn segments(
                             @if who.may_write { th scope="col" { "Actions" } }
                         } }
                         tbody {
-                            @for segment in &list {
+                            @for segment in paged.slice(&list) {
+                                @let used_by = used_by(segment);
                                 tr {
                                     td.flag-name {
                                         strong { (segment.name) }
@@ -80,9 +92,10 @@ pub async fn segments(
                                         }
                                     }
                                     td {
-                                        @match used_by.get(&segment.id).filter(|flags| !flags.is_empty()) {
-                                            Some(flags) => { (flags.join(", ")) }
-                                            None => { span.muted { "not used" } }
+                                        @if used_by.is_empty() {
+                                            span.muted { "not used" }
+                                        } @else {
+                                            (used_by.join(", "))
                                         }
                                     }
                                     td.hide-narrow { (segment.project.clone().unwrap_or_else(|| "all projects".to_owned())) }
@@ -103,25 +116,90 @@ pub async fn segments(
                         }
                     }
                 }
+                (paged.pager(|page| query.page_link(&who, "/segments", page)))
             }
         },
     );
     Ok(who.finish(Page::ok(markup)))
 }
 
-/// `GET /archive`.
+/// The archive's and the segments' query string: the search text and the page.
+#[derive(Debug, Default, Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    query: String,
+    page: Option<usize>,
+}
+
+impl ListQuery {
+    /// The link to page `page` of the list at `path`, keeping the search.
+    fn page_link(&self, who: &SignedIn, path: &str, page: usize) -> String {
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        if !self.query.trim().is_empty() {
+            query.append_pair("query", self.query.trim());
+        }
+        query.append_pair("page", &page.to_string());
+        who.link(&format!("{path}?{}", query.finish()))
+    }
+
+    /// The search form of a list.
+    fn form(&self, who: &SignedIn, path: &str, label: &str, placeholder: &str) -> Markup {
+        html! {
+            form.filters method="get" action=(who.link(path)) role="search" {
+                div.field {
+                    label for="search" { (label) }
+                    input #search type="search" name="query" value=(self.query) placeholder=(placeholder);
+                }
+                button type="submit" { "Search" }
+            }
+        }
+    }
+
+    /// The empty state of a list: nothing at all, or nothing matching the search.
+    fn empty(&self, who: &SignedIn, path: &str, none: &str, what: &str) -> Markup {
+        html! {
+            div.empty {
+                @if self.query.trim().is_empty() {
+                    p { (none) }
+                } @else {
+                    p { "No " (what) " matches \u{201c}" (self.query.trim()) "\u{201d}." }
+                    a href=(who.link(path)) { "Clear the search" }
+                }
+            }
+        }
+    }
+}
+
+/// `GET /archive`: archived flags, the last archived first, found by name or description, a page at a time
+/// (through the flag search, so one page costs the same with 10 or 100,000 archived flags).
 pub async fn archive(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
+    Query(query): Query<ListQuery>,
 ) -> Result<Response, UiError> {
     let shell = who.shell(Nav::Archive, "default");
-    let list = async {
+    let asked = query.page.unwrap_or(1).max(1);
+    let search = |page: usize| FeatureSearchQuery {
+        query: Some(query.query.trim().to_owned()).filter(|text| !text.is_empty()),
+        archived: Some("IS:true".to_owned()),
+        sort_by: Some("archivedAt".to_owned()),
+        sort_order: Some("desc".to_owned()),
+        offset: Some(((page - 1) * PAGE_SIZE).to_string()),
+        limit: Some(PAGE_SIZE.to_string()),
+        ..FeatureSearchQuery::default()
+    };
+    let (list, paged) = async {
         let mut conn = state.store.read().await?;
-        features::archived(&mut conn, None).await
+        let mut result = feature_search::search(&mut conn, &search(asked)).await?;
+        let paged = Paged::new(Some(asked), usize::try_from(result.total).unwrap_or(0));
+        if paged.page != asked {
+            // Past the end: the last page.
+            result = feature_search::search(&mut conn, &search(paged.page)).await?;
+        }
+        Ok::<_, ApiError>((result.features, paged))
     }
     .await
-    .map_err(|error| UiError::new(error, &shell))?
-    .features;
+    .map_err(|error| UiError::new(error, &shell))?;
     let markup = shell.render(
         "Archive",
         html! {
@@ -131,8 +209,9 @@ pub async fn archive(
                     p.subtitle { "Archived flags: out of every SDK's answers, their names still taken." }
                 }
             }
+            (query.form(&who, "/archive", "Search archived flags", "Name or description"))
             @if list.is_empty() {
-                div.empty { p { "No archived flags." } }
+                (query.empty(&who, "/archive", "No archived flags.", "archived flag"))
             } @else {
                 div.table-wrap {
                     table {
@@ -172,6 +251,7 @@ pub async fn archive(
                         }
                     }
                 }
+                (paged.pager(|page| query.page_link(&who, "/archive", page)))
             }
         },
     );

@@ -44,7 +44,8 @@ pub struct FeatureSearchQuery {
     /// `IS_BEFORE:yyyy-MM-dd` or `IS_ON_OR_AFTER:yyyy-MM-dd` (UTC).
     #[param(rename = "createdAt", example = "IS_ON_OR_AFTER:2026-01-28")]
     pub created_at: Option<String>,
-    /// `name`, `type`, `project`, `stale` or `createdAt` (the default); ties are sorted by name.
+    /// `name`, `type`, `project`, `stale`, `createdAt` (the default) or `archivedAt` (for archived flags;
+    /// Vexil's addition); ties are sorted by name.
     #[param(rename = "sortBy", example = "name")]
     pub sort_by: Option<String>,
     /// `asc` (the default) or `desc`.
@@ -155,9 +156,10 @@ impl FeatureSearchQuery {
             Some("type") => FeatureOrder::Type,
             Some("project") => FeatureOrder::Project,
             Some("stale") => FeatureOrder::Stale,
+            Some("archivedAt") => FeatureOrder::ArchivedAt,
             Some(other) => {
                 return Err(ApiError::validation(format!(
-                    "sortBy must be one of name, type, project, stale, createdAt; got \"{other}\""
+                    "sortBy must be one of name, type, project, stale, createdAt, archivedAt; got \"{other}\""
                 )))
             }
         };

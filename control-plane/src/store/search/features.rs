@@ -17,6 +17,7 @@ pub enum FeatureOrder {
     Project,
     Stale,
     CreatedAt,
+    ArchivedAt,
 }
 
 impl FeatureOrder {
@@ -27,6 +28,7 @@ impl FeatureOrder {
             FeatureOrder::Project => "f.project_id",
             FeatureOrder::Stale => "f.stale",
             FeatureOrder::CreatedAt => "f.created_at",
+            FeatureOrder::ArchivedAt => "f.archived_at",
         }
     }
 }
