@@ -10,12 +10,14 @@
 
 const { chromium } = require("playwright-core");
 const readline = require("node:readline");
+const { Audit } = require("./audit.cjs");
 
 const base = process.env.VEXIL_URL;
 const shots = process.env.SCREENSHOTS;
 const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const PASSWORD = "correct horse battery";
 const NEW_PASSWORD = "a brand new secret phrase";
+const audit = new Audit();
 
 async function checkpoint(name, detail = {}) {
   process.stdout.write(JSON.stringify({ checkpoint: name, ...detail }) + "\n");
@@ -32,6 +34,7 @@ async function shot(page, name) {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${shots}/access-${name}-390.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
+  await audit.check(page);
 }
 
 // Clicks something that loads a page and waits for it.
@@ -51,6 +54,7 @@ async function watchedPage(browser, errors, expected403) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   const page = await context.newPage();
+  audit.watch(page);
   page.on("console", (message) => {
     if (message.type() === "error" && !message.text().includes("403")) errors.push(message.text());
   });
@@ -177,6 +181,7 @@ async function main() {
 
   const all = errors.concat(editorErrors);
   if (all.length > 0) fail(`errors: ${all.join("; ")}`);
+  audit.finish();
   await browser.close();
   await checkpoint("done");
 }

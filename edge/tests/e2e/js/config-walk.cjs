@@ -9,10 +9,12 @@
 
 const { chromium } = require("playwright-core");
 const readline = require("node:readline");
+const { Audit } = require("./audit.cjs");
 
 const base = process.env.VEXIL_URL;
 const folder = process.env.SCREENSHOTS;
 const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const audit = new Audit();
 
 async function checkpoint(name) {
   process.stdout.write(JSON.stringify({ checkpoint: name }) + "\n");
@@ -29,6 +31,7 @@ async function screenshots(page, name) {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${folder}/config-${name}-390.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
+  await audit.check(page);
 }
 
 // Presses a control that sends a form and waits for the page the answer leads to.
@@ -52,6 +55,7 @@ async function run() {
     args: ["--no-sandbox", "--disable-dev-shm-usage"],
   });
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  audit.watch(page);
   const problems = [];
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(message.text());
@@ -184,6 +188,7 @@ async function run() {
   await screenshots(page, "12-context-fields-dark");
 
   expect(problems.length === 0, `the browser met errors: ${problems.join("; ")}`);
+  audit.finish();
   await browser.close();
   await checkpoint("done");
 }
