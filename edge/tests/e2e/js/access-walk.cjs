@@ -76,7 +76,9 @@ async function main() {
 
   // An Admin creates a frontend token for development.
   await page.goto(base + "/login?next=%2F");
+  await audit.check(page);
   await signIn(page, "alice", PASSWORD, /\/projects\/default$/);
+  await audit.check(page);
   await navigate(page, page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API tokens" }));
   await shot(page, "01-tokens");
   await page.getByLabel("Token name").fill("web-shop");
@@ -126,6 +128,7 @@ async function main() {
   await page.getByLabel("Name", { exact: true }).fill("release managers");
   await page.getByLabel("Root role").selectOption({ label: "Editor" });
   await page.getByLabel("Eddie Editor").check();
+  await audit.check(page);
   await navigate(page, page.getByRole("button", { name: "Save group" }));
   await page.getByRole("cell", { name: "release managers", exact: true }).waitFor();
   await shot(page, "06-groups");
@@ -136,6 +139,7 @@ async function main() {
   const editor = await watchedPage(browser, editorErrors, ["/admin/api", "/admin/users"]);
   await editor.goto(base + "/login?next=%2Fprofile");
   await signIn(editor, "eddie", PASSWORD, /\/profile$/);
+  await audit.check(editor);
   const nav = editor.getByRole("navigation", { name: "Main" });
   if ((await nav.getByRole("link", { name: "API tokens" }).count()) !== 0) fail("an Editor sees the API tokens link");
   if ((await nav.getByRole("link", { name: "Users" }).count()) !== 0) fail("an Editor sees the Users link");

@@ -65,9 +65,11 @@ async function run() {
   });
 
   await page.goto(base + "/login");
+  await audit.check(page);
   await page.getByLabel("Username").fill("alice");
   await page.getByLabel("Password").fill("correct horse battery");
   await press(page, page.getByRole("button", { name: "Sign in" }));
+  await audit.check(page);
 
   // A project that does not use development at first.
   await navigate(page, "Projects");
@@ -135,7 +137,9 @@ async function run() {
   await navigate(page, "Flags");
   await press(page, page.getByRole("link", { name: "New flag" }));
   await page.getByLabel("Name").fill("checkout");
+  await audit.check(page);
   await press(page, page.getByRole("button", { name: "Create flag" }));
+  await audit.check(page);
   await strategyForm(page);
   const strategies = page.getByLabel("Strategy");
   expect((await strategies.locator("option", { hasText: "By tenant" }).count()) === 1, "the custom strategy is not offered");
@@ -165,6 +169,7 @@ async function run() {
   await page.getByLabel("Allowed origins").fill("https://shop.example.com/path");
   await press(page, page.getByRole("button", { name: "Save origins" }));
   await page.locator("#origins-error").getByText("has a path, query or fragment").waitFor();
+  await audit.check(page);
   // That refusal is the one expected 400 of the walk (the response, and the console's note of it).
   for (const expected of [
     (problem) => problem.startsWith("400 ") && problem.endsWith("/admin/settings/origins"),

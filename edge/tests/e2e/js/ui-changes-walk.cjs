@@ -54,6 +54,7 @@ async function personAt(browser, username, path, problems) {
   });
   await page.goto(base + path);
   expect(page.url().includes("/login"), `${username} was not asked to sign in: ${page.url()}`);
+  await audit.check(page);
   await page.getByLabel("Username").fill(username);
   await page.getByLabel("Password").fill(PASSWORD);
   await submitWith(page, page.getByRole("button", { name: "Sign in" }));

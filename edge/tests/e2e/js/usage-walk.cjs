@@ -62,12 +62,15 @@ async function run() {
   page.on("response", (response) => response.status() >= 400 && problems.push(`${response.status()} ${response.url()}`));
 
   await page.goto(`${base}/login`);
+  await audit.check(page);
   await page.getByLabel("Username").fill("alice");
   await page.getByLabel("Password").fill("correct horse battery");
   await follow(page, page.getByRole("button", { name: "Sign in" }));
+  await audit.check(page);
 
   // The flag's page → Usage: the totals as text, the chart as an image with its description.
   await page.goto(`${base}/projects/default/features/${flag}`);
+  await audit.check(page);
   await follow(page, page.getByRole("link", { name: "Usage", exact: true }));
   expect(page.url().endsWith(`/projects/default/features/${flag}/metrics`), `usage URL: ${page.url()}`);
   const development = page.getByRole("region", { name: "development" });
@@ -94,7 +97,7 @@ async function run() {
   await capture(page, "03-applications");
   await follow(page, page.getByRole("link", { name: app, exact: true }));
   await page.getByRole("heading", { name: app, level: 1 }).waitFor();
-  await page.getByRole("region", { name: "Instances" }).getByRole("cell", { name: "walk-instance-1" }).waitFor();
+  await page.getByRole("region", { name: "Instances", exact: true }).getByRole("cell", { name: "walk-instance-1" }).waitFor();
   await page.getByRole("region", { name: "Flags it uses" }).getByText(flag, { exact: true }).waitFor();
   await capture(page, "04-application");
 
