@@ -147,7 +147,7 @@ pub async fn page(
                     p.muted { "No instance is known: the SDKs of this application have not registered (or left the client retention)." }
                 } @else {
                     // Focusable, so that a keyboard can scroll it where it is wider than a phone.
-                    div.table-wrap tabindex="0" role="region" aria-label="Instances table" {
+                    div.table-wrap tabindex="0" role="group" aria-label="Instances, scrolls sideways on narrow screens" {
                         table {
                             thead { tr {
                                 th scope="col" { "Instance" }

@@ -50,7 +50,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                 }
             } @else {
                 // Focusable, so that a keyboard can scroll it where it is wider than a phone.
-                div.table-wrap tabindex="0" role="region" aria-label="Edges table" {
+                div.table-wrap tabindex="0" role="group" aria-label="Edges, scrolls sideways on narrow screens" {
                     table {
                         caption.skip { "Edges" }
                         thead { tr {

@@ -97,7 +97,7 @@ async function run() {
   await capture(page, "03-applications");
   await follow(page, page.getByRole("link", { name: app, exact: true }));
   await page.getByRole("heading", { name: app, level: 1 }).waitFor();
-  await page.getByRole("region", { name: "Instances", exact: true }).getByRole("cell", { name: "walk-instance-1" }).waitFor();
+  await page.getByRole("region", { name: "Instances" }).getByRole("cell", { name: "walk-instance-1" }).waitFor();
   await page.getByRole("region", { name: "Flags it uses" }).getByText(flag, { exact: true }).waitFor();
   await capture(page, "04-application");
 
