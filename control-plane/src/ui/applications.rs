@@ -146,7 +146,8 @@ pub async fn page(
                 @if details.instances.is_empty() {
                     p.muted { "No instance is known: the SDKs of this application have not registered (or left the client retention)." }
                 } @else {
-                    div.table-wrap {
+                    // Focusable, so that a keyboard can scroll it where it is wider than a phone.
+                    div.table-wrap tabindex="0" role="group" aria-label="Instances, scrolls sideways on narrow screens" {
                         table {
                             thead { tr {
                                 th scope="col" { "Instance" }

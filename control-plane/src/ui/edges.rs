@@ -49,7 +49,8 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                     p { "An edge reports within its metrics interval of starting, with an edge token." }
                 }
             } @else {
-                div.table-wrap {
+                // Focusable, so that a keyboard can scroll it where it is wider than a phone.
+                div.table-wrap tabindex="0" role="group" aria-label="Edges, scrolls sideways on narrow screens" {
                     table {
                         caption.skip { "Edges" }
                         thead { tr {

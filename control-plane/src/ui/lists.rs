@@ -241,7 +241,7 @@ pub async fn archive(
                                                 }
                                                 form.inline method="post" action=(who.link(&format!("/archive/{}/delete", flag.name))) {
                                                     input type="hidden" name="csrf" value=(who.csrf);
-                                                    button.danger type="submit" aria-label=(format!("Delete {} for good", flag.name)) { "Delete for good" }
+                                                    button.danger type="submit" aria-label=(format!("Delete for good: {}", flag.name)) { "Delete for good" }
                                                 }
                                             }
                                         }

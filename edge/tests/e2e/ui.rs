@@ -14,6 +14,8 @@ use tokio::process::Command;
 
 /// Pinned, as `scripts/test` installs it.
 const PLAYWRIGHT_CORE: (&str, &str) = ("playwright-core", "1.65.1");
+/// The accessibility checker every Chromium walk runs (`js/audit.cjs`), pinned as `scripts/test` installs it.
+const AXE_CORE: (&str, &str) = ("axe-core", "4.14.1");
 
 pub(crate) fn node_modules() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../.test-deps/node_modules")
@@ -35,10 +37,11 @@ pub(crate) fn assert_installed((name, version): (&str, &str)) {
     );
 }
 
-/// Debian's chromium, failing (never skipping) when it or playwright-core is missing: `scripts/test`
-/// installs both. Every Chromium walk takes it from here.
+/// Debian's chromium, failing (never skipping) when it, playwright-core or axe-core is missing:
+/// `scripts/test` installs them. Every Chromium walk takes it from here.
 pub(crate) fn chromium() -> String {
     assert_installed(PLAYWRIGHT_CORE);
+    assert_installed(AXE_CORE);
     let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
     assert!(
         Path::new(&path).exists(),

@@ -10,12 +10,14 @@
 
 const { chromium } = require("playwright-core");
 const readline = require("node:readline");
+const { Audit } = require("./audit.cjs");
 
 const base = process.env.VEXIL_URL;
 const shots = process.env.SCREENSHOTS;
 const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const PASSWORD = "correct horse battery";
 const NEW_PASSWORD = "a brand new secret phrase";
+const audit = new Audit();
 
 async function checkpoint(name, detail = {}) {
   process.stdout.write(JSON.stringify({ checkpoint: name, ...detail }) + "\n");
@@ -32,6 +34,7 @@ async function shot(page, name) {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${shots}/access-${name}-390.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
+  await audit.check(page);
 }
 
 // Clicks something that loads a page and waits for it.
@@ -51,6 +54,7 @@ async function watchedPage(browser, errors, expected403) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   const page = await context.newPage();
+  audit.watch(page);
   page.on("console", (message) => {
     if (message.type() === "error" && !message.text().includes("403")) errors.push(message.text());
   });
@@ -72,7 +76,9 @@ async function main() {
 
   // An Admin creates a frontend token for development.
   await page.goto(base + "/login?next=%2F");
+  await audit.check(page);
   await signIn(page, "alice", PASSWORD, /\/projects\/default$/);
+  await audit.check(page);
   await navigate(page, page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API tokens" }));
   await shot(page, "01-tokens");
   await page.getByLabel("Token name").fill("web-shop");
@@ -122,6 +128,7 @@ async function main() {
   await page.getByLabel("Name", { exact: true }).fill("release managers");
   await page.getByLabel("Root role").selectOption({ label: "Editor" });
   await page.getByLabel("Eddie Editor").check();
+  await audit.check(page);
   await navigate(page, page.getByRole("button", { name: "Save group" }));
   await page.getByRole("cell", { name: "release managers", exact: true }).waitFor();
   await shot(page, "06-groups");
@@ -132,6 +139,7 @@ async function main() {
   const editor = await watchedPage(browser, editorErrors, ["/admin/api", "/admin/users"]);
   await editor.goto(base + "/login?next=%2Fprofile");
   await signIn(editor, "eddie", PASSWORD, /\/profile$/);
+  await audit.check(editor);
   const nav = editor.getByRole("navigation", { name: "Main" });
   if ((await nav.getByRole("link", { name: "API tokens" }).count()) !== 0) fail("an Editor sees the API tokens link");
   if ((await nav.getByRole("link", { name: "Users" }).count()) !== 0) fail("an Editor sees the Users link");
@@ -177,6 +185,7 @@ async function main() {
 
   const all = errors.concat(editorErrors);
   if (all.length > 0) fail(`errors: ${all.join("; ")}`);
+  audit.finish();
   await browser.close();
   await checkpoint("done");
 }

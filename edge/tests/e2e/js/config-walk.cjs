@@ -9,10 +9,12 @@
 
 const { chromium } = require("playwright-core");
 const readline = require("node:readline");
+const { Audit } = require("./audit.cjs");
 
 const base = process.env.VEXIL_URL;
 const folder = process.env.SCREENSHOTS;
 const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const audit = new Audit();
 
 async function checkpoint(name) {
   process.stdout.write(JSON.stringify({ checkpoint: name }) + "\n");
@@ -29,6 +31,7 @@ async function screenshots(page, name) {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${folder}/config-${name}-390.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
+  await audit.check(page);
 }
 
 // Presses a control that sends a form and waits for the page the answer leads to.
@@ -52,6 +55,7 @@ async function run() {
     args: ["--no-sandbox", "--disable-dev-shm-usage"],
   });
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  audit.watch(page);
   const problems = [];
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(message.text());
@@ -61,9 +65,11 @@ async function run() {
   });
 
   await page.goto(base + "/login");
+  await audit.check(page);
   await page.getByLabel("Username").fill("alice");
   await page.getByLabel("Password").fill("correct horse battery");
   await press(page, page.getByRole("button", { name: "Sign in" }));
+  await audit.check(page);
 
   // A project that does not use development at first.
   await navigate(page, "Projects");
@@ -131,7 +137,9 @@ async function run() {
   await navigate(page, "Flags");
   await press(page, page.getByRole("link", { name: "New flag" }));
   await page.getByLabel("Name").fill("checkout");
+  await audit.check(page);
   await press(page, page.getByRole("button", { name: "Create flag" }));
+  await audit.check(page);
   await strategyForm(page);
   const strategies = page.getByLabel("Strategy");
   expect((await strategies.locator("option", { hasText: "By tenant" }).count()) === 1, "the custom strategy is not offered");
@@ -161,6 +169,7 @@ async function run() {
   await page.getByLabel("Allowed origins").fill("https://shop.example.com/path");
   await press(page, page.getByRole("button", { name: "Save origins" }));
   await page.locator("#origins-error").getByText("has a path, query or fragment").waitFor();
+  await audit.check(page);
   // That refusal is the one expected 400 of the walk (the response, and the console's note of it).
   for (const expected of [
     (problem) => problem.startsWith("400 ") && problem.endsWith("/admin/settings/origins"),
@@ -184,6 +193,7 @@ async function run() {
   await screenshots(page, "12-context-fields-dark");
 
   expect(problems.length === 0, `the browser met errors: ${problems.join("; ")}`);
+  audit.finish();
   await browser.close();
   await checkpoint("done");
 }

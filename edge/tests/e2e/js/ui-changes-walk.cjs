@@ -7,10 +7,12 @@
 // Environment: VEXIL_URL (the control plane), CHROMIUM (the browser), SCREENSHOTS (a folder).
 
 const { chromium } = require("playwright-core");
+const { Audit } = require("./audit.cjs");
 const readline = require("node:readline");
 
 const base = process.env.VEXIL_URL;
 const shots = process.env.SCREENSHOTS;
+const audit = new Audit();
 const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const PASSWORD = "correct horse battery";
 
@@ -31,6 +33,7 @@ async function screenshot(page, name) {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${shots}/changes-${name}-390.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
+  await audit.check(page);
 }
 
 // Clicks a control that submits a form and waits for the page it leads to.
@@ -42,6 +45,7 @@ async function submitWith(page, locator) {
 async function personAt(browser, username, path, problems) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  audit.watch(page);
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(`${username}: ${message.text()}`);
   });
@@ -50,6 +54,7 @@ async function personAt(browser, username, path, problems) {
   });
   await page.goto(base + path);
   expect(page.url().includes("/login"), `${username} was not asked to sign in: ${page.url()}`);
+  await audit.check(page);
   await page.getByLabel("Username").fill(username);
   await page.getByLabel("Password").fill(PASSWORD);
   await submitWith(page, page.getByRole("button", { name: "Sign in" }));
@@ -144,6 +149,7 @@ async function main() {
 
   await browser.close();
   expect(problems.length === 0, `the browser met errors: ${problems.join("; ")}`);
+  audit.finish();
   await checkpoint("done");
 }
 

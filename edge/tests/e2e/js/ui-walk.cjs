@@ -4,14 +4,19 @@
 // {"checkpoint": NAME} and waits for one line on stdin before going on. Screenshots of every page visited,
 // at 1280 px and 390 px wide, go to $SCREENSHOTS.
 //
+// Every page visited is audited (audit.cjs: axe-core, both themes, both widths), and the flag list is walked
+// once by keyboard alone.
+//
 // Environment: VEXIL_URL (the control plane), CHROMIUM (the browser), SCREENSHOTS (a folder).
 
 const { chromium } = require("playwright-core");
 const readline = require("node:readline");
+const { Audit } = require("./audit.cjs");
 
 const base = process.env.VEXIL_URL;
 const shots = process.env.SCREENSHOTS;
 const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const audit = new Audit();
 
 async function checkpoint(name, detail = {}) {
   process.stdout.write(JSON.stringify({ checkpoint: name, ...detail }) + "\n");
@@ -30,11 +35,38 @@ async function shot(page, name) {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${shots}/${name}-390.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
+  await audit.check(page);
 }
 
 // Clicks a control that submits a form and waits for the page it leads to.
 async function submit(page, locator) {
   await Promise.all([page.waitForEvent("load"), locator.click()]);
+}
+
+// Presses Tab from the top of the page until each of `targets` ({name: locator}) has had the focus (at most
+// 80 presses). Every element the focus lands on must show it: it matches :focus-visible and its computed
+// outline or box-shadow is not none.
+async function tabThrough(page, targets) {
+  const missing = new Map(Object.entries(targets));
+  for (let presses = 0; presses < 80 && missing.size > 0; presses++) {
+    await page.keyboard.press("Tab");
+    const focus = await page.evaluate(() => {
+      const element = document.activeElement;
+      const style = getComputedStyle(element);
+      return {
+        element: element.outerHTML.slice(0, 120),
+        visible: element.matches(":focus-visible"),
+        outline: style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0,
+        shadow: style.boxShadow !== "none",
+      };
+    });
+    if (!focus.visible || !(focus.outline || focus.shadow))
+      fail(`the keyboard focus does not show on ${focus.element}: ${JSON.stringify(focus)}`);
+    for (const [name, target] of missing) {
+      if (await target.evaluate((element) => element === document.activeElement)) missing.delete(name);
+    }
+  }
+  if (missing.size > 0) fail(`Tab never reached ${[...missing.keys()].join(", ")} on ${page.url()}`);
 }
 
 async function signIn(page, username, password) {
@@ -53,6 +85,7 @@ async function main() {
   });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  audit.watch(page);
   const errors = [];
   page.on("console", (message) => {
     if (message.type() === "error") errors.push(message.text());
@@ -109,6 +142,7 @@ async function main() {
   const first = page.getByRole("article", { name: "Strategy 1 in development" });
   await first.getByRole("link", { name: "Edit" }).click();
   await page.getByLabel("Rollout").fill("100");
+  await audit.check(page);
   await page.getByRole("button", { name: "Save strategy" }).click();
   await page.waitForURL(/\/features\/checkout-v2$/);
   await checkpoint("rollout-100");
@@ -146,6 +180,7 @@ async function main() {
   await page.getByLabel("Context field").fill("country");
   await page.getByLabel("Operator").selectOption("IN");
   await page.getByLabel("Values").fill("NO, SE, DK, FI");
+  await audit.check(page);
   await page.getByRole("button", { name: "Save segment" }).click();
   await page.waitForURL(base + "/segments");
   await page.goto(base + "/projects/default/features/checkout-v2");
@@ -175,6 +210,8 @@ async function main() {
 
   // Archive with a confirmation, then revive.
   await page.getByRole("link", { name: "Archive flag" }).click();
+  await page.getByRole("button", { name: "Confirm" }).waitFor();
+  await audit.check(page);
   await page.getByRole("button", { name: "Confirm" }).click();
   await page.waitForURL(base + "/archive");
   await shot(page, "11-archive");
@@ -198,12 +235,31 @@ async function main() {
   await page.getByRole("button", { name: "Apply" }).click();
   await page.getByRole("switch", { name: "checkout-v2 in development" }).waitFor();
   await shot(page, "10-flags");
+
+  // By keyboard alone, from the top of the flag list: Tab reaches the search box, "New flag" and a row's
+  // switch, the focus showing on every stop; Space on the switch turns it over, and back.
+  for (let turn = 0; turn < 2; turn++) {
+    await page.goto(base + "/projects/default");
+    const rowSwitch = page.getByRole("switch", { name: "checkout-v2 in development" });
+    const expected = (await rowSwitch.getAttribute("aria-checked")) === "true" ? "false" : "true";
+    await tabThrough(page, {
+      "the search box": page.getByRole("searchbox", { name: "Search flags" }),
+      "the New flag link": page.getByRole("link", { name: "New flag" }),
+      "the switch checkout-v2 in development": rowSwitch,
+    });
+    if (!(await rowSwitch.evaluate((element) => element === document.activeElement)))
+      fail("the row's switch is not the last of the three Tab reaches");
+    await Promise.all([page.waitForEvent("load"), page.keyboard.press("Space")]);
+    const state = await page.getByRole("switch", { name: "checkout-v2 in development" }).getAttribute("aria-checked");
+    if (state !== expected) fail(`Space on the row's switch left it at ${state}, not ${expected}`);
+  }
   await page.getByRole("link", { name: "checkout-v2", exact: true }).click();
   await shot(page, "12-flag-page");
 
   // A Viewer: no edit controls, and a forged POST answers 403.
   const viewerContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const viewer = await viewerContext.newPage();
+  audit.watch(viewer);
   await signIn(viewer, "vera", "correct horse battery");
   await viewer.goto(base + "/projects/default/features/checkout-v2");
   if ((await viewer.getByRole("switch").count()) !== 0) fail("a Viewer sees switches");
@@ -218,6 +274,7 @@ async function main() {
   if (forged.status() !== 403) fail(`a Viewer's forged POST answered ${forged.status()}`);
 
   if (errors.length > 0) fail(`console errors: ${errors.join("; ")}`);
+  audit.finish();
   await browser.close();
   await checkpoint("done");
 }

@@ -9,6 +9,7 @@
 
 const { chromium } = require("playwright-core");
 const readline = require("node:readline");
+const { Audit } = require("./audit.cjs");
 
 function env(name) {
   const value = process.env[name];
@@ -17,6 +18,7 @@ function env(name) {
 }
 const base = process.env.VEXIL_URL;
 const folder = process.env.SCREENSHOTS;
+const audit = new Audit();
 const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 
 async function reached(name) {
@@ -38,6 +40,7 @@ async function capture(page, name) {
     await page.screenshot({ path: `${folder}/usage-${name}-${width}.png`, fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
+  await audit.check(page);
 }
 
 async function follow(page, locator) {
@@ -53,17 +56,21 @@ async function run() {
     args: ["--no-sandbox", "--disable-dev-shm-usage"],
   });
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  audit.watch(page);
   const problems = [];
   page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
   page.on("response", (response) => response.status() >= 400 && problems.push(`${response.status()} ${response.url()}`));
 
   await page.goto(`${base}/login`);
+  await audit.check(page);
   await page.getByLabel("Username").fill("alice");
   await page.getByLabel("Password").fill("correct horse battery");
   await follow(page, page.getByRole("button", { name: "Sign in" }));
+  await audit.check(page);
 
   // The flag's page → Usage: the totals as text, the chart as an image with its description.
   await page.goto(`${base}/projects/default/features/${flag}`);
+  await audit.check(page);
   await follow(page, page.getByRole("link", { name: "Usage", exact: true }));
   expect(page.url().endsWith(`/projects/default/features/${flag}/metrics`), `usage URL: ${page.url()}`);
   const development = page.getByRole("region", { name: "development" });
@@ -118,6 +125,7 @@ async function run() {
   expect((await events.count()) === 1, "one creation event");
 
   expect(problems.length === 0, `errors in the browser: ${problems.join("; ")}`);
+  audit.finish();
   await browser.close();
   await reached("done");
 }
