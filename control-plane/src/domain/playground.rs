@@ -150,144 +150,242 @@ fn constraint_view(constraint: &ModelConstraint, result: bool) -> PlaygroundCons
     }
 }
 
-/// Evaluates the playground request.
+/// One page of the playground's answer (the UI's): how many flags are in scope and how many are on, and
+/// only the shown ones explained.
+#[derive(Debug, Clone)]
+pub struct PlaygroundPage {
+    /// Flags in the chosen projects.
+    pub total: usize,
+    /// Of them, those on for the context.
+    pub enabled: usize,
+    /// The page shown (from 1).
+    pub page: usize,
+    /// The flags of that page, by name, explained.
+    pub features: Vec<PlaygroundFeature>,
+}
+
+/// What a request evaluates against: the environment's admin document (disabled strategies included), its
+/// compiled snapshot, the context and the projects in scope.
+struct Evaluation {
+    document: FeaturesDocument,
+    snapshot: Snapshot,
+    options: CompileOptions,
+    context: Context,
+    /// Indexes into `document.features` of the flags in scope, by name.
+    in_scope: Vec<usize>,
+}
+
+impl Evaluation {
+    async fn read(
+        conn: &mut AnyConnection,
+        request: &PlaygroundRequest,
+    ) -> Result<Evaluation, ApiError> {
+        let projects = projects_of(request.projects.as_ref())?;
+        let context = context_of(request)?;
+        if crate::store::environments::get(conn, &request.environment)
+            .await?
+            .is_none()
+        {
+            return Err(ApiError::validation(format!(
+                "environment: environment {} does not exist",
+                request.environment
+            )));
+        }
+        let document = client_document::document(conn, &request.environment, Detail::Admin).await?;
+        // The host name once, not once per flag explained.
+        let options = CompileOptions::default().with_hostname_resolved();
+        let snapshot = Snapshot::compile_with(&document, &options);
+        let mut in_scope: Vec<usize> = document
+            .features
+            .iter()
+            .enumerate()
+            .filter(|(_, feature)| projects.includes(&feature.project))
+            .map(|(index, _)| index)
+            .collect();
+        in_scope.sort_by(|a, b| document.features[*a].name.cmp(&document.features[*b].name));
+        Ok(Evaluation {
+            document,
+            snapshot,
+            options,
+            context,
+            in_scope,
+        })
+    }
+
+    /// Whether the engine answers the flag on for the context (what SDKs and edges answer).
+    fn is_enabled(&self, index: usize) -> bool {
+        self.snapshot
+            .evaluate(&self.document.features[index].name, &self.context)
+            .is_some_and(|toggle| toggle.enabled)
+    }
+
+    /// The flags at `indexes` explained, with their stored variants (one query for them all).
+    async fn explain(
+        &self,
+        conn: &mut AnyConnection,
+        environment: &str,
+        indexes: &[usize],
+    ) -> Result<Vec<PlaygroundFeature>, ApiError> {
+        let mut variants_by_flag: HashMap<String, Vec<FlagVariant>> =
+            variant_store::list_in_environment(conn, environment)
+                .await?
+                .into_iter()
+                .map(|row| (row.feature_name, row.variants))
+                .collect();
+        let segment_names: BTreeMap<i64, &str> = self
+            .document
+            .segments
+            .iter()
+            .map(|segment| (segment.id, segment.name.as_deref().unwrap_or("")))
+            .collect();
+        Ok(indexes
+            .iter()
+            .map(|&index| {
+                let feature = &self.document.features[index];
+                PlaygroundFeature {
+                    variants: variants_by_flag.remove(&feature.name).unwrap_or_default(),
+                    ..self.explain_one(feature, &segment_names)
+                }
+            })
+            .collect())
+    }
+
+    fn explain_one(
+        &self,
+        feature: &vexil_shared::model::Feature,
+        segment_names: &BTreeMap<i64, &str>,
+    ) -> PlaygroundFeature {
+        let document = &self.document;
+        let (is_enabled, variant) = match self.snapshot.evaluate(&feature.name, &self.context) {
+            Some(toggle) => (toggle.enabled, serde_json::to_value(toggle.variant)),
+            None => (false, Ok(serde_json::Value::Null)),
+        };
+        let explained =
+            explain::explain_strategies(feature, &document.segments, &self.context, &self.options);
+        let data: Vec<PlaygroundStrategy> = explained
+            .iter()
+            .map(|strategy| {
+                let source = &feature.strategies[strategy.index];
+                let (status, enabled) = match strategy.outcome {
+                    StrategyOutcome::Matched => ("complete", serde_json::json!(true)),
+                    StrategyOutcome::NotMatched => ("complete", serde_json::json!(false)),
+                    StrategyOutcome::Unknown => ("incomplete", serde_json::json!("unknown")),
+                    StrategyOutcome::Unevaluated => ("unevaluated", serde_json::json!(false)),
+                };
+                PlaygroundStrategy {
+                    id: source.id.clone(),
+                    name: source.name.clone(),
+                    title: source.title.clone(),
+                    disabled: source.disabled,
+                    parameters: source.parameters.clone(),
+                    result: StrategyResult {
+                        evaluation_status: status.to_owned(),
+                        enabled,
+                    },
+                    constraints: source
+                        .constraints
+                        .iter()
+                        .zip(&strategy.constraints)
+                        .map(|(constraint, &result)| constraint_view(constraint, result))
+                        .collect(),
+                    segments: strategy
+                        .segments
+                        .iter()
+                        .map(|segment| PlaygroundSegment {
+                            id: segment.id,
+                            name: segment_names
+                                .get(&segment.id)
+                                .map_or_else(String::new, |name| (*name).to_owned()),
+                            result: segment.matched,
+                            constraints: document
+                                .segments
+                                .iter()
+                                .find(|s| s.id == segment.id)
+                                .map(|s| {
+                                    s.constraints
+                                        .iter()
+                                        .zip(&segment.constraints)
+                                        .map(|(c, &result)| constraint_view(c, result))
+                                        .collect()
+                                })
+                                .unwrap_or_default(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let result = if explained.is_empty()
+            || explained
+                .iter()
+                .any(|s| s.outcome == StrategyOutcome::Matched)
+        {
+            serde_json::json!(true)
+        } else if explained
+            .iter()
+            .any(|s| s.outcome == StrategyOutcome::Unknown)
+        {
+            serde_json::json!("unknown")
+        } else {
+            serde_json::json!(false)
+        };
+        PlaygroundFeature {
+            name: feature.name.clone(),
+            project_id: feature.project.clone(),
+            is_enabled,
+            is_enabled_in_current_environment: feature.enabled,
+            variant: variant.unwrap_or(serde_json::Value::Null),
+            variants: Vec::new(),
+            strategies: PlaygroundStrategies { result, data },
+        }
+    }
+}
+
+/// Evaluates the playground request: every flag in scope, by name, explained.
 pub async fn evaluate(
     conn: &mut AnyConnection,
     request: PlaygroundRequest,
 ) -> Result<PlaygroundResponse, ApiError> {
-    let projects = projects_of(request.projects.as_ref())?;
-    let context = context_of(&request)?;
-    if crate::store::environments::get(conn, &request.environment)
-        .await?
-        .is_none()
-    {
-        return Err(ApiError::validation(format!(
-            "environment: environment {} does not exist",
-            request.environment
-        )));
-    }
-    let document = client_document::document(conn, &request.environment, Detail::Admin).await?;
-    // Every flag's stored variants in the environment, in one query (not one per flag).
-    let mut variants_by_flag: HashMap<String, Vec<FlagVariant>> =
-        variant_store::list_in_environment(conn, &request.environment)
-            .await?
-            .into_iter()
-            .map(|row| (row.feature_name, row.variants))
-            .collect();
-    let features = explain_all(&document, &context, &projects)
-        .into_iter()
-        .map(|feature| PlaygroundFeature {
-            variants: variants_by_flag.remove(&feature.name).unwrap_or_default(),
-            ..feature
-        })
-        .collect();
+    let evaluation = Evaluation::read(conn, &request).await?;
+    let features = evaluation
+        .explain(conn, &request.environment, &evaluation.in_scope)
+        .await?;
     Ok(PlaygroundResponse {
         input: request,
         features,
     })
 }
 
-/// Every flag of the projects in scope, by name, as the engine evaluates it, with the explanation.
-fn explain_all(
-    document: &FeaturesDocument,
-    context: &Context,
-    projects: &Projects,
-) -> Vec<PlaygroundFeature> {
-    let options = CompileOptions::default();
-    let snapshot = Snapshot::compile_with(document, &options);
-    let segment_names: BTreeMap<i64, &str> = document
-        .segments
+/// Evaluates the playground request for one page of the answer: every flag in scope is evaluated (for the
+/// counts), only page `page` (from 1; past the end, the last) of `page_size` flags by name is explained.
+pub async fn evaluate_page(
+    conn: &mut AnyConnection,
+    request: &PlaygroundRequest,
+    page: usize,
+    page_size: usize,
+) -> Result<PlaygroundPage, ApiError> {
+    let evaluation = Evaluation::read(conn, request).await?;
+    let total = evaluation.in_scope.len();
+    let page_size = page_size.max(1);
+    let page = page.clamp(1, total.div_ceil(page_size).max(1));
+    let enabled = evaluation
+        .in_scope
         .iter()
-        .map(|segment| (segment.id, segment.name.as_deref().unwrap_or("")))
-        .collect();
-    let mut features: Vec<PlaygroundFeature> = document
-        .features
+        .filter(|&&index| evaluation.is_enabled(index))
+        .count();
+    let shown: Vec<usize> = evaluation
+        .in_scope
         .iter()
-        .filter(|feature| projects.includes(&feature.project))
-        .map(|feature| {
-            let (is_enabled, variant) = match snapshot.evaluate(&feature.name, context) {
-                Some(toggle) => (toggle.enabled, serde_json::to_value(toggle.variant)),
-                None => (false, Ok(serde_json::Value::Null)),
-            };
-            let explained =
-                explain::explain_strategies(feature, &document.segments, context, &options);
-            let data: Vec<PlaygroundStrategy> = explained
-                .iter()
-                .map(|strategy| {
-                    let source = &feature.strategies[strategy.index];
-                    let (status, enabled) = match strategy.outcome {
-                        StrategyOutcome::Matched => ("complete", serde_json::json!(true)),
-                        StrategyOutcome::NotMatched => ("complete", serde_json::json!(false)),
-                        StrategyOutcome::Unknown => ("incomplete", serde_json::json!("unknown")),
-                        StrategyOutcome::Unevaluated => ("unevaluated", serde_json::json!(false)),
-                    };
-                    PlaygroundStrategy {
-                        id: source.id.clone(),
-                        name: source.name.clone(),
-                        title: source.title.clone(),
-                        disabled: source.disabled,
-                        parameters: source.parameters.clone(),
-                        result: StrategyResult {
-                            evaluation_status: status.to_owned(),
-                            enabled,
-                        },
-                        constraints: source
-                            .constraints
-                            .iter()
-                            .zip(&strategy.constraints)
-                            .map(|(constraint, &result)| constraint_view(constraint, result))
-                            .collect(),
-                        segments: strategy
-                            .segments
-                            .iter()
-                            .map(|segment| PlaygroundSegment {
-                                id: segment.id,
-                                name: segment_names
-                                    .get(&segment.id)
-                                    .map_or_else(String::new, |name| (*name).to_owned()),
-                                result: segment.matched,
-                                constraints: document
-                                    .segments
-                                    .iter()
-                                    .find(|s| s.id == segment.id)
-                                    .map(|s| {
-                                        s.constraints
-                                            .iter()
-                                            .zip(&segment.constraints)
-                                            .map(|(c, &result)| constraint_view(c, result))
-                                            .collect()
-                                    })
-                                    .unwrap_or_default(),
-                            })
-                            .collect(),
-                    }
-                })
-                .collect();
-            let result = if explained.is_empty()
-                || explained
-                    .iter()
-                    .any(|s| s.outcome == StrategyOutcome::Matched)
-            {
-                serde_json::json!(true)
-            } else if explained
-                .iter()
-                .any(|s| s.outcome == StrategyOutcome::Unknown)
-            {
-                serde_json::json!("unknown")
-            } else {
-                serde_json::json!(false)
-            };
-            PlaygroundFeature {
-                name: feature.name.clone(),
-                project_id: feature.project.clone(),
-                is_enabled,
-                is_enabled_in_current_environment: feature.enabled,
-                variant: variant.unwrap_or(serde_json::Value::Null),
-                variants: Vec::new(),
-                strategies: PlaygroundStrategies { result, data },
-            }
-        })
+        .skip((page - 1) * page_size)
+        .take(page_size)
+        .copied()
         .collect();
-    features.sort_by(|a, b| a.name.cmp(&b.name));
-    features
+    let features = evaluation
+        .explain(conn, &request.environment, &shown)
+        .await?;
+    Ok(PlaygroundPage {
+        total,
+        enabled,
+        page,
+        features,
+    })
 }

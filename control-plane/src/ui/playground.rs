@@ -11,7 +11,8 @@ use super::page::{Nav, Page, UiError};
 use super::session::{FormFields, SignedIn};
 use super::strategy_form::single_valued;
 use crate::domain::playground::{
-    self, PlaygroundConstraint, PlaygroundFeature, PlaygroundRequest, PlaygroundStrategy,
+    self, PlaygroundConstraint, PlaygroundFeature, PlaygroundPage, PlaygroundRequest,
+    PlaygroundStrategy,
 };
 use crate::domain::{environments, projects};
 use crate::http::state::AppState;
@@ -370,11 +371,13 @@ pub async fn page(
     if form.evaluate {
         match form.request() {
             Err(row) => messages.property_row = Some(row),
-            Ok(request) => match playground::evaluate(&mut conn, request).await {
-                Ok(response) => answer = Some(response.features),
-                Err(error) if error.kind.status() == 400 => messages = Messages::of(error),
-                Err(error) => return Err(UiError::new(error, &shell)),
-            },
+            Ok(request) => {
+                match playground::evaluate_page(&mut conn, &request, form.page, PAGE_SIZE).await {
+                    Ok(page) => answer = Some(page),
+                    Err(error) if error.kind.status() == 400 => messages = Messages::of(error),
+                    Err(error) => return Err(UiError::new(error, &shell)),
+                }
+            }
         }
     }
     drop(conn);
@@ -445,8 +448,8 @@ pub async fn page(
                     button type="submit" name="action" value="add" { "Add property" }
                 }
             }
-            @if let Some(features) = &answer {
-                (results(&who, &form, features))
+            @if let Some(answer) = &answer {
+                (results(&who, &form, answer))
             } @else if !refused {
                 div.empty { p { "Fill in a context and press Evaluate to see every flag's answer." } }
             }
@@ -460,16 +463,9 @@ pub async fn page(
     Ok(who.finish(Page { status, markup }))
 }
 
-fn results(who: &SignedIn, form: &ContextForm, features: &[PlaygroundFeature]) -> Markup {
-    let total = features.len();
+fn results(who: &SignedIn, form: &ContextForm, answer: &PlaygroundPage) -> Markup {
+    let (total, on, page, shown) = (answer.total, answer.enabled, answer.page, &answer.features);
     let pages = total.div_ceil(PAGE_SIZE).max(1);
-    let page = form.page.min(pages);
-    let shown: Vec<&PlaygroundFeature> = features
-        .iter()
-        .skip((page - 1) * PAGE_SIZE)
-        .take(PAGE_SIZE)
-        .collect();
-    let on = features.iter().filter(|feature| feature.is_enabled).count();
     html! {
         section.playground-results aria-labelledby="results-title" {
             h2 #results-title { "Results" }

@@ -23,6 +23,22 @@ pub struct CompileOptions {
     pub hostname: Option<String>,
 }
 
+impl CompileOptions {
+    /// The host name `applicationHostname` strategies compare with.
+    pub fn hostname(&self) -> String {
+        self.hostname
+            .clone()
+            .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned())
+    }
+
+    /// These options with the host name looked up now, for callers that explain many flags in a row.
+    pub fn with_hostname_resolved(&self) -> CompileOptions {
+        CompileOptions {
+            hostname: Some(self.hostname()),
+        }
+    }
+}
+
 /// How many more constraint slots than twice those in use [`Snapshot::update`] lets a snapshot have before
 /// it declines (see there).
 pub(super) const STALE_SLOTS_ALLOWED: usize = 256;
@@ -53,10 +69,7 @@ impl<'d> Compiler<'d> {
         properties: EvalSlots,
         projects: Vec<Box<str>>,
     ) -> Self {
-        let hostname = options
-            .hostname
-            .clone()
-            .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
+        let hostname = options.hostname();
         let project_ids = projects
             .iter()
             .enumerate()

@@ -71,10 +71,7 @@ pub fn explain_strategies(
     ctx: &Context,
     options: &CompileOptions,
 ) -> Vec<StrategyExplanation> {
-    let hostname = options
-        .hostname
-        .clone()
-        .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
+    let hostname = options.hostname();
     let segments: FxHashMap<i64, &Segment> = segments.iter().map(|s| (s.id, s)).collect();
     let mut order: Vec<usize> = (0..feature.strategies.len()).collect();
     order.sort_by_key(|&i| feature.strategies[i].sort_order.unwrap_or(0));
