@@ -4,10 +4,11 @@
 
 use super::controls::{field, notice, switch, when, with_notice};
 use super::event_log::event_item;
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{SignedIn, UiWrite};
 use super::strategy_form::single_valued;
-use super::variant_editor::{drafts_of, edit_variants, variant_rows, VariantDraft};
+use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
@@ -338,10 +339,15 @@ fn variants_form(
     who: &SignedIn,
     (project, feature, environment): (&str, &str, &str),
     drafts: &[VariantDraft],
-    error: Option<&str>,
+    error: Option<&ApiError>,
     status: StatusCode,
 ) -> Page {
     let shell = who.shell(Nav::Flags, project);
+    let errors = FieldErrors::of(
+        error,
+        &variant_fields(FLAG_PREFIX, drafts, true),
+        &format!("{FLAG_PREFIX}-variants"),
+    );
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let markup = shell.render(
         "Variants",
@@ -352,14 +358,14 @@ fn variants_form(
                     p.subtitle { "Flag " a href=(base) { (feature) } " in " strong { (environment) } }
                 }
             }
-            @if let Some(error) = error { p.error-box role="alert" { (error) } }
+            (errors.general())
             form.form-narrow method="post" action=(format!("{base}/variants")) {
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(environment);
                 @if drafts.is_empty() {
                     p.muted { "No variants: SDKs get the flag's on/off only." }
                 }
-                (variant_rows(who.may_write, FLAG_PREFIX, drafts, true))
+                (variant_rows(who.may_write, FLAG_PREFIX, drafts, true, &errors))
                 @if who.may_write {
                     div.actions {
                         button type="submit" name="intent" value=(format!("add-{FLAG_PREFIX}")) { "Add variant" }
@@ -420,14 +426,8 @@ pub async fn save_variants(
     {
         Ok(variants) => variants,
         Err(error) => {
-            return variants_form(
-                &who,
-                place,
-                &drafts,
-                Some(&error.message),
-                StatusCode::BAD_REQUEST,
-            )
-            .into_response()
+            return variants_form(&who, place, &drafts, Some(&error), StatusCode::BAD_REQUEST)
+                .into_response()
         }
     };
     let done = async {
@@ -447,14 +447,10 @@ pub async fn save_variants(
     match done {
         Ok(Outcome::Made) => see_other(&flag_page),
         Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
-        Err(error) if error.kind.status() == 400 => variants_form(
-            &who,
-            place,
-            &drafts,
-            Some(&error.message),
-            StatusCode::BAD_REQUEST,
-        )
-        .into_response(),
+        Err(error) if error.kind.status() == 400 => {
+            variants_form(&who, place, &drafts, Some(&error), StatusCode::BAD_REQUEST)
+                .into_response()
+        }
         Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
     }
 }

@@ -19,6 +19,7 @@ pub mod edges;
 pub mod environments;
 pub mod event_log;
 pub mod events;
+pub mod field_errors;
 pub mod flag;
 pub mod flags;
 pub mod groups;
