@@ -14,6 +14,7 @@ pub mod assets;
 pub mod change_requests;
 pub mod context_fields;
 pub mod controls;
+pub mod dependencies;
 pub mod diff;
 pub mod edges;
 pub mod environments;
@@ -87,6 +88,14 @@ pub fn router() -> Router<Arc<AppState>> {
             post(flags::set_switch),
         )
         .route("/projects/{project}/features/{feature}", get(flag::page))
+        .route(
+            "/projects/{project}/features/{feature}/dependencies",
+            post(flag::add_dependency),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/dependencies/remove",
+            post(flag::remove_dependency),
+        )
         .route(
             "/projects/{project}/features/{feature}/settings",
             post(flag::save_settings),
