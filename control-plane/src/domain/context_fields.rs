@@ -2,7 +2,9 @@
 //! custom ones, each with a `stickiness` flag and optional legal values. Built-ins can be edited, not deleted.
 
 use super::events::{payload, EventType};
-use crate::model::constraint::{validate_constraints, Constraint};
+use crate::model::constraint::{
+    validate_constraint as check_constraint, validate_constraints, Constraint,
+};
 use crate::model::context_field::LegalValue;
 use crate::model::name;
 use crate::store::context_fields::{self as field_store, ContextFieldRow};
@@ -10,7 +12,6 @@ use crate::store::WriteTx;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
-use vexil_shared::engine::check_constraint;
 use vexil_shared::ApiError;
 
 /// A context field as `GET /api/admin/context` shows it.
@@ -242,33 +243,49 @@ pub async fn delete(tx: &mut WriteTx, name: &str) -> Result<(), ApiError> {
 
 /// `POST /api/admin/constraints/validate`: the constraint's context name and operator, its value as the
 /// engine reads it (a number, date, semver, regex or networks where the operator needs one), and, when the
-/// context field has legal values, every value among them.
+/// context field has legal values, every value among them. Messages start with the field (`value: …`).
 pub async fn validate_constraint(
     conn: &mut AnyConnection,
     constraint: Constraint,
 ) -> Result<(), ApiError> {
-    validate_constraints(std::slice::from_ref(&constraint))?;
-    let engine_constraint = vexil_shared::model::Constraint {
-        context_name: constraint.context_name.clone(),
-        operator: constraint.operator.clone(),
-        case_insensitive: constraint.case_insensitive,
-        inverted: constraint.inverted,
-        values: constraint.values.clone(),
-        value: constraint.value.clone(),
-    };
-    check_constraint(&engine_constraint)
-        .map_err(|error| ApiError::validation(error.to_string()))?;
+    check_constraint("", &constraint)?;
+    check_legal_values(conn, "", &constraint).await
+}
+
+/// The constraints of a strategy or segment write, as [`validate_constraint`] checks one; messages name
+/// `constraints[i].<field>`.
+pub async fn check_constraints(
+    conn: &mut AnyConnection,
+    constraints: &[Constraint],
+) -> Result<(), ApiError> {
+    validate_constraints(constraints)?;
+    for (index, constraint) in constraints.iter().enumerate() {
+        check_legal_values(conn, &format!("constraints[{index}]."), constraint).await?;
+    }
+    Ok(())
+}
+
+/// When the constraint's context field has legal values, every value given is one of them.
+async fn check_legal_values(
+    conn: &mut AnyConnection,
+    path: &str,
+    constraint: &Constraint,
+) -> Result<(), ApiError> {
     let Some(field) = field_store::get(conn, &constraint.context_name).await? else {
         return Ok(());
     };
     if field.legal_values.is_empty() {
         return Ok(());
     }
-    let given = constraint.values.iter().chain(constraint.value.iter());
-    for value in given {
+    let key = if constraint.values.is_empty() {
+        "value"
+    } else {
+        "values"
+    };
+    for value in constraint.values.iter().chain(constraint.value.iter()) {
         if !field.legal_values.iter().any(|legal| &legal.value == value) {
             return Err(ApiError::validation(format!(
-                "{value:?} is not a legal value of context field {}",
+                "{path}{key}: {value:?} is not a legal value of context field {}",
                 field.name
             )));
         }

@@ -165,7 +165,9 @@ pub async fn add(
     let child_row = writable_child(tx, project, child).await?;
     let parent = input.feature;
     if parent == child_row.name {
-        return Err(ApiError::validation("A flag cannot depend on itself"));
+        return Err(ApiError::validation(
+            "feature: a flag cannot depend on itself",
+        ));
     }
     match feature_store::get(tx.conn(), &parent).await? {
         Some(row) if row.project_id != project => {

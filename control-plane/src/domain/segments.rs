@@ -1,10 +1,11 @@
 //! Segments: named, reusable constraint lists that strategies reference by id. A segment with a `project` is
 //! usable only by that project's flags; one in use cannot be deleted (409).
 
+use super::context_fields;
 use super::events::{payload, EventType};
 use super::limits::{self, Limits};
 use super::projects::to_count;
-use crate::model::constraint::{validate_constraints, Constraint};
+use crate::model::constraint::Constraint;
 use crate::store::projects as project_store;
 use crate::store::segments::{self as segment_store, SegmentRow};
 use crate::store::{Counter, NewEvent, StoreError, WriteTx};
@@ -165,7 +166,7 @@ async fn validate(tx: &mut WriteTx, input: &SegmentInput, limits: &Limits) -> Re
             )));
         }
     }
-    validate_constraints(&input.constraints)?;
+    context_fields::check_constraints(tx.conn(), &input.constraints).await?;
     let values: usize = input
         .constraints
         .iter()

@@ -8,9 +8,10 @@ use super::events::{payload, EventType};
 use super::feature_lookup::{ensure_not_archived, require_in_project, require_project_environment};
 use super::feature_switch::switch;
 use super::limits::{self, Limits};
-use super::{segments, strategy_definitions};
-use crate::model::constraint::{validate_constraints, Constraint};
+use super::{context_fields, segments, strategy_definitions};
+use crate::model::constraint::Constraint;
 use crate::model::strategy::{StrategyInput, StrategySortOrder};
+use crate::model::strategy_definition::check_values;
 use crate::model::variant::{
     default_stickiness, normalize_variants, normalize_variants_keeping_weights, StrategyVariant,
 };
@@ -182,7 +183,7 @@ async fn validated_row(
     template: StrategyRow,
     weights: Weights,
 ) -> Result<StrategyRow, ApiError> {
-    strategy_definitions::ensure_defined(tx.conn(), &input.name).await?;
+    let declared = strategy_definitions::declared_parameters(tx.conn(), &input.name).await?;
     if let Some(title) = &input.title {
         if title.chars().count() > 100 {
             return Err(ApiError::validation(
@@ -191,7 +192,7 @@ async fn validated_row(
         }
     }
     let constraints = input.constraints.unwrap_or_default();
-    validate_constraints(&constraints)?;
+    context_fields::check_constraints(tx.conn(), &constraints).await?;
     let segments = input.segments.unwrap_or_default();
     segments::check_strategy_segments(tx.conn(), &segments, &feature.project_id).await?;
     let variants = weights(input.variants.unwrap_or_default())?;
@@ -205,6 +206,7 @@ async fn validated_row(
         &feature.name,
         &project_stickiness,
     )?;
+    check_values(&declared, &parameters)?;
     Ok(StrategyRow {
         name: input.name,
         title: input.title,
@@ -233,7 +235,11 @@ fn check_limits(input: &StrategyInput, limits: &Limits) -> Result<(), ApiError> 
             &format!("the values of constraints[{index}]"),
             constraint.values.len(),
             limits.constraint_values,
-        )?;
+        )
+        .map_err(|error| ApiError {
+            message: format!("constraints[{index}].values: {}", error.message),
+            ..error
+        })?;
     }
     limits::ensure_within(
         "strategySegments",

@@ -73,14 +73,17 @@ async fn require(conn: &mut AnyConnection, name: &str) -> Result<StrategyDefinit
         .ok_or_else(|| not_found(name))
 }
 
-/// 400 unless `name` is a defined strategy (for a flag's strategy).
-pub async fn ensure_defined(conn: &mut AnyConnection, name: &str) -> Result<(), ApiError> {
-    if definition_store::get(conn, name).await?.is_none() {
-        return Err(ApiError::validation(format!(
+/// The parameters strategy `name` declares; 400 unless it is defined (for a flag's strategy).
+pub async fn declared_parameters(
+    conn: &mut AnyConnection,
+    name: &str,
+) -> Result<Vec<StrategyParameter>, ApiError> {
+    match definition_store::get(conn, name).await? {
+        Some(row) => Ok(row.parameters),
+        None => Err(ApiError::validation(format!(
             "name: unknown strategy {name:?}; define it first (POST /api/admin/strategies)"
-        )));
+        ))),
     }
-    Ok(())
 }
 
 pub async fn list(conn: &mut AnyConnection) -> Result<StrategyDefinitionList, ApiError> {

@@ -112,6 +112,28 @@ impl FlagVariant {
     }
 }
 
+/// A `json` payload parses as JSON and a `number` payload as a number.
+fn check_payload_value(index: usize, payload: &VariantPayload) -> Result<(), ApiError> {
+    let problem = match payload.payload_type.as_str() {
+        "json" => serde_json::from_str::<serde_json::Value>(&payload.value)
+            .err()
+            .map(|error| format!("not valid JSON ({error})")),
+        "number" => (!payload
+            .value
+            .trim()
+            .parse::<f64>()
+            .is_ok_and(f64::is_finite))
+        .then(|| "not a number".to_owned()),
+        _ => None,
+    };
+    match problem {
+        Some(problem) => Err(ApiError::validation(format!(
+            "variants[{index}].payload.value: {problem}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Checks payloads and weights, then spreads `1000 − Σfix` over the `variable` variants (the remainder one by
 /// one to the first ones).
 pub fn normalize_variants(
@@ -139,6 +161,7 @@ pub fn normalize_variants(
                     PAYLOAD_TYPES.join(", ")
                 )));
             }
+            check_payload_value(index, payload)?;
         }
         if variant.weight > TOTAL_WEIGHT {
             return Err(ApiError::validation(format!(
@@ -213,7 +236,6 @@ fn normalize_flag_variants_with(
     mut variants: Vec<FlagVariant>,
     normalize: fn(Vec<StrategyVariant>) -> Result<Vec<StrategyVariant>, ApiError>,
 ) -> Result<Vec<FlagVariant>, ApiError> {
-    variants.sort_by(|a, b| a.name.cmp(&b.name));
     for (index, variant) in variants.iter().enumerate() {
         for (position, override_) in variant.overrides.iter().enumerate() {
             name::validate(
@@ -222,6 +244,16 @@ fn normalize_flag_variants_with(
             )?;
         }
     }
+    // Checked in the order given, so a message's `variants[i]` is the i-th variant sent; then sorted, so the
+    // weights' remainder goes by name.
+    normalize(
+        variants
+            .iter()
+            .cloned()
+            .map(|variant| variant.split().0)
+            .collect(),
+    )?;
+    variants.sort_by(|a, b| a.name.cmp(&b.name));
     let (plain, overrides): (Vec<StrategyVariant>, Vec<Vec<VariantOverride>>) =
         variants.into_iter().map(FlagVariant::split).unzip();
     Ok(normalize(plain)?

@@ -2,8 +2,9 @@
 //! create form (the new secret shown once, in a read-only field with a Copy button), and revoking a token
 //! after a confirmation page. Admins only, as the admin API's `Access` area: anyone else gets its 403 page.
 
-use super::access_forms::{FieldErrors, Paged};
+use super::access_forms::Paged;
 use super::controls::{field, when};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;

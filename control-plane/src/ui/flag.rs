@@ -3,12 +3,15 @@
 //! and its event log with what each event changed. Also the variants form of one environment.
 
 use super::controls::{field, notice, switch, when, with_notice};
+use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
 use super::event_log::event_item;
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{SignedIn, UiWrite};
 use super::strategy_form::single_valued;
-use super::variant_editor::{drafts_of, edit_variants, variant_rows, VariantDraft};
+use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
 use crate::domain::change_requests::{self, Outcome};
+use crate::domain::dependencies;
 use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::segments;
@@ -71,13 +74,28 @@ fn strategy_summary(strategy: &Strategy, segment_names: &HashMap<i64, String>) -
     }
 }
 
+/// What the flag page shows besides the flag: segment names, the flag's events, and the parents it could
+/// take (for who may add a dependency).
+struct Loaded {
+    flag: Feature,
+    segment_names: HashMap<i64, String>,
+    events: Vec<Event>,
+    parent_options: Vec<String>,
+}
+
 async fn load(
     state: &AppState,
+    who: &SignedIn,
     project: &str,
     feature: &str,
-) -> Result<(Feature, HashMap<i64, String>, Vec<Event>), ApiError> {
+) -> Result<Loaded, ApiError> {
     let mut conn = state.store.read().await?;
     let flag = features::get(&mut conn, project, feature).await?;
+    let parent_options = if who.may_write {
+        dependencies::parent_options(&mut conn, project, feature).await?
+    } else {
+        Vec::new()
+    };
     let segment_names = segments::list(&mut conn)
         .await?
         .segments
@@ -90,7 +108,12 @@ async fn load(
         ..EventQuery::default()
     };
     let events = events::list(&mut conn, query).await?.events;
-    Ok((flag, segment_names, events))
+    Ok(Loaded {
+        flag,
+        segment_names,
+        events,
+        parent_options,
+    })
 }
 
 /// `GET /projects/<project>/features/<flag>`.
@@ -100,8 +123,33 @@ pub async fn page(
     Path((project, feature)): Path<(String, String)>,
     Query(query): Query<FlagQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Flags, &project);
-    let (flag, segment_names, events) = load(&state, &project, &feature)
+    let dependency = (&DependencyDraft::default(), None);
+    let page = draw(
+        &state,
+        &who,
+        (&project, &feature),
+        query.notice.as_deref(),
+        dependency,
+    )
+    .await?;
+    Ok(who.finish(Page::ok(page)))
+}
+
+/// The flag page's markup; `dependency` is the add-dependency form as typed, with its refusal.
+async fn draw(
+    state: &AppState,
+    who: &SignedIn,
+    (project, feature): (&str, &str),
+    notice_code: Option<&str>,
+    dependency: (&DependencyDraft, Option<&ApiError>),
+) -> Result<Markup, UiError> {
+    let shell = who.shell(Nav::Flags, project);
+    let Loaded {
+        flag,
+        segment_names,
+        events,
+        parent_options,
+    } = load(state, who, project, feature)
         .await
         .map_err(|error| UiError::new(error, &shell))?;
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
@@ -122,7 +170,7 @@ pub async fn page(
                 }
                 a.button href=(format!("{base}/metrics")) { "Usage" }
             }
-            (notice(query.notice.as_deref(), &who.link(&format!("/projects/{project}/change-requests"))))
+            (notice(notice_code, &who.link(&format!("/projects/{project}/change-requests"))))
             section aria-labelledby="environments-title" {
                 h2.skip #environments-title { "Environments" }
                 div.env-grid {
@@ -131,7 +179,7 @@ pub async fn page(
                             div.card-head {
                                 div.switch-line {
                                     h2 id=(format!("env-{}", environment.name)) { (environment.name) }
-                                    (switch(&who, &format!("Enabled in {}", environment.name), environment.enabled,
+                                    (switch(who, &format!("Enabled in {}", environment.name), environment.enabled,
                                         &who.link(&format!("/projects/{project}/features/{feature}/environments/{}/switch", environment.name)),
                                         &base))
                                 }
@@ -189,18 +237,9 @@ pub async fn page(
                     }
                 }
             }
-            @if !flag.dependencies.is_empty() || !flag.children.is_empty() {
-                section.card aria-labelledby="dependencies-title" {
-                    h2 #dependencies-title { "Dependencies" }
-                    @for dependency in &flag.dependencies {
-                        p { "Depends on " a href=(who.link(&format!("/projects/{project}/features/{}", dependency.feature))) { (dependency.feature) }
-                            @if !dependency.enabled { " being off" } }
-                    }
-                    @if !flag.children.is_empty() {
-                        p { "Flags that depend on this one: " (flag.children.join(", ")) }
-                    }
-                }
-            }
+            (dependencies_section(who, &base, |name| who.link(&format!("/projects/{project}/features/{name}")),
+                &Dependencies { dependencies: &flag.dependencies, children: &flag.children, parent_options: &parent_options },
+                dependency))
             section.card aria-labelledby="settings-title" {
                 h2 #settings-title { "Settings" }
                 @if who.may_write {
@@ -242,7 +281,68 @@ pub async fn page(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(markup)
+}
+
+/// `POST …/dependencies` (`parent`, `state`, `variants`): the domain's add; a refusal draws the page again
+/// with the form as typed and the message beside its field.
+pub async fn add_dependency(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let draft = DependencyDraft::from_form(&form);
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        dependencies::add(&mut tx, &project, &feature, draft.to_input()).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link(&format!(
+            "/projects/{project}/features/{feature}#dependencies"
+        ))),
+        Err(error) if matches!(error.kind.status(), 400 | 403) => {
+            let status =
+                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            match draw(
+                &state,
+                &who,
+                (&project, &feature),
+                None,
+                (&draft, Some(&error)),
+            )
+            .await
+            {
+                Ok(markup) => who.finish(Page { status, markup }),
+                Err(page_error) => page_error.into_response(),
+            }
+        }
+        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
+    }
+}
+
+/// `POST …/dependencies/remove` (`parent`).
+pub async fn remove_dependency(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let parent = form.text("parent");
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        dependencies::remove(&mut tx, &project, &feature, &parent).await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => see_other(&who.link(&format!(
+            "/projects/{project}/features/{feature}#dependencies"
+        ))),
+        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
+    }
 }
 
 /// `POST …/settings`: type, description, stale, impression data through the API's update.
@@ -338,10 +438,15 @@ fn variants_form(
     who: &SignedIn,
     (project, feature, environment): (&str, &str, &str),
     drafts: &[VariantDraft],
-    error: Option<&str>,
+    error: Option<&ApiError>,
     status: StatusCode,
 ) -> Page {
     let shell = who.shell(Nav::Flags, project);
+    let errors = FieldErrors::of(
+        error,
+        &variant_fields(FLAG_PREFIX, drafts, true),
+        &format!("{FLAG_PREFIX}-variants"),
+    );
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let markup = shell.render(
         "Variants",
@@ -352,14 +457,14 @@ fn variants_form(
                     p.subtitle { "Flag " a href=(base) { (feature) } " in " strong { (environment) } }
                 }
             }
-            @if let Some(error) = error { p.error-box role="alert" { (error) } }
+            (errors.general())
             form.form-narrow method="post" action=(format!("{base}/variants")) {
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(environment);
                 @if drafts.is_empty() {
                     p.muted { "No variants: SDKs get the flag's on/off only." }
                 }
-                (variant_rows(who.may_write, FLAG_PREFIX, drafts, true))
+                (variant_rows(who.may_write, FLAG_PREFIX, drafts, true, &errors))
                 @if who.may_write {
                     div.actions {
                         button type="submit" name="intent" value=(format!("add-{FLAG_PREFIX}")) { "Add variant" }
@@ -420,14 +525,8 @@ pub async fn save_variants(
     {
         Ok(variants) => variants,
         Err(error) => {
-            return variants_form(
-                &who,
-                place,
-                &drafts,
-                Some(&error.message),
-                StatusCode::BAD_REQUEST,
-            )
-            .into_response()
+            return variants_form(&who, place, &drafts, Some(&error), StatusCode::BAD_REQUEST)
+                .into_response()
         }
     };
     let done = async {
@@ -447,14 +546,10 @@ pub async fn save_variants(
     match done {
         Ok(Outcome::Made) => see_other(&flag_page),
         Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
-        Err(error) if error.kind.status() == 400 => variants_form(
-            &who,
-            place,
-            &drafts,
-            Some(&error.message),
-            StatusCode::BAD_REQUEST,
-        )
-        .into_response(),
+        Err(error) if error.kind.status() == 400 => {
+            variants_form(&who, place, &drafts, Some(&error), StatusCode::BAD_REQUEST)
+                .into_response()
+        }
         Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
     }
 }

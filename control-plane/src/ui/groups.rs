@@ -2,8 +2,9 @@
 //! role given to every member, members as checkboxes) and delete after a confirmation. Admins only, as the
 //! admin API's `Access` area.
 
-use super::access_forms::{role_name, FieldErrors};
+use super::access_forms::role_name;
 use super::controls::field;
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use super::users::display_name;

@@ -4,9 +4,12 @@
 
 use super::access_forms::{Paged, PAGE_SIZE};
 use super::controls::{field, when};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{SignedIn, UiWrite};
-use super::strategy_form::{constraint_rows, constraints_of, edit_constraints, ConstraintDraft};
+use super::strategy_form::{
+    constraint_fields, constraint_rows, constraints_of, edit_constraints, ConstraintDraft,
+};
 use crate::domain::search::features::{self as feature_search, FeatureSearchQuery};
 use crate::domain::segments::{Segment, SegmentInput};
 use crate::domain::{context_fields, feature_lookup, features, segments, strategy_usage};
@@ -315,21 +318,22 @@ async fn segment_form(
     status: StatusCode,
 ) -> Response {
     let shell = who.shell(Nav::Segments, "default");
-    let fields = async {
+    let context_fields = async {
         let mut conn = state.store.read().await?;
         context_fields::list(&mut conn).await
     }
     .await;
-    let fields = match fields {
-        Ok(fields) => fields,
+    let context_fields = match context_fields {
+        Ok(context_fields) => context_fields,
         Err(error) => return UiError::new(error, &shell).into_response(),
     };
-    let name_error = error
-        .filter(|error| error.message.starts_with("name") || error.kind.status() == 409)
-        .map(|error| error.message.as_str());
-    let other_error = error
-        .filter(|_| name_error.is_none())
-        .map(|error| error.message.as_str());
+    let mut fields = vec![
+        ("name".to_owned(), "segment-name".to_owned()),
+        ("description".to_owned(), "segment-description".to_owned()),
+        ("project".to_owned(), "segment-project".to_owned()),
+    ];
+    fields.extend(constraint_fields(&draft.constraints));
+    let errors = FieldErrors::of(error, &fields, "segment-name");
     let heading = if id.is_some() {
         "Edit segment"
     } else {
@@ -343,21 +347,24 @@ async fn segment_form(
         heading,
         html! {
             div.page-head { div { h1 { (heading) } p.subtitle { a href=(who.link("/segments")) { "← Segments" } } } }
-            @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+            (errors.general())
             form.form-narrow method="post" action=(action) {
                 input type="hidden" name="csrf" value=(who.csrf);
-                (field("segment-name", "Name", name_error, None, html! {
-                    input #segment-name type="text" name="name" value=(draft.name) required;
+                (field("segment-name", "Name", errors.at("segment-name"), None, html! {
+                    input #segment-name type="text" name="name" value=(draft.name) required
+                        aria-describedby="segment-name-error" aria-invalid=(errors.invalid("segment-name"));
                 }))
-                (field("segment-description", "Description", None, None, html! {
-                    textarea #segment-description name="description" rows="2" { (draft.description) }
+                (field("segment-description", "Description", errors.at("segment-description"), None, html! {
+                    textarea #segment-description name="description" rows="2"
+                        aria-describedby="segment-description-error" aria-invalid=(errors.invalid("segment-description")) { (draft.description) }
                 }))
-                (field("segment-project", "Project", None, Some("Empty: every project may use it"), html! {
-                    input #segment-project type="text" name="project" value=(draft.project) aria-describedby="segment-project-hint";
+                (field("segment-project", "Project", errors.at("segment-project"), Some("Empty: every project may use it"), html! {
+                    input #segment-project type="text" name="project" value=(draft.project)
+                        aria-describedby="segment-project-hint segment-project-error" aria-invalid=(errors.invalid("segment-project"));
                 }))
                 fieldset {
                     legend { "Constraints" }
-                    (constraint_rows(&fields, &draft.constraints, true))
+                    (constraint_rows(&context_fields, &draft.constraints, true, &errors))
                     button type="submit" name="intent" value="add-constraint" { "Add constraint" }
                 }
                 div.actions {

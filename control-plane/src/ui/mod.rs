@@ -14,11 +14,13 @@ pub mod assets;
 pub mod change_requests;
 pub mod context_fields;
 pub mod controls;
+pub mod dependencies;
 pub mod diff;
 pub mod edges;
 pub mod environments;
 pub mod event_log;
 pub mod events;
+pub mod field_errors;
 pub mod flag;
 pub mod flags;
 pub mod groups;
@@ -86,6 +88,14 @@ pub fn router() -> Router<Arc<AppState>> {
             post(flags::set_switch),
         )
         .route("/projects/{project}/features/{feature}", get(flag::page))
+        .route(
+            "/projects/{project}/features/{feature}/dependencies",
+            post(flag::add_dependency),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/dependencies/remove",
+            post(flag::remove_dependency),
+        )
         .route(
             "/projects/{project}/features/{feature}/settings",
             post(flag::save_settings),

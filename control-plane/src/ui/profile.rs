@@ -3,8 +3,8 @@
 //! secret shown once with a Copy button; revoke) and a password change (which ends every session, so the
 //! next page is the sign-in). An admin-token sign-in or `--auth-type none` has no account: the page says so.
 
-use super::access_forms::FieldErrors;
 use super::controls::{field, when};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, InOwnAccount, SignedIn, UiWrite};
 use super::users::display_name;

@@ -5,9 +5,10 @@
 //! requests are on), and a refusal draws the form again with the message.
 
 use super::controls::{field, with_notice};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, SignedIn, UiWrite};
-use super::variant_editor::{drafts_of, edit_variants, variant_rows, VariantDraft};
+use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::context_fields::{self, ContextField};
 use crate::domain::segments::{self, Segment};
@@ -307,6 +308,7 @@ fn parameter_control(
     choices: &Choices,
     draft: &StrategyDraft,
     definition: &StrategyDefinition,
+    errors: &FieldErrors,
 ) -> Markup {
     html! {
         @for parameter in &definition.parameters {
@@ -314,9 +316,12 @@ fn parameter_control(
             @let name = format!("param.{}", parameter.name);
             @let value = draft.parameters.get(&parameter.name).cloned().unwrap_or_default();
             @let hint = Some(parameter.description.as_str()).filter(|hint| !hint.is_empty());
+            @let error = errors.at(&id);
+            @let invalid = errors.invalid(&id);
+            @let described = if hint.is_some() { format!("{id}-hint {id}-error") } else { format!("{id}-error") };
             @if parameter.name == "stickiness" {
-                (field(&id, "Stickiness", None, None, html! {
-                    select id=(id) name=(name) {
+                (field(&id, "Stickiness", error, None, html! {
+                    select id=(id) name=(name) aria-describedby=(format!("{id}-error")) aria-invalid=(invalid) {
                         @for option in ["default", "userId", "sessionId", "random"].into_iter().map(str::to_owned)
                             .chain(choices.context_fields.iter().filter(|f| f.stickiness && !["userId", "sessionId"].contains(&f.name.as_str())).map(|f| f.name.clone())) {
                             option value=(option) selected[option == value] { (option) }
@@ -326,28 +331,33 @@ fn parameter_control(
             } @else {
                 @match parameter.parameter_type {
                     ParameterType::Percentage => {
-                        (field(&id, &label_of(&parameter.name), None, Some("0 to 100 %"), html! {
+                        (field(&id, &label_of(&parameter.name), error, Some("0 to 100 %"), html! {
                             input id=(id) type="number" name=(name) min="0" max="100" step="1" value=(value)
-                                aria-describedby=(format!("{id}-hint"));
+                                aria-describedby=(format!("{id}-hint {id}-error")) aria-invalid=(invalid);
                         }))
                     }
                     ParameterType::List => {
-                        (field(&id, &label_of(&parameter.name), None, Some("Comma-separated"), html! {
-                            textarea id=(id) name=(name) rows="2" aria-describedby=(format!("{id}-hint")) { (value) }
+                        (field(&id, &label_of(&parameter.name), error, Some("Comma-separated"), html! {
+                            textarea id=(id) name=(name) rows="2" aria-describedby=(format!("{id}-hint {id}-error"))
+                                aria-invalid=(invalid) { (value) }
                         }))
                     }
                     ParameterType::Boolean => {
                         input type="hidden" name=(name) value="false";
-                        label.check { input type="checkbox" name=(name) value="true" checked[value == "true"]; (label_of(&parameter.name)) }
+                        label.check { input id=(id) type="checkbox" name=(name) value="true" checked[value == "true"]
+                            aria-describedby=(format!("{id}-error")) aria-invalid=(invalid); (label_of(&parameter.name)) }
+                        p.field-error id=(format!("{id}-error")) aria-live="polite" { @if let Some(error) = error { (error) } }
                     }
                     ParameterType::Number => {
-                        (field(&id, &label_of(&parameter.name), None, hint, html! {
-                            input id=(id) type="number" name=(name) value=(value);
+                        (field(&id, &label_of(&parameter.name), error, hint, html! {
+                            input id=(id) type="number" name=(name) value=(value)
+                                aria-describedby=(described) aria-invalid=(invalid);
                         }))
                     }
                     ParameterType::String => {
-                        (field(&id, &label_of(&parameter.name), None, hint, html! {
-                            input id=(id) type="text" name=(name) value=(value);
+                        (field(&id, &label_of(&parameter.name), error, hint, html! {
+                            input id=(id) type="text" name=(name) value=(value)
+                                aria-describedby=(described) aria-invalid=(invalid);
                         }))
                     }
                 }
@@ -356,16 +366,53 @@ fn parameter_control(
     }
 }
 
+/// Where the constraint editor's controls are, for [`FieldErrors`]: `constraints[i].<field>` → the control of
+/// constraint `i` (`value` and `values` both → the one drawn for its operator); `constraints` and
+/// `constraints[i]` → the editor as a whole.
+pub fn constraint_fields(constraints: &[ConstraintDraft]) -> Vec<(String, String)> {
+    let mut fields = vec![("constraints".to_owned(), "constraints".to_owned())];
+    for (index, constraint) in constraints.iter().enumerate() {
+        let value = if single_valued(&constraint.operator) {
+            "value"
+        } else {
+            "values"
+        };
+        fields.extend([
+            (format!("constraints[{index}]"), "constraints".to_owned()),
+            (
+                format!("constraints[{index}].contextName"),
+                format!("c{index}-context"),
+            ),
+            (
+                format!("constraints[{index}].operator"),
+                format!("c{index}-operator"),
+            ),
+            (
+                format!("constraints[{index}].value"),
+                format!("c{index}-{value}"),
+            ),
+            (
+                format!("constraints[{index}].values"),
+                format!("c{index}-{value}"),
+            ),
+        ]);
+    }
+    fields
+}
+
 /// The constraint editor (the strategy form's and the segment form's): each constraint's context field,
 /// operator, values or value (a date-time picker for dates), case-insensitive and inverted switches, Remove;
-/// the context field's legal values offered when it has some.
+/// the context field's legal values offered when it has some; a refusal beside the control it names
+/// ([`constraint_fields`]).
 pub fn constraint_rows(
     context_fields: &[ContextField],
     constraints: &[ConstraintDraft],
     editable: bool,
+    errors: &FieldErrors,
 ) -> Markup {
     html! {
         input type="hidden" name="constraintCount" value=(constraints.len());
+        p.field-error #constraints-error aria-live="polite" { @if let Some(error) = errors.at("constraints") { (error) } }
         datalist #context-fields {
             @for context_field in context_fields { option value=(context_field.name) {} }
         }
@@ -375,6 +422,7 @@ pub fn constraint_rows(
         @for (index, constraint) in constraints.iter().enumerate() {
             @let key = |name: &str| format!("c{index}.{name}");
             @let id = |name: &str| format!("c{index}-{name}");
+            @let described = |name: &str| format!("{0}-error constraints-error", id(name));
             @let legal: Vec<String> = context_fields.iter()
                 .find(|f| f.name == constraint.context_name)
                 .map(|f| f.legal_values.iter().map(|v| v.value.clone()).collect())
@@ -382,12 +430,14 @@ pub fn constraint_rows(
             fieldset.constraint-box {
                 legend { "Constraint " (index + 1) }
                 div.constraint {
-                    (field(&id("context"), "Context field", None, None, html! {
+                    (field(&id("context"), "Context field", errors.at(&id("context")), None, html! {
                         input id=(id("context")) type="text" name=(key("contextName")) value=(constraint.context_name)
-                            list="context-fields" autocomplete="off";
+                            list="context-fields" autocomplete="off"
+                            aria-describedby=(described("context")) aria-invalid=(errors.invalid(&id("context")));
                     }))
-                    (field(&id("operator"), "Operator", None, None, html! {
-                        select id=(id("operator")) name=(key("operator")) data-autosubmit="refresh-form" {
+                    (field(&id("operator"), "Operator", errors.at(&id("operator")), None, html! {
+                        select id=(id("operator")) name=(key("operator")) data-autosubmit="refresh-form"
+                            aria-describedby=(described("operator")) aria-invalid=(errors.invalid(&id("operator"))) {
                             @for operator in OPERATORS {
                                 option value=(operator) selected[operator == constraint.operator] { (operator) }
                             }
@@ -395,15 +445,17 @@ pub fn constraint_rows(
                     }))
                     @if single_valued(&constraint.operator) {
                         @if constraint.operator.starts_with("DATE_") {
-                            (field(&id("value"), "Value", None, Some("Date and time, UTC"), html! {
+                            (field(&id("value"), "Value", errors.at(&id("value")), Some("Date and time, UTC"), html! {
                                 input id=(id("value")) type="datetime-local" name=(key("value"))
                                     value=(constraint.value.get(..16).unwrap_or(&constraint.value))
-                                    aria-describedby=(format!("{}-hint", id("value")));
+                                    aria-describedby=(format!("{}-hint {}", id("value"), described("value")))
+                                    aria-invalid=(errors.invalid(&id("value")));
                             }))
                         } @else {
-                            (field(&id("value"), "Value", None, None, html! {
+                            (field(&id("value"), "Value", errors.at(&id("value")), None, html! {
                                 input id=(id("value")) type="text" name=(key("value")) value=(constraint.value)
-                                    list=(format!("{}-legal", id("value")));
+                                    list=(format!("{}-legal", id("value")))
+                                    aria-describedby=(described("value")) aria-invalid=(errors.invalid(&id("value")));
                                 datalist id=(format!("{}-legal", id("value"))) {
                                     @for value in &legal { option value=(value) {} }
                                 }
@@ -411,11 +463,12 @@ pub fn constraint_rows(
                         }
                     } @else {
                         div.values {
-                            (field(&id("values"), "Values", None,
+                            (field(&id("values"), "Values", errors.at(&id("values")),
                                 Some(&if legal.is_empty() { "One per line, or comma-separated".to_owned() } else { format!("One per line, or comma-separated. Legal values: {}", legal.join(", ")) }),
                                 html! {
                                     textarea id=(id("values")) name=(key("values")) rows="2"
-                                        aria-describedby=(format!("{}-hint", id("values"))) { (constraint.values) }
+                                        aria-describedby=(format!("{}-hint {}", id("values"), described("values")))
+                                        aria-invalid=(errors.invalid(&id("values"))) { (constraint.values) }
                                 }))
                         }
                     }
@@ -437,8 +490,32 @@ struct FormPage<'a> {
     project: &'a str,
     feature: &'a str,
     draft: &'a StrategyDraft,
-    error: Option<&'a str>,
+    error: Option<&'a ApiError>,
     status: StatusCode,
+}
+
+/// Where the strategy form's controls are, for [`FieldErrors`]: the body's `name`, `title`,
+/// `parameters.<name>`, `segments`, then the constraint and variant editors' own.
+fn form_fields(
+    definition: Option<&StrategyDefinition>,
+    draft: &StrategyDraft,
+) -> Vec<(String, String)> {
+    let mut fields = vec![
+        ("name".to_owned(), "strategy".to_owned()),
+        ("title".to_owned(), "title".to_owned()),
+        ("segments".to_owned(), "segments".to_owned()),
+    ];
+    fields.extend(definition.into_iter().flat_map(|definition| {
+        definition.parameters.iter().map(|parameter| {
+            (
+                format!("parameters.{}", parameter.name),
+                format!("param-{}", parameter.name),
+            )
+        })
+    }));
+    fields.extend(constraint_fields(&draft.constraints));
+    fields.extend(variant_fields(VARIANT_PREFIX, &draft.variants, false));
+    fields
 }
 
 fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
@@ -466,6 +543,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
         ))
     };
     let definition = choices.definitions.iter().find(|d| d.name == draft.name);
+    let errors = FieldErrors::of(error, &form_fields(definition, draft), "strategy");
     let markup = shell.render(
         heading,
         html! {
@@ -478,15 +556,14 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                     }
                 }
             }
-            @if let Some(error) = error {
-                p.error-box role="alert" { (error) }
-            }
+            (errors.general())
             form.form-narrow method="post" action=(action) {
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(draft.environment);
                 @if let Some(id) = &draft.id { input type="hidden" name="strategyId" value=(id); }
-                (field("strategy", "Strategy", None, definition.and_then(|d| d.description.as_deref()), html! {
-                    select #strategy name="strategy" data-autosubmit="refresh-form" aria-describedby="strategy-hint" {
+                (field("strategy", "Strategy", errors.at("strategy"), definition.and_then(|d| d.description.as_deref()), html! {
+                    select #strategy name="strategy" data-autosubmit="refresh-form" aria-describedby="strategy-hint strategy-error"
+                        aria-invalid=(errors.invalid("strategy")) {
                         @for candidate in &choices.definitions {
                             @if !candidate.deprecated || candidate.name == draft.name {
                                 option value=(candidate.name) selected[candidate.name == draft.name] {
@@ -496,15 +573,16 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                         }
                     }
                 }))
-                (field("title", "Title", None, Some("Optional"), html! {
-                    input #title type="text" name="title" value=(draft.title) aria-describedby="title-hint";
+                (field("title", "Title", errors.at("title"), Some("Optional"), html! {
+                    input #title type="text" name="title" value=(draft.title) aria-describedby="title-hint title-error"
+                        aria-invalid=(errors.invalid("title"));
                 }))
                 @if let Some(definition) = definition {
-                    (parameter_control(choices, draft, definition))
+                    (parameter_control(choices, draft, definition, &errors))
                 }
                 fieldset {
                     legend { "Constraints" }
-                    (constraint_rows(&choices.context_fields, &draft.constraints, true))
+                    (constraint_rows(&choices.context_fields, &draft.constraints, true, &errors))
                     button type="submit" name="intent" value="add-constraint" { "Add constraint" }
                 }
                 fieldset {
@@ -514,14 +592,16 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                     }
                     @for segment in &choices.segments {
                         label.check {
-                            input type="checkbox" name="segment" value=(segment.id) checked[draft.segments.contains(&segment.id)];
+                            input type="checkbox" name="segment" value=(segment.id) checked[draft.segments.contains(&segment.id)]
+                                aria-describedby="segments-error" aria-invalid=(errors.invalid("segments"));
                             (segment.name)
                         }
                     }
+                    p.field-error #segments-error aria-live="polite" { @if let Some(error) = errors.at("segments") { (error) } }
                 }
                 fieldset {
                     legend { "Strategy variants" }
-                    (variant_rows(true, VARIANT_PREFIX, &draft.variants, false))
+                    (variant_rows(true, VARIANT_PREFIX, &draft.variants, false, &errors))
                     button type="submit" name="intent" value=(format!("add-{VARIANT_PREFIX}")) { "Add strategy variant" }
                 }
                 label.check { input type="checkbox" name="disabled" value="true" checked[draft.disabled]; "Disabled" }
@@ -627,7 +707,7 @@ async fn submit(
     };
     let mut draft = StrategyDraft::from_form(form);
     let intent = form.get("intent").unwrap_or("save");
-    let redraw = |draft: &StrategyDraft, error: Option<&str>, status: StatusCode| {
+    let redraw = |draft: &StrategyDraft, error: Option<&ApiError>, status: StatusCode| {
         let page = FormPage {
             project,
             feature,
@@ -648,7 +728,7 @@ async fn submit(
     let definition = choices.definitions.iter().find(|d| d.name == draft.name);
     let input = match draft.to_input(definition) {
         Ok(input) => input,
-        Err(error) => return redraw(&draft, Some(&error.message), StatusCode::BAD_REQUEST),
+        Err(error) => return redraw(&draft, Some(&error), StatusCode::BAD_REQUEST),
     };
     let change = match &draft.id {
         None => Change::AddStrategy(input),
@@ -682,7 +762,7 @@ async fn submit(
         Ok(Outcome::Made) => see_other(&flag_page),
         Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
         Err(error) if error.kind.status() == 400 => {
-            redraw(&draft, Some(&error.message), StatusCode::BAD_REQUEST)
+            redraw(&draft, Some(&error), StatusCode::BAD_REQUEST)
         }
         Err(error) => UiError::new(error, &shell).into_response(),
     }

@@ -2,8 +2,9 @@
 //! (details and root role, a password reset that ends their sessions, delete after a confirmation). Admins
 //! only, as the admin API's `Access` area.
 
-use super::access_forms::{role_name, role_options, FieldErrors, Paged};
+use super::access_forms::{role_name, role_options, Paged};
 use super::controls::{field, when};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;

@@ -3,6 +3,7 @@
 //! payload type and payload, and overrides; "Add" and "Remove" post the form back.
 
 use super::controls::field;
+use super::field_errors::FieldErrors;
 use super::session::FormFields;
 use crate::model::variant::{
     FlagVariant, StrategyVariant, VariantOverride, VariantPayload, WeightType,
@@ -170,51 +171,94 @@ pub fn edit_variants(intent: &str, prefix: &str, drafts: &mut Vec<VariantDraft>)
     false
 }
 
-/// The rows of the editor (the "Add" button is the caller's, which knows its wording).
+/// Where the editor's controls are, for [`FieldErrors`]: `variants[i].<field>` → variant `i`'s control
+/// (`payload.type` its payload type, any other `payload` its payload); `variants` and `variants[i]` → the
+/// editor as a whole (a message about the weights together, for one, is shown there and describes every
+/// weight).
+pub fn variant_fields(
+    prefix: &str,
+    drafts: &[VariantDraft],
+    with_overrides: bool,
+) -> Vec<(String, String)> {
+    let group = format!("{prefix}-variants");
+    let mut fields = vec![("variants".to_owned(), group.clone())];
+    for index in 0..drafts.len() {
+        let id = |name: &str| format!("{prefix}{index}-{name}");
+        fields.extend([
+            (format!("variants[{index}]"), group.clone()),
+            (format!("variants[{index}].name"), id("name")),
+            (format!("variants[{index}].weight"), id("weight")),
+            (format!("variants[{index}].stickiness"), id("stickiness")),
+            (format!("variants[{index}].payload"), id("payload")),
+            (
+                format!("variants[{index}].payload.type"),
+                id("payload-type"),
+            ),
+        ]);
+        if with_overrides {
+            fields.push((format!("variants[{index}].overrides"), id("overrides")));
+        }
+    }
+    fields
+}
+
+/// The rows of the editor (the "Add" button is the caller's, which knows its wording), a refusal beside
+/// the control it names ([`variant_fields`]).
 pub fn variant_rows(
     editable: bool,
     prefix: &str,
     drafts: &[VariantDraft],
     with_overrides: bool,
+    errors: &FieldErrors,
 ) -> Markup {
+    let group = format!("{prefix}-variants");
     html! {
         input type="hidden" name=(format!("{prefix}Count")) value=(drafts.len());
+        p.field-error id=(format!("{group}-error")) aria-live="polite" { @if let Some(error) = errors.at(&group) { (error) } }
         @if drafts.is_empty() {
             p.muted { "No variants." }
         }
         @for (index, draft) in drafts.iter().enumerate() {
             @let key = |name: &str| format!("{prefix}{index}.{name}");
             @let id = |name: &str| format!("{prefix}{index}-{name}");
+            @let described = |name: &str| format!("{}-error", id(name));
             fieldset {
                 legend { "Variant " (index + 1) }
-                (field(&id("name"), "Variant name", None, None, html! {
-                    input id=(id("name")) type="text" name=(key("name")) value=(draft.name) disabled[!editable];
+                (field(&id("name"), "Variant name", errors.at(&id("name")), None, html! {
+                    input id=(id("name")) type="text" name=(key("name")) value=(draft.name) disabled[!editable]
+                        aria-describedby=(described("name")) aria-invalid=(errors.invalid(&id("name")));
                 }))
-                (field(&id("weight"), "Weight", None, Some("Percent; leave empty to share what the fixed weights leave"), html! {
+                (field(&id("weight"), "Weight", errors.at(&id("weight")), Some("Percent; leave empty to share what the fixed weights leave"), html! {
                     input id=(id("weight")) type="number" name=(key("weight")) min="0" max="100" step="0.1" value=(draft.weight)
-                        aria-describedby=(format!("{}-hint", id("weight"))) disabled[!editable];
+                        aria-describedby=(format!("{}-hint {} {group}-error", id("weight"), described("weight")))
+                        aria-invalid=(if errors.at(&id("weight")).or(errors.at(&group)).is_some() { "true" } else { "false" })
+                        disabled[!editable];
                 }))
-                (field(&id("stickiness"), "Stickiness", None, None, html! {
-                    select id=(id("stickiness")) name=(key("stickiness")) disabled[!editable] {
+                (field(&id("stickiness"), "Stickiness", errors.at(&id("stickiness")), None, html! {
+                    select id=(id("stickiness")) name=(key("stickiness")) disabled[!editable]
+                        aria-describedby=(described("stickiness")) aria-invalid=(errors.invalid(&id("stickiness"))) {
                         @for option in ["default", "userId", "sessionId", "random"] {
                             option value=(option) selected[option == draft.stickiness] { (option) }
                         }
                     }
                 }))
-                (field(&id("payload-type"), "Payload type", None, None, html! {
-                    select id=(id("payload-type")) name=(key("payloadType")) disabled[!editable] {
+                (field(&id("payload-type"), "Payload type", errors.at(&id("payload-type")), None, html! {
+                    select id=(id("payload-type")) name=(key("payloadType")) disabled[!editable]
+                        aria-describedby=(described("payload-type")) aria-invalid=(errors.invalid(&id("payload-type"))) {
                         @for (value, text) in [("", "No payload"), ("string", "string"), ("json", "json"), ("csv", "csv"), ("number", "number")] {
                             option value=(value) selected[value == draft.payload_type] { (text) }
                         }
                     }
                 }))
-                (field(&id("payload"), "Payload", None, None, html! {
-                    textarea id=(id("payload")) name=(key("payload")) rows="3" disabled[!editable] { (draft.payload) }
+                (field(&id("payload"), "Payload", errors.at(&id("payload")), None, html! {
+                    textarea id=(id("payload")) name=(key("payload")) rows="3" disabled[!editable]
+                        aria-describedby=(described("payload")) aria-invalid=(errors.invalid(&id("payload"))) { (draft.payload) }
                 }))
                 @if with_overrides {
-                    (field(&id("overrides"), "Overrides", None, Some("One per line: context field: value, value"), html! {
+                    (field(&id("overrides"), "Overrides", errors.at(&id("overrides")), Some("One per line: context field: value, value"), html! {
                         textarea id=(id("overrides")) name=(key("overrides")) rows="2"
-                            aria-describedby=(format!("{}-hint", id("overrides"))) disabled[!editable] { (draft.overrides) }
+                            aria-describedby=(format!("{}-hint {}", id("overrides"), described("overrides")))
+                            aria-invalid=(errors.invalid(&id("overrides"))) disabled[!editable] { (draft.overrides) }
                     }))
                 }
                 @if editable {

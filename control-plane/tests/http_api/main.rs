@@ -30,5 +30,6 @@ mod ui_access;
 mod ui_browser;
 mod ui_changes;
 mod ui_config;
+mod ui_forms;
 mod ui_usage;
 mod unleash_operations;

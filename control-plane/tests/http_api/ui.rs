@@ -504,7 +504,9 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
     let refused = browser
         .post(&format!("{flag_path}/strategies/create"), &fields)
         .await;
-    assert!(refused.expect(400).contains("error-box"));
+    assert!(refused
+        .expect(400)
+        .contains("<p class=\"field-error\" id=\"c0-context-error\""));
     assert!(refused.has("value=\"bad name\""));
     assert!(
         refused.has("constraints[0].contextName"),

@@ -174,6 +174,23 @@ async fn the_ui_walk_in_chromium() {
                 })
                 .await;
             }
+            "dependency" => {
+                let stored = admin(
+                    &control_plane,
+                    "GET",
+                    &format!("/api/admin/projects/default/features/{flag}"),
+                    None,
+                )
+                .await;
+                assert_eq!(
+                    stored.body["dependencies"],
+                    json!([{"feature": "launch-gate", "enabled": true, "variants": []}])
+                );
+                eventually(limit, "no answer while launch-gate is off", || async {
+                    answered(&edge, flag, "NO", &USERS).await.is_empty()
+                })
+                .await;
+            }
             "change-request" => {
                 let stored = admin(
                     &control_plane,

@@ -141,6 +141,27 @@ async function main() {
   // Edit the rollout to 100 %.
   const first = page.getByRole("article", { name: "Strategy 1 in development" });
   await first.getByRole("link", { name: "Edit" }).click();
+  // A context field name the domain refuses: the form comes back (400) with the domain's message as the
+  // field's accessible description, and what was typed kept.
+  const before = errors.length;
+  await page.getByLabel("Context field").fill("bad name");
+  await submit(page, page.getByRole("button", { name: "Save strategy" }));
+  const contextField = page.getByLabel("Context field");
+  if ((await contextField.getAttribute("aria-invalid")) !== "true") fail("the context field is not marked invalid");
+  const describedBy = (await contextField.getAttribute("aria-describedby")) || "";
+  const description = (
+    await Promise.all(describedBy.split(/\s+/).filter(Boolean).map((id) => page.locator(`[id="${id}"]`).textContent()))
+  ).join(" ");
+  if (!description.includes("constraints[0].contextName")) fail(`the context field's description: ${description}`);
+  if ((await contextField.inputValue()) !== "bad name") fail("the context field typed was lost");
+  await shot(page, "05b-strategy-refused");
+  // That refusal answered 400 (the browser also logs it), as it should; nothing else failed.
+  const refused = errors.splice(before);
+  const expected = (entry) =>
+    (entry.startsWith("400 ") && entry.endsWith("/strategies/edit")) || entry.includes("status of 400");
+  if (!refused.some((entry) => entry.startsWith("400 ")) || !refused.every(expected))
+    fail(`unexpected answers: ${refused.join("; ")}`);
+  await page.getByLabel("Context field").fill("country");
   await page.getByLabel("Rollout").fill("100");
   await audit.check(page);
   await page.getByRole("button", { name: "Save strategy" }).click();
@@ -207,6 +228,21 @@ async function main() {
   await page.getByRole("button", { name: "Save variants" }).click();
   await page.waitForURL(/\/features\/checkout-v2$/);
   await checkpoint("variants");
+
+  // A dependency on another flag (off in development): SDKs no longer get checkout-v2.
+  await page.getByRole("link", { name: "Flags", exact: true }).click();
+  await page.getByRole("link", { name: "New flag" }).click();
+  await page.getByLabel("Name").fill("launch-gate");
+  await page.getByRole("button", { name: "Create flag" }).click();
+  await page.waitForURL(/\/features\/launch-gate$/);
+  await page.goto(base + "/projects/default/features/checkout-v2");
+  await page.getByLabel("Parent flag").fill("launch-gate");
+  await page.getByLabel("Parent state").selectOption("enabled");
+  await page.getByRole("button", { name: "Add dependency" }).click();
+  await page.waitForURL(/\/features\/checkout-v2#dependencies$/);
+  await page.getByRole("button", { name: "Remove dependency on launch-gate" }).waitFor();
+  await shot(page, "08b-dependency");
+  await checkpoint("dependency");
 
   // Archive with a confirmation, then revive.
   await page.getByRole("link", { name: "Archive flag" }).click();

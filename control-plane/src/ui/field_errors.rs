@@ -1,0 +1,124 @@
+//! Where a domain error shows on a form: beside the control its message names, or above the form.
+//!
+//! The domain's validation messages start with the path of the body field they are about
+//! (`tokenName must be…`, `constraints[1].values: …`, `variants[0].payload.value: …`). A form maps paths to
+//! its controls' ids; the longest path that the message's path starts with (whole segments: it is followed by
+//! nothing, `.` or `[`) wins, so `constraints[1].values` finds control `c1-values` and `variants: …` the
+//! variants group. The control is drawn with `aria-invalid` and `aria-describedby` naming `<id>-error`, the
+//! element [`super::controls::field`] draws with the message.
+
+use maud::{html, Markup};
+use vexil_shared::{ApiError, ErrorKind};
+
+/// A domain error placed on a form (or no error).
+#[derive(Debug, Default)]
+pub struct FieldErrors {
+    field: Option<String>,
+    message: Option<String>,
+}
+
+impl FieldErrors {
+    /// `fields` maps a body field path to the form control's id; `clash` is the control a name clash (409)
+    /// belongs to.
+    pub fn of<P: AsRef<str>, I: AsRef<str>>(
+        error: Option<&ApiError>,
+        fields: &[(P, I)],
+        clash: &str,
+    ) -> FieldErrors {
+        let Some(error) = error else {
+            return FieldErrors::default();
+        };
+        let field = if error.kind == ErrorKind::NameExists {
+            Some(clash.to_owned())
+        } else {
+            let path = error.message.split([' ', ':']).next().unwrap_or_default();
+            fields
+                .iter()
+                .filter(|(body_field, _)| names(path, body_field.as_ref()))
+                .max_by_key(|(body_field, _)| body_field.as_ref().len())
+                .map(|(_, id)| id.as_ref().to_owned())
+        };
+        FieldErrors {
+            field,
+            message: Some(error.message.clone()),
+        }
+    }
+
+    /// The message shown beside control `id`.
+    pub fn at(&self, id: &str) -> Option<&str> {
+        self.message
+            .as_deref()
+            .filter(|_| self.field.as_deref() == Some(id))
+    }
+
+    /// `aria-invalid` of control `id`.
+    pub fn invalid(&self, id: &str) -> &'static str {
+        if self.at(id).is_some() {
+            "true"
+        } else {
+            "false"
+        }
+    }
+
+    /// The message of no control, shown above the form.
+    pub fn general(&self) -> Markup {
+        html! {
+            @if let Some(message) = self.message.as_deref().filter(|_| self.field.is_none()) {
+                p.error-box role="alert" { (message) }
+            }
+        }
+    }
+}
+
+/// Whether a message's `path` is about `field`: the same, or inside it.
+fn names(path: &str, field: &str) -> bool {
+    path.strip_prefix(field)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_go_beside_the_field_they_name() {
+        let fields = [("tokenName", "token-name"), ("projects", "token-projects")];
+        let error = ApiError::validation("projects: nope does not exist");
+        let placed = FieldErrors::of(Some(&error), &fields, "token-name");
+        assert_eq!(
+            placed.at("token-projects"),
+            Some("projects: nope does not exist")
+        );
+        assert_eq!(placed.invalid("token-projects"), "true");
+        assert_eq!(placed.at("token-name"), None);
+        assert!(placed.general().into_string().is_empty());
+        let clash = ApiError::name_exists("taken");
+        assert_eq!(
+            FieldErrors::of(Some(&clash), &fields, "token-name").at("token-name"),
+            Some("taken")
+        );
+        let other = ApiError::validation("something else");
+        let placed = FieldErrors::of(Some(&other), &fields, "token-name");
+        assert!(placed.general().into_string().contains("something else"));
+    }
+
+    #[test]
+    fn the_longest_path_wins_and_paths_match_whole_segments() {
+        let fields = [
+            ("constraints", "constraints"),
+            ("constraints[1].values", "c1-values"),
+            ("constraints[1].value", "c1-value"),
+            ("constraints[10].values", "c10-values"),
+        ];
+        let place = |message: &str| {
+            FieldErrors::of(Some(&ApiError::validation(message)), &fields, "x")
+                .field
+                .unwrap_or_default()
+        };
+        assert_eq!(place("constraints[1].values: too many"), "c1-values");
+        assert_eq!(place("constraints[1].value: `a` is not valid"), "c1-value");
+        assert_eq!(place("constraints[10].values: too many"), "c10-values");
+        assert_eq!(place("constraints[2].operator: unknown"), "constraints");
+        assert_eq!(place("constraintsx: no"), "");
+    }
+}
