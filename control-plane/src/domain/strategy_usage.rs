@@ -67,17 +67,20 @@ pub async fn of_segment(conn: &mut AnyConnection, id: i64) -> Result<StrategyRef
 }
 
 /// The strategies that use each segment, by segment id (segments nobody uses are absent): one read of the
-/// strategies for a whole list of segments.
+/// strategies that have segments, for a whole list of segments.
 pub async fn of_every_segment(
     conn: &mut AnyConnection,
 ) -> Result<BTreeMap<i64, Vec<StrategyReference>>, ApiError> {
     let mut by_segment: BTreeMap<i64, Vec<StrategyReference>> = BTreeMap::new();
-    for strategy in strategy_store::list_all_placed(conn).await? {
-        for id in &strategy.row.segments {
-            by_segment
-                .entry(*id)
-                .or_default()
-                .push(reference(&strategy));
+    for strategy in segment_store::references(conn).await? {
+        for id in &strategy.segments {
+            by_segment.entry(*id).or_default().push(StrategyReference {
+                id: strategy.strategy_id.clone(),
+                feature_name: strategy.feature_name.clone(),
+                project_id: strategy.project_id.clone(),
+                environment: strategy.environment.clone(),
+                strategy_name: strategy.strategy_name.clone(),
+            });
         }
     }
     Ok(by_segment)

@@ -99,19 +99,26 @@ pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError>
     Ok(())
 }
 
-/// A strategy that references segments: its flag, the flag's project and the segment ids.
+/// A strategy that references segments: which strategy, where (flag, the flag's project, environment) and
+/// the segment ids.
 #[derive(Debug, Clone)]
 pub struct SegmentReference {
+    pub strategy_id: String,
+    pub strategy_name: String,
     pub feature_name: String,
     pub project_id: String,
+    pub environment: String,
     pub segments: Vec<i64>,
 }
 
 impl FromRow<'_, AnyRow> for SegmentReference {
     fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
         Ok(SegmentReference {
+            strategy_id: row.try_get("id")?,
+            strategy_name: row.try_get("name")?,
             feature_name: row.try_get("feature_name")?,
             project_id: row.try_get("project_id")?,
+            environment: row.try_get("environment")?,
             segments: json(row, "segments")?,
         })
     }
@@ -120,7 +127,8 @@ impl FromRow<'_, AnyRow> for SegmentReference {
 /// Every strategy (of any flag, archived ones included) with at least one segment.
 pub async fn references(conn: &mut AnyConnection) -> Result<Vec<SegmentReference>, StoreError> {
     Ok(sqlx::query_as(
-        "SELECT s.feature_name, f.project_id, s.segments FROM feature_strategies s \
+        "SELECT s.id, s.name, s.feature_name, f.project_id, s.environment, s.segments \
+         FROM feature_strategies s \
          JOIN features f ON f.name = s.feature_name WHERE s.segments <> '[]' ORDER BY s.feature_name",
     )
     .fetch_all(conn)
