@@ -64,7 +64,11 @@ impl FromRequestParts<Arc<AppState>> for AdminActor {
             };
             let session = session_cookie(&parts.headers);
             let mut conn = state.store.read().await?;
-            access::authenticate(&mut conn, authorization, session.as_deref()).await?
+            let caller = access::authenticate(&mut conn, authorization, session.as_deref()).await?;
+            if let Some(hash) = &caller.token {
+                state.token_sightings.record(hash, (state.clock)());
+            }
+            caller
         } else {
             Caller::unauthenticated_admin()
         };
@@ -254,6 +258,7 @@ mod tests {
             ))
             .1,
             trust_proxy: false,
+            token_sightings: Default::default(),
             sign_in: Default::default(),
             password_work: Default::default(),
         });

@@ -206,9 +206,11 @@ pub struct PatRow {
     pub description: String,
     pub expires_at: Timestamp,
     pub created_at: Timestamp,
+    /// The latest use noted (`store::tokens::note_seen`); `None`: never.
+    pub seen_at: Option<Timestamp>,
 }
 
-const PAT_COLUMNS: &str = "id, secret_hash, user_id, description, expires_at, created_at";
+const PAT_COLUMNS: &str = "id, secret_hash, user_id, description, expires_at, created_at, seen_at";
 
 pub async fn insert_pat(conn: &mut AnyConnection, row: &PatRow) -> Result<(), StoreError> {
     sqlx::query(

@@ -1,9 +1,9 @@
-//! `/admin/api`: the API tokens (name, type, environment, projects, created, expiry; never a secret), the
+//! `/admin/api`: the API tokens (name, type, environment, projects, created, expiry, last used; never a secret), the
 //! create form (the new secret shown once, in a read-only field with a Copy button), and revoking a token
 //! after a confirmation page. Admins only, as the admin API's `Access` area: anyone else gets its 403 page.
 
 use super::access_forms::{FieldErrors, Paged};
-use super::controls::{field, when};
+use super::controls::{field, last_used, when};
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
@@ -199,6 +199,7 @@ fn token_table(who: &SignedIn, rows: &[ListedToken]) -> Markup {
                     th.hide-narrow scope="col" { "Projects" }
                     th.hide-narrow scope="col" { "Created" }
                     th.hide-narrow scope="col" { "Expires" }
+                    th.hide-narrow scope="col" { "Last used" }
                     th scope="col" { "Actions" }
                 } }
                 tbody {
@@ -218,6 +219,7 @@ fn token_table(who: &SignedIn, rows: &[ListedToken]) -> Markup {
                                     None => { span.muted { "never" } }
                                 }
                             }
+                            td.hide-narrow { (last_used(token.seen_at.as_deref())) }
                             td {
                                 form.inline method="get" action=(who.link(&format!("/admin/api/{}/revoke", row.secret_hash))) {
                                     button.danger type="submit" aria-label=(format!("Revoke {}", token.token_name)) { "Revoke" }

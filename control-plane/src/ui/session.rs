@@ -251,6 +251,9 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
                 }
             }
         };
+        if let Some(hash) = &caller.token {
+            state.token_sightings.record(hash, (state.clock)());
+        }
         // The UI reads configuration: a credential the admin API refuses that is refused here too.
         access::authorize(caller.credential, true, Area::Configuration)
             .map_err(|error| NotSignedIn::Error(UiError::new(error, &base_shell(state))))?;
