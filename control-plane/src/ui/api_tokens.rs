@@ -2,9 +2,10 @@
 //! create form (the new secret shown once, in a read-only field with a Copy button), and revoking a token
 //! after a confirmation page. Admins only, as the admin API's `Access` area: anyone else gets its 403 page.
 
-use super::access_forms::{FieldErrors, Paged};
+use super::access_forms::FieldErrors;
 use super::controls::{field, last_used, when};
 use super::page::{see_other, Nav, Page, UiError};
+use super::paging::Paged;
 use super::session::{InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
 use crate::domain::tokens::{self, ApiToken, CreateApiToken, ListedToken};

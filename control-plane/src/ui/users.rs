@@ -2,9 +2,10 @@
 //! (details and root role, a password reset that ends their sessions, delete after a confirmation). Admins
 //! only, as the admin API's `Access` area.
 
-use super::access_forms::{role_name, role_options, FieldErrors, Paged};
+use super::access_forms::{role_name, role_options, FieldErrors};
 use super::controls::{field, when};
 use super::page::{see_other, Nav, Page, UiError};
+use super::paging::Paged;
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
 use crate::domain::roles::RoleReference;
