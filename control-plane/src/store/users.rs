@@ -264,3 +264,17 @@ pub async fn pat_user(
         .fetch_optional(conn)
         .await?)
 }
+
+/// Each user's latest use of any of their personal access tokens (users whose tokens were never used are
+/// absent).
+pub async fn pats_last_seen(
+    conn: &mut AnyConnection,
+) -> Result<std::collections::HashMap<i64, Timestamp>, StoreError> {
+    let rows: Vec<(i64, Timestamp)> = sqlx::query_as(
+        "SELECT user_id, MAX(seen_at) FROM personal_access_tokens WHERE seen_at IS NOT NULL \
+         GROUP BY user_id",
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
