@@ -64,16 +64,16 @@ impl FromRequestParts<Arc<AppState>> for AdminActor {
             };
             let session = session_cookie(&parts.headers);
             let mut conn = state.store.read().await?;
-            let caller = access::authenticate(&mut conn, authorization, session.as_deref()).await?;
-            if let Some(hash) = &caller.token {
-                state.token_sightings.record(hash, (state.clock)());
-            }
-            caller
+            access::authenticate(&mut conn, authorization, session.as_deref()).await?
         } else {
             Caller::unauthenticated_admin()
         };
         let read = parts.method == Method::GET || parts.method == Method::HEAD;
         access::authorize(caller.credential, read, area)?;
+        // A token let in is noted as used (written as its `seenAt` within an interval).
+        if let Some(hash) = &caller.token {
+            state.token_sightings.record(hash, (state.clock)());
+        }
         Ok(AdminActor(caller.actor))
     }
 }
