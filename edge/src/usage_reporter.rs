@@ -168,8 +168,8 @@ impl Aggregate {
         entry.disabled = entry.disabled.saturating_add(disabled);
     }
 
-    /// Drops the oldest minutes' counts (then evaluations, then sightings, then tokens) until at most `max` entries are
-    /// left; returns how many entries were dropped.
+    /// Drops the oldest minutes' counts (then evaluations, then sightings, then tokens seen) until at most `max`
+    /// entries are left; returns how many entries were dropped.
     pub fn trim(&mut self, max: usize) -> usize {
         let mut dropped = 0;
         while self.len() > max {

@@ -1,5 +1,5 @@
-//! `/admin/api`: the API tokens (name, type, environment, projects, created, expiry, last used; never a secret), the
-//! create form (the new secret shown once, in a read-only field with a Copy button), and revoking a token
+//! `/admin/api`: the API tokens (name, type, environment, projects, created, expiry, last used; never a
+//! secret), the create form (the new secret shown once, in a read-only field with a Copy button), and revoking a token
 //! after a confirmation page. Admins only, as the admin API's `Access` area: anyone else gets its 403 page.
 
 use super::access_forms::FieldErrors;

@@ -1,6 +1,6 @@
-//! `/admin/users`: the users (paged; a filter keeps only the inactive ones), a new user (username, name, e-mail,
-//! root role, password), a user's page (details and root role, a password reset that ends their sessions, delete
-//! after a confirmation). Admins only, as the admin API's `Access` area.
+//! `/admin/users`: the users (paged; a filter keeps only the inactive ones), a new user (username, name,
+//! e-mail, root role, password), a user's page (details and root role, a password reset that ends their
+//! sessions, delete after a confirmation). Admins only, as the admin API's `Access` area.
 
 use super::access_forms::{role_name, role_options, FieldErrors};
 use super::controls::{field, when};
