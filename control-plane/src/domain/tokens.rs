@@ -58,6 +58,8 @@ pub struct ApiToken {
     pub projects: Vec<String>,
     pub expires_at: Option<String>,
     pub created_at: String,
+    /// The latest use noted (on the control plane: within `--token-seen-interval` of it; on an edge: with its
+    /// next usage batch); null when never used.
     pub seen_at: Option<String>,
 }
 

@@ -97,6 +97,7 @@ pub struct Pat {
     pub description: String,
     pub expires_at: String,
     pub created_at: String,
+    /// The latest use noted: written within `--token-seen-interval` of it; null when never used.
     pub seen_at: Option<String>,
     pub user_id: i64,
 }
