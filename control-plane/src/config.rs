@@ -133,6 +133,12 @@ pub struct Config {
     #[arg(long, env = "VEXIL_CLIENT_RETENTION_DAYS", default_value_t = 30)]
     pub client_retention_days: u32,
 
+    /// How often the tokens used on this process (admin API, SDK routes, gRPC) are written as their "last
+    /// used" (`seenAt`): one transaction per interval, never a write per request (`60s`, `500ms`).
+    #[arg(long, env = "VEXIL_TOKEN_SEEN_INTERVAL", default_value = "60s",
+          value_parser = vexil_serving::serve::parse_duration)]
+    pub token_seen_interval: std::time::Duration,
+
     /// Resource limits: `--limit-<field>` / `VEXIL_LIMIT_<FIELD>` each.
     #[command(flatten)]
     pub limits: Limits,

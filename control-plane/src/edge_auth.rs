@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use tonic::{Request, Response, Status};
 use vexil_proto::v1;
 use vexil_proto::v1::usage_server::Usage;
+use vexil_serving::token_sightings::TokenSightings;
 use vexil_shared::token;
 
 use crate::publisher::published::{Configuration, Published};
@@ -106,12 +107,23 @@ fn live_edge_grant<'c>(
 pub struct EdgeAuthenticator {
     published: watch::Receiver<Arc<Published>>,
     open: bool,
+    /// Where an admitted edge token is noted as used.
+    sightings: Arc<TokenSightings>,
 }
 
 impl EdgeAuthenticator {
-    /// Checks tokens against the published ones; `open` (`--auth-type none`) admits every call.
-    pub fn new(published: watch::Receiver<Arc<Published>>, open: bool) -> EdgeAuthenticator {
-        EdgeAuthenticator { published, open }
+    /// Checks tokens against the published ones, noting each admitted one in `sightings`; `open`
+    /// (`--auth-type none`) admits every call.
+    pub fn new(
+        published: watch::Receiver<Arc<Published>>,
+        open: bool,
+        sightings: Arc<TokenSightings>,
+    ) -> EdgeAuthenticator {
+        EdgeAuthenticator {
+            published,
+            open,
+            sightings,
+        }
     }
 }
 
@@ -132,17 +144,16 @@ impl tonic::service::Interceptor for EdgeAuthenticator {
                     )
                 })?;
             let hash = token::sha256(secret);
-            let published = self.published.borrow();
-            EdgeCaller::of_token(
-                &published.configuration,
-                &hash,
-                vexil_shared::time::now_ms(),
-            )
-            .ok_or_else(|| {
-                Status::unauthenticated(
-                    "the token is not a valid edge token (unknown, expired or another kind)",
-                )
-            })?
+            let now_ms = vexil_shared::time::now_ms();
+            let caller =
+                EdgeCaller::of_token(&self.published.borrow().configuration, &hash, now_ms)
+                    .ok_or_else(|| {
+                        Status::unauthenticated(
+                        "the token is not a valid edge token (unknown, expired or another kind)",
+                    )
+                    })?;
+            self.sightings.record(&hash, now_ms);
+            caller
         };
         request.extensions_mut().insert(caller);
         Ok(request)

@@ -1,6 +1,6 @@
 //! Usage ingest adapters: the gRPC `vexil.v1.Usage/Report` the edges send their batches to, the sink the
-//! SDK routes of `vexil-serving` post into (single-binary installs), and the periodic roll-up of minute
-//! buckets into hours.
+//! SDK routes of `vexil-serving` post into (single-binary installs), the periodic roll-up of minute
+//! buckets into hours, and the periodic write of the tokens this process saw used.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,10 +8,11 @@ use std::time::Duration;
 use tonic::{Request, Response, Status};
 use vexil_proto::v1;
 use vexil_proto::v1::usage_server::Usage;
+use vexil_serving::token_sightings::TokenSightings;
 use vexil_serving::usage::UsageSink;
 use vexil_shared::{ApiError, ErrorKind};
 
-use crate::domain::metrics;
+use crate::domain::{metrics, tokens};
 use crate::store::Store;
 use crate::time::Clock;
 
@@ -76,6 +77,28 @@ pub async fn roll_up_forever(store: Store, clock: Clock, retention: metrics::Ret
             Err(error) => tracing::warn!(%error, "cannot roll up the usage buckets"),
         }
         tokio::time::sleep(ROLL_UP_INTERVAL).await;
+    }
+}
+
+/// Writes the tokens this process saw used (`sightings`: admin API, SDK routes, gRPC) as their "last used",
+/// one transaction every `interval`, forever.
+pub async fn note_tokens_seen_forever(
+    store: Store,
+    clock: Clock,
+    sightings: Arc<TokenSightings>,
+    interval: Duration,
+) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        match tokens::write_sightings(&store, &sightings, clock()).await {
+            Ok(0) => {}
+            Ok(written) => tracing::debug!(tokens = written, "token use noted"),
+            Err(error) => {
+                tracing::warn!(%error, "cannot note the tokens used; kept for the next try")
+            }
+        }
     }
 }
 

@@ -89,6 +89,12 @@ pub async fn run(config: Config) -> Result<(), StartError> {
                 * crate::domain::metrics::DAY_MS,
         },
     ));
+    tokio::spawn(crate::ingest::note_tokens_seen_forever(
+        store.clone(),
+        clock.clone(),
+        serving.token_sightings.clone(),
+        config.token_seen_interval,
+    ));
     tokio::spawn(crate::webhooks::deliver_forever(
         store.clone(),
         config.webhooks,
@@ -107,6 +113,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         trust_proxy: config.trust_proxy,
         sign_in: Default::default(),
         password_work: Default::default(),
+        token_sightings: serving.token_sightings.clone(),
     });
     let app = http::router(
         routes.merge(crate::ui::router()).with_state(state),
@@ -135,7 +142,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         );
     }
     // Every call needs an edge token (the channel is open only with `--auth-type none`).
-    let authenticator = EdgeAuthenticator::new(publisher.watch(), !auth_enabled);
+    let authenticator = EdgeAuthenticator::new(
+        publisher.watch(),
+        !auth_enabled,
+        serving.token_sightings.clone(),
+    );
     // The edges' streams never end on their own, so the gRPC server is not drained at shutdown: it stops
     // with the process, and the edges reconnect elsewhere.
     let snapshots = SnapshotsServer::with_interceptor(

@@ -231,6 +231,7 @@ async fn a_retried_batch_is_counted_once(db: TestDb) {
             enabled: 5,
             disabled: 2,
         }],
+        tokens_seen: vec![],
     };
     assert!(!metrics::ingest_batch(&store, batch.clone(), T0)
         .await

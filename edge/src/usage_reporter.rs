@@ -1,7 +1,8 @@
 //! The edge's usage reporting: the SDKs' posts (parsed by `vexil-serving`) reach one aggregator task over a
 //! bounded channel (no lock on the request path, nothing allocated beyond the parsed post); every
 //! `--metrics-interval` the aggregate, plus the evaluations this edge served (harvested from the snapshots'
-//! per-flag counters), is cut into ONE batch sent over gRPC `Usage/Report` with `(edge_id, batch_id)`.
+//! per-flag counters) and the tokens the SDKs used (taken from the serving state's token sightings, by
+//! hash), is cut into ONE batch sent over gRPC `Usage/Report` with `(edge_id, batch_id)`.
 //!
 //! A cut larger than [`MAX_USAGE_BATCH_BYTES`] encoded is sent as several batches, each with its own id. A batch
 //! that was not acknowledged is retried with the same id and content (the control plane counts it once)
@@ -23,6 +24,7 @@ use vexil_proto::MAX_USAGE_BATCH_BYTES;
 use vexil_serving::usage::{minute_of, Usage, UsageSink, MAX_VARIANTS_PER_FLAG};
 use vexil_serving::{ServingSnapshot, ServingState};
 use vexil_shared::time::now_ms;
+use vexil_shared::token::SecretHash;
 use vexil_shared::ApiError;
 
 use crate::upstream::{AuthorizedChannel, UpstreamAccess};
@@ -50,19 +52,30 @@ impl UsageSink for EdgeSink {
     }
 }
 
-/// Usage merged by key: one entry per application, instance, (flag, app, environment, minute) and
-/// (environment, flag, minute) of this edge's own evaluations.
+/// Usage merged by key: one entry per application, instance, (flag, app, environment, minute),
+/// (environment, flag, minute) of this edge's own evaluations, and token hash (its latest use).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Aggregate {
     applications: BTreeMap<String, v1::ApplicationSeen>,
     instances: BTreeMap<(String, String), v1::InstanceSeen>,
     counts: BTreeMap<(i64, String, String, String), v1::FlagCount>,
     evaluations: BTreeMap<(i64, String, String), v1::EvaluationCount>,
+    tokens_seen: BTreeMap<SecretHash, i64>,
 }
 
 impl Aggregate {
     pub fn len(&self) -> usize {
-        self.applications.len() + self.instances.len() + self.counts.len() + self.evaluations.len()
+        self.applications.len()
+            + self.instances.len()
+            + self.counts.len()
+            + self.evaluations.len()
+            + self.tokens_seen.len()
+    }
+
+    /// Notes that the token of `hash` was used at `at_ms` (the latest use is kept).
+    pub fn add_token_seen(&mut self, hash: SecretHash, at_ms: i64) {
+        let latest = self.tokens_seen.entry(hash).or_insert(at_ms);
+        *latest = (*latest).max(at_ms);
     }
 
     /// Merges one post; returns how many variant names were not kept (past [`MAX_VARIANTS_PER_FLAG`] in
@@ -155,8 +168,8 @@ impl Aggregate {
         entry.disabled = entry.disabled.saturating_add(disabled);
     }
 
-    /// Drops the oldest minutes' counts (then evaluations, then sightings) until at most `max` entries are
-    /// left; returns how many entries were dropped.
+    /// Drops the oldest minutes' counts (then evaluations, then sightings, then tokens seen) until at most `max`
+    /// entries are left; returns how many entries were dropped.
     pub fn trim(&mut self, max: usize) -> usize {
         let mut dropped = 0;
         while self.len() > max {
@@ -167,8 +180,10 @@ impl Aggregate {
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
                 (None, None) => {
-                    if self.instances.pop_first().is_none() {
-                        self.applications.pop_first();
+                    if self.instances.pop_first().is_none()
+                        && self.applications.pop_first().is_none()
+                    {
+                        self.tokens_seen.pop_first();
                     }
                     dropped += 1;
                     continue;
@@ -221,6 +236,13 @@ impl Aggregate {
             cutter.add(evaluation, |batch, evaluation| {
                 batch.evaluations.push(evaluation)
             });
+        }
+        for (hash, seen_at_ms) in self.tokens_seen {
+            let seen = v1::TokenSeen {
+                sha256: hash.to_vec(),
+                seen_at_ms,
+            };
+            cutter.add(seen, |batch, seen| batch.tokens_seen.push(seen));
         }
         cutter.batches.push(cutter.current);
         cutter.batches
@@ -340,6 +362,9 @@ impl Reporter {
                     for snapshot in retiring.iter().chain(&retired_now).chain(current.as_ref()) {
                         harvest(snapshot, minute, &mut pending);
                     }
+                    for (hash, at_ms) in serving.token_sightings.take() {
+                        pending.add_token_seen(hash, at_ms);
+                    }
                     retiring = retired_now;
                     self.bound(&mut pending);
                     let revision = current.as_ref().map_or(0, |s| s.revision);
@@ -384,7 +409,11 @@ impl Reporter {
 }
 
 fn batch_len(batch: &v1::UsageBatch) -> usize {
-    batch.applications.len() + batch.instances.len() + batch.counts.len() + batch.evaluations.len()
+    batch.applications.len()
+        + batch.instances.len()
+        + batch.counts.len()
+        + batch.evaluations.len()
+        + batch.tokens_seen.len()
 }
 
 fn harvest(snapshot: &ServingSnapshot, minute_ms: i64, into: &mut Aggregate) {
@@ -582,6 +611,9 @@ mod tests {
             });
         }
         aggregate.add_evaluations("development", "a", 0, 1, 2);
+        aggregate.add_token_seen([7; 32], 5);
+        aggregate.add_token_seen([7; 32], 9);
+        aggregate.add_token_seen([7; 32], 3);
         let whole = aggregate.clone().into_batches("edge", 7, usize::MAX);
         assert_eq!(whole.len(), 1);
         let limit = whole[0].encoded_len() / 4;
@@ -610,6 +642,13 @@ mod tests {
         assert_eq!(
             batches.iter().map(|b| b.evaluations.len()).sum::<usize>(),
             1
+        );
+        let tokens: Vec<&v1::TokenSeen> = batches.iter().flat_map(|b| &b.tokens_seen).collect();
+        assert_eq!(tokens.len(), 1);
+        assert_eq!(
+            (tokens[0].sha256.as_slice(), tokens[0].seen_at_ms),
+            (&[7u8; 32][..], 9),
+            "one entry per token, its latest use"
         );
         // Nothing to send is still one (empty) batch.
         assert_eq!(Aggregate::default().into_batches("edge", 7, limit).len(), 1);

@@ -253,8 +253,8 @@ pub(crate) static ANONYMOUS: std::sync::LazyLock<TokenGrant> =
     });
 
 /// The token a request carries: `Authorization` (`Bearer ` optional) or, as OpenFeature providers send it,
-/// `X-API-Key`; checked by hash against the snapshot's tokens, unexpired, of one of `kinds`. Its hash is
-/// `None` for the anonymous grant of authentication `none`.
+/// `X-API-Key`; checked by hash against the snapshot's tokens, unexpired, of one of `kinds`, and noted in
+/// [`ServingState::token_sightings`]. Its hash is `None` for the anonymous grant of authentication `none`.
 fn granted<'s>(
     parts: &Parts,
     state: &ServingState,
@@ -285,7 +285,8 @@ fn granted<'s>(
         .tokens
         .get(&hash)
         .ok_or_else(|| unauthenticated("The API token is not valid"))?;
-    if grant_expired(grant, now_ms()) {
+    let now_ms = now_ms();
+    if grant_expired(grant, now_ms) {
         return Err(unauthenticated("The API token has expired"));
     }
     if !kinds.contains(&grant.kind) {
@@ -295,6 +296,7 @@ fn granted<'s>(
             format!("This API needs {}", needed.join(" or ")),
         ));
     }
+    state.token_sightings.record(&hash, now_ms);
     Ok((Some(hash), grant))
 }
 

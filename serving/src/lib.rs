@@ -7,8 +7,9 @@
 //! streams ([`client_delta`], [`ofrep`]); [`extract`] holds the extractors (context, client IP, token scope); [`frontend`] and
 //! [`client_api`] the thin handlers, [`response`] how they write answers; [`usage`] the SDKs' register and
 //! metrics bodies; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
-//! metrics both binaries record and their Prometheus recorder; [`shutdown`] the signals both stop on;
-//! [`serve`] the HTTP server loop both run, with its time bounds (its header read timer in `connection_timer`).
+//! metrics both binaries record and their Prometheus recorder; [`token_sightings`] the tokens used (their "last
+//! used"); [`shutdown`] the signals both stop on; [`serve`] the HTTP server loop both run, with its time
+//! bounds (its header read timer in `connection_timer`).
 //!
 //! This root only assembles the routes: the modules never import from it.
 
@@ -28,6 +29,7 @@ pub mod snapshot;
 pub mod state;
 pub mod stream_events;
 pub mod telemetry;
+pub mod token_sightings;
 pub mod usage;
 
 use std::sync::Arc;

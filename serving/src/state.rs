@@ -12,6 +12,7 @@ use vexil_shared::{ApiError, CompileOptions, ErrorKind};
 use crate::change_feed;
 use crate::snapshot::{self, RevisionGap, ServingSnapshot};
 use crate::stream_events::SharedEvents;
+use crate::token_sightings::TokenSightings;
 use crate::usage::{Usage, UsageSink};
 
 /// What the SDK-facing handlers read: the current snapshot (none until one is loaded), whether to trust
@@ -34,6 +35,9 @@ pub struct ServingState {
     pub closing: watch::Sender<bool>,
     /// The current revision's stream events, serialized once per scope.
     pub stream_events: SharedEvents,
+    /// The tokens that authenticated here, for the reporter that takes them (an `Arc`: the control plane's
+    /// admin API notes its callers' tokens in the same set).
+    pub token_sightings: Arc<TokenSightings>,
 }
 
 /// Default of `--max-streams`: change streams one server holds open (see BENCHMARKS.md); past it a new
@@ -117,6 +121,7 @@ impl ServingState {
             streams: Arc::default(),
             closing: watch::Sender::new(false),
             stream_events: SharedEvents::default(),
+            token_sightings: Arc::default(),
         }
     }
 

@@ -508,6 +508,13 @@ pub fn check_batch(batch: &v1::UsageBatch) -> Result<(), ApiError> {
             MAX_NAME_CHARS,
         )?;
     }
+    for (index, seen) in batch.tokens_seen.iter().enumerate() {
+        if seen.sha256.len() != 32 {
+            return Err(ApiError::validation(format!(
+                "tokens_seen[{index}].sha256 must be 32 bytes"
+            )));
+        }
+    }
     Ok(())
 }
 

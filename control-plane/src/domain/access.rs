@@ -8,7 +8,7 @@ use crate::store::users::{self as user_store, UserRow};
 use crate::store::Actor;
 use crate::time::Timestamp;
 use sqlx::AnyConnection;
-use vexil_shared::token::{self, TokenKind};
+use vexil_shared::token::{self, SecretHash, TokenKind};
 use vexil_shared::{ApiError, ErrorKind};
 
 /// What a caller authenticated as.
@@ -25,6 +25,9 @@ pub enum Credential {
 pub struct Caller {
     pub actor: Actor,
     pub credential: Credential,
+    /// The SHA-256 of the API token or personal access token it authenticated with (none for a session),
+    /// which the caller's extractor notes as used.
+    pub token: Option<SecretHash>,
 }
 
 impl Caller {
@@ -33,6 +36,7 @@ impl Caller {
         Caller {
             actor: Actor::token("admin"),
             credential: Credential::Token(TokenKind::Admin),
+            token: None,
         }
     }
 }
@@ -53,14 +57,18 @@ pub async fn authenticate(
         .filter(|value| !value.is_empty());
     if let Some(header) = authorization {
         let secret = token::secret_of_authorization(header);
-        let hash = token::sha256_hex(secret);
+        let digest = token::sha256(secret);
+        let hash = token::lowercase_hex(&digest);
         if secret.starts_with(PAT_PREFIX) {
             let user = user_store::pat_user(conn, &hash, Timestamp::now())
                 .await?
                 .ok_or_else(|| {
                     unauthenticated("The personal access token is not valid or has expired")
                 })?;
-            return caller(conn, user).await;
+            return Ok(Caller {
+                token: Some(digest),
+                ..caller(conn, user).await?
+            });
         }
         let row = token_store::get_by_hash(conn, &hash)
             .await?
@@ -74,6 +82,7 @@ pub async fn authenticate(
         return Ok(Caller {
             actor: Actor::token(&row.name),
             credential: Credential::Token(row.kind),
+            token: Some(digest),
         });
     }
     if let Some(session) = session {
@@ -109,6 +118,7 @@ pub async fn caller(conn: &mut AnyConnection, row: UserRow) -> Result<Caller, Ap
     Ok(Caller {
         actor: Actor::user(&display_name(&row), row.id),
         credential: Credential::User(role),
+        token: None,
     })
 }
 

@@ -15,6 +15,7 @@ use sqlx::Connection;
 use utoipa::ToSchema;
 use vexil_proto::v1;
 use vexil_serving::usage::{check_batch, Usage, MAX_VARIANTS_PER_FLAG};
+use vexil_shared::token::SecretHash;
 use vexil_shared::ApiError;
 
 pub use crate::store::metrics::RolledUp;
@@ -78,9 +79,9 @@ pub async fn ingest(store: &Store, usage: Usage) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Stores an edge's batch in one transaction with its `(edge_id, batch_id)`; returns true (and changes
-/// nothing) when that batch was counted before. A batch outside the SDK posts' bounds
-/// ([`check_batch`]) is a validation error and changes nothing.
+/// Stores an edge's batch in one transaction with its `(edge_id, batch_id)`, the tokens it saw used
+/// included (their `seenAt`); returns true (and changes nothing) when that batch was counted before. A
+/// batch outside the SDK posts' bounds ([`check_batch`]) is a validation error and changes nothing.
 pub async fn ingest_batch(
     store: &Store,
     batch: v1::UsageBatch,
@@ -119,6 +120,12 @@ pub async fn ingest_batch(
     for evaluation in &evaluations {
         sql::add_evaluations(&mut tx, &batch.edge_id, evaluation).await?;
     }
+    let tokens_seen = batch
+        .tokens_seen
+        .into_iter()
+        .filter_map(|seen| Some((SecretHash::try_from(seen.sha256).ok()?, seen.seen_at_ms)))
+        .collect();
+    super::tokens::note_seen(&mut tx, tokens_seen, now_ms).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(false)
 }

@@ -8,11 +8,12 @@ use super::limits::{self, Limits};
 use crate::store::environments as environment_store;
 use crate::store::projects as project_store;
 use crate::store::tokens::{self as token_store, TokenRow};
-use crate::store::{Actor, NewEvent, Store, WriteTx};
+use crate::store::{Actor, NewEvent, Store, StoreError, WriteTx};
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
+use vexil_serving::token_sightings::TokenSightings;
 use vexil_shared::token::{lowercase_hex, sha256_hex, SecretHash, TokenKind};
 use vexil_shared::ApiError;
 
@@ -57,6 +58,8 @@ pub struct ApiToken {
     pub projects: Vec<String>,
     pub expires_at: Option<String>,
     pub created_at: String,
+    /// The latest use noted (on the control plane: within `--token-seen-interval` of it; on an edge: with its
+    /// next usage batch); null when never used.
     pub seen_at: Option<String>,
 }
 
@@ -111,7 +114,7 @@ fn view(row: TokenRow, secret: Option<String>) -> ApiToken {
         environment: row.environment,
         expires_at: row.expires_at.map(|at| at.to_string()),
         created_at: row.created_at.to_string(),
-        seen_at: None,
+        seen_at: row.seen_at.map(|at| at.to_string()),
     }
 }
 
@@ -238,6 +241,7 @@ pub async fn create(
         environment,
         expires_at,
         created_at: tx.now(),
+        seen_at: None,
     };
     token_store::insert(tx.conn(), &row).await?;
     let token = view(row, None);
@@ -300,6 +304,53 @@ pub async fn list_with_hashes(conn: &mut AnyConnection) -> Result<Vec<ListedToke
             token: view(row, None),
         })
         .collect())
+}
+
+/// Writes token sightings (the SHA-256 of a secret, Unix milliseconds) in `conn`'s transaction: the API token
+/// or personal access token of each hash has its "last used" (`seenAt`) moved forwards to that time, never
+/// past `now_ms` (a reporter whose clock runs ahead cannot date a use in the future). Not a configuration
+/// write: no revision, no event. In hash order, so that concurrent writers lock rows in one order.
+pub async fn note_seen(
+    conn: &mut AnyConnection,
+    mut sightings: Vec<(SecretHash, i64)>,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    sightings.sort_unstable();
+    for (hash, at_ms) in sightings {
+        if let Some(at) = Timestamp::from_millis(at_ms.min(now_ms)) {
+            token_store::note_seen(conn, &lowercase_hex(&hash), at).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes this process's token sightings and writes them in one transaction ([`note_seen`]); when the write
+/// fails they are put back, for the next try. Returns how many were written.
+pub async fn write_sightings(
+    store: &Store,
+    sightings: &TokenSightings,
+    now_ms: i64,
+) -> Result<usize, ApiError> {
+    let taken = sightings.take();
+    if taken.is_empty() {
+        return Ok(0);
+    }
+    let count = taken.len();
+    let written = async {
+        let mut conn = store.bookkeeping().await?;
+        let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+        note_seen(&mut tx, taken.clone(), now_ms).await?;
+        tx.commit().await?;
+        Ok::<(), StoreError>(())
+    }
+    .await;
+    if let Err(error) = written {
+        for (hash, at_ms) in &taken {
+            sightings.record(hash, *at_ms);
+        }
+        return Err(error.into());
+    }
+    Ok(count)
 }
 
 /// The token whose secret has this SHA-256 (hex), without its secret; 404 if there is none.
@@ -427,6 +478,7 @@ async fn insert_if_absent(
         environment,
         expires_at: None,
         created_at: tx.now(),
+        seen_at: None,
     };
     token_store::insert(tx.conn(), &row).await?;
     let token = view(row, None);

@@ -8,6 +8,7 @@ use super::roles::{root_roles, Role, RootRole};
 use super::users::{self, User, MIN_PASSWORD_LENGTH};
 use crate::store::users::{self as user_store, UserRow};
 use crate::store::{Actor, WriteTx};
+use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
@@ -22,7 +23,8 @@ pub struct AccessOverview {
 
 /// At most this many users answer a search.
 const SEARCH_LIMIT: usize = 100;
-/// A user not seen for this long (or never, and created that long ago) is inactive.
+/// A user not seen for this long (neither signed in nor used a personal access token; never: created that
+/// long ago) is inactive.
 const INACTIVE_MS: i64 = 180 * 24 * 3_600_000;
 
 /// `GET /api/admin/user-admin/inactive` (inactiveUserSchema).
@@ -36,7 +38,7 @@ pub struct InactiveUser {
     /// The last sign-in.
     pub seen_at: Option<String>,
     pub created_at: String,
-    /// Vexil does not record when a personal access token is used: null.
+    /// The latest use of any of the user's personal access tokens (null: none used).
     pub pat_seen_at: Option<String>,
 }
 
@@ -165,16 +167,24 @@ pub async fn roles(
     })
 }
 
-fn is_inactive(row: &UserRow, now_ms: i64) -> bool {
-    row.seen_at.unwrap_or(row.created_at).millis() < now_ms - INACTIVE_MS
+/// Whether the user of `row`, whose personal access tokens were last used at `pat_seen` (if ever), has been
+/// inactive for [`INACTIVE_MS`] at `now_ms`.
+fn is_inactive(row: &UserRow, pat_seen: Option<Timestamp>, now_ms: i64) -> bool {
+    let last_active = row
+        .seen_at
+        .unwrap_or(row.created_at)
+        .max(pat_seen.unwrap_or(Timestamp::EPOCH));
+    last_active.millis() < now_ms - INACTIVE_MS
 }
 
-/// Users not signed in for 180 days (never: created 180 days ago or more), by id.
+/// Users neither signed in nor using a personal access token for 180 days (never: created 180 days ago or
+/// more), by id.
 pub async fn inactive(conn: &mut AnyConnection, now_ms: i64) -> Result<InactiveUsers, ApiError> {
+    let pats_seen = user_store::pats_last_seen(conn).await?;
     let inactive_users = user_store::list(conn)
         .await?
         .into_iter()
-        .filter(|row| is_inactive(row, now_ms))
+        .filter(|row| is_inactive(row, pats_seen.get(&row.id).copied(), now_ms))
         .map(|row| InactiveUser {
             id: row.id,
             name: row.name,
@@ -182,7 +192,7 @@ pub async fn inactive(conn: &mut AnyConnection, now_ms: i64) -> Result<InactiveU
             username: row.username,
             seen_at: row.seen_at.map(|at| at.to_string()),
             created_at: row.created_at.to_string(),
-            pat_seen_at: None,
+            pat_seen_at: pats_seen.get(&row.id).map(|at| at.to_string()),
         })
         .collect();
     Ok(InactiveUsers {
@@ -200,9 +210,10 @@ pub async fn delete_inactive(
     if input.ids.is_empty() {
         return Err(ApiError::validation("ids must list at least one user"));
     }
+    let pats_seen = user_store::pats_last_seen(tx.conn()).await?;
     for id in input.ids {
         let row = users::require(tx.conn(), id).await?;
-        if !is_inactive(&row, now_ms) {
+        if !is_inactive(&row, pats_seen.get(&id).copied(), now_ms) {
             return Err(ApiError::validation(format!(
                 "ids: user {id} is not inactive"
             )));

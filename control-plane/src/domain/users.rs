@@ -97,6 +97,7 @@ pub struct Pat {
     pub description: String,
     pub expires_at: String,
     pub created_at: String,
+    /// The latest use noted: written within `--token-seen-interval` of it; null when never used.
     pub seen_at: Option<String>,
     pub user_id: i64,
 }
@@ -377,7 +378,7 @@ fn pat_view(row: PatRow, secret: Option<String>) -> Pat {
         description: row.description,
         expires_at: row.expires_at.to_string(),
         created_at: row.created_at.to_string(),
-        seen_at: None,
+        seen_at: row.seen_at.map(|at| at.to_string()),
         user_id: row.user_id,
     }
 }
@@ -413,6 +414,7 @@ pub async fn create_pat(tx: &mut WriteTx, user_id: i64, input: CreatePat) -> Res
         description,
         expires_at,
         created_at: tx.now(),
+        seen_at: None,
     };
     user_store::insert_pat(tx.conn(), &row).await?;
     let pat = pat_view(row, None);

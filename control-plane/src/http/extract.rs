@@ -70,6 +70,10 @@ impl FromRequestParts<Arc<AppState>> for AdminActor {
         };
         let read = parts.method == Method::GET || parts.method == Method::HEAD;
         access::authorize(caller.credential, read, area)?;
+        // A token let in is noted as used (written as its `seenAt` within an interval).
+        if let Some(hash) = &caller.token {
+            state.token_sightings.record(hash, (state.clock)());
+        }
         Ok(AdminActor(caller.actor))
     }
 }
@@ -254,6 +258,7 @@ mod tests {
             ))
             .1,
             trust_proxy: false,
+            token_sightings: Default::default(),
             sign_in: Default::default(),
             password_work: Default::default(),
         });

@@ -10,6 +10,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
+use vexil_serving::token_sightings::TokenSightings;
 use vexil_shared::ApiError;
 
 /// The longest a write's answer waits for this process's SDK routes to serve it. It normally takes about a
@@ -40,6 +41,9 @@ pub struct AppState {
     pub sign_in: SignInThrottle,
     /// Password hashing and checking, bounded in concurrency and memory.
     pub password_work: PasswordWork,
+    /// The tokens callers used (the serving state's set: the SDK routes note theirs there too), written to
+    /// the store now and then (`ingest::note_tokens_seen_forever`).
+    pub token_sightings: Arc<TokenSightings>,
 }
 
 impl AppState {

@@ -18,6 +18,8 @@ pub struct TokenRow {
     pub environment: String,
     pub expires_at: Option<Timestamp>,
     pub created_at: Timestamp,
+    /// The latest use noted ([`note_seen`]); `None`: never.
+    pub seen_at: Option<Timestamp>,
 }
 
 impl FromRow<'_, AnyRow> for TokenRow {
@@ -36,6 +38,7 @@ impl FromRow<'_, AnyRow> for TokenRow {
             environment: row.try_get("environment")?,
             expires_at: row.try_get("expires_at")?,
             created_at: row.try_get("created_at")?,
+            seen_at: row.try_get("seen_at")?,
         })
     }
 }
@@ -77,7 +80,8 @@ pub async fn count_of_kind(conn: &mut AnyConnection, kind: TokenKind) -> Result<
     )
 }
 
-const COLUMNS: &str = "secret_hash, name, kind, projects, environment, expires_at, created_at";
+const COLUMNS: &str =
+    "secret_hash, name, kind, projects, environment, expires_at, created_at, seen_at";
 
 /// Every API token, oldest first.
 pub async fn list(conn: &mut AnyConnection) -> Result<Vec<TokenRow>, StoreError> {
@@ -109,5 +113,27 @@ pub async fn delete(conn: &mut AnyConnection, secret_hash: &str) -> Result<(), S
         .bind(secret_hash)
         .execute(conn)
         .await?;
+    Ok(())
+}
+
+/// Notes that the API token or personal access token whose secret has the SHA-256 `secret_hash` (hex) was
+/// used at `at`: its `seen_at` moves to `at` unless it is later already (a write only moves it forwards).
+/// A hash of neither table changes nothing.
+pub async fn note_seen(
+    conn: &mut AnyConnection,
+    secret_hash: &str,
+    at: Timestamp,
+) -> Result<(), StoreError> {
+    for table in ["api_tokens", "personal_access_tokens"] {
+        let sql = format!(
+            "UPDATE {table} SET seen_at = $1 \
+             WHERE secret_hash = $2 AND (seen_at IS NULL OR seen_at < $1)"
+        );
+        sqlx::query(&sql)
+            .bind(at)
+            .bind(secret_hash)
+            .execute(&mut *conn)
+            .await?;
+    }
     Ok(())
 }

@@ -206,9 +206,11 @@ pub struct PatRow {
     pub description: String,
     pub expires_at: Timestamp,
     pub created_at: Timestamp,
+    /// The latest use noted (`store::tokens::note_seen`); `None`: never.
+    pub seen_at: Option<Timestamp>,
 }
 
-const PAT_COLUMNS: &str = "id, secret_hash, user_id, description, expires_at, created_at";
+const PAT_COLUMNS: &str = "id, secret_hash, user_id, description, expires_at, created_at, seen_at";
 
 pub async fn insert_pat(conn: &mut AnyConnection, row: &PatRow) -> Result<(), StoreError> {
     sqlx::query(
@@ -261,4 +263,18 @@ pub async fn pat_user(
         .bind(now)
         .fetch_optional(conn)
         .await?)
+}
+
+/// Each user's latest use of any of their personal access tokens (users whose tokens were never used are
+/// absent).
+pub async fn pats_last_seen(
+    conn: &mut AnyConnection,
+) -> Result<std::collections::HashMap<i64, Timestamp>, StoreError> {
+    let rows: Vec<(i64, Timestamp)> = sqlx::query_as(
+        "SELECT user_id, MAX(seen_at) FROM personal_access_tokens WHERE seen_at IS NOT NULL \
+         GROUP BY user_id",
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().collect())
 }

@@ -1,11 +1,11 @@
-//! `/admin/api`: the API tokens (name, type, environment, projects, created, expiry; never a secret), the
-//! create form (the new secret shown once, in a read-only field with a Copy button), and revoking a token
+//! `/admin/api`: the API tokens (name, type, environment, projects, created, expiry, last used; never a
+//! secret), the create form (the new secret shown once, in a read-only field with a Copy button), and revoking a token
 //! after a confirmation page. Admins only, as the admin API's `Access` area: anyone else gets its 403 page.
 
-use super::access_forms::Paged;
-use super::controls::{field, when};
+use super::controls::{field, last_used, when};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
+use super::paging::Paged;
 use super::session::{InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
 use crate::domain::tokens::{self, ApiToken, CreateApiToken, ListedToken};
@@ -200,6 +200,7 @@ fn token_table(who: &SignedIn, rows: &[ListedToken]) -> Markup {
                     th.hide-narrow scope="col" { "Projects" }
                     th.hide-narrow scope="col" { "Created" }
                     th.hide-narrow scope="col" { "Expires" }
+                    th.hide-narrow scope="col" { "Last used" }
                     th scope="col" { "Actions" }
                 } }
                 tbody {
@@ -219,6 +220,7 @@ fn token_table(who: &SignedIn, rows: &[ListedToken]) -> Markup {
                                     None => { span.muted { "never" } }
                                 }
                             }
+                            td.hide-narrow { (last_used(token.seen_at.as_deref())) }
                             td {
                                 form.inline method="get" action=(who.link(&format!("/admin/api/{}/revoke", row.secret_hash))) {
                                     button.danger type="submit" aria-label=(format!("Revoke {}", token.token_name)) { "Revoke" }

@@ -5,11 +5,12 @@
 
 use super::controls::field;
 use super::page::{see_other, Nav, Page, UiError};
+use super::paging::{PageQuery, Paged};
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::context_fields::{self, ContextField, ContextFieldInput};
 use crate::http::state::AppState;
 use crate::model::context_field::LegalValue;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::html;
@@ -19,8 +20,12 @@ use vexil_shared::{ApiError, ErrorKind};
 /// How many legal values the list shows before "and N more".
 const VALUES_SHOWN: usize = 8;
 
-/// `GET /context`.
-pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
+/// `GET /context`: a page of the fields.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Query(query): Query<PageQuery>,
+) -> Result<Response, UiError> {
     let shell = who.shell(Nav::ContextFields, "default");
     let (fields, built_in) = async {
         let mut conn = state.store.read().await?;
@@ -30,6 +35,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
     }
     .await
     .map_err(|error| UiError::new(error, &shell))?;
+    let paged = Paged::new(query.page, fields.len());
     let markup = shell.render(
         "Context fields",
         html! {
@@ -54,7 +60,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                             @if who.may_write { th scope="col" { "Actions" } }
                         } }
                         tbody {
-                            @for context_field in &fields {
+                            @for context_field in paged.slice(&fields) {
                                 tr {
                                     td.flag-name {
                                         strong { (context_field.name) }
@@ -96,6 +102,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                         }
                     }
                 }
+                (paged.pager(|page| who.link(&format!("/context?page={page}"))))
             }
         },
     );

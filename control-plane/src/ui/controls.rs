@@ -90,6 +90,17 @@ pub fn when(rfc3339: &str) -> String {
     }
 }
 
+/// A token's "last used" cell: its time, or "never" (`seenAt` is null until a use is written, within a
+/// minute of it).
+pub fn last_used(seen_at: Option<&str>) -> Markup {
+    html! {
+        @match seen_at {
+            Some(at) => { (when(at)) }
+            None => { span.muted { "never" } }
+        }
+    }
+}
+
 /// How long ago `at_ms` was, as people say it.
 pub fn ago(at_ms: i64, now_ms: i64) -> String {
     let seconds = (now_ms - at_ms).max(0) / 1000;

@@ -4,10 +4,11 @@
 
 use super::controls::{field, switch};
 use super::page::{see_other, Nav, Page, UiError};
+use super::paging::{PageQuery, Paged};
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::environments::{self, CreateEnvironment, Environment, UpdateEnvironment};
 use crate::http::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup};
@@ -98,15 +99,19 @@ async fn all_environments(state: &AppState) -> Result<Vec<Environment>, ApiError
     Ok(environments::list(&mut conn).await?.environments)
 }
 
+/// The environments list, page `page`, with the form for a new one (`draft`, refused with `error`).
 fn list_page(
     who: &SignedIn,
     list: &[Environment],
+    page: Option<usize>,
     draft: &EnvironmentDraft,
     error: Option<&ApiError>,
 ) -> Markup {
     let shell = who.shell(Nav::Environments, "default");
     let (name_error, type_error, order_error, other_error) = messages(error);
-    let back = who.link("/environments");
+    let paged = Paged::new(page, list.len());
+    // A switch brings the same page back.
+    let back = who.link(&format!("/environments?page={}", paged.page));
     shell.render(
         "Environments",
         html! {
@@ -132,7 +137,7 @@ fn list_page(
                             @if who.may_write { th scope="col" { "Actions" } }
                         } }
                         tbody {
-                            @for environment in list {
+                            @for environment in paged.slice(list) {
                                 tr {
                                     td.flag-name {
                                         strong { (environment.name) }
@@ -162,6 +167,7 @@ fn list_page(
                         }
                     }
                 }
+                (paged.pager(|page| who.link(&format!("/environments?page={page}"))))
             }
             @if who.may_write {
                 section.card.form-narrow aria-labelledby="new-environment-title" {
@@ -184,12 +190,16 @@ fn list_page(
     )
 }
 
-/// `GET /environments`.
-pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Response {
+/// `GET /environments`: a page of the environments.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Query(query): Query<PageQuery>,
+) -> Response {
     match all_environments(&state).await {
         Ok(list) => {
             let draft = EnvironmentDraft::default();
-            who.finish(Page::ok(list_page(&who, &list, &draft, None)))
+            who.finish(Page::ok(list_page(&who, &list, query.page, &draft, None)))
         }
         Err(error) => UiError::new(error, &who.shell(Nav::Environments, "default")).into_response(),
     }
@@ -210,7 +220,7 @@ async fn refused_list(
         Ok(list) => {
             let status =
                 StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let markup = list_page(who, &list, draft, Some(&error));
+            let markup = list_page(who, &list, None, draft, Some(&error));
             who.finish(Page { status, markup })
         }
         Err(error) => UiError::new(error, &shell).into_response(),

@@ -2,10 +2,10 @@
 //! where it is used; create, edit with the strategy form's constraint editor, delete) and `/archive`
 //! (archived flags: revive, delete for good).
 
-use super::access_forms::{Paged, PAGE_SIZE};
 use super::controls::{field, when};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
+use super::paging::{Paged, PAGE_SIZE};
 use super::session::{SignedIn, UiWrite};
 use super::strategy_form::{
     constraint_fields, constraint_rows, constraints_of, edit_constraints, ConstraintDraft,

@@ -26,6 +26,7 @@ pub mod flags;
 pub mod groups;
 pub mod lists;
 pub mod page;
+pub mod paging;
 pub mod playground;
 pub mod profile;
 pub mod projects;

@@ -3,7 +3,7 @@
 //! secret shown once with a Copy button; revoke) and a password change (which ends every session, so the
 //! next page is the sign-in). An admin-token sign-in or `--auth-type none` has no account: the page says so.
 
-use super::controls::{field, when};
+use super::controls::{field, last_used, when};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, InOwnAccount, SignedIn, UiWrite};
@@ -160,6 +160,7 @@ fn account_markup(
                             th scope="col" { "Description" }
                             th.hide-narrow scope="col" { "Created" }
                             th scope="col" { "Expires" }
+                            th.hide-narrow scope="col" { "Last used" }
                             th scope="col" { "Actions" }
                         } }
                         tbody {
@@ -168,6 +169,7 @@ fn account_markup(
                                     td.flag-name { strong { (pat.description) } }
                                     td.hide-narrow { (when(&pat.created_at)) }
                                     td { (when(&pat.expires_at)) }
+                                    td.hide-narrow { (last_used(pat.seen_at.as_deref())) }
                                     td {
                                         form.inline method="post" action=(who.link(&format!("/profile/tokens/{}/revoke", pat.id))) {
                                             input type="hidden" name="csrf" value=(who.csrf);

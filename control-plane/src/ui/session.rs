@@ -254,6 +254,9 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
         // The UI reads configuration: a credential the admin API refuses that is refused here too.
         access::authorize(caller.credential, true, Area::Configuration)
             .map_err(|error| NotSignedIn::Error(UiError::new(error, &base_shell(state))))?;
+        if let Some(hash) = &caller.token {
+            state.token_sightings.record(hash, (state.clock)());
+        }
         Ok(SignedIn {
             may_write: access::authorize(caller.credential, false, Area::Configuration).is_ok(),
             actor: caller.actor,

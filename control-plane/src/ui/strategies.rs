@@ -5,13 +5,14 @@
 
 use super::controls::field;
 use super::page::{see_other, Nav, Page, UiError};
+use super::paging::{PageQuery, Paged};
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::strategy_definitions::{
     self, CreateStrategyDefinition, StrategyDefinition, UpdateStrategyDefinition,
 };
 use crate::http::state::AppState;
 use crate::model::strategy_definition::{ParameterType, StrategyParameter};
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::html;
@@ -34,8 +35,12 @@ fn type_name(parameter_type: ParameterType) -> &'static str {
         .map_or("string", |(_, name)| name)
 }
 
-/// `GET /strategies`.
-pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
+/// `GET /strategies`: a page of the definitions.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Query(query): Query<PageQuery>,
+) -> Result<Response, UiError> {
     let shell = who.shell(Nav::Strategies, "default");
     let definitions = async {
         let mut conn = state.store.read().await?;
@@ -44,6 +49,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
     .await
     .map_err(|error| UiError::new(error, &shell))?
     .strategies;
+    let paged = Paged::new(query.page, definitions.len());
     let markup = shell.render(
         "Strategies",
         html! {
@@ -68,7 +74,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                             @if who.may_write { th scope="col" { "Actions" } }
                         } }
                         tbody {
-                            @for definition in &definitions {
+                            @for definition in paged.slice(&definitions) {
                                 @let title = definition.display_name.clone().filter(|title| !title.is_empty()).unwrap_or(definition.name.clone());
                                 tr {
                                     td.flag-name {
@@ -117,6 +123,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                         }
                     }
                 }
+                (paged.pager(|page| who.link(&format!("/strategies?page={page}"))))
             }
         },
     );

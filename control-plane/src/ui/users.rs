@@ -1,11 +1,12 @@
-//! `/admin/users`: the users (paged), a new user (username, name, e-mail, root role, password), a user's page
-//! (details and root role, a password reset that ends their sessions, delete after a confirmation). Admins
-//! only, as the admin API's `Access` area.
+//! `/admin/users`: the users (paged; a filter keeps only the inactive ones), a new user (username, name,
+//! e-mail, root role, password), a user's page (details and root role, a password reset that ends their
+//! sessions, delete after a confirmation). Admins only, as the admin API's `Access` area.
 
-use super::access_forms::{role_name, role_options, Paged};
+use super::access_forms::{role_name, role_options};
 use super::controls::{field, when};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
+use super::paging::Paged;
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
 use crate::domain::roles::RoleReference;
@@ -25,6 +26,9 @@ use vexil_shared::ApiError;
 pub struct UsersQuery {
     pub page: Option<usize>,
     pub notice: Option<String>,
+    /// Only the inactive users (`GET /api/admin/user-admin/inactive`'s rule): any value but empty.
+    #[serde(default)]
+    pub inactive: String,
 }
 
 /// The words of a notice code (an unknown code shows nothing, so no link can put words on a page).
@@ -91,14 +95,26 @@ pub async fn list(
 ) -> Result<Response, UiError> {
     who.authorize(true, Area::Access).map_err(fail(&who))?;
     let shell = who.shell(Nav::Users, "default");
+    let only_inactive = !query.inactive.is_empty();
     let all = async {
         let mut conn = state.store.read().await?;
-        users::list(&mut conn).await
+        let mut all = users::list(&mut conn).await?.users;
+        if only_inactive {
+            let inactive: std::collections::HashSet<i64> =
+                user_admin::inactive(&mut conn, (state.clock)())
+                    .await?
+                    .inactive_users
+                    .iter()
+                    .map(|user| user.id)
+                    .collect();
+            all.retain(|user| inactive.contains(&user.id));
+        }
+        Ok::<_, ApiError>(all)
     }
     .await
-    .map_err(|error| UiError::new(error, &shell))?
-    .users;
+    .map_err(|error| UiError::new(error, &shell))?;
     let paged = Paged::new(query.page, all.len());
+    let filter = if only_inactive { "&inactive=1" } else { "" };
     let markup = shell.render(
         "Users",
         html! {
@@ -112,7 +128,16 @@ pub async fn list(
             @if let Some(text) = notice_text(query.notice.as_deref()) {
                 p.notice role="status" { (text) }
             }
-            @if all.is_empty() {
+            form.filters method="get" action=(who.link("/admin/users")) role="search" aria-label="Filter users" {
+                label.check {
+                    input type="checkbox" name="inactive" value="1" checked[only_inactive];
+                    "Inactive (not seen for 180 days)"
+                }
+                button type="submit" { "Filter" }
+            }
+            @if all.is_empty() && only_inactive {
+                div.empty { p { "No user has been inactive for 180 days." } }
+            } @else if all.is_empty() {
                 div.empty { p { "No users yet: the instance is used with tokens only." } }
             } @else {
                 div.table-wrap {
@@ -148,7 +173,7 @@ pub async fn list(
                         }
                     }
                 }
-                (paged.pager(|page| who.link(&format!("/admin/users?page={page}"))))
+                (paged.pager(|page| who.link(&format!("/admin/users?page={page}{filter}"))))
             }
         },
     );

@@ -25,6 +25,7 @@ mod playground;
 mod publisher;
 mod search;
 mod tags;
+mod token_seen;
 mod ui;
 mod ui_access;
 mod ui_browser;

@@ -16,6 +16,7 @@ crate::on_sqlite_and_postgres!(
     groups_hold_members_and_a_root_role,
     the_profile_manages_own_tokens_and_password,
     without_authentication_there_is_no_own_account,
+    the_users_page_filters_inactive_users,
 );
 
 impl Html {
@@ -724,4 +725,96 @@ async fn without_authentication_there_is_no_own_account(db: TestDb) {
         .await
         .expect(200)
         .contains(">Create token</button>"));
+}
+
+/// Makes a user look created and last signed in long ago (the control plane has no clock to wind).
+async fn backdate_user(db: &TestDb, id: i64) {
+    use sqlx::{Connection, Executor};
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(&db.url).await.unwrap();
+    conn.execute(
+        format!(
+            "UPDATE users SET created_at = '2020-01-01T00:00:00.000Z', \
+             seen_at = '2020-01-02T00:00:00.000Z' WHERE id = {id}"
+        )
+        .as_str(),
+    )
+    .await
+    .unwrap();
+}
+
+/// The users page's filter "Inactive (not seen for 180 days)" keeps the users `/api/admin/user-admin/inactive`
+/// lists: not signed in for 180 days, and no personal access token of theirs used in that time either.
+async fn the_users_page_filters_inactive_users(db: TestDb) {
+    let server = Server::start(&db, &["--token-seen-interval", "200ms"]).await;
+    let old = create_user(&server, "old-timer", "Viewer").await;
+    create_user(&server, "newcomer", "Viewer").await;
+    let (scripted, pat) = crate::access::user_with_pat(&server, "scripted", "Viewer").await;
+    backdate_user(&db, old).await;
+    backdate_user(&db, scripted).await;
+    let inactive_names = |body: &Value| -> Vec<String> {
+        body["inactiveUsers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|user| user["username"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let listed = server.get("/api/admin/user-admin/inactive").await;
+    assert_eq!(
+        inactive_names(listed.expect(200)),
+        ["old-timer", "scripted"]
+    );
+
+    create_user(&server, "boss", "Admin").await;
+    let mut browser = signed_in_as(&server, "boss", PASSWORD).await;
+    let all = browser.page("/admin/users").await;
+    assert!(
+        all.contains("<input type=\"checkbox\" name=\"inactive\" value=\"1\">Inactive (not seen for 180 days)"),
+        "{all}"
+    );
+    for name in ["old-timer", "newcomer", "scripted"] {
+        assert!(all.contains(&format!("<strong>{name}</strong>")), "{name}");
+    }
+    let filtered = browser.page("/admin/users?inactive=1").await;
+    assert!(
+        filtered.contains("name=\"inactive\" value=\"1\" checked>"),
+        "{filtered}"
+    );
+    assert!(
+        filtered.contains("<strong>old-timer</strong>"),
+        "{filtered}"
+    );
+    assert!(filtered.contains("<strong>scripted</strong>"), "{filtered}");
+    assert!(
+        !filtered.contains("<strong>newcomer</strong>"),
+        "{filtered}"
+    );
+
+    // Their personal access token used: no longer inactive, once the use is written.
+    server
+        .send("GET", "/api/admin/user/tokens", None, Some(&pat))
+        .await
+        .expect(200);
+    let mut names = Vec::new();
+    for _ in 0..100 {
+        let listed = server.get("/api/admin/user-admin/inactive").await;
+        names = inactive_names(listed.expect(200));
+        if names == ["old-timer"] {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(names, ["old-timer"]);
+    let patted = server.get("/api/admin/user-admin/inactive").await;
+    assert!(patted.expect(200)["inactiveUsers"][0]["patSeenAt"].is_null());
+    let filtered = browser.page("/admin/users?inactive=1").await;
+    assert!(
+        filtered.contains("<strong>old-timer</strong>"),
+        "{filtered}"
+    );
+    assert!(
+        !filtered.contains("<strong>scripted</strong>"),
+        "{filtered}"
+    );
 }

@@ -1,7 +1,8 @@
 //! The UI's configuration pages over HTTP, through the real binary: projects (list, create, settings, the
 //! environments a project uses, change-request settings, delete), environments, context fields, strategy
 //! definitions and the settings page. Each: its page, user input shown as text, a refusal's message beside
-//! its field with what was typed kept and nothing stored, and the roles the admin API refuses refused here.
+//! its field with what was typed kept and nothing stored, and the roles the admin API refuses refused here;
+//! the long lists (environments, context fields, strategies) in pages of 25.
 //! (The browser walk is `edge/tests/e2e/ui_config.rs`.)
 
 use crate::database::TestDb;
@@ -14,6 +15,7 @@ crate::on_sqlite_and_postgres!(
     environments_context_fields_and_strategies,
     settings_origins_and_facts,
     viewers_and_editors_get_only_what_the_api_allows,
+    long_configuration_lists_are_paged,
 );
 
 const SCRIPT: &str = "<script>alert(1)</script> & more";
@@ -823,4 +825,119 @@ async fn viewers_and_editors_get_only_what_the_api_allows(db: TestDb) {
         api(&server, "/api/admin/ui-config").await["frontendApiOrigins"],
         json!(["*"])
     );
+}
+
+/// The names a list page shows, in order (each row's first cell, `<strong>` title).
+fn row_names(page: &str) -> Vec<String> {
+    let marker = "<td class=\"flag-name\"><strong>";
+    page.match_indices(marker)
+        .map(|(at, _)| {
+            let rest = &page[at + marker.len()..];
+            rest[..rest.find("</strong>").unwrap()].to_owned()
+        })
+        .collect()
+}
+
+/// Every page of `path` (25 rows each, "Page X of Y", the links between them): their rows are `expected`,
+/// in order, each once.
+async fn pages_hold(browser: &mut Browser, path: &str, expected: &[String]) {
+    let pages = expected.len().div_ceil(25);
+    assert!(
+        pages >= 2,
+        "{path}: {} rows is not more than a page",
+        expected.len()
+    );
+    let mut shown = Vec::new();
+    for page in 1..=pages {
+        let text = browser.page(&format!("{path}?page={page}")).await;
+        assert!(
+            text.contains(&format!("Page {page} of {pages}")),
+            "{path} {page}: {text}"
+        );
+        let previous = format!("href=\"{path}?page={}\">Previous page</a>", page - 1);
+        let next = format!("href=\"{path}?page={}\">Next page</a>", page + 1);
+        assert_eq!(text.contains(&previous), page > 1, "{path} {page}: {text}");
+        assert_eq!(text.contains(&next), page < pages, "{path} {page}: {text}");
+        let names = row_names(&text);
+        assert_eq!(
+            names.len(),
+            if page < pages {
+                25
+            } else {
+                expected.len() - 25 * (pages - 1)
+            }
+        );
+        shown.extend(names);
+    }
+    assert_eq!(shown, expected, "{path}");
+    // Without a page: the first; past the last: the last.
+    let first = browser.page(path).await;
+    assert!(first.contains(&format!("Page 1 of {pages}")), "{first}");
+    let past = browser.page(&format!("{path}?page=99")).await;
+    assert!(past.contains(&format!("Page {pages} of {pages}")), "{past}");
+}
+
+async fn long_configuration_lists_are_paged(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    for i in 0..27 {
+        server
+            .post(
+                "/api/admin/environments",
+                json!({"name": format!("env-{i:02}"), "type": "test", "sortOrder": 100 + i}),
+            )
+            .await
+            .expect(201);
+        server
+            .post(
+                "/api/admin/context",
+                json!({"name": format!("field-{i:02}")}),
+            )
+            .await
+            .expect(201);
+        server
+            .post(
+                "/api/admin/strategies",
+                json!({"name": format!("strategy-{i:02}"), "parameters": []}),
+            )
+            .await
+            .expect(201);
+    }
+    let (mut browser, _) = Browser::with_token(&server).await;
+
+    let environments: Vec<String> = api(&server, "/api/admin/environments").await["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|environment| environment["name"].as_str().unwrap().to_owned())
+        .collect();
+    pages_hold(&mut browser, "/environments", &environments).await;
+    // A switch on page 2 brings page 2 back.
+    let second = browser.page("/environments?page=2").await;
+    assert!(
+        second.contains("name=\"back\" value=\"/environments?page=2\""),
+        "{second}"
+    );
+
+    let fields: Vec<String> = api(&server, "/api/admin/context")
+        .await
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|field| field["name"].as_str().unwrap().to_owned())
+        .collect();
+    pages_hold(&mut browser, "/context", &fields).await;
+
+    let strategies: Vec<String> = api(&server, "/api/admin/strategies").await["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|strategy| {
+            strategy["displayName"]
+                .as_str()
+                .filter(|title| !title.is_empty())
+                .unwrap_or_else(|| strategy["name"].as_str().unwrap())
+                .to_owned()
+        })
+        .collect();
+    pages_hold(&mut browser, "/strategies", &strategies).await;
 }

@@ -13,6 +13,7 @@ mod propagation;
 mod replicas;
 mod resume;
 mod sdk;
+mod token_seen;
 mod ui;
 mod ui_access;
 mod ui_changes;
