@@ -305,6 +305,21 @@ pub async fn parent_options(
         .collect())
 }
 
+/// The flag page's suggestions for a new parent: at most `limit` of [`parent_options`], by name, and
+/// whether there are more (the page then asks for the name to be typed).
+pub async fn parent_suggestions(
+    conn: &mut AnyConnection,
+    project: &str,
+    child: &str,
+    limit: usize,
+) -> Result<(Vec<String>, bool), ApiError> {
+    let asked = i64::try_from(limit.saturating_add(1)).unwrap_or(i64::MAX);
+    let mut names = dependency_store::parent_candidates(conn, project, child, asked).await?;
+    let more = names.len() > limit;
+    names.truncate(limit);
+    Ok((names, more))
+}
+
 /// `GET …/features/:parent/parent-variants` (parentVariantOptionsSchema): the names of the parent's
 /// strategy variants and flag variants in every environment of its project, each once, sorted.
 pub async fn parent_variant_options(

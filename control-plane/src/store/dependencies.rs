@@ -64,6 +64,26 @@ pub async fn list_all(conn: &mut AnyConnection) -> Result<Vec<DependencyRow>, St
     Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
 }
 
+/// The first `limit` names, by name, of the live flags of `project` that could be `child`'s parent: not
+/// the child, without parents of their own (one query, whatever the project's size).
+pub async fn parent_candidates(
+    conn: &mut AnyConnection,
+    project: &str,
+    child: &str,
+    limit: i64,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT f.name FROM features f WHERE f.project_id = $1 AND f.archived_at IS NULL \
+         AND f.name <> $2 AND NOT EXISTS (SELECT 1 FROM feature_dependencies d WHERE d.child = f.name) \
+         ORDER BY f.name LIMIT $3",
+    )
+    .bind(project)
+    .bind(child)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?)
+}
+
 /// The names of the flags that depend on `parent` (archived ones too), by name.
 pub async fn children_of(
     conn: &mut AnyConnection,

@@ -61,6 +61,8 @@ pub struct Dependencies<'a> {
     pub dependencies: &'a [Dependency],
     pub children: &'a [String],
     pub parent_options: &'a [String],
+    /// Whether more flags could be parents than `parent_options` suggests.
+    pub more_parents: bool,
 }
 
 /// The section; `flag_link` gives a flag's page, `base` is this flag's page.
@@ -120,7 +122,11 @@ pub fn section(
                 (errors.general())
                 form.form-narrow method="post" action=(format!("{base}/dependencies")) {
                     input type="hidden" name="csrf" value=(who.csrf);
-                    (field("dependency-parent", "Parent flag", errors.at("dependency-parent"), Some("A flag of this project"), html! {
+                    (field("dependency-parent", "Parent flag", errors.at("dependency-parent"), Some(if shown.more_parents {
+                        "A flag of this project: type its name (the first 100 by name are suggested)"
+                    } else {
+                        "A flag of this project"
+                    }), html! {
                         input #dependency-parent type="text" name="parent" value=(draft.parent) list="dependency-parents"
                             autocomplete="off" aria-describedby="dependency-parent-hint dependency-parent-error"
                             aria-invalid=(errors.invalid("dependency-parent"));

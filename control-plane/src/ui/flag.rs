@@ -80,8 +80,12 @@ struct Loaded {
     flag: Feature,
     segment_names: HashMap<i64, String>,
     events: Vec<Event>,
-    parent_options: Vec<String>,
+    /// The first [`PARENT_SUGGESTIONS`] possible parents, and whether there are more.
+    parent_options: (Vec<String>, bool),
 }
+
+/// Possible parents a flag's page suggests (a project of 5,000 flags would otherwise send them all).
+const PARENT_SUGGESTIONS: usize = 100;
 
 async fn load(
     state: &AppState,
@@ -92,9 +96,9 @@ async fn load(
     let mut conn = state.store.read().await?;
     let flag = features::get(&mut conn, project, feature).await?;
     let parent_options = if who.may_write {
-        dependencies::parent_options(&mut conn, project, feature).await?
+        dependencies::parent_suggestions(&mut conn, project, feature, PARENT_SUGGESTIONS).await?
     } else {
-        Vec::new()
+        (Vec::new(), false)
     };
     let segment_names = segments::list(&mut conn)
         .await?
@@ -238,7 +242,7 @@ async fn draw(
                 }
             }
             (dependencies_section(who, &base, |name| who.link(&format!("/projects/{project}/features/{name}")),
-                &Dependencies { dependencies: &flag.dependencies, children: &flag.children, parent_options: &parent_options },
+                &Dependencies { dependencies: &flag.dependencies, children: &flag.children, parent_options: &parent_options.0, more_parents: parent_options.1 },
                 dependency))
             section.card aria-labelledby="settings-title" {
                 h2 #settings-title { "Settings" }

@@ -12,6 +12,7 @@ crate::on_sqlite_and_postgres!(
     the_strategy_form_shows_each_refusal_beside_its_control,
     the_variants_and_segment_forms_show_refusals_beside_their_controls,
     dependencies_are_added_and_removed_on_the_flag_page,
+    a_large_project_suggests_the_first_parents_only,
 );
 
 /// The opening tag of the element with `id`.
@@ -542,4 +543,41 @@ async fn dependencies_are_added_and_removed_on_the_flag_page(db: TestDb) {
         .page(child)
         .await
         .contains("This flag depends on no other flag."));
+}
+
+/// A project with more possible parents than the page suggests: the first 100 by name are offered, the hint
+/// asks for the name to be typed, and a parent past them is still taken.
+async fn a_large_project_suggests_the_first_parents_only(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    for index in 0..=101 {
+        create_flag(&server, &format!("flag-{index:03}")).await;
+    }
+    let mut browser = signed_in(&server).await;
+    let page = browser.page("/projects/default/features/flag-000").await;
+    let datalist = &page[page.find("<datalist").unwrap()..page.find("</datalist>").unwrap()];
+    assert_eq!(datalist.matches("<option").count(), 100);
+    assert!(datalist.contains("value=\"flag-001\""));
+    assert!(!datalist.contains("value=\"flag-000\""), "not itself");
+    assert!(!datalist.contains("value=\"flag-101\""));
+    assert!(page.contains("type its name (the first 100 by name are suggested)"));
+    let csrf = browser
+        .get("/projects/default/features/flag-000")
+        .await
+        .csrf();
+    let added = browser
+        .post(
+            "/projects/default/features/flag-000/dependencies",
+            &[
+                ("csrf", &csrf),
+                ("parent", "flag-101"),
+                ("state", "enabled"),
+                ("variants", ""),
+            ],
+        )
+        .await;
+    assert_eq!(added.status, 303, "{}", added.text);
+    assert_eq!(
+        flag(&server, "flag-000").await["dependencies"][0]["feature"],
+        "flag-101"
+    );
 }
