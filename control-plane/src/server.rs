@@ -114,6 +114,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         sign_in: Default::default(),
         password_work: Default::default(),
         token_sightings: serving.token_sightings.clone(),
+        playground: Default::default(),
     });
     let app = http::router(
         routes.merge(crate::ui::router()).with_state(state),

@@ -5,10 +5,12 @@
 
 use super::client_document::{self, Detail};
 use crate::model::variant::FlagVariant;
+use crate::store;
 use crate::store::variants as variant_store;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 use utoipa::ToSchema;
 use vexil_shared::engine::explain::{self, StrategyOutcome};
 use vexil_shared::model::{Constraint as ModelConstraint, FeaturesDocument};
@@ -164,12 +166,65 @@ pub struct PlaygroundPage {
     pub features: Vec<PlaygroundFeature>,
 }
 
-/// What a request evaluates against: the environment's admin document (disabled strategies included), its
-/// compiled snapshot, the context and the projects in scope.
-struct Evaluation {
+/// An environment's admin document (disabled strategies included) compiled, with its flags' order by name.
+struct Compiled {
     document: FeaturesDocument,
     snapshot: Snapshot,
     options: CompileOptions,
+    /// Indexes into `document.features`, by name.
+    by_name: Vec<usize>,
+}
+
+/// The admin document the playground compiled last in each environment, with the store revision it was read
+/// at. Every configuration write moves the revision on, so an evaluation at an unchanged revision (another
+/// context, another page) reads only the revision; the first after a change reads and compiles again. One
+/// document per environment is kept.
+#[derive(Default)]
+pub struct CompiledDocuments {
+    latest: Mutex<HashMap<String, (i64, Arc<Compiled>)>>,
+}
+
+impl CompiledDocuments {
+    async fn of(
+        &self,
+        conn: &mut AnyConnection,
+        environment: &str,
+    ) -> Result<Arc<Compiled>, ApiError> {
+        let revision = store::revision_on(conn).await?;
+        let kept = self
+            .latest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(environment)
+            .filter(|(at, _)| *at == revision)
+            .map(|(_, compiled)| Arc::clone(compiled));
+        if let Some(compiled) = kept {
+            return Ok(compiled);
+        }
+        // Read after the revision: the document is at least as new as the revision it is kept under.
+        let document = client_document::document(conn, environment, Detail::Admin).await?;
+        // The host name once, not once per flag explained.
+        let options = CompileOptions::default().with_hostname_resolved();
+        let snapshot = Snapshot::compile_with(&document, &options);
+        let mut by_name: Vec<usize> = (0..document.features.len()).collect();
+        by_name.sort_by(|a, b| document.features[*a].name.cmp(&document.features[*b].name));
+        let compiled = Arc::new(Compiled {
+            document,
+            snapshot,
+            options,
+            by_name,
+        });
+        self.latest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(environment.to_owned(), (revision, Arc::clone(&compiled)));
+        Ok(compiled)
+    }
+}
+
+/// What a request evaluates: the compiled document, the context and the flags in scope.
+struct Evaluation {
+    compiled: Arc<Compiled>,
     context: Context,
     /// Indexes into `document.features` of the flags in scope, by name.
     in_scope: Vec<usize>,
@@ -178,6 +233,7 @@ struct Evaluation {
 impl Evaluation {
     async fn read(
         conn: &mut AnyConnection,
+        documents: &CompiledDocuments,
         request: &PlaygroundRequest,
     ) -> Result<Evaluation, ApiError> {
         let projects = projects_of(request.projects.as_ref())?;
@@ -191,22 +247,15 @@ impl Evaluation {
                 request.environment
             )));
         }
-        let document = client_document::document(conn, &request.environment, Detail::Admin).await?;
-        // The host name once, not once per flag explained.
-        let options = CompileOptions::default().with_hostname_resolved();
-        let snapshot = Snapshot::compile_with(&document, &options);
-        let mut in_scope: Vec<usize> = document
-            .features
+        let compiled = documents.of(conn, &request.environment).await?;
+        let in_scope = compiled
+            .by_name
             .iter()
-            .enumerate()
-            .filter(|(_, feature)| projects.includes(&feature.project))
-            .map(|(index, _)| index)
+            .copied()
+            .filter(|&index| projects.includes(&compiled.document.features[index].project))
             .collect();
-        in_scope.sort_by(|a, b| document.features[*a].name.cmp(&document.features[*b].name));
         Ok(Evaluation {
-            document,
-            snapshot,
-            options,
+            compiled,
             context,
             in_scope,
         })
@@ -214,8 +263,9 @@ impl Evaluation {
 
     /// Whether the engine answers the flag on for the context (what SDKs and edges answer).
     fn is_enabled(&self, index: usize) -> bool {
-        self.snapshot
-            .evaluate(&self.document.features[index].name, &self.context)
+        self.compiled
+            .snapshot
+            .evaluate(&self.compiled.document.features[index].name, &self.context)
             .is_some_and(|toggle| toggle.enabled)
     }
 
@@ -233,6 +283,7 @@ impl Evaluation {
                 .map(|row| (row.feature_name, row.variants))
                 .collect();
         let segment_names: BTreeMap<i64, &str> = self
+            .compiled
             .document
             .segments
             .iter()
@@ -241,7 +292,7 @@ impl Evaluation {
         Ok(indexes
             .iter()
             .map(|&index| {
-                let feature = &self.document.features[index];
+                let feature = &self.compiled.document.features[index];
                 PlaygroundFeature {
                     variants: variants_by_flag.remove(&feature.name).unwrap_or_default(),
                     ..self.explain_one(feature, &segment_names)
@@ -255,13 +306,21 @@ impl Evaluation {
         feature: &vexil_shared::model::Feature,
         segment_names: &BTreeMap<i64, &str>,
     ) -> PlaygroundFeature {
-        let document = &self.document;
-        let (is_enabled, variant) = match self.snapshot.evaluate(&feature.name, &self.context) {
+        let document = &self.compiled.document;
+        let (is_enabled, variant) = match self
+            .compiled
+            .snapshot
+            .evaluate(&feature.name, &self.context)
+        {
             Some(toggle) => (toggle.enabled, serde_json::to_value(toggle.variant)),
             None => (false, Ok(serde_json::Value::Null)),
         };
-        let explained =
-            explain::explain_strategies(feature, &document.segments, &self.context, &self.options);
+        let explained = explain::explain_strategies(
+            feature,
+            &document.segments,
+            &self.context,
+            &self.compiled.options,
+        );
         let data: Vec<PlaygroundStrategy> = explained
             .iter()
             .map(|strategy| {
@@ -343,9 +402,10 @@ impl Evaluation {
 /// Evaluates the playground request: every flag in scope, by name, explained.
 pub async fn evaluate(
     conn: &mut AnyConnection,
+    documents: &CompiledDocuments,
     request: PlaygroundRequest,
 ) -> Result<PlaygroundResponse, ApiError> {
-    let evaluation = Evaluation::read(conn, &request).await?;
+    let evaluation = Evaluation::read(conn, documents, &request).await?;
     let features = evaluation
         .explain(conn, &request.environment, &evaluation.in_scope)
         .await?;
@@ -359,11 +419,12 @@ pub async fn evaluate(
 /// counts), only page `page` (from 1; past the end, the last) of `page_size` flags by name is explained.
 pub async fn evaluate_page(
     conn: &mut AnyConnection,
+    documents: &CompiledDocuments,
     request: &PlaygroundRequest,
     page: usize,
     page_size: usize,
 ) -> Result<PlaygroundPage, ApiError> {
-    let evaluation = Evaluation::read(conn, request).await?;
+    let evaluation = Evaluation::read(conn, documents, request).await?;
     let total = evaluation.in_scope.len();
     let page_size = page_size.max(1);
     let page = page.clamp(1, total.div_ceil(page_size).max(1));

@@ -259,6 +259,7 @@ mod tests {
             .1,
             trust_proxy: false,
             token_sightings: Default::default(),
+            playground: Default::default(),
             sign_in: Default::default(),
             password_work: Default::default(),
         });

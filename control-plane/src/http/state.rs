@@ -2,6 +2,7 @@
 
 use crate::domain::limits::Limits;
 use crate::domain::passwords::PasswordWork;
+use crate::domain::playground::CompiledDocuments;
 use crate::domain::sign_in_throttle::SignInThrottle;
 use crate::publisher::published::Published;
 use crate::store::{Store, WriteTx};
@@ -44,6 +45,8 @@ pub struct AppState {
     /// The tokens callers used (the serving state's set: the SDK routes note theirs there too), written to
     /// the store now and then (`ingest::note_tokens_seen_forever`).
     pub token_sightings: Arc<TokenSightings>,
+    /// The playground's compiled admin documents, one per environment, kept while the revision stands.
+    pub playground: CompiledDocuments,
 }
 
 impl AppState {

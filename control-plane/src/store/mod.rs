@@ -202,7 +202,7 @@ impl Store {
     /// The latest committed global revision.
     pub async fn revision(&self) -> Result<i64, StoreError> {
         let mut conn = self.read().await?;
-        write::counter_value(&mut conn, Counter::Revision).await
+        revision_on(&mut conn).await
     }
 
     /// Starts a direct configuration write on behalf of `actor`; see [`WriteTx`].
@@ -271,4 +271,9 @@ fn sqlite_pool(max_connections: u32) -> AnyPoolOptions {
                 Ok(())
             })
         })
+}
+
+/// The latest committed global revision, read on `conn`: every configuration write moves it on.
+pub async fn revision_on(conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    write::counter_value(conn, Counter::Revision).await
 }

@@ -372,7 +372,15 @@ pub async fn page(
         match form.request() {
             Err(row) => messages.property_row = Some(row),
             Ok(request) => {
-                match playground::evaluate_page(&mut conn, &request, form.page, PAGE_SIZE).await {
+                match playground::evaluate_page(
+                    &mut conn,
+                    &state.playground,
+                    &request,
+                    form.page,
+                    PAGE_SIZE,
+                )
+                .await
+                {
                     Ok(page) => answer = Some(page),
                     Err(error) if error.kind.status() == 400 => messages = Messages::of(error),
                     Err(error) => return Err(UiError::new(error, &shell)),

@@ -12,7 +12,10 @@ use vexil_control_plane::domain::client_document;
 use vexil_control_plane::store::Store;
 use vexil_shared::{Context, Projects, Snapshot};
 
-crate::on_sqlite_and_postgres!(the_playground_agrees_with_vexil_edge_eval);
+crate::on_sqlite_and_postgres!(
+    the_playground_agrees_with_vexil_edge_eval,
+    every_change_shows_in_the_next_evaluation,
+);
 
 const DEFAULT: &str = "/api/admin/projects/default/features";
 
@@ -351,4 +354,63 @@ async fn the_playground_agrees_with_vexil_edge_eval(db: TestDb) {
             .await
             .expect_error(400, "ValidationError");
     }
+}
+
+/// The playground keeps the compiled document while the revision stands: each change shows in the next
+/// evaluation (switch on, a strategy with a constraint), none is answered from an older one.
+async fn every_change_shows_in_the_next_evaluation(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    server
+        .post(DEFAULT, json!({"name": "launch"}))
+        .await
+        .expect(201);
+    let evaluate = || async {
+        let request = json!({
+            "environment": "development",
+            "projects": ["default"],
+            "context": {"appName": "web", "userId": "bob"}
+        });
+        let answer = server
+            .post("/api/admin/playground", request)
+            .await
+            .expect(200)
+            .clone();
+        let launch = answer["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|feature| feature["name"] == "launch")
+            .cloned()
+            .expect("launch in the answer");
+        (
+            launch["isEnabled"].clone(),
+            launch["strategies"]["data"].clone(),
+        )
+    };
+    assert_eq!(evaluate().await.0, false);
+    // Asked again at the same revision: the same answer.
+    assert_eq!(evaluate().await.0, false);
+    server
+        .post_empty(&format!("{DEFAULT}/launch/environments/development/on"))
+        .await
+        .expect(200);
+    assert_eq!(evaluate().await.0, true);
+    let strategies = format!("{DEFAULT}/launch/environments/development/strategies");
+    let default_id = server.get(&strategies).await.expect(200)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    server
+        .put(
+            &format!("{strategies}/{default_id}"),
+            json!({"name": "default", "constraints": [
+                {"contextName": "userId", "operator": "IN", "values": ["ann"]}
+            ]}),
+        )
+        .await
+        .expect(200);
+    let (enabled, data) = evaluate().await;
+    assert_eq!(enabled, false);
+    assert_eq!(data[0]["constraints"][0]["values"], json!(["ann"]));
+    assert_eq!(data[0]["constraints"][0]["result"], false);
 }

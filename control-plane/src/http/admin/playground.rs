@@ -30,5 +30,7 @@ pub async fn evaluate(
     JsonBody(request): JsonBody<PlaygroundRequest>,
 ) -> Result<Json<PlaygroundResponse>, ApiError> {
     let mut conn = state.store.read().await?;
-    Ok(Json(playground::evaluate(&mut conn, request).await?))
+    Ok(Json(
+        playground::evaluate(&mut conn, &state.playground, request).await?,
+    ))
 }
