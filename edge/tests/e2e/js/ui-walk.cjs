@@ -235,12 +235,14 @@ async function main() {
   await page.getByLabel("Name").fill("launch-gate");
   await page.getByRole("button", { name: "Create flag" }).click();
   await page.waitForURL(/\/features\/launch-gate$/);
+  await audit.check(page);
   await page.goto(base + "/projects/default/features/checkout-v2");
   await page.getByLabel("Parent flag").fill("launch-gate");
   await page.getByLabel("Parent state").selectOption("enabled");
   await page.getByRole("button", { name: "Add dependency" }).click();
   await page.waitForURL(/\/features\/checkout-v2#dependencies$/);
   await page.getByRole("button", { name: "Remove dependency on launch-gate" }).waitFor();
+  await audit.check(page);
   await shot(page, "08b-dependency");
   await checkpoint("dependency");
 
