@@ -70,7 +70,7 @@ pub struct ServeArgs {
     #[arg(long, env = "VEXIL_EDGE_ID", value_parser = parse_edge_id)]
     edge_id: Option<String>,
     /// How often the usage batch (the SDKs' metrics and this edge's evaluations) is sent: `10s`, `1s`, `500ms`.
-    #[arg(long, env = "VEXIL_METRICS_INTERVAL", default_value = "10s", value_parser = usage_reporter::parse_interval)]
+    #[arg(long, env = "VEXIL_METRICS_INTERVAL", default_value = "10s", value_parser = vexil_serving::serve::parse_duration)]
     metrics_interval: Duration,
     /// Most usage entries (per flag, application, environment and minute) kept while the control plane is
     /// unreachable; past it the oldest minutes are dropped (`usage_dropped_total`).

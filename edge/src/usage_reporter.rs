@@ -497,28 +497,6 @@ impl Link {
     }
 }
 
-/// `1s`, `500ms`, `2m`, or a plain number of seconds.
-pub fn parse_interval(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let value: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration such as 10s, 500ms or 1m"))?;
-    let duration = match unit {
-        "ms" => Duration::from_millis(value),
-        "s" => Duration::from_secs(value),
-        "m" => Duration::from_secs(value * 60),
-        _ => return Err(format!("{text:?}: the unit must be ms, s or m")),
-    };
-    if duration.is_zero() {
-        return Err("the interval must be more than zero".to_owned());
-    }
-    Ok(duration)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -652,16 +630,5 @@ mod tests {
         );
         // Nothing to send is still one (empty) batch.
         assert_eq!(Aggregate::default().into_batches("edge", 7, limit).len(), 1);
-    }
-
-    #[test]
-    fn intervals_parse() {
-        assert_eq!(parse_interval("1s").unwrap(), Duration::from_secs(1));
-        assert_eq!(parse_interval("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(parse_interval("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_interval("10").unwrap(), Duration::from_secs(10));
-        assert!(parse_interval("0s").is_err());
-        assert!(parse_interval("1h").is_err());
-        assert!(parse_interval("x").is_err());
     }
 }
