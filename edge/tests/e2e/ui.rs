@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// Pinned, as `scripts/test` installs it.
 const PLAYWRIGHT_CORE: (&str, &str) = ("playwright-core", "1.65.1");
@@ -48,6 +48,104 @@ pub(crate) fn chromium() -> String {
         "chromium is missing at {path}: run the tests with scripts/test, which installs Debian's chromium"
     );
     path
+}
+
+/// Where every walk saves its screenshots (`target/ui-screenshots/`), created.
+pub(crate) fn screenshots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A browser walk (`tests/e2e/js/<script>`) driven checkpoint by checkpoint: the script prints one JSON
+/// line per checkpoint (`{"checkpoint": …}` with what the test needs, or `{"error": …}`) and waits for a
+/// line on its stdin before it goes on, so the test can check the binaries between the browser's steps.
+pub(crate) struct Walk {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    /// How long one step may take.
+    patience: Duration,
+}
+
+impl Walk {
+    /// Starts `script` against the control plane at `base`, with the npm packages, the screenshots folder
+    /// and `env` (the browser, and whatever else the script reads).
+    pub(crate) fn start(script: &str, base: &str, env: &[(&str, &str)]) -> Walk {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/e2e/js")
+            .join(script);
+        let mut child = Command::new("node")
+            .arg(&path)
+            .env("NODE_PATH", node_modules())
+            .env("VEXIL_URL", base)
+            .env("SCREENSHOTS", screenshots())
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start node");
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Walk {
+            child,
+            stdin,
+            lines,
+            patience: Duration::from_secs(120),
+        }
+    }
+
+    /// The same walk allowing `patience` per step.
+    pub(crate) fn patience(self, patience: Duration) -> Walk {
+        Walk { patience, ..self }
+    }
+
+    /// The next checkpoint's name and message; panics with the walk's error.
+    pub(crate) async fn next(&mut self) -> (String, Value) {
+        let line = tokio::time::timeout(self.patience, self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("the walk answered within {:?}", self.patience))
+            .expect("read the walk's output")
+            .expect("the walk is still running");
+        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
+        if let Some(error) = message.get("error") {
+            panic!(
+                "the browser walk failed: {}",
+                error.as_str().unwrap_or_default()
+            );
+        }
+        let checkpoint = message["checkpoint"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        (checkpoint, message)
+    }
+
+    /// Lets the walk go on past its checkpoint.
+    pub(crate) async fn resume(&mut self) {
+        self.stdin.write_all(b"continue\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// Lets the walk go on past its last checkpoint, closes its stdin and asserts that it ends well within
+    /// 30 s.
+    pub(crate) async fn finish(self) {
+        let Walk {
+            mut child,
+            mut stdin,
+            ..
+        } = self;
+        stdin.write_all(b"continue\n").await.unwrap();
+        stdin.flush().await.unwrap();
+        drop(stdin);
+        let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+            .await
+            .expect("the walk ended")
+            .unwrap();
+        assert!(status.success());
+    }
 }
 
 /// Whether the edge answers `flag` to a frontend client in `country`, for any of these users.
@@ -93,41 +191,15 @@ async fn the_ui_walk_in_chromium() {
         )
         .await;
     }
-    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
-    std::fs::create_dir_all(&screenshots).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/ui-walk.cjs");
-    let mut walk = Command::new("node")
-        .arg(&script)
-        .env("NODE_PATH", node_modules())
-        .env("VEXIL_URL", &control_plane.base)
-        .env("CHROMIUM", &chromium)
-        .env("SCREENSHOTS", &screenshots)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
-    let mut stdin = walk.stdin.take().unwrap();
-    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let screenshots = screenshots();
+    let mut walk = Walk::start(
+        "ui-walk.cjs",
+        &control_plane.base,
+        &[("CHROMIUM", &chromium)],
+    );
     let flag = "checkout-v2";
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
-            .await
-            .expect("the walk answered within 120 s")
-            .expect("read the walk's output")
-            .expect("the walk is still running");
-        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
-        if let Some(error) = message.get("error") {
-            panic!(
-                "the browser walk failed: {}",
-                error.as_str().unwrap_or_default()
-            );
-        }
-        let checkpoint = message["checkpoint"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let (checkpoint, _) = walk.next().await;
         let limit = Duration::from_secs(10);
         match checkpoint.as_str() {
             "rollout-50" => {
@@ -241,15 +313,9 @@ async fn the_ui_walk_in_chromium() {
             "done" => break,
             other => panic!("unknown checkpoint {other}"),
         }
-        stdin.write_all(b"continue\n").await.unwrap();
-        stdin.flush().await.unwrap();
+        walk.resume().await;
     }
-    stdin.write_all(b"continue\n").await.unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
-        .await
-        .expect("the walk ended")
-        .unwrap();
-    assert!(status.success());
+    walk.finish().await;
     for page in ["01-sign-in", "05-flag-on", "12-flag-page", "13-viewer"] {
         for width in [1280, 390] {
             let path = screenshots.join(format!("{page}-{width}.png"));

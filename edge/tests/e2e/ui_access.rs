@@ -5,13 +5,9 @@
 //! their own password. Screenshots: `target/ui-screenshots/access-*.png`.
 
 use crate::processes::{admin, create_enabled_flag, eventually, get, Process};
-use crate::ui::{chromium, node_modules};
+use crate::ui::{chromium, screenshots, Walk};
 use serde_json::{json, Value};
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 /// The edge's `/api/frontend` answer to `secret`.
 async fn frontend(edge: &Process, secret: &str) -> (u16, Value) {
@@ -40,39 +36,17 @@ async fn access_pages_in_chromium() {
     )
     .await;
     create_enabled_flag(&control_plane, "access-walk-flag").await;
-    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
-    std::fs::create_dir_all(&screenshots).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/access-walk.cjs");
-    let mut walk = Command::new("node")
-        .arg(&script)
-        .env("NODE_PATH", node_modules())
-        .env("VEXIL_URL", &control_plane.base)
-        .env("CHROMIUM", &chromium)
-        .env("SCREENSHOTS", &screenshots)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
-    let mut stdin = walk.stdin.take().unwrap();
-    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let screenshots = screenshots();
+    let mut walk = Walk::start(
+        "access-walk.cjs",
+        &control_plane.base,
+        &[("CHROMIUM", &chromium)],
+    );
     let limit = Duration::from_secs(10);
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
-            .await
-            .expect("the walk answered within 120 s")
-            .expect("read the walk's output")
-            .expect("the walk is still running");
-        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
-        if let Some(error) = message.get("error") {
-            panic!(
-                "the browser walk failed: {}",
-                error.as_str().unwrap_or_default()
-            );
-        }
+        let (checkpoint, message) = walk.next().await;
         let secret = message["secret"].as_str().unwrap_or_default().to_owned();
-        match message["checkpoint"].as_str().unwrap_or_default() {
+        match checkpoint.as_str() {
             "token-created" => {
                 eventually(limit, "the edge serves the UI's new token", || async {
                     let (status, body) = frontend(&edge, &secret).await;
@@ -123,15 +97,9 @@ async fn access_pages_in_chromium() {
             "done" => break,
             other => panic!("unknown checkpoint {other}"),
         }
-        stdin.write_all(b"continue\n").await.unwrap();
-        stdin.flush().await.unwrap();
+        walk.resume().await;
     }
-    stdin.write_all(b"continue\n").await.unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
-        .await
-        .expect("the walk ended")
-        .unwrap();
-    assert!(status.success());
+    walk.finish().await;
     for page in [
         "01-tokens",
         "02-token-created",

@@ -7,13 +7,9 @@
 //! that decided a flag for country NO and for SE. Screenshots: `target/ui-screenshots/changes-*.png`.
 
 use crate::processes::{admin, eventually, get, Process};
-use crate::ui::{chromium, node_modules};
+use crate::ui::{chromium, screenshots, Walk};
 use serde_json::{json, Value};
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 /// Whether the edge serves `flag` as on to a frontend client with `token` (user u1 in Norway).
 async fn served(edge: &Process, token: &str, flag: &str) -> bool {
@@ -112,38 +108,16 @@ async fn change_requests_and_the_playground_in_chromium() {
     .await;
     assert!(!served(&edge, &token, "guarded").await);
 
-    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
-    std::fs::create_dir_all(&screenshots).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/ui-changes-walk.cjs");
-    let mut walk = Command::new("node")
-        .arg(&script)
-        .env("NODE_PATH", node_modules())
-        .env("VEXIL_URL", &control_plane.base)
-        .env("CHROMIUM", &chromium)
-        .env("SCREENSHOTS", &screenshots)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
-    let mut stdin = walk.stdin.take().unwrap();
-    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let screenshots = screenshots();
+    let mut walk = Walk::start(
+        "ui-changes-walk.cjs",
+        &control_plane.base,
+        &[("CHROMIUM", &chromium)],
+    );
     let mut request = String::new();
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
-            .await
-            .expect("the walk answered within 120 s")
-            .expect("read the walk's output")
-            .expect("the walk is still running");
-        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
-        if let Some(error) = message.get("error") {
-            panic!(
-                "the browser walk failed: {}",
-                error.as_str().unwrap_or_default()
-            );
-        }
-        match message["checkpoint"].as_str().unwrap_or_default() {
+        let (checkpoint, message) = walk.next().await;
+        match checkpoint.as_str() {
             "drafted" => {
                 request = message["request"].as_str().unwrap_or_default().to_owned();
                 assert_eq!(request_state(&control_plane, &request).await, "Draft");
@@ -176,16 +150,9 @@ async fn change_requests_and_the_playground_in_chromium() {
             "done" => break,
             other => panic!("unknown checkpoint {other}"),
         }
-        stdin.write_all(b"continue\n").await.unwrap();
-        stdin.flush().await.unwrap();
+        walk.resume().await;
     }
-    stdin.write_all(b"continue\n").await.unwrap();
-    drop(stdin);
-    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
-        .await
-        .expect("the walk ended")
-        .unwrap();
-    assert!(status.success());
+    walk.finish().await;
     for page in [
         "03-draft",
         "06-applied",

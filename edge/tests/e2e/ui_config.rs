@@ -6,13 +6,9 @@
 //! origin. Screenshots go to `target/ui-screenshots/config-*.png`.
 
 use crate::processes::{admin, eventually, request, Process};
-use crate::ui::{chromium, node_modules};
-use serde_json::{json, Value};
-use std::path::Path;
-use std::process::Stdio;
+use crate::ui::{chromium, screenshots, Walk};
+use serde_json::json;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 const ORIGIN: &str = "https://shop.example.com";
 
@@ -48,41 +44,15 @@ async fn the_configuration_walk_in_chromium() {
         ),
     )
     .await;
-    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
-    std::fs::create_dir_all(&screenshots).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/config-walk.cjs");
-    let mut walk = Command::new("node")
-        .arg(&script)
-        .env("NODE_PATH", node_modules())
-        .env("VEXIL_URL", &control_plane.base)
-        .env("CHROMIUM", &chromium)
-        .env("SCREENSHOTS", &screenshots)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
-    let mut stdin = walk.stdin.take().unwrap();
-    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let screenshots = screenshots();
+    let mut walk = Walk::start(
+        "config-walk.cjs",
+        &control_plane.base,
+        &[("CHROMIUM", &chromium)],
+    );
     let mut seen = Vec::new();
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
-            .await
-            .expect("the walk answered within 120 s")
-            .expect("read the walk's output")
-            .expect("the walk is still running");
-        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
-        if let Some(error) = message.get("error") {
-            panic!(
-                "the browser walk failed: {}",
-                error.as_str().unwrap_or_default()
-            );
-        }
-        let checkpoint = message["checkpoint"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let (checkpoint, _) = walk.next().await;
         match checkpoint.as_str() {
             "change-requests" => {
                 let config = admin(
@@ -130,19 +100,13 @@ async fn the_configuration_walk_in_chromium() {
             other => panic!("unknown checkpoint {other}"),
         }
         seen.push(checkpoint);
-        stdin.write_all(b"continue\n").await.unwrap();
-        stdin.flush().await.unwrap();
+        walk.resume().await;
     }
     assert_eq!(
         seen,
         ["change-requests", "strategy-deprecated", "origins", "done"]
     );
-    stdin.write_all(b"continue\n").await.unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
-        .await
-        .expect("the walk ended")
-        .unwrap();
-    assert!(status.success());
+    walk.finish().await;
     for page in [
         "01-projects",
         "02-project-settings",

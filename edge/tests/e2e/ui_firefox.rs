@@ -6,13 +6,10 @@
 //! 390 px; screenshots go to `target/ui-screenshots/firefox-*`.
 
 use crate::processes::{admin, eventually, Process};
-use crate::ui::{answered, assert_installed, node_modules, USERS};
+use crate::ui::{answered, assert_installed, screenshots, Walk, USERS};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 /// Pinned, as `scripts/test` installs it.
 const PUPPETEER_CORE: (&str, &str) = ("puppeteer-core", "25.16.0");
@@ -64,8 +61,7 @@ async fn the_ui_walk_in_firefox() {
         ),
     )
     .await;
-    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
-    std::fs::create_dir_all(&screenshots).unwrap();
+    let screenshots = screenshots();
     // An earlier run's screenshots must not stand in for this run's.
     for entry in std::fs::read_dir(&screenshots).unwrap() {
         let path = entry.unwrap().path();
@@ -77,40 +73,16 @@ async fn the_ui_walk_in_firefox() {
             std::fs::remove_file(path).unwrap();
         }
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/ui-firefox.cjs");
-    let mut walk = Command::new("node")
-        .arg(&script)
-        .env("NODE_PATH", node_modules())
-        .env("VEXIL_URL", &control_plane.base)
-        .env("FIREFOX", &firefox)
-        .env("SCREENSHOTS", &screenshots)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
-    let mut stdin = walk.stdin.take().unwrap();
-    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let mut walk = Walk::start(
+        "ui-firefox.cjs",
+        &control_plane.base,
+        &[("FIREFOX", &firefox)],
+    )
+    .patience(Duration::from_secs(180));
     let flag = "checkout-ff";
     let mut seen = Vec::new();
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(180), lines.next_line())
-            .await
-            .expect("the walk answered within 180 s")
-            .expect("read the walk's output")
-            .expect("the walk is still running");
-        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
-        if let Some(error) = message.get("error") {
-            panic!(
-                "the Firefox walk failed: {}",
-                error.as_str().unwrap_or_default()
-            );
-        }
-        let checkpoint = message["checkpoint"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let (checkpoint, _) = walk.next().await;
         let limit = Duration::from_secs(10);
         match checkpoint.as_str() {
             // On with no strategy: every user everywhere.
@@ -164,8 +136,7 @@ async fn the_ui_walk_in_firefox() {
             other => panic!("unknown checkpoint {other}"),
         }
         seen.push(checkpoint);
-        stdin.write_all(b"continue\n").await.unwrap();
-        stdin.flush().await.unwrap();
+        walk.resume().await;
     }
     assert_eq!(
         seen,
@@ -178,12 +149,7 @@ async fn the_ui_walk_in_firefox() {
         ],
         "the walk skipped a step"
     );
-    stdin.write_all(b"continue\n").await.unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
-        .await
-        .expect("the walk ended")
-        .unwrap();
-    assert!(status.success());
+    walk.finish().await;
     for page in [
         "01-sign-in",
         "02-flags-empty",

@@ -6,13 +6,9 @@
 //! Screenshots: `target/ui-screenshots/usage-*.png`.
 
 use crate::processes::{admin, eventually, get, request, Process};
-use crate::ui::{chromium, node_modules};
+use crate::ui::{chromium, screenshots, Walk};
 use serde_json::{json, Value};
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 const FLAG: &str = "walk-checkout";
 const APP: &str = "walk-shop";
@@ -160,44 +156,25 @@ async fn the_usage_pages_in_chromium() {
     })
     .await;
 
-    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
-    std::fs::create_dir_all(&screenshots).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/usage-walk.cjs");
-    let mut walk = Command::new("node")
-        .arg(&script)
-        .env("NODE_PATH", node_modules())
-        .env("VEXIL_URL", &control_plane.base)
-        .env("CHROMIUM", &chromium)
-        .env("SCREENSHOTS", &screenshots)
-        .env("FLAG", FLAG)
-        .env("APP", APP)
-        .env("EDGE_ID", EDGE_ID)
-        .env("REVISION", revision.to_string())
-        .env("YES", "7")
-        .env("NO", "3")
-        .env("YES_AFTER", "12")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
-    let mut stdin = walk.stdin.take().unwrap();
-    let mut lines = BufReader::new(walk.stdout.take().unwrap()).lines();
+    let screenshots = screenshots();
+    let revision_text = revision.to_string();
+    let mut walk = Walk::start(
+        "usage-walk.cjs",
+        &control_plane.base,
+        &[
+            ("CHROMIUM", &chromium),
+            ("FLAG", FLAG),
+            ("APP", APP),
+            ("EDGE_ID", EDGE_ID),
+            ("REVISION", &revision_text),
+            ("YES", "7"),
+            ("NO", "3"),
+            ("YES_AFTER", "12"),
+        ],
+    );
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
-            .await
-            .expect("the walk answered within 120 s")
-            .expect("read the walk's output")
-            .expect("the walk is still running");
-        let message: Value = serde_json::from_str(&line).unwrap_or(json!({"error": line}));
-        if let Some(error) = message.get("error") {
-            panic!(
-                "the usage walk failed: {}",
-                error.as_str().unwrap_or_default()
-            );
-        }
-        match message["checkpoint"].as_str().unwrap_or_default() {
+        let (checkpoint, _) = walk.next().await;
+        match checkpoint.as_str() {
             "usage" => {
                 sdk_post(&edge, &token, "/api/client/metrics", counts(5, 0)).await;
                 eventually(limit, "the control plane has the new counts", || async {
@@ -228,15 +205,9 @@ async fn the_usage_pages_in_chromium() {
             "done" => break,
             other => panic!("unknown checkpoint {other}"),
         }
-        stdin.write_all(b"continue\n").await.unwrap();
-        stdin.flush().await.unwrap();
+        walk.resume().await;
     }
-    stdin.write_all(b"continue\n").await.unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(30), walk.wait())
-        .await
-        .expect("the walk ended")
-        .unwrap();
-    assert!(status.success());
+    walk.finish().await;
     for page in [
         "01-flag-usage",
         "03-applications",
