@@ -3,7 +3,7 @@
 //! custom one (built-ins show no Delete; the domain refuses them anyway). The same domain functions as
 //! `/api/admin/context…`.
 
-use super::controls::field;
+use super::controls::{edit_rows, field};
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -294,18 +294,8 @@ async fn save(
     let mut draft = FieldDraft::of_form(form);
     match form.get("intent").unwrap_or("save") {
         "save" => {}
-        "add-value" => {
-            draft.legal_values.push(Default::default());
-            return form_page(who, editing, &draft, None, StatusCode::OK);
-        }
         intent => {
-            if let Some(index) = intent
-                .strip_prefix("remove-value-")
-                .and_then(|index| index.parse::<usize>().ok())
-                .filter(|index| *index < draft.legal_values.len())
-            {
-                draft.legal_values.remove(index);
-            }
+            edit_rows(intent, "value", &mut draft.legal_values, Default::default);
             return form_page(who, editing, &draft, None, StatusCode::OK);
         }
     }

@@ -120,6 +120,35 @@ fn plural(count: i64, unit: &str) -> String {
     }
 }
 
+/// A form's rows edited without JavaScript, by posting the form back: intent `add-<row>` appends
+/// `new_row()`, `remove-<row>-<index>` removes that row (an index past the end changes nothing). Whether
+/// `intent` was one of these: the form is then drawn again, nothing saved.
+pub fn edit_rows<T>(
+    intent: &str,
+    row: &str,
+    rows: &mut Vec<T>,
+    new_row: impl FnOnce() -> T,
+) -> bool {
+    if intent.strip_prefix("add-") == Some(row) {
+        rows.push(new_row());
+        return true;
+    }
+    let removed = intent
+        .strip_prefix("remove-")
+        .and_then(|rest| rest.strip_prefix(row))
+        .and_then(|rest| rest.strip_prefix('-'))
+        .and_then(|index| index.parse::<usize>().ok());
+    match removed {
+        Some(index) => {
+            if index < rows.len() {
+                rows.remove(index);
+            }
+            true
+        }
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +169,26 @@ mod tests {
         assert_eq!(local_path("", Some("http://evil")), "/");
         assert_eq!(with_notice("/a", "x y"), "/a?notice=x+y");
         assert_eq!(with_notice("/a?b=1", "z"), "/a?b=1&notice=z");
+    }
+
+    #[test]
+    fn rows_are_added_and_removed_by_intent() {
+        let mut rows = vec![1, 2, 3];
+        assert!(edit_rows("add-value", "value", &mut rows, || 9));
+        assert_eq!(rows, [1, 2, 3, 9]);
+        assert!(edit_rows("remove-value-1", "value", &mut rows, || 0));
+        assert_eq!(rows, [1, 3, 9]);
+        assert!(edit_rows("remove-value-7", "value", &mut rows, || 0));
+        assert_eq!(rows, [1, 3, 9]);
+        for other in [
+            "save",
+            "add-values",
+            "remove-values-0",
+            "remove-value-x",
+            "add-parameter",
+        ] {
+            assert!(!edit_rows(other, "value", &mut rows, || 0), "{other}");
+        }
+        assert_eq!(rows, [1, 3, 9]);
     }
 }

@@ -3,7 +3,7 @@
 //! one (deprecated ones leave the strategy form's list, flags keep them); delete a custom one no flag uses.
 //! The same domain functions as `/api/admin/strategies…`.
 
-use super::controls::field;
+use super::controls::{edit_rows, field};
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -368,18 +368,13 @@ async fn save(
     let mut draft = DefinitionDraft::of_form(form);
     match form.get("intent").unwrap_or("save") {
         "save" => {}
-        "add-parameter" => {
-            draft.parameters.push(ParameterDraft::default());
-            return form_page(who, editing, &draft, None, StatusCode::OK);
-        }
         intent => {
-            if let Some(index) = intent
-                .strip_prefix("remove-parameter-")
-                .and_then(|index| index.parse::<usize>().ok())
-                .filter(|index| *index < draft.parameters.len())
-            {
-                draft.parameters.remove(index);
-            }
+            edit_rows(
+                intent,
+                "parameter",
+                &mut draft.parameters,
+                ParameterDraft::default,
+            );
             return form_page(who, editing, &draft, None, StatusCode::OK);
         }
     }

@@ -4,7 +4,7 @@
 //! typed; "Save strategy" writes through `strategies::add`/`update` (or a change request draft where change
 //! requests are on), and a refusal draws the form again with the message.
 
-use super::controls::{field, with_notice};
+use super::controls::{edit_rows, field, with_notice};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -63,23 +63,10 @@ pub fn constraints_of(form: &FormFields) -> Vec<ConstraintDraft> {
 
 /// "Add constraint" or "Remove" of a posted form, applied to `constraints`; false for any other intent.
 pub fn edit_constraints(intent: &str, constraints: &mut Vec<ConstraintDraft>) -> bool {
-    if intent == "add-constraint" {
-        constraints.push(ConstraintDraft {
-            operator: "IN".to_owned(),
-            ..ConstraintDraft::default()
-        });
-        return true;
-    }
-    if let Some(index) = intent
-        .strip_prefix("remove-constraint-")
-        .and_then(|index| index.parse::<usize>().ok())
-    {
-        if index < constraints.len() {
-            constraints.remove(index);
-        }
-        return true;
-    }
-    false
+    edit_rows(intent, "constraint", constraints, || ConstraintDraft {
+        operator: "IN".to_owned(),
+        ..ConstraintDraft::default()
+    })
 }
 
 /// What the form holds.
