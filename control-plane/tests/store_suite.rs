@@ -12,7 +12,10 @@ use vexil_control_plane::domain::strategies;
 use vexil_control_plane::domain::{client_document, environments, first_start, projects};
 use vexil_control_plane::model::constraint::Constraint;
 use vexil_control_plane::model::strategy::StrategyInput;
+use vexil_control_plane::store::features::{self as feature_store, FeatureRow};
+use vexil_control_plane::store::strategies::{self as strategy_store, StrategyRow};
 use vexil_control_plane::store::{Actor, Store};
+use vexil_control_plane::time::Timestamp;
 use vexil_shared::{Context, ErrorKind, Snapshot};
 
 on_sqlite_and_postgres!(
@@ -22,6 +25,7 @@ on_sqlite_and_postgres!(
     a_no_op_write_moves_nothing,
     concurrent_writers_lose_no_update,
     the_client_document_compiles_and_evaluates,
+    whole_table_reads_match_row_by_row_reads,
 );
 
 async fn seeded_store(db: &TestDb) -> Store {
@@ -307,6 +311,158 @@ async fn the_client_document_compiles_and_evaluates(db: TestDb) {
         .await
         .unwrap_err();
     assert_eq!(error.kind, ErrorKind::NotFound);
+}
+
+/// The client document's two large reads (every live flag; every strategy of an environment) come back from
+/// the database as one JSON value: they must give exactly what the row-by-row reads of the same rows give,
+/// awkward text, nulls, booleans, timestamps and JSON columns included.
+async fn whole_table_reads_match_row_by_row_reads(db: TestDb) {
+    let store = seeded_store(&db).await;
+    let at = Timestamp::parse("2026-11-24T08:30:00.123Z").unwrap();
+    let flags = [
+        FeatureRow {
+            name: "b-quoted".to_owned(),
+            project_id: "default".to_owned(),
+            feature_type: "release".to_owned(),
+            description: Some("says \"hi\"\n\\ and ünïcödé ✓ \u{1F600}".to_owned()),
+            stale: true,
+            impression_data: false,
+            created_at: at,
+            archived_at: None,
+        },
+        FeatureRow {
+            name: "a-plain".to_owned(),
+            project_id: "default".to_owned(),
+            feature_type: "experiment".to_owned(),
+            description: None,
+            stale: false,
+            impression_data: true,
+            created_at: Timestamp::EPOCH,
+            archived_at: None,
+        },
+        FeatureRow {
+            name: "c-archived".to_owned(),
+            project_id: "default".to_owned(),
+            feature_type: "release".to_owned(),
+            description: None,
+            stale: false,
+            impression_data: false,
+            created_at: at,
+            archived_at: Some(at),
+        },
+    ];
+    let variants = serde_json::from_value(serde_json::json!([{
+        "name": "blue \"v\"", "weight": 1000, "weightType": "fix", "stickiness": "userId",
+        "payload": {"type": "json", "value": "{\"a\": [1, 2.5, null]}"}
+    }]))
+    .unwrap();
+    let strategies = [
+        StrategyRow {
+            id: "s-2".to_owned(),
+            feature_name: "b-quoted".to_owned(),
+            environment: "development".to_owned(),
+            name: "flexibleRollout".to_owned(),
+            title: Some("Tïtle \"quoted\"".to_owned()),
+            disabled: true,
+            sort_order: 2,
+            constraints: vec![user_in(&["ann", "b\"ob", "ç"])],
+            parameters: [("rollout", "50"), ("groupId", "x\\y")]
+                .into_iter()
+                .map(|(key, value)| (key.to_owned(), value.to_owned()))
+                .collect(),
+            variants,
+            segments: vec![],
+            created_at: at,
+        },
+        StrategyRow {
+            id: "s-1".to_owned(),
+            feature_name: "b-quoted".to_owned(),
+            environment: "development".to_owned(),
+            name: "default".to_owned(),
+            title: None,
+            disabled: false,
+            sort_order: 1,
+            constraints: vec![],
+            parameters: Default::default(),
+            variants: vec![],
+            segments: vec![],
+            created_at: at,
+        },
+        StrategyRow {
+            id: "s-3".to_owned(),
+            feature_name: "a-plain".to_owned(),
+            environment: "development".to_owned(),
+            name: "default".to_owned(),
+            title: None,
+            disabled: false,
+            sort_order: 0,
+            constraints: vec![],
+            parameters: Default::default(),
+            variants: vec![],
+            segments: vec![],
+            created_at: Timestamp::EPOCH,
+        },
+        StrategyRow {
+            id: "s-4".to_owned(),
+            feature_name: "a-plain".to_owned(),
+            environment: "production".to_owned(),
+            name: "default".to_owned(),
+            title: None,
+            disabled: false,
+            sort_order: 0,
+            constraints: vec![],
+            parameters: Default::default(),
+            variants: vec![],
+            segments: vec![],
+            created_at: at,
+        },
+    ];
+    // Straight into the tables (a write transaction without an event would change nothing).
+    let mut writer = store.bookkeeping().await.unwrap();
+    for row in &flags {
+        feature_store::insert(&mut writer, row).await.unwrap();
+    }
+    for row in &strategies {
+        strategy_store::insert(&mut writer, row).await.unwrap();
+    }
+    drop(writer);
+
+    let mut conn = store.read().await.unwrap();
+    let live = feature_store::list_all_live(&mut conn).await.unwrap();
+    assert_eq!(
+        live,
+        [flags[1].clone(), flags[0].clone()],
+        "live flags by name"
+    );
+    for row in &live {
+        let one = feature_store::get(&mut conn, &row.name).await.unwrap();
+        assert_eq!(one.as_ref(), Some(row));
+    }
+    let in_development = strategy_store::list_in_environment(&mut conn, "development")
+        .await
+        .unwrap();
+    let mut row_by_row = strategy_store::list(&mut conn, "a-plain", "development")
+        .await
+        .unwrap();
+    row_by_row.extend(
+        strategy_store::list(&mut conn, "b-quoted", "development")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(in_development, row_by_row);
+    assert_eq!(
+        in_development,
+        [
+            strategies[2].clone(),
+            strategies[1].clone(),
+            strategies[0].clone()
+        ],
+        "by flag, then sortOrder"
+    );
+    assert!(strategy_store::list_in_environment(&mut conn, "nowhere")
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 /// Postgres only (a SQLite file cannot vanish under an open connection): a lost database fails the

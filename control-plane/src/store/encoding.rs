@@ -3,14 +3,14 @@
 //! Rows decode into typed values here (a value that does not decode is a decode error, a 500), and values are
 //! encoded here before they are bound; nothing outside `store/` sees the stored form.
 
-use super::StoreError;
+use super::{Backend, StoreError};
 use crate::time::Timestamp;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use sqlx::any::{AnyRow, AnyTypeInfo};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
-use sqlx::{Any, Database, Decode, Encode, Row, Type};
+use sqlx::{Any, AnyConnection, Database, Decode, Encode, Row, Type};
 
 impl Type<Any> for Timestamp {
     fn type_info() -> AnyTypeInfo {
@@ -69,6 +69,58 @@ pub fn optional_json<T: DeserializeOwned>(row: &AnyRow, column: &str) -> sqlx::R
 /// A value as the JSON text a column keeps.
 pub fn json_text<T: Serialize + ?Sized>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|error| StoreError(sqlx::Error::Encode(Box::new(error))))
+}
+
+/// A column of a read through [`fetch_as_json`]: a value as stored, or a JSON text column as the JSON it holds.
+#[derive(Debug, Clone, Copy)]
+pub enum JsonColumn {
+    Value(&'static str),
+    Json(&'static str),
+}
+
+/// Every row of `SELECT columns FROM {from} ORDER BY {order_by}` (with `binds` as `$1…`) as values of `T`, which
+/// deserializes from one row's JSON array of `columns` in order (a tuple struct): booleans come as 0/1,
+/// timestamps as their text. The database builds the whole result as one JSON text and serde parses it: the
+/// `Any` driver costs about 10 µs a row over SQLite (5,000 rows: 50 ms), one aggregated value costs one row.
+/// For the large whole-table reads (the client document, the publisher).
+pub async fn fetch_as_json<T: DeserializeOwned>(
+    conn: &mut AnyConnection,
+    columns: &[JsonColumn],
+    from: &str,
+    order_by: &str,
+    binds: &[&str],
+) -> Result<Vec<T>, StoreError> {
+    let sql = rows_as_json_sql(Backend::of(conn), columns, from, order_by);
+    let mut query = sqlx::query_scalar::<_, String>(&sql);
+    for bind in binds {
+        query = query.bind(*bind);
+    }
+    let text = query.fetch_one(conn).await?;
+    serde_json::from_str(&text).map_err(|error| StoreError(sqlx::Error::Decode(Box::new(error))))
+}
+
+fn rows_as_json_sql(
+    backend: Backend,
+    columns: &[JsonColumn],
+    from: &str,
+    order_by: &str,
+) -> String {
+    let values = columns
+        .iter()
+        .map(|column| match (column, backend) {
+            (JsonColumn::Value(name), _) => (*name).to_owned(),
+            (JsonColumn::Json(name), Backend::Sqlite) => format!("json({name})"),
+            (JsonColumn::Json(name), Backend::Postgres) => format!("{name}::json"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let aggregate = match backend {
+        Backend::Sqlite => format!("json_group_array(json_array({values}) ORDER BY {order_by})"),
+        Backend::Postgres => {
+            format!("json_agg(json_build_array({values}) ORDER BY {order_by})::text")
+        }
+    };
+    format!("SELECT COALESCE({aggregate}, '[]') FROM {from}")
 }
 
 /// `$first, $first+1, …` for `count` values bound in that order (an `IN (…)` list).

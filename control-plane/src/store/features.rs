@@ -1,8 +1,9 @@
 //! SQL of feature flags and of their per-environment switches.
 
-use super::encoding::flag;
+use super::encoding::{fetch_as_json, flag, JsonColumn};
 use super::StoreError;
 use crate::time::Timestamp;
+use serde::Deserialize;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, FromRow, Row};
 
@@ -32,6 +33,55 @@ impl FromRow<'_, AnyRow> for FeatureRow {
         })
     }
 }
+
+/// A row as [`fetch_as_json`] reads it: `JSON_COLUMNS` in order.
+#[derive(Deserialize)]
+struct JsonFeatureRow(
+    String,
+    String,
+    String,
+    Option<String>,
+    i64,
+    i64,
+    Timestamp,
+    Option<Timestamp>,
+);
+
+impl From<JsonFeatureRow> for FeatureRow {
+    fn from(row: JsonFeatureRow) -> FeatureRow {
+        let JsonFeatureRow(
+            name,
+            project_id,
+            feature_type,
+            description,
+            stale,
+            impression_data,
+            created_at,
+            archived_at,
+        ) = row;
+        FeatureRow {
+            name,
+            project_id,
+            feature_type,
+            description,
+            stale: stale != 0,
+            impression_data: impression_data != 0,
+            created_at,
+            archived_at,
+        }
+    }
+}
+
+const JSON_COLUMNS: [JsonColumn; 8] = [
+    JsonColumn::Value("name"),
+    JsonColumn::Value("project_id"),
+    JsonColumn::Value("type"),
+    JsonColumn::Value("description"),
+    JsonColumn::Value("stale"),
+    JsonColumn::Value("impression_data"),
+    JsonColumn::Value("created_at"),
+    JsonColumn::Value("archived_at"),
+];
 
 /// A flag's state in one of its project's environments.
 #[derive(Debug, Clone)]
@@ -70,10 +120,17 @@ pub async fn list_live(
     Ok(sqlx::query_as(&sql).bind(project).fetch_all(conn).await?)
 }
 
-/// Every live flag, by name.
+/// Every live flag, by name (read as one JSON value: the client document reads every flag).
 pub async fn list_all_live(conn: &mut AnyConnection) -> Result<Vec<FeatureRow>, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM features WHERE archived_at IS NULL ORDER BY name");
-    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+    let rows: Vec<JsonFeatureRow> = fetch_as_json(
+        conn,
+        &JSON_COLUMNS,
+        "features WHERE archived_at IS NULL",
+        "name",
+        &[],
+    )
+    .await?;
+    Ok(rows.into_iter().map(FeatureRow::from).collect())
 }
 
 /// Archived flags, newest archive first; of one project when given.

@@ -48,6 +48,17 @@ pub enum Backend {
     Postgres,
 }
 
+impl Backend {
+    /// The database a connection talks to.
+    pub fn of(conn: &AnyConnection) -> Backend {
+        if conn.backend_name() == "SQLite" {
+            Backend::Sqlite
+        } else {
+            Backend::Postgres
+        }
+    }
+}
+
 /// A database failure. Callers see a generic 500; the cause goes to the log and the `store_errors_total` metric.
 #[derive(Debug, thiserror::Error)]
 #[error("store error: {0}")]

@@ -1,11 +1,12 @@
 //! SQL of the strategies of a flag in an environment. Constraints, parameters, variants and segment ids are
 //! JSON columns.
 
-use super::encoding::{flag, json, json_text};
+use super::encoding::{fetch_as_json, flag, json, json_text, JsonColumn};
 use super::StoreError;
 use crate::model::constraint::Constraint;
 use crate::model::variant::StrategyVariant;
 use crate::time::Timestamp;
+use serde::Deserialize;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, FromRow, Row};
 use std::collections::BTreeMap;
@@ -45,6 +46,71 @@ impl FromRow<'_, AnyRow> for StrategyRow {
     }
 }
 
+/// A row as [`fetch_as_json`] reads it: `JSON_COLUMNS` in order.
+#[derive(Deserialize)]
+struct JsonStrategyRow(
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    i64,
+    i64,
+    Vec<Constraint>,
+    BTreeMap<String, String>,
+    Vec<StrategyVariant>,
+    Vec<i64>,
+    Timestamp,
+);
+
+impl From<JsonStrategyRow> for StrategyRow {
+    fn from(row: JsonStrategyRow) -> StrategyRow {
+        let JsonStrategyRow(
+            id,
+            feature_name,
+            environment,
+            name,
+            title,
+            disabled,
+            sort_order,
+            constraints,
+            parameters,
+            variants,
+            segments,
+            created_at,
+        ) = row;
+        StrategyRow {
+            id,
+            feature_name,
+            environment,
+            name,
+            title,
+            disabled: disabled != 0,
+            sort_order,
+            constraints,
+            parameters,
+            variants,
+            segments,
+            created_at,
+        }
+    }
+}
+
+const JSON_COLUMNS: [JsonColumn; 12] = [
+    JsonColumn::Value("id"),
+    JsonColumn::Value("feature_name"),
+    JsonColumn::Value("environment"),
+    JsonColumn::Value("name"),
+    JsonColumn::Value("title"),
+    JsonColumn::Value("disabled"),
+    JsonColumn::Value("sort_order"),
+    JsonColumn::Json("constraints"),
+    JsonColumn::Json("parameters"),
+    JsonColumn::Json("variants"),
+    JsonColumn::Json("segments"),
+    JsonColumn::Value("created_at"),
+];
+
 const COLUMNS: &str =
     "id, feature_name, environment, name, title, disabled, sort_order, constraints, parameters, \
                        variants, segments, created_at";
@@ -66,19 +132,21 @@ pub async fn list(
         .await?)
 }
 
-/// Every strategy in an environment, grouped by flag, each flag's by sortOrder.
+/// Every strategy in an environment, grouped by flag, each flag's by sortOrder (read as one JSON value: the
+/// client document's largest read).
 pub async fn list_in_environment(
     conn: &mut AnyConnection,
     environment: &str,
 ) -> Result<Vec<StrategyRow>, StoreError> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM feature_strategies WHERE environment = $1 \
-         ORDER BY feature_name, sort_order, created_at, id"
-    );
-    Ok(sqlx::query_as(&sql)
-        .bind(environment)
-        .fetch_all(conn)
-        .await?)
+    let rows: Vec<JsonStrategyRow> = fetch_as_json(
+        conn,
+        &JSON_COLUMNS,
+        "feature_strategies WHERE environment = $1",
+        "feature_name, sort_order, created_at, id",
+        &[environment],
+    )
+    .await?;
+    Ok(rows.into_iter().map(StrategyRow::from).collect())
 }
 
 /// `COLUMNS` of the strategies table aliased `s`.

@@ -2,7 +2,7 @@
 
 use super::{map_match, Conditions, Match, Value};
 use crate::store::events::{EventRow, COLUMNS};
-use crate::store::StoreError;
+use crate::store::{Backend, StoreError};
 use crate::time::Timestamp;
 use sqlx::AnyConnection;
 
@@ -78,7 +78,7 @@ pub async fn search(
     conn: &mut AnyConnection,
     search: &EventSearch,
 ) -> Result<(Vec<EventRow>, i64), StoreError> {
-    let conditions = search.conditions(conn.backend_name() == "SQLite");
+    let conditions = search.conditions(Backend::of(conn) == Backend::Sqlite);
     let clause = conditions.clause();
     let sql = format!(
         "SELECT {COLUMNS} FROM events {clause} ORDER BY id DESC LIMIT {} OFFSET {}",
