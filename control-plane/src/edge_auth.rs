@@ -77,6 +77,19 @@ impl EdgeCaller {
         Some(Duration::from_millis(remaining))
     }
 
+    /// Whether this caller may report the token `hash` as used: an edge for every environment, any token;
+    /// an edge scoped to one environment only the published SDK tokens it can let in (for its environment
+    /// or for all), so that it cannot move another environment's tokens' "last used".
+    pub fn may_report_seen(&self, configuration: &Configuration, hash: &[u8]) -> bool {
+        let Some(environment) = &self.environment else {
+            return true;
+        };
+        configuration.tokens.get(hash).is_some_and(|grant| {
+            grant.kind != v1::TokenKind::Edge as i32
+                && (grant.environment == "*" || &grant.environment == environment)
+        })
+    }
+
     /// The caller the authenticator put in `request`'s extensions.
     pub fn of_request<T>(request: &Request<T>) -> Result<EdgeCaller, Status> {
         request
@@ -161,9 +174,13 @@ impl tonic::service::Interceptor for EdgeAuthenticator {
 }
 
 /// `Usage/Report` for an authenticated edge: a token scoped to one environment has only that environment's
-/// counts and evaluations counted (the rest of the batch is dropped with a warning, and the batch is
-/// acknowledged, so that the edge does not retry it forever).
-pub struct ScopedUsage<U>(pub U);
+/// counts and evaluations counted, and only the tokens it can let in noted as used
+/// ([`EdgeCaller::may_report_seen`]); the rest of the batch is dropped with a warning, and the batch is
+/// acknowledged, so that the edge does not retry it forever.
+pub struct ScopedUsage<U> {
+    pub usage: U,
+    pub published: watch::Receiver<Arc<Published>>,
+}
 
 #[tonic::async_trait]
 impl<U: Usage> Usage for ScopedUsage<U> {
@@ -174,14 +191,19 @@ impl<U: Usage> Usage for ScopedUsage<U> {
         let caller = EdgeCaller::of_request(&request)?;
         if let Some(environment) = &caller.environment {
             let batch = request.get_mut();
-            let before = batch.counts.len() + batch.evaluations.len();
+            let before = batch.counts.len() + batch.evaluations.len() + batch.tokens_seen.len();
             batch
                 .counts
                 .retain(|count| &count.environment == environment);
             batch
                 .evaluations
                 .retain(|evaluation| &evaluation.environment == environment);
-            let dropped = before - batch.counts.len() - batch.evaluations.len();
+            let published = self.published.borrow().clone();
+            batch
+                .tokens_seen
+                .retain(|seen| caller.may_report_seen(&published.configuration, &seen.sha256));
+            let dropped =
+                before - batch.counts.len() - batch.evaluations.len() - batch.tokens_seen.len();
             if dropped > 0 {
                 tracing::warn!(
                     edge = %batch.edge_id,
@@ -191,7 +213,7 @@ impl<U: Usage> Usage for ScopedUsage<U> {
                 );
             }
         }
-        self.0.report(request).await
+        self.usage.report(request).await
     }
 }
 
@@ -268,5 +290,42 @@ mod tests {
             all.environments(names(&["development"])).unwrap(),
             names(&["development"])
         );
+    }
+
+    #[test]
+    fn a_scoped_edge_reports_only_the_tokens_it_can_let_in() {
+        let mut published = configuration("production", None);
+        for (byte, environment) in [(4, "production"), (5, "development"), (6, "*")] {
+            published.tokens.insert(
+                vec![byte; 32],
+                Arc::new(v1::TokenGrant {
+                    sha256: vec![byte; 32],
+                    kind: v1::TokenKind::Frontend as i32,
+                    projects: vec!["*".to_owned()],
+                    environment: environment.to_owned(),
+                    expires_at_ms: None,
+                }),
+            );
+        }
+        let scoped = EdgeCaller::of_token(&published, &[1; 32], 0).unwrap();
+        assert!(
+            scoped.may_report_seen(&published, &[4; 32]),
+            "its environment"
+        );
+        assert!(
+            scoped.may_report_seen(&published, &[6; 32]),
+            "every environment"
+        );
+        assert!(
+            !scoped.may_report_seen(&published, &[5; 32]),
+            "another environment"
+        );
+        assert!(
+            !scoped.may_report_seen(&published, &[1; 32]),
+            "an edge token"
+        );
+        assert!(!scoped.may_report_seen(&published, &[9; 32]), "unknown");
+        let all = EdgeCaller::of_token(&configuration("*", None), &[1; 32], 0).unwrap();
+        assert!(all.may_report_seen(&published, &[5; 32]));
     }
 }

@@ -157,10 +157,13 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         authenticator.clone(),
     );
     let usage = tonic::service::interceptor::InterceptedService::new(
-        UsageServer::new(ScopedUsage(crate::ingest::UsageService {
-            store: store.clone(),
-            clock,
-        }))
+        UsageServer::new(ScopedUsage {
+            usage: crate::ingest::UsageService {
+                store: store.clone(),
+                clock,
+            },
+            published: publisher.watch(),
+        })
         .max_decoding_message_size(vexil_proto::MAX_USAGE_BATCH_BYTES),
         authenticator,
     );
