@@ -6,6 +6,7 @@
 
 use super::controls::{field, switch};
 use super::page::{see_other, Nav, Page, UiError};
+use super::paging::Paged;
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::change_requests::{
     self, ChangeRequestConfigInput, EnvironmentChangeRequestConfig,
@@ -20,9 +21,6 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::{ApiError, ErrorKind};
-
-/// Projects per page of the list.
-const PAGE_SIZE: usize = 50;
 
 #[derive(Debug, Deserialize)]
 pub struct ProjectsQuery {
@@ -81,8 +79,7 @@ pub async fn list(
                 environments: environments.iter().map(|one| one.name.clone()).collect(),
                 ..NewProject::default()
             };
-            let page = query.page.unwrap_or(1).max(1);
-            let markup = list_page(&who, &list, &environments, page, &draft, None);
+            let markup = list_page(&who, &list, &environments, query.page, &draft, None);
             who.finish(Page::ok(markup))
         }
         Err(error) => UiError::new(error, &shell).into_response(),
@@ -93,14 +90,12 @@ fn list_page(
     who: &SignedIn,
     list: &[Project],
     environments: &[Environment],
-    page: usize,
+    page: Option<usize>,
     draft: &NewProject,
     error: Option<&ApiError>,
 ) -> Markup {
     let shell = who.shell(Nav::Projects, "default");
-    let pages = list.len().div_ceil(PAGE_SIZE).max(1);
-    let page = page.min(pages);
-    let shown = list.iter().skip((page - 1) * PAGE_SIZE).take(PAGE_SIZE);
+    let paged = Paged::new(page, list.len());
     // The message goes next to the field it is about: the id's rule or a taken id, the name's rule.
     let message = |prefix: &str| {
         error
@@ -136,7 +131,7 @@ fn list_page(
                         th scope="col" { "Settings" }
                     } }
                     tbody {
-                        @for project in shown {
+                        @for project in paged.slice(list) {
                             tr {
                                 td.flag-name {
                                     a href=(who.link(&format!("/projects/{}", project.id))) { (project.name) }
@@ -162,20 +157,7 @@ fn list_page(
                     }
                 }
             }
-            @if pages > 1 {
-                div.pager {
-                    span { (list.len()) " projects" }
-                    nav aria-label="Pages" {
-                        @if page > 1 {
-                            a.button href=(who.link(&format!("/projects?page={}", page - 1))) { "Previous page" }
-                        }
-                        span.muted { "Page " (page) " of " (pages) }
-                        @if page < pages {
-                            a.button href=(who.link(&format!("/projects?page={}", page + 1))) { "Next page" }
-                        }
-                    }
-                }
-            }
+            (paged.pager(|page| who.link(&format!("/projects?page={page}"))))
             @if who.may_write {
                 section.card.form-narrow.new-project aria-labelledby="new-project-title" {
                     h2 #new-project-title { "New project" }
@@ -243,7 +225,7 @@ pub async fn create(
                 Ok((list, environments)) => {
                     let status = StatusCode::from_u16(error.kind.status())
                         .unwrap_or(StatusCode::BAD_REQUEST);
-                    let markup = list_page(&who, &list, &environments, 1, &draft, Some(&error));
+                    let markup = list_page(&who, &list, &environments, None, &draft, Some(&error));
                     who.finish(Page { status, markup })
                 }
                 Err(error) => UiError::new(error, &shell).into_response(),

@@ -827,13 +827,15 @@ async fn viewers_and_editors_get_only_what_the_api_allows(db: TestDb) {
     );
 }
 
-/// The names a list page shows, in order (each row's first cell, `<strong>` title).
+/// The names a list page shows, in order (each row's first cell: the text of its first element, a
+/// `<strong>` title or a link).
 fn row_names(page: &str) -> Vec<String> {
-    let marker = "<td class=\"flag-name\"><strong>";
+    let marker = "<td class=\"flag-name\"><";
     page.match_indices(marker)
         .map(|(at, _)| {
             let rest = &page[at + marker.len()..];
-            rest[..rest.find("</strong>").unwrap()].to_owned()
+            let rest = &rest[rest.find('>').unwrap() + 1..];
+            rest[..rest.find('<').unwrap()].to_owned()
         })
         .collect()
 }
@@ -901,6 +903,13 @@ async fn long_configuration_lists_are_paged(db: TestDb) {
             )
             .await
             .expect(201);
+        server
+            .post(
+                "/api/admin/projects",
+                json!({"id": format!("project-{i:02}"), "name": format!("Project {i:02}")}),
+            )
+            .await
+            .expect(201);
     }
     let (mut browser, _) = Browser::with_token(&server).await;
 
@@ -940,4 +949,12 @@ async fn long_configuration_lists_are_paged(db: TestDb) {
         })
         .collect();
     pages_hold(&mut browser, "/strategies", &strategies).await;
+
+    let projects: Vec<String> = api(&server, "/api/admin/projects").await["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|project| project["name"].as_str().unwrap().to_owned())
+        .collect();
+    pages_hold(&mut browser, "/projects", &projects).await;
 }
