@@ -7,6 +7,9 @@
 //   await audit.check(page);    // the four runs on the page as it is now; the tab is put back as it was
 //   audit.finish();             // throws: every violation found, and every loaded page never checked
 //
+// The Firefox walk (puppeteer, which cannot switch the colour scheme over WebDriver BiDi) runs the same rules
+// through violationsOn() and describe(), light theme, at both widths.
+//
 // The walk goes on after a violation, so one run lists every problem of every page; finish() fails the walk
 // with one line per problem: the page, the theme and width, the rule id, its impact, the elements' selectors.
 // The pages' Content-Security-Policy (default-src 'self') would refuse an injected <script>; page.evaluate
@@ -40,6 +43,23 @@ function describe(url, mode, violation) {
     `${violation.help} at ${targets}${detail}`;
 }
 
+// axe's violations on the page as it is now: page.evaluate is playwright's or puppeteer's.
+async function violationsOn(page) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(AXE);
+  return page.evaluate(
+    async (tags) => {
+      const result = await window.axe.run(document, { runOnly: { type: "tag", values: tags } });
+      return result.violations.map(({ id, impact, help, nodes }) => ({
+        id,
+        impact,
+        help,
+        nodes: nodes.map(({ target, failureSummary }) => ({ target, failureSummary })),
+      }));
+    },
+    TAGS,
+  );
+}
+
 class Audit {
   constructor() {
     this.loaded = new Set();
@@ -61,20 +81,7 @@ class Audit {
     for (const mode of MODES) {
       await page.setViewportSize({ width: mode.width, height: mode.height });
       await page.emulateMedia({ colorScheme: mode.scheme });
-      if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(AXE);
-      const violations = await page.evaluate(
-        async (tags) => {
-          const result = await window.axe.run(document, { runOnly: { type: "tag", values: tags } });
-          return result.violations.map(({ id, impact, help, nodes }) => ({
-            id,
-            impact,
-            help,
-            nodes: nodes.map(({ target, failureSummary }) => ({ target, failureSummary })),
-          }));
-        },
-        TAGS,
-      );
-      for (const violation of violations) this.problems.push(describe(url, mode, violation));
+      for (const violation of await violationsOn(page)) this.problems.push(describe(url, mode, violation));
     }
     await page.setViewportSize(viewport);
     await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
@@ -90,4 +97,4 @@ class Audit {
   }
 }
 
-module.exports = { Audit };
+module.exports = { Audit, violationsOn, describe };

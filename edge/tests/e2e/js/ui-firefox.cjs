@@ -3,12 +3,14 @@
 // its accessible name, as a person or a screen reader would. Run by edge/tests/e2e/ui_firefox.rs, which
 // checks the edge's answers between steps: at each checkpoint this prints one JSON line {"checkpoint": NAME}
 // and waits for one line on stdin before going on. Every page visited is checked at 1280 px and 390 px wide
-// for horizontal scrolling and saved as a screenshot firefox-NAME-{1280,390}.png in $SCREENSHOTS.
+// for horizontal scrolling and by axe-core's WCAG 2.1 A/AA rules (audit.cjs), and saved as a screenshot
+// firefox-NAME-{1280,390}.png in $SCREENSHOTS.
 //
 // Environment: VEXIL_URL (the control plane), FIREFOX (the browser), SCREENSHOTS (a folder).
 
 const puppeteer = require("puppeteer-core");
 const readline = require("node:readline");
+const { violationsOn, describe } = require("./audit.cjs");
 
 const base = process.env.VEXIL_URL;
 const shots = process.env.SCREENSHOTS;
@@ -93,8 +95,10 @@ async function toggleByKeyboard(page, name, key) {
 }
 
 const overflows = [];
+const violations = [];
 
-// Screenshots of the page at 1280 px and 390 px wide, and at each width whether the page scrolls sideways.
+// Screenshots of the page at 1280 px and 390 px wide, and at each width whether the page scrolls sideways
+// and what axe finds.
 async function shot(page, name) {
   reached = `page ${name}`;
   // Typing scrolls a field into view; a full-page screenshot in Firefox keeps the scroll, so the sticky
@@ -113,6 +117,8 @@ async function shot(page, name) {
     ]);
     if (scrollWidth > clientWidth)
       overflows.push(`${name} at ${width} px: ${scrollWidth} px of content in ${clientWidth} px`);
+    for (const violation of await violationsOn(page))
+      violations.push(describe(page.url(), { scheme: "light", width }, violation));
     await page.screenshot({ path: `${shots}/firefox-${name}-${width}.png`, fullPage: true });
   }
   await page.setViewport({ width: 1280, height: 900 });
@@ -221,6 +227,8 @@ async function main() {
   await checkpoint("archived");
 
   if (overflows.length > 0) fail(`pages scroll horizontally: ${overflows.join("; ")}`);
+  if (violations.length > 0)
+    fail(`accessibility audit (axe-core, WCAG 2.1 A/AA), ${violations.length} problem(s):\n  ${violations.join("\n  ")}`);
   if (errors.length > 0) fail(`console errors: ${errors.join("; ")}`);
   await browser.close();
   browser = null;
