@@ -425,6 +425,15 @@ async fn whole_table_reads_match_row_by_row_reads(db: TestDb) {
     for row in &strategies {
         strategy_store::insert(&mut writer, row).await.unwrap();
     }
+    for (flag, environment, enabled) in [
+        ("b-quoted", "development", true),
+        ("a-plain", "development", true),
+        ("a-plain", "production", false),
+    ] {
+        feature_store::set_enabled(&mut writer, flag, environment, enabled)
+            .await
+            .unwrap();
+    }
     drop(writer);
 
     let mut conn = store.read().await.unwrap();
@@ -459,6 +468,16 @@ async fn whole_table_reads_match_row_by_row_reads(db: TestDb) {
         ],
         "by flag, then sortOrder"
     );
+    assert_eq!(
+        feature_store::enabled_in(&mut conn, "development")
+            .await
+            .unwrap(),
+        ["a-plain", "b-quoted"]
+    );
+    assert!(feature_store::enabled_in(&mut conn, "production")
+        .await
+        .unwrap()
+        .is_empty());
     assert!(strategy_store::list_in_environment(&mut conn, "nowhere")
         .await
         .unwrap()

@@ -6,7 +6,7 @@
 use super::{Backend, StoreError};
 use crate::time::Timestamp;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use sqlx::any::{AnyRow, AnyTypeInfo};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
@@ -71,26 +71,23 @@ pub fn json_text<T: Serialize + ?Sized>(value: &T) -> Result<String, StoreError>
     serde_json::to_string(value).map_err(|error| StoreError(sqlx::Error::Encode(Box::new(error))))
 }
 
-/// A column of a read through [`fetch_as_json`]: a value as stored, or a JSON text column as the JSON it holds.
-#[derive(Debug, Clone, Copy)]
-pub enum JsonColumn {
-    Value(&'static str),
-    Json(&'static str),
-}
-
-/// Every row of `SELECT columns FROM {from} ORDER BY {order_by}` (with `binds` as `$1…`) as values of `T`, which
-/// deserializes from one row's JSON array of `columns` in order (a tuple struct): booleans come as 0/1,
-/// timestamps as their text. The database builds the whole result as one JSON text and serde parses it: the
-/// `Any` driver costs about 10 µs a row over SQLite (5,000 rows: 50 ms), one aggregated value costs one row.
-/// For the large whole-table reads (the client document, the publisher).
+/// Every row of `SELECT {columns} FROM {from}` (with `binds` as `$1…`) as values of `T`, in no particular
+/// order (callers sort: sorting in SQL cost more than the read itself). `T` deserializes from one row's JSON
+/// array of `columns` in order (a tuple struct): booleans come as 0/1, timestamps as their text, JSON text
+/// columns as strings (read them as [`JsonText`]). The database builds the whole result as one JSON text
+/// and serde parses it: the `Any` driver costs about 10 µs a row over SQLite (5,000 rows: 50 ms), one
+/// aggregated value costs one row. For the large whole-table reads of the client document.
 pub async fn fetch_as_json<T: DeserializeOwned>(
     conn: &mut AnyConnection,
-    columns: &[JsonColumn],
+    columns: &str,
     from: &str,
-    order_by: &str,
     binds: &[&str],
 ) -> Result<Vec<T>, StoreError> {
-    let sql = rows_as_json_sql(Backend::of(conn), columns, from, order_by);
+    let aggregate = match Backend::of(conn) {
+        Backend::Sqlite => format!("json_group_array(json_array({columns}))"),
+        Backend::Postgres => format!("json_agg(json_build_array({columns}))::text"),
+    };
+    let sql = format!("SELECT COALESCE({aggregate}, '[]') FROM {from}");
     let mut query = sqlx::query_scalar::<_, String>(&sql);
     for bind in binds {
         query = query.bind(*bind);
@@ -99,28 +96,17 @@ pub async fn fetch_as_json<T: DeserializeOwned>(
     serde_json::from_str(&text).map_err(|error| StoreError(sqlx::Error::Decode(Box::new(error))))
 }
 
-fn rows_as_json_sql(
-    backend: Backend,
-    columns: &[JsonColumn],
-    from: &str,
-    order_by: &str,
-) -> String {
-    let values = columns
-        .iter()
-        .map(|column| match (column, backend) {
-            (JsonColumn::Value(name), _) => (*name).to_owned(),
-            (JsonColumn::Json(name), Backend::Sqlite) => format!("json({name})"),
-            (JsonColumn::Json(name), Backend::Postgres) => format!("{name}::json"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    let aggregate = match backend {
-        Backend::Sqlite => format!("json_group_array(json_array({values}) ORDER BY {order_by})"),
-        Backend::Postgres => {
-            format!("json_agg(json_build_array({values}) ORDER BY {order_by})::text")
-        }
-    };
-    format!("SELECT COALESCE({aggregate}, '[]') FROM {from}")
+/// A JSON text column in a [`fetch_as_json`] row: a string holding JSON, parsed as `T`.
+#[derive(Debug)]
+pub struct JsonText<T>(pub T);
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for JsonText<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        serde_json::from_str(&text)
+            .map(JsonText)
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// `$first, $first+1, …` for `count` values bound in that order (an `IN (…)` list).

@@ -1,6 +1,6 @@
 //! SQL of feature flags and of their per-environment switches.
 
-use super::encoding::{fetch_as_json, flag, JsonColumn};
+use super::encoding::{fetch_as_json, flag};
 use super::StoreError;
 use crate::time::Timestamp;
 use serde::Deserialize;
@@ -34,7 +34,7 @@ impl FromRow<'_, AnyRow> for FeatureRow {
     }
 }
 
-/// A row as [`fetch_as_json`] reads it: `JSON_COLUMNS` in order.
+/// A row as [`fetch_as_json`] reads it: `COLUMNS` in order.
 #[derive(Deserialize)]
 struct JsonFeatureRow(
     String,
@@ -71,17 +71,6 @@ impl From<JsonFeatureRow> for FeatureRow {
         }
     }
 }
-
-const JSON_COLUMNS: [JsonColumn; 8] = [
-    JsonColumn::Value("name"),
-    JsonColumn::Value("project_id"),
-    JsonColumn::Value("type"),
-    JsonColumn::Value("description"),
-    JsonColumn::Value("stale"),
-    JsonColumn::Value("impression_data"),
-    JsonColumn::Value("created_at"),
-    JsonColumn::Value("archived_at"),
-];
 
 /// A flag's state in one of its project's environments.
 #[derive(Debug, Clone)]
@@ -122,15 +111,11 @@ pub async fn list_live(
 
 /// Every live flag, by name (read as one JSON value: the client document reads every flag).
 pub async fn list_all_live(conn: &mut AnyConnection) -> Result<Vec<FeatureRow>, StoreError> {
-    let rows: Vec<JsonFeatureRow> = fetch_as_json(
-        conn,
-        &JSON_COLUMNS,
-        "features WHERE archived_at IS NULL",
-        "name",
-        &[],
-    )
-    .await?;
-    Ok(rows.into_iter().map(FeatureRow::from).collect())
+    let rows: Vec<JsonFeatureRow> =
+        fetch_as_json(conn, COLUMNS, "features WHERE archived_at IS NULL", &[]).await?;
+    let mut rows: Vec<FeatureRow> = rows.into_iter().map(FeatureRow::from).collect();
+    rows.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    Ok(rows)
 }
 
 /// Archived flags, newest archive first; of one project when given.
@@ -296,17 +281,21 @@ pub async fn disable_everywhere(conn: &mut AnyConnection, feature: &str) -> Resu
     Ok(())
 }
 
-/// The names of the flags enabled in an environment.
+/// The names of the flags enabled in an environment, by name.
 pub async fn enabled_in(
     conn: &mut AnyConnection,
     environment: &str,
 ) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT feature_name FROM feature_environments WHERE environment = $1 AND enabled = 1",
+    let rows: Vec<(String,)> = fetch_as_json(
+        conn,
+        "feature_name",
+        "feature_environments WHERE environment = $1 AND enabled = 1",
+        &[environment],
     )
-    .bind(environment)
-    .fetch_all(conn)
-    .await?)
+    .await?;
+    let mut names: Vec<String> = rows.into_iter().map(|(name,)| name).collect();
+    names.sort_unstable();
+    Ok(names)
 }
 
 /// Live (not archived) flags, all projects.

@@ -1,7 +1,7 @@
 //! SQL of the strategies of a flag in an environment. Constraints, parameters, variants and segment ids are
 //! JSON columns.
 
-use super::encoding::{fetch_as_json, flag, json, json_text, JsonColumn};
+use super::encoding::{fetch_as_json, flag, json, json_text, JsonText};
 use super::StoreError;
 use crate::model::constraint::Constraint;
 use crate::model::variant::StrategyVariant;
@@ -46,7 +46,7 @@ impl FromRow<'_, AnyRow> for StrategyRow {
     }
 }
 
-/// A row as [`fetch_as_json`] reads it: `JSON_COLUMNS` in order.
+/// A row as [`fetch_as_json`] reads it: `COLUMNS` in order.
 #[derive(Deserialize)]
 struct JsonStrategyRow(
     String,
@@ -56,10 +56,10 @@ struct JsonStrategyRow(
     Option<String>,
     i64,
     i64,
-    Vec<Constraint>,
-    BTreeMap<String, String>,
-    Vec<StrategyVariant>,
-    Vec<i64>,
+    JsonText<Vec<Constraint>>,
+    JsonText<BTreeMap<String, String>>,
+    JsonText<Vec<StrategyVariant>>,
+    JsonText<Vec<i64>>,
     Timestamp,
 );
 
@@ -87,29 +87,14 @@ impl From<JsonStrategyRow> for StrategyRow {
             title,
             disabled: disabled != 0,
             sort_order,
-            constraints,
-            parameters,
-            variants,
-            segments,
+            constraints: constraints.0,
+            parameters: parameters.0,
+            variants: variants.0,
+            segments: segments.0,
             created_at,
         }
     }
 }
-
-const JSON_COLUMNS: [JsonColumn; 12] = [
-    JsonColumn::Value("id"),
-    JsonColumn::Value("feature_name"),
-    JsonColumn::Value("environment"),
-    JsonColumn::Value("name"),
-    JsonColumn::Value("title"),
-    JsonColumn::Value("disabled"),
-    JsonColumn::Value("sort_order"),
-    JsonColumn::Json("constraints"),
-    JsonColumn::Json("parameters"),
-    JsonColumn::Json("variants"),
-    JsonColumn::Json("segments"),
-    JsonColumn::Value("created_at"),
-];
 
 const COLUMNS: &str =
     "id, feature_name, environment, name, title, disabled, sort_order, constraints, parameters, \
@@ -140,13 +125,21 @@ pub async fn list_in_environment(
 ) -> Result<Vec<StrategyRow>, StoreError> {
     let rows: Vec<JsonStrategyRow> = fetch_as_json(
         conn,
-        &JSON_COLUMNS,
+        COLUMNS,
         "feature_strategies WHERE environment = $1",
-        "feature_name, sort_order, created_at, id",
         &[environment],
     )
     .await?;
-    Ok(rows.into_iter().map(StrategyRow::from).collect())
+    let mut rows: Vec<StrategyRow> = rows.into_iter().map(StrategyRow::from).collect();
+    rows.sort_unstable_by(|a, b| {
+        (&a.feature_name, a.sort_order, a.created_at, &a.id).cmp(&(
+            &b.feature_name,
+            b.sort_order,
+            b.created_at,
+            &b.id,
+        ))
+    });
+    Ok(rows)
 }
 
 /// `COLUMNS` of the strategies table aliased `s`.
