@@ -1,6 +1,6 @@
 //! SQL of feature flags and of their per-environment switches.
 
-use super::encoding::{fetch_as_json, flag};
+use super::encoding::{fetch_many, flag};
 use super::StoreError;
 use crate::time::Timestamp;
 use serde::Deserialize;
@@ -34,7 +34,7 @@ impl FromRow<'_, AnyRow> for FeatureRow {
     }
 }
 
-/// A row as [`fetch_as_json`] reads it: `COLUMNS` in order.
+/// A row as [`fetch_many`] reads it from SQLite: `COLUMNS` in order.
 #[derive(Deserialize)]
 struct JsonFeatureRow(
     String,
@@ -111,9 +111,9 @@ pub async fn list_live(
 
 /// Every live flag, by name (read as one JSON value: the client document reads every flag).
 pub async fn list_all_live(conn: &mut AnyConnection) -> Result<Vec<FeatureRow>, StoreError> {
-    let rows: Vec<JsonFeatureRow> =
-        fetch_as_json(conn, COLUMNS, "features WHERE archived_at IS NULL", &[]).await?;
-    let mut rows: Vec<FeatureRow> = rows.into_iter().map(FeatureRow::from).collect();
+    let mut rows: Vec<FeatureRow> =
+        fetch_many::<_, JsonFeatureRow>(conn, COLUMNS, "features WHERE archived_at IS NULL", &[])
+            .await?;
     rows.sort_unstable_by(|a, b| a.name.cmp(&b.name));
     Ok(rows)
 }
@@ -286,7 +286,7 @@ pub async fn enabled_in(
     conn: &mut AnyConnection,
     environment: &str,
 ) -> Result<Vec<String>, StoreError> {
-    let rows: Vec<(String,)> = fetch_as_json(
+    let rows: Vec<(String,)> = fetch_many::<_, (String,)>(
         conn,
         "feature_name",
         "feature_environments WHERE environment = $1 AND enabled = 1",

@@ -1,7 +1,7 @@
 //! SQL of the strategies of a flag in an environment. Constraints, parameters, variants and segment ids are
 //! JSON columns.
 
-use super::encoding::{fetch_as_json, flag, json, json_text, JsonText};
+use super::encoding::{fetch_many, flag, json, json_text, JsonText};
 use super::StoreError;
 use crate::model::constraint::Constraint;
 use crate::model::variant::StrategyVariant;
@@ -46,7 +46,7 @@ impl FromRow<'_, AnyRow> for StrategyRow {
     }
 }
 
-/// A row as [`fetch_as_json`] reads it: `COLUMNS` in order.
+/// A row as [`fetch_many`] reads it from SQLite: `COLUMNS` in order.
 #[derive(Deserialize)]
 struct JsonStrategyRow(
     String,
@@ -123,14 +123,13 @@ pub async fn list_in_environment(
     conn: &mut AnyConnection,
     environment: &str,
 ) -> Result<Vec<StrategyRow>, StoreError> {
-    let rows: Vec<JsonStrategyRow> = fetch_as_json(
+    let mut rows: Vec<StrategyRow> = fetch_many::<_, JsonStrategyRow>(
         conn,
         COLUMNS,
         "feature_strategies WHERE environment = $1",
         &[environment],
     )
     .await?;
-    let mut rows: Vec<StrategyRow> = rows.into_iter().map(StrategyRow::from).collect();
     rows.sort_unstable_by(|a, b| {
         (&a.feature_name, a.sort_order, a.created_at, &a.id).cmp(&(
             &b.feature_name,
