@@ -10,6 +10,7 @@ use super::change_request_gate;
 use super::events::{payload, EventType};
 use super::feature_lookup::{ensure_not_archived, require_in_project};
 use super::projects;
+pub use crate::model::dependency::CreateDependency;
 use crate::store::dependencies::{self as dependency_store, DependencyRow};
 use crate::store::features::{self as feature_store, FeatureRow};
 use crate::store::projects as project_store;
@@ -31,17 +32,6 @@ pub struct Dependency {
     pub enabled: bool,
     /// The parent's variants that satisfy it; empty: any.
     pub variants: Vec<String>,
-}
-
-/// `POST /api/admin/projects/:p/features/:child/dependencies` (createDependentFeatureSchema).
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-pub struct CreateDependency {
-    /// The parent flag.
-    pub feature: String,
-    /// Default true.
-    pub enabled: Option<bool>,
-    /// Default none (any variant).
-    pub variants: Option<Vec<String>>,
 }
 
 /// A child flag's dependencies (featureDependenciesSchema), as export reads them.

@@ -1,6 +1,7 @@
 //! What a change request is made of: its [`ChangeRequestState`], the [`Change`]s it proposes (one
 //! serde-tagged enum: the action names and their payloads are stated once, here) and its reviews.
 
+use super::dependency::{CreateDependency, RemoveDependency};
 use super::strategy::{StrategyInput, StrategySortOrder};
 use super::variant::FlagVariant;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -101,6 +102,11 @@ pub enum Change {
     PatchVariant { variants: Vec<FlagVariant> },
     /// Archive the flag.
     ArchiveFeature(NoPayload),
+    /// Make the flag depend on a parent flag, as `POST …/dependencies` does. Dependencies hold in every
+    /// environment: the request's environment is where it is reviewed.
+    AddDependency(CreateDependency),
+    /// Remove the flag's dependency on `feature`, or all of them when none is named.
+    DeleteDependency(RemoveDependency),
 }
 
 impl Change {

@@ -59,6 +59,8 @@ fn action_words(preview: &ChangePreview) -> &str {
         "reorderStrategy" => "Reorder the strategies",
         "patchVariant" => "Set the variants",
         "archiveFeature" => "Archive the flag",
+        "addDependency" => "Add a dependency",
+        "deleteDependency" => "Remove a dependency",
         _ => &preview.action,
     }
 }

@@ -19,6 +19,7 @@ use crate::domain::strategies::Strategy;
 use crate::domain::variants;
 use crate::http::state::AppState;
 use crate::model::change_request::Change;
+use crate::model::dependency::RemoveDependency;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -298,15 +299,21 @@ pub async fn add_dependency(
     let draft = DependencyDraft::from_form(&form);
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
-        dependencies::add(&mut tx, &project, &feature, draft.to_input()).await?;
+        let outcome = change_requests::make_or_propose_dependency(
+            &mut tx,
+            (&project, &feature),
+            Change::AddDependency(draft.to_input()),
+            &state.limits,
+        )
+        .await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok::<_, ApiError>(outcome)
     }
     .await;
+    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
     match done {
-        Ok(()) => see_other(&who.link(&format!(
-            "/projects/{project}/features/{feature}#dependencies"
-        ))),
+        Ok(Outcome::Made) => see_other(&format!("{flag_page}#dependencies")),
+        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
         Err(error) if matches!(error.kind.status(), 400 | 403) => {
             let status =
                 StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
@@ -336,15 +343,23 @@ pub async fn remove_dependency(
     let parent = form.text("parent");
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
-        dependencies::remove(&mut tx, &project, &feature, &parent).await?;
+        let outcome = change_requests::make_or_propose_dependency(
+            &mut tx,
+            (&project, &feature),
+            Change::DeleteDependency(RemoveDependency {
+                feature: Some(parent),
+            }),
+            &state.limits,
+        )
+        .await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok::<_, ApiError>(outcome)
     }
     .await;
+    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
     match done {
-        Ok(()) => see_other(&who.link(&format!(
-            "/projects/{project}/features/{feature}#dependencies"
-        ))),
+        Ok(Outcome::Made) => see_other(&format!("{flag_page}#dependencies")),
+        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
         Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
     }
 }

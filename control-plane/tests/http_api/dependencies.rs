@@ -364,6 +364,94 @@ async fn archive_and_change_requests_with_dependencies(db: TestDb) {
         .get(&format!("{FLAGS}/lone/parents"))
         .await
         .expect(200);
+
+    // The changes go through a change request (addDependency, deleteDependency; API.md §3.6).
+    let requests = "/api/admin/projects/default/change-requests";
+    let proposed = server
+        .post(
+            "/api/admin/projects/default/environments/production/change-requests",
+            json!([
+                {"feature": "lone", "action": "addDependency", "payload": {"feature": "parent", "variants": ["blue"]}},
+                {"feature": "child", "action": "deleteDependency"},
+            ]),
+        )
+        .await
+        .expect(200)
+        .clone();
+    let id = proposed["id"].as_i64().unwrap();
+    assert_eq!(
+        proposed["features"][0]["changes"][0]["payload"],
+        json!({"feature": "parent", "variants": ["blue"]})
+    );
+    assert_eq!(proposed["features"][1]["changes"][0]["payload"], json!({}));
+    assert_eq!(
+        server.get(&format!("{FLAGS}/lone")).await.expect(200)["dependencies"],
+        json!([]),
+        "nothing changes before it is applied"
+    );
+    let (_, reviewer) = user_with_pat(&server, "reviewer", "Editor").await;
+    let state = format!("{requests}/{id}/state");
+    server
+        .put(&state, json!({"state": "In review"}))
+        .await
+        .expect(200);
+    server
+        .send(
+            "PUT",
+            &state,
+            Some(json!({"state": "Approved"})),
+            Some(&reviewer),
+        )
+        .await
+        .expect(200);
+    server
+        .put(&state, json!({"state": "Applied"}))
+        .await
+        .expect(200);
+    assert_eq!(
+        server.get(&format!("{FLAGS}/lone")).await.expect(200)["dependencies"],
+        json!([{"feature": "parent", "enabled": true, "variants": ["blue"]}])
+    );
+    assert_eq!(
+        server.get(&format!("{FLAGS}/child")).await.expect(200)["dependencies"],
+        json!([])
+    );
+    let added = events_of_type(&server, "feature-dependency-added").await;
+    assert_eq!(added[0]["featureName"], "lone");
+
+    // A dependency the rules refuse fails the apply, which changes nothing.
+    let refused = server
+        .post(
+            "/api/admin/projects/default/environments/production/change-requests",
+            json!({"feature": "parent", "action": "addDependency", "payload": {"feature": "parent"}}),
+        )
+        .await
+        .expect(200)["id"]
+        .as_i64()
+        .unwrap();
+    let state = format!("{requests}/{refused}/state");
+    server
+        .put(&state, json!({"state": "In review"}))
+        .await
+        .expect(200);
+    server
+        .send(
+            "PUT",
+            &state,
+            Some(json!({"state": "Approved"})),
+            Some(&reviewer),
+        )
+        .await
+        .expect(200);
+    let message = server
+        .put(&state, json!({"state": "Applied"}))
+        .await
+        .expect_error(400, "ValidationError");
+    assert!(message.contains("itself"), "{message}");
+    assert_eq!(
+        server.get(&format!("{FLAGS}/parent")).await.expect(200)["dependencies"],
+        json!([])
+    );
 }
 
 async fn dependency_writes_need_an_editor(db: TestDb) {

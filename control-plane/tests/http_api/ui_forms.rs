@@ -13,6 +13,7 @@ crate::on_sqlite_and_postgres!(
     the_variants_and_segment_forms_show_refusals_beside_their_controls,
     dependencies_are_added_and_removed_on_the_flag_page,
     a_large_project_suggests_the_first_parents_only,
+    dependency_changes_are_proposed_where_change_requests_are_on,
 );
 
 /// The opening tag of the element with `id`.
@@ -580,4 +581,89 @@ async fn a_large_project_suggests_the_first_parents_only(db: TestDb) {
         flag(&server, "flag-000").await["dependencies"][0]["feature"],
         "flag-101"
     );
+}
+
+/// Dependencies hold in every environment: with change requests on in one environment of the project, the
+/// flag page's add and remove join the signed-in user's draft there, and the request shows the change.
+async fn dependency_changes_are_proposed_where_change_requests_are_on(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    for name in ["parent", "child"] {
+        create_flag(&server, name).await;
+    }
+    server
+        .post(
+            "/api/admin/projects/default/features/child/dependencies",
+            json!({"feature": "parent"}),
+        )
+        .await
+        .expect(200);
+    server
+        .put(
+            "/api/admin/projects/default/environments/production/change-requests/config",
+            json!({"changeRequestsEnabled": true, "requiredApprovals": 1}),
+        )
+        .await
+        .expect(200);
+    create_flag(&server, "lone").await;
+    let mut browser = signed_in(&server).await;
+    let lone = "/projects/default/features/lone";
+    let csrf = browser.get(lone).await.csrf();
+    let added = browser
+        .post(
+            &format!("{lone}/dependencies"),
+            &[
+                ("csrf", &csrf),
+                ("parent", "parent"),
+                ("state", "enabled"),
+                ("variants", "blue"),
+            ],
+        )
+        .await;
+    assert_eq!(added.status, 303, "{}", added.text);
+    let location = added.location.clone().unwrap();
+    let id = location
+        .strip_prefix(&format!("{lone}?notice=proposed-"))
+        .expect("a proposal notice")
+        .to_owned();
+    assert_eq!(flag(&server, "lone").await["dependencies"], json!([]));
+    let removed = browser
+        .post(
+            "/projects/default/features/child/dependencies/remove",
+            &[("csrf", &csrf), ("parent", "parent")],
+        )
+        .await;
+    assert_eq!(
+        removed.location.as_deref(),
+        Some(format!("/projects/default/features/child?notice=proposed-{id}").as_str()),
+        "the same draft"
+    );
+    assert_eq!(
+        flag(&server, "child").await["dependencies"][0]["feature"],
+        "parent"
+    );
+    let request = server
+        .get(&format!("/api/admin/projects/default/change-requests/{id}"))
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(request["environment"], "production");
+    assert_eq!(
+        request["features"][0]["changes"][0]["payload"],
+        json!({"feature": "parent", "enabled": true, "variants": ["blue"]})
+    );
+    assert_eq!(
+        request["features"][1]["changes"][0]["payload"],
+        json!({"feature": "parent"})
+    );
+    let page = browser
+        .page(&format!("/projects/default/change-requests/{id}"))
+        .await;
+    assert!(page.contains(">lone</a>: Add a dependency"), "{page}");
+    assert!(page.contains(">child</a>: Remove a dependency"), "{page}");
+    for line in [
+        "dependencies.parent.variants[0]: <span class=\"added\"><ins>&quot;blue&quot;</ins></span>",
+        "dependencies.parent.enabled: <span class=\"removed\"><del>true</del></span>",
+    ] {
+        assert!(page.contains(line), "{line} in {page}");
+    }
 }

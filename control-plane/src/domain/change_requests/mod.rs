@@ -22,8 +22,9 @@ use super::environments;
 use super::events::{payload, EventType};
 use super::feature_lookup::require_project_environment;
 use super::limits::Limits;
-use super::{features, projects, strategies, variants};
+use super::{dependencies, features, projects, strategies, variants};
 use crate::model::change_request::{Change, ChangeRequestState, ReviewKind};
+use crate::model::dependency::RemoveDependency;
 use crate::store::change_requests::{
     self as store, ChangeRequestRow, ChangeRow, NewComment, ReviewRow,
 };
@@ -124,6 +125,15 @@ pub async fn make_change(
                 .map(drop)
         }
         Change::ArchiveFeature(_) => features::archive(tx, project, feature).await,
+        Change::AddDependency(input) => dependencies::add(tx, project, feature, input)
+            .await
+            .map(drop),
+        Change::DeleteDependency(RemoveDependency {
+            feature: Some(parent),
+        }) => dependencies::remove(tx, project, feature, &parent).await,
+        Change::DeleteDependency(RemoveDependency { feature: None }) => {
+            dependencies::remove_all(tx, project, feature).await
+        }
     }
 }
 
@@ -152,6 +162,29 @@ pub async fn make_or_propose(
         make_change(tx, (project, environment, feature), change, limits).await?;
         return Ok(Outcome::Made);
     }
+    let input = ChangeInput {
+        feature: feature.to_owned(),
+        change,
+    };
+    let request = add_changes(tx, project, environment, ChangeInputs::One(input)).await?;
+    Ok(Outcome::Proposed(request.id))
+}
+
+/// The web UI's writes to a flag's dependencies, which hold in every environment: while change requests are
+/// on in any environment of the project, the change joins the caller's draft for the first of them (by
+/// name), the one the direct write's refusal names; elsewhere it is made.
+pub async fn make_or_propose_dependency(
+    tx: &mut WriteTx,
+    (project, feature): (&str, &str),
+    change: Change,
+    limits: &Limits,
+) -> Result<Outcome, ApiError> {
+    let protected = store::enabled_environments(tx.conn(), project).await?;
+    let Some(environment) = protected.first() else {
+        // The environment is not read by a dependency change.
+        make_change(tx, (project, "", feature), change, limits).await?;
+        return Ok(Outcome::Made);
+    };
     let input = ChangeInput {
         feature: feature.to_owned(),
         change,

@@ -3,9 +3,11 @@
 //! difference). A flag that is gone has no current state.
 
 use super::bodies::ChangeRequest;
+use crate::domain::dependencies::Dependency;
 use crate::domain::features::{self, FeatureEnvironment};
 use crate::domain::strategies::Strategy;
 use crate::model::change_request::Change;
+use crate::model::dependency::RemoveDependency;
 use crate::model::strategy::StrategyInput;
 use serde_json::{json, Map, Value};
 use sqlx::AnyConnection;
@@ -84,12 +86,29 @@ fn strategy_label(strategy: Option<&Strategy>, id: &str) -> String {
     }
 }
 
-/// `(before, after)` of one change, given the flag's current state in the environment (`None`: no flag).
+/// A flag's dependencies in the shape the diff compares: each parent with what it must be.
+fn dependencies_value(dependencies: &[Dependency]) -> Value {
+    let by_parent: Map<String, Value> = dependencies
+        .iter()
+        .map(|dependency| {
+            (
+                dependency.feature.clone(),
+                json!({"enabled": dependency.enabled, "variants": dependency.variants}),
+            )
+        })
+        .collect();
+    json!({ "dependencies": by_parent })
+}
+
+/// `(before, after)` of one change, given the flag's current state in the environment and its dependencies
+/// (`None`: no flag there).
 fn compare(
     change: &Change,
     environment: Option<&FeatureEnvironment>,
+    dependencies: Option<&[Dependency]>,
 ) -> (Option<Value>, Option<Value>) {
     let exists = environment.is_some();
+    let current = dependencies.unwrap_or_default();
     match change {
         Change::UpdateEnabled { enabled } => (
             environment.map(|environment| json!({"enabled": environment.enabled})),
@@ -127,6 +146,42 @@ fn compare(
             exists.then(|| json!({"archived": false})),
             Some(json!({"archived": true})),
         ),
+        Change::AddDependency(input) => {
+            let enabled = input.enabled.unwrap_or(true);
+            let mut after: Vec<Dependency> = current
+                .iter()
+                .filter(|dependency| dependency.feature != input.feature)
+                .cloned()
+                .collect();
+            after.push(Dependency {
+                feature: input.feature.clone(),
+                enabled,
+                variants: input
+                    .variants
+                    .clone()
+                    .filter(|_| enabled)
+                    .unwrap_or_default(),
+            });
+            (
+                dependencies.map(dependencies_value),
+                Some(dependencies_value(&after)),
+            )
+        }
+        Change::DeleteDependency(RemoveDependency { feature }) => {
+            let after: Vec<Dependency> = current
+                .iter()
+                .filter(|dependency| {
+                    feature
+                        .as_ref()
+                        .is_some_and(|parent| *parent != dependency.feature)
+                })
+                .cloned()
+                .collect();
+            (
+                dependencies.map(dependencies_value),
+                Some(dependencies_value(&after)),
+            )
+        }
     }
 }
 
@@ -148,7 +203,8 @@ pub async fn preview(
                 .find(|environment| environment.name == request.environment)
         });
         for change in &feature.changes {
-            let (before, after) = compare(&change.change, environment);
+            let dependencies = flag.as_ref().map(|flag| flag.dependencies.as_slice());
+            let (before, after) = compare(&change.change, environment, dependencies);
             previews.push(ChangePreview {
                 change_id: change.id,
                 feature: feature.name.clone(),
@@ -180,14 +236,14 @@ mod tests {
     fn a_switch_compares_the_current_state_with_the_proposed_one() {
         let change = Change::UpdateEnabled { enabled: true };
         assert_eq!(
-            compare(&change, Some(&environment(false))),
+            compare(&change, Some(&environment(false)), Some(&[])),
             (
                 Some(json!({"enabled": false})),
                 Some(json!({"enabled": true}))
             )
         );
         assert_eq!(
-            compare(&change, None),
+            compare(&change, None, None),
             (None, Some(json!({"enabled": true})))
         );
     }
@@ -198,11 +254,53 @@ mod tests {
             json!({"name": "flexibleRollout", "parameters": {"rollout": 50}}),
         )
         .unwrap();
-        let (before, after) = compare(&Change::AddStrategy(input), Some(&environment(true)));
+        let (before, after) = compare(
+            &Change::AddStrategy(input),
+            Some(&environment(true)),
+            Some(&[]),
+        );
         assert_eq!(before, None);
         let after = after.unwrap();
         assert_eq!(after["parameters"]["rollout"], "50");
         assert_eq!(after["disabled"], false);
         assert_eq!(after["constraints"], json!([]));
+    }
+
+    #[test]
+    fn dependency_changes_compare_the_flags_parents() {
+        let current = [Dependency {
+            feature: "parent-a".to_owned(),
+            enabled: true,
+            variants: vec!["blue".to_owned()],
+        }];
+        let add: Change = serde_json::from_value(json!({
+            "action": "addDependency",
+            "payload": {"feature": "parent-b", "enabled": false, "variants": ["ignored"]}
+        }))
+        .unwrap();
+        let (before, after) = compare(&add, Some(&environment(true)), Some(&current));
+        assert_eq!(
+            before,
+            Some(json!({"dependencies": {"parent-a": {"enabled": true, "variants": ["blue"]}}}))
+        );
+        assert_eq!(
+            after,
+            Some(json!({"dependencies": {
+                "parent-a": {"enabled": true, "variants": ["blue"]},
+                "parent-b": {"enabled": false, "variants": []}
+            }}))
+        );
+        let remove_one: Change = serde_json::from_value(
+            json!({"action": "deleteDependency", "payload": {"feature": "parent-a"}}),
+        )
+        .unwrap();
+        let remove_all: Change =
+            serde_json::from_value(json!({"action": "deleteDependency", "payload": {}})).unwrap();
+        for change in [remove_one, remove_all] {
+            assert_eq!(
+                compare(&change, None, Some(&current)).1,
+                Some(json!({"dependencies": {}}))
+            );
+        }
     }
 }
