@@ -289,31 +289,17 @@ async fn draw(
     Ok(markup)
 }
 
-/// `POST …/dependencies` (`parent`, `state`, `variants`): the domain's add; a refusal draws the page again
-/// with the form as typed and the message beside its field.
+/// `POST …/dependencies` (`parent`, `state`, `variants`): added, or proposed where change requests are on; a
+/// refusal draws the page again with the form as typed and the message beside its field.
 pub async fn add_dependency(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     let draft = DependencyDraft::from_form(&form);
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        let outcome = change_requests::make_or_propose_dependency(
-            &mut tx,
-            (&project, &feature),
-            Change::AddDependency(draft.to_input()),
-            &state.limits,
-        )
-        .await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(outcome)
-    }
-    .await;
-    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
-    match done {
-        Ok(Outcome::Made) => see_other(&format!("{flag_page}#dependencies")),
-        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
+    let change = Change::AddDependency(draft.to_input());
+    match write_dependency_change(&state, &who, (&project, &feature), change).await {
+        Ok(location) => see_other(&location),
         Err(error) if matches!(error.kind.status(), 400 | 403) => {
             let status =
                 StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
@@ -340,28 +326,37 @@ pub async fn remove_dependency(
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
-    let parent = form.text("parent");
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        let outcome = change_requests::make_or_propose_dependency(
-            &mut tx,
-            (&project, &feature),
-            Change::DeleteDependency(RemoveDependency {
-                feature: Some(parent),
-            }),
-            &state.limits,
-        )
-        .await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(outcome)
-    }
-    .await;
-    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
-    match done {
-        Ok(Outcome::Made) => see_other(&format!("{flag_page}#dependencies")),
-        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
+    let change = Change::DeleteDependency(RemoveDependency {
+        feature: Some(form.text("parent")),
+    });
+    match write_dependency_change(&state, &who, (&project, &feature), change).await {
+        Ok(location) => see_other(&location),
         Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
     }
+}
+
+/// A dependency change in one write, made or proposed (`make_or_propose_dependency`); where the browser goes
+/// next: the flag's dependencies section, or its page with the proposal's notice.
+async fn write_dependency_change(
+    state: &AppState,
+    who: &SignedIn,
+    (project, feature): (&str, &str),
+    change: Change,
+) -> Result<String, ApiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    let outcome = change_requests::make_or_propose_dependency(
+        &mut tx,
+        (project, feature),
+        change,
+        &state.limits,
+    )
+    .await?;
+    state.commit(tx).await?;
+    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
+    Ok(match outcome {
+        Outcome::Made => format!("{flag_page}#dependencies"),
+        Outcome::Proposed(id) => with_notice(&flag_page, &format!("proposed-{id}")),
+    })
 }
 
 /// `POST …/settings`: type, description, stale, impression data through the API's update.

@@ -47,6 +47,24 @@ async fn depend(server: &Server, child: &str, body: Value) -> crate::server::Ans
         .await
 }
 
+/// Sends the change request whose state route is `state` for review (as the admin token, its author) and
+/// approves it as `reviewer`.
+async fn submit_and_approve(server: &Server, state: &str, reviewer: &str) {
+    server
+        .put(state, json!({"state": "In review"}))
+        .await
+        .expect(200);
+    server
+        .send(
+            "PUT",
+            state,
+            Some(json!({"state": "Approved"})),
+            Some(reviewer),
+        )
+        .await
+        .expect(200);
+}
+
 async fn dependencies_follow_unleash_rules(db: TestDb) {
     let server = Server::start(&db, &[]).await;
     server
@@ -391,19 +409,7 @@ async fn archive_and_change_requests_with_dependencies(db: TestDb) {
     );
     let (_, reviewer) = user_with_pat(&server, "reviewer", "Editor").await;
     let state = format!("{requests}/{id}/state");
-    server
-        .put(&state, json!({"state": "In review"}))
-        .await
-        .expect(200);
-    server
-        .send(
-            "PUT",
-            &state,
-            Some(json!({"state": "Approved"})),
-            Some(&reviewer),
-        )
-        .await
-        .expect(200);
+    submit_and_approve(&server, &state, &reviewer).await;
     server
         .put(&state, json!({"state": "Applied"}))
         .await
@@ -430,19 +436,7 @@ async fn archive_and_change_requests_with_dependencies(db: TestDb) {
         .as_i64()
         .unwrap();
     let state = format!("{requests}/{refused}/state");
-    server
-        .put(&state, json!({"state": "In review"}))
-        .await
-        .expect(200);
-    server
-        .send(
-            "PUT",
-            &state,
-            Some(json!({"state": "Approved"})),
-            Some(&reviewer),
-        )
-        .await
-        .expect(200);
+    submit_and_approve(&server, &state, &reviewer).await;
     let message = server
         .put(&state, json!({"state": "Applied"}))
         .await
