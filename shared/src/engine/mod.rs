@@ -24,6 +24,8 @@ mod toggles;
 mod variant;
 
 #[cfg(test)]
+mod differences;
+#[cfg(test)]
 mod tests;
 
 pub use compile::CompileOptions;
