@@ -1,0 +1,61 @@
+// The README's pictures of the admin UI, taken from the real binaries with realistic data so that they show
+// today's UI: the flag list and a flag's page, 1280 px wide, light theme. Run by edge/tests/e2e/ui_readme.rs,
+// which seeds the data through the admin API. Each page is also audited (audit.cjs) and checked to show what
+// the picture is meant to show before it is taken.
+//
+// Environment: VEXIL_URL (the control plane), CHROMIUM (the browser), README_IMAGES (where the pictures go),
+// FLAGS (the seeded flags' names, comma-separated), FLAG (the flag whose page is pictured).
+
+const { chromium } = require("playwright-core");
+const readline = require("node:readline");
+const { Audit } = require("./audit.cjs");
+
+const base = process.env.VEXIL_URL;
+const images = process.env.README_IMAGES;
+const flags = process.env.FLAGS.split(",");
+const flag = process.env.FLAG;
+const audit = new Audit();
+const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+
+function fail(message) {
+  throw new Error(message);
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM });
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
+    const page = await context.newPage();
+    audit.watch(page);
+    await page.goto(base + "/");
+    await audit.check(page);
+    await page.getByLabel("Username").fill("anna");
+    await page.getByLabel("Password").fill("correct horse battery");
+    await page.getByLabel("Password").press("Enter");
+    await page.waitForURL(/\/projects\/default$/);
+
+    for (const name of flags) {
+      if ((await page.getByRole("link", { name, exact: true }).count()) === 0)
+        fail(`the flag list does not show ${name}`);
+    }
+    await audit.check(page);
+    await page.screenshot({ path: `${images}/ui-flag-list.png` });
+
+    await page.getByRole("link", { name: flag, exact: true }).click();
+    await page.waitForURL(new RegExp(`/features/${flag}$`));
+    if ((await page.getByRole("heading", { name: flag }).count()) === 0)
+      fail(`the flag page has no heading ${flag}`);
+    await audit.check(page);
+    await page.screenshot({ path: `${images}/ui-flag-page.png` });
+    audit.finish();
+  } finally {
+    await browser.close();
+  }
+  process.stdout.write(JSON.stringify({ checkpoint: "done" }) + "\n");
+  await lines.next();
+}
+
+main().then(() => process.exit(0), (error) => {
+  process.stdout.write(JSON.stringify({ error: String(error && error.stack ? error.stack : error) }) + "\n");
+  process.exit(1);
+});
