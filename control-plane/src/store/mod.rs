@@ -9,6 +9,7 @@
 //! reads through [`Store::consistent_read`]: every row of one revision.
 
 pub mod addons;
+pub mod applications;
 pub mod change_requests;
 pub mod context_fields;
 pub mod dependencies;
