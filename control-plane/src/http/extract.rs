@@ -284,6 +284,7 @@ mod tests {
             playground: Default::default(),
             sign_in: Default::default(),
             password_work: Default::default(),
+            webhook_targets: Default::default(),
         });
         let request = axum::http::Request::post("/api/admin/projects").body(());
         let (mut parts, ()) = request.unwrap().into_parts();
