@@ -115,6 +115,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         password_work: Default::default(),
         token_sightings: serving.token_sightings.clone(),
         playground: Default::default(),
+        webhook_targets: config.webhooks.targets(),
     });
     let app = http::router(
         routes.merge(crate::ui::router()).with_state(state),

@@ -5,6 +5,7 @@
 //! [`MASK`] in their place, and an update that sends the mask back keeps the stored value.
 
 use super::events::{event_from_row, payload, Event, EventType, MAX_LIMIT, MAX_OFFSET};
+use super::webhook_targets::WebhookTargets;
 use crate::store::addons::{self as addon_store, AddonRow, DeliveryLogRow};
 use crate::store::WriteTx;
 use crate::time::Timestamp;
@@ -367,8 +368,26 @@ fn checked_row(
     })
 }
 
-pub async fn create(tx: &mut WriteTx, input: AddonInput) -> Result<Addon, ApiError> {
+/// The check of the target an addon row will send to ([`WebhookTargets::check_url`]).
+async fn check_target(row: &AddonRow, targets: WebhookTargets) -> Result<(), ApiError> {
+    let url = row
+        .parameters
+        .get("url")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match url::Url::parse(url) {
+        Ok(url) => targets.check_url(&url).await,
+        Err(_) => Ok(()),
+    }
+}
+
+pub async fn create(
+    tx: &mut WriteTx,
+    input: AddonInput,
+    targets: WebhookTargets,
+) -> Result<Addon, ApiError> {
     let mut row = checked_row(0, input, None, tx.now())?;
+    check_target(&row, targets).await?;
     row.id = addon_store::next_id(tx.conn()).await?;
     addon_store::insert(tx.conn(), &row).await?;
     let addon = view(&row);
@@ -377,9 +396,15 @@ pub async fn create(tx: &mut WriteTx, input: AddonInput) -> Result<Addon, ApiErr
     Ok(addon)
 }
 
-pub async fn update(tx: &mut WriteTx, id: &str, input: AddonInput) -> Result<Addon, ApiError> {
+pub async fn update(
+    tx: &mut WriteTx,
+    id: &str,
+    input: AddonInput,
+    targets: WebhookTargets,
+) -> Result<Addon, ApiError> {
     let stored = require(tx.conn(), id).await?;
     let row = checked_row(stored.id, input, Some(&stored), stored.created_at)?;
+    check_target(&row, targets).await?;
     addon_store::update(tx.conn(), &row).await?;
     let addon = view(&row);
     tx.record(

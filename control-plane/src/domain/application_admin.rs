@@ -4,7 +4,7 @@
 //! has (`GET /api/admin/metrics/unknown-flags`), and the applications of a project
 //! (`GET /api/admin/projects/:projectId/applications`). Usage data, not configuration: no revision, no event.
 
-use crate::store::metrics as sql;
+use crate::store::applications as sql;
 use crate::store::projects as project_store;
 use crate::store::Store;
 use serde::{Deserialize, Serialize};

@@ -4,8 +4,8 @@
 //! and outdated SDKs (Vexil keeps no table of SDK versions). The flags an application reported are kept
 //! per application, not per environment, so each environment lists the same missing flags.
 
+use crate::store::applications as sql;
 use crate::store::features as feature_store;
-use crate::store::metrics as sql;
 use crate::store::strategy_definitions as definition_store;
 use crate::store::Store;
 use serde::{Deserialize, Serialize};

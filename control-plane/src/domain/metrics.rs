@@ -18,8 +18,9 @@ use vexil_serving::usage::{check_batch, Usage, MAX_VARIANTS_PER_FLAG};
 use vexil_shared::token::SecretHash;
 use vexil_shared::ApiError;
 
+use crate::store::applications::{self as application_sql, ApplicationRow};
 pub use crate::store::metrics::RolledUp;
-use crate::store::metrics::{self as sql, ApplicationMetadata, ApplicationRow};
+use crate::store::metrics::{self as sql, ApplicationMetadata};
 use crate::store::{Store, StoreError};
 
 pub const MINUTE_MS: i64 = 60_000;
@@ -302,7 +303,8 @@ pub async fn applications(
     now_ms: i64,
 ) -> Result<Applications, ApiError> {
     let mut conn = store.read().await?;
-    let rows = sql::applications_seen_between(&mut conn, now_ms - DAY_MS + 1, now_ms).await?;
+    let rows =
+        application_sql::applications_seen_between(&mut conn, now_ms - DAY_MS + 1, now_ms).await?;
     let mut applications = Vec::with_capacity(rows.len());
     for row in rows {
         if strategy_name.is_some_and(|wanted| !row.strategies.iter().any(|s| s == wanted)) {
@@ -357,7 +359,7 @@ pub async fn application_page(
         .map_err(|_| ApiError::validation("offset is past the last application"))?;
     let limit = i64::try_from(limit).map_err(|_| ApiError::validation("limit is too large"))?;
     let mut conn = store.read().await?;
-    let (rows, total) = sql::application_page(&mut conn, offset, limit).await?;
+    let (rows, total) = application_sql::application_page(&mut conn, offset, limit).await?;
     Ok(ApplicationPage {
         applications: rows
             .into_iter()
@@ -408,10 +410,10 @@ pub struct ApplicationDetails {
 /// #4: unknown → 404.
 pub async fn application(store: &Store, app_name: &str) -> Result<ApplicationDetails, ApiError> {
     let mut conn = store.read().await?;
-    let row = sql::application(&mut conn, app_name)
+    let row = application_sql::application(&mut conn, app_name)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("No application named {app_name}")))?;
-    let instances = sql::instances(&mut conn, app_name)
+    let instances = application_sql::instances(&mut conn, app_name)
         .await?
         .into_iter()
         .map(|i| Instance {
@@ -423,7 +425,7 @@ pub async fn application(store: &Store, app_name: &str) -> Result<ApplicationDet
             environment: i.environment,
         })
         .collect();
-    let strategies = sql::registrations(&mut conn, app_name)
+    let strategies = application_sql::registrations(&mut conn, app_name)
         .await?
         .into_iter()
         .map(|strategies| RegisteredStrategies {
@@ -431,7 +433,7 @@ pub async fn application(store: &Store, app_name: &str) -> Result<ApplicationDet
             strategies,
         })
         .collect();
-    let seen_toggles = sql::seen_toggles(&mut conn, app_name).await?;
+    let seen_toggles = application_sql::seen_toggles(&mut conn, app_name).await?;
     Ok(ApplicationDetails {
         app_name: row.app_name,
         description: row.description,
@@ -489,7 +491,7 @@ pub async fn seen_apps(
     let names: BTreeSet<String> = by_flag.values().flatten().cloned().collect();
     let names: Vec<String> = names.into_iter().collect();
     let mut records = BTreeMap::new();
-    for row in sql::applications_named(&mut conn, &names).await? {
+    for row in application_sql::applications_named(&mut conn, &names).await? {
         records.insert(row.app_name.clone(), record(row));
     }
     Ok(by_flag

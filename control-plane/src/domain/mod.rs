@@ -44,3 +44,4 @@ pub mod ui_config;
 pub mod user_admin;
 pub mod users;
 pub mod variants;
+pub mod webhook_targets;

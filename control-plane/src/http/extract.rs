@@ -110,8 +110,14 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-/// Parses a JSON body; errors name the JSON path of the bad field.
+/// Parses a JSON body; errors name the JSON path of the bad field. A body holding a NUL character (the
+/// escape `\u0000`: a raw one is not JSON) is refused, as no database stores NUL in text.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if holds_escaped_nul(bytes) {
+        return Err(ApiError::validation(
+            "The body holds a NUL character (\\u0000), which no value may contain",
+        ));
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let path = error.path().to_string();
@@ -128,6 +134,22 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         .end()
         .map_err(|error| ApiError::validation(format!("The body is not valid JSON: {error}")))?;
     Ok(value)
+}
+
+/// Whether JSON text holds the escape `\u0000` (and not an escaped backslash followed by `u0000`).
+fn holds_escaped_nul(bytes: &[u8]) -> bool {
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'\\' {
+            if bytes.get(index + 1..index + 6) == Some(b"u0000") {
+                return true;
+            }
+            index += 2;
+        } else {
+            index += 1;
+        }
+    }
+    false
 }
 
 impl<S, T> FromRequest<S> for JsonBody<T>
@@ -262,6 +284,7 @@ mod tests {
             playground: Default::default(),
             sign_in: Default::default(),
             password_work: Default::default(),
+            webhook_targets: Default::default(),
         });
         let request = axum::http::Request::post("/api/admin/projects").body(());
         let (mut parts, ()) = request.unwrap().into_parts();
@@ -326,5 +349,16 @@ mod tests {
             "{}",
             error.message
         );
+    }
+
+    #[test]
+    fn a_nul_escape_is_refused_and_an_escaped_backslash_is_not_one() {
+        assert!(holds_escaped_nul(br#"{"a":"x\u0000"}"#));
+        assert!(holds_escaped_nul(br#"{"a\u0000":1}"#));
+        assert!(holds_escaped_nul(br#"["\\\u0000"]"#));
+        assert!(!holds_escaped_nul(br#"["\\u0000"]"#));
+        assert!(!holds_escaped_nul(br#"{"a":"u0000 \u0001"}"#));
+        let error = parse_json::<serde_json::Value>(br#"{"a":"\u0000"}"#).unwrap_err();
+        assert!(error.message.contains("NUL"), "{}", error.message);
     }
 }

@@ -1,6 +1,8 @@
 //! The HTTP layer: each module states its routes once (`#[utoipa::path]`, utoipa-axum); [`admin`] mounts the
 //! admin API's in their permission areas; here they are composed with the serving routes, the fallbacks,
-//! the base path, the body limit, the request timeout and the per-request trace span.
+//! the base path, the body limit, the request timeout and the per-request trace span. A URL holding a NUL
+//! (`%00`), which no database stores in text, is refused here for every control-plane route
+//! ([`refuse_nul_in_url`]); a JSON body holding one in [`extract::parse_json`].
 
 pub mod admin;
 pub mod extract;
@@ -12,12 +14,16 @@ pub mod telemetry;
 
 pub use state::AppState;
 
-use axum::{extract::DefaultBodyLimit, Router};
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
 use fallback::{unknown_route, wrong_method};
 use std::sync::Arc;
 use std::time::Duration;
 use utoipa_axum::router::OpenApiRouter;
 use vexil_serving::ServingState;
+use vexil_shared::ApiError;
 
 /// The control plane's routes with their OpenAPI paths, each request logged at info level; `split_for_parts` gives the router (to
 /// which the [`AppState`] is given) and the paths of the document ([`openapi::render`]).
@@ -40,6 +46,7 @@ pub fn router(
     request_timeout: Duration,
 ) -> Router {
     let api = routes
+        .layer(axum::middleware::from_fn(refuse_nul_in_url))
         .merge(vexil_serving::routes(serving))
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method);
@@ -59,4 +66,23 @@ pub fn router(
     };
     let app = app.layer(DefaultBodyLimit::max(limit));
     vexil_serving::serve::with_request_bounds(app, request_timeout)
+}
+
+/// 400 for a URL whose path or query decodes to a NUL character: PostgreSQL refuses NUL in text, and
+/// SQLite's full-text search ends a phrase at it, so no path segment or query parameter may hold one (the
+/// one check for every route that reaches the store: admin API, web UI, health; the SDK routes, served from
+/// memory as on the edges, are left as the edges have them). Only `%00` decodes to NUL; a raw NUL byte never
+/// gets past the HTTP parser.
+async fn refuse_nul_in_url(request: Request, next: Next) -> Response {
+    let holds_nul = request
+        .uri()
+        .path_and_query()
+        .is_some_and(|path| path.as_str().contains("%00"));
+    if holds_nul {
+        return ApiError::validation(
+            "The URL holds a NUL character (%00), which no path segment or query parameter may contain",
+        )
+        .into_response();
+    }
+    next.run(request).await
 }

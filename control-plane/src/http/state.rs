@@ -4,6 +4,7 @@ use crate::domain::limits::Limits;
 use crate::domain::passwords::PasswordWork;
 use crate::domain::playground::CompiledDocuments;
 use crate::domain::sign_in_throttle::SignInThrottle;
+use crate::domain::webhook_targets::WebhookTargets;
 use crate::publisher::published::Published;
 use crate::store::{Store, WriteTx};
 use crate::time::Clock;
@@ -47,6 +48,8 @@ pub struct AppState {
     pub token_sightings: Arc<TokenSightings>,
     /// The playground's compiled admin documents, one per environment, kept while the revision stands.
     pub playground: CompiledDocuments,
+    /// Which addresses webhooks may target (`--allow-private-webhook-targets`).
+    pub webhook_targets: WebhookTargets,
 }
 
 impl AppState {

@@ -23,30 +23,49 @@ pub struct EnvironmentDoc {
 pub struct Configuration {
     pub revision: u64,
     pub environments: BTreeMap<String, EnvironmentDoc>,
-    /// By SHA-256. Edge tokens too: the gRPC channel checks them here, and this process's own SDK APIs
-    /// refuse them with 403; they are left out of what the edges receive ([`Published::full`], the ring).
+    /// By SHA-256, every kind: the gRPC channel checks edge tokens here, and this process's own SDK APIs
+    /// refuse admin and edge tokens with 403. An edge receives only the client and frontend tokens it may
+    /// let in ([`EnvironmentFilter::admits_token`]), in [`Published::full`] and in the ring.
     pub tokens: BTreeMap<Vec<u8>, Arc<v1::TokenGrant>>,
     pub settings: v1::Settings,
 }
 
-/// What the publisher serves: the current configuration and the deltas that led to it as the edges receive
-/// them (oldest first, each starting where the previous one ended; without edge tokens).
+/// What the publisher serves: the current configuration and the deltas that led to it, kept for the edges
+/// (oldest first, each starting where the previous one ended).
 #[derive(Debug, Default)]
 pub struct Published {
     pub configuration: Configuration,
-    pub deltas: VecDeque<Arc<v1::Delta>>,
+    pub deltas: VecDeque<Arc<KeptDelta>>,
 }
 
-fn is_edge_token(grant: &v1::TokenGrant) -> bool {
-    grant.kind == v1::TokenKind::Edge as i32
+/// A delta as kept for the edges: its tokens are the client and frontend ones only, and the removed ones
+/// are kept with their grants, so that each edge is told only of the removal of tokens it had received.
+#[derive(Debug)]
+pub struct KeptDelta {
+    /// Without `removed_tokens` (they are in `removed`).
+    delta: v1::Delta,
+    removed: Vec<Arc<v1::TokenGrant>>,
 }
 
-/// Which environments an edge asked for (empty: all).
+/// Whether an SDK may use the token: a client or frontend token (not an admin or edge token).
+fn is_sdk_token(grant: &v1::TokenGrant) -> bool {
+    grant.kind == v1::TokenKind::Client as i32 || grant.kind == v1::TokenKind::Frontend as i32
+}
+
+/// Which environments an edge serves: those it asked for, within its edge token's (empty: all).
 pub struct EnvironmentFilter(pub Vec<String>);
 
 impl EnvironmentFilter {
     fn admits(&self, environment: &str) -> bool {
         self.0.is_empty() || self.0.iter().any(|e| e == environment)
+    }
+
+    /// Whether an edge serving these environments may receive the token's grant: only one it may let in, a
+    /// client or frontend token of one of them or of every environment. Admin and edge tokens (and personal
+    /// access tokens, which are never published) are never sent: a stolen edge, or its cache file, must not
+    /// give away a hash to guess an operator-chosen admin secret from, nor another environment's tokens.
+    pub fn admits_token(&self, grant: &v1::TokenGrant) -> bool {
+        is_sdk_token(grant) && (grant.environment == "*" || self.admits(&grant.environment))
     }
 }
 
@@ -58,25 +77,37 @@ impl Published {
         }
     }
 
-    /// The next value: `next` with the delta from the current configuration appended to the ring (as the
-    /// edges receive it), and the whole delta (for this process's own SDK APIs).
+    /// The next value: `next` with the delta from the current configuration appended to the ring (as
+    /// [`KeptDelta`]), and the whole delta (for this process's own SDK APIs).
     pub fn advance(&self, next: Configuration) -> (Published, Arc<v1::Delta>) {
         let delta = Arc::new(diff(&self.configuration, &next));
-        let mut for_edges = (*delta).clone();
-        for_edges
-            .upserted_tokens
-            .retain(|grant| !is_edge_token(grant));
-        for_edges.removed_tokens.retain(|hash| {
-            self.configuration
-                .tokens
-                .get(hash)
-                .is_none_or(|grant| !is_edge_token(grant))
-        });
+        let kept = KeptDelta {
+            delta: v1::Delta {
+                from_revision: delta.from_revision,
+                to_revision: delta.to_revision,
+                environments: delta.environments.clone(),
+                upserted_tokens: delta
+                    .upserted_tokens
+                    .iter()
+                    .filter(|grant| is_sdk_token(grant))
+                    .cloned()
+                    .collect(),
+                removed_tokens: Vec::new(),
+                settings: delta.settings.clone(),
+            },
+            removed: delta
+                .removed_tokens
+                .iter()
+                .filter_map(|hash| self.configuration.tokens.get(hash))
+                .filter(|grant| is_sdk_token(grant))
+                .cloned()
+                .collect(),
+        };
         let mut deltas = self.deltas.clone();
         if deltas.len() == DELTA_RING {
             deltas.pop_front();
         }
-        deltas.push_back(Arc::new(for_edges));
+        deltas.push_back(Arc::new(kept));
         (
             Published {
                 configuration: next,
@@ -101,7 +132,11 @@ impl Published {
             return Vec::new();
         }
         if revision != 0 {
-            if let Some(start) = self.deltas.iter().position(|d| d.from_revision == revision) {
+            if let Some(start) = self
+                .deltas
+                .iter()
+                .position(|d| d.delta.from_revision == revision)
+            {
                 return self
                     .deltas
                     .iter()
@@ -138,16 +173,16 @@ impl Published {
         updates
     }
 
-    /// The whole configuration as an edge receives it: restricted to the environments asked for, without
-    /// edge tokens.
+    /// The whole configuration as an edge receives it: restricted to the environments asked for and to the
+    /// tokens it may let in ([`EnvironmentFilter::admits_token`]).
     pub fn full(&self, filter: &EnvironmentFilter) -> v1::Full {
         let mut full = self.full_with_edge_tokens(filter);
-        full.tokens.retain(|grant| !is_edge_token(grant));
+        full.tokens.retain(|grant| filter.admits_token(grant));
         full
     }
 
-    /// The whole configuration with every token, edge tokens included: what this process's own SDK APIs
-    /// serve from (they answer 403 to an edge token).
+    /// The whole configuration with every token, admin and edge tokens included: what this process's own
+    /// SDK APIs serve from (they answer 403 to those).
     pub fn full_with_edge_tokens(&self, filter: &EnvironmentFilter) -> v1::Full {
         let c = &self.configuration;
         v1::Full {
@@ -168,18 +203,32 @@ impl Published {
     }
 }
 
-fn filtered(delta: &v1::Delta, filter: &EnvironmentFilter) -> v1::Delta {
-    if filter.0.is_empty() {
-        return delta.clone();
-    }
+/// A kept delta as an edge serving `filter`'s environments receives it: those environments, the tokens it
+/// may let in, the removal of those it had received.
+fn filtered(kept: &KeptDelta, filter: &EnvironmentFilter) -> v1::Delta {
+    let delta = &kept.delta;
     v1::Delta {
+        from_revision: delta.from_revision,
+        to_revision: delta.to_revision,
         environments: delta
             .environments
             .iter()
             .filter(|e| filter.admits(&e.environment))
             .cloned()
             .collect(),
-        ..delta.clone()
+        upserted_tokens: delta
+            .upserted_tokens
+            .iter()
+            .filter(|grant| filter.admits_token(grant))
+            .cloned()
+            .collect(),
+        removed_tokens: kept
+            .removed
+            .iter()
+            .filter(|grant| filter.admits_token(grant))
+            .map(|grant| grant.sha256.clone())
+            .collect(),
+        settings: delta.settings.clone(),
     }
 }
 
@@ -406,54 +455,65 @@ mod tests {
         assert!(published.catch_up(3, &all).is_empty());
     }
 
-    fn grant(byte: u8, kind: v1::TokenKind) -> (Vec<u8>, Arc<v1::TokenGrant>) {
+    fn grant(byte: u8, kind: v1::TokenKind, environment: &str) -> (Vec<u8>, Arc<v1::TokenGrant>) {
         let grant = v1::TokenGrant {
             sha256: vec![byte; 32],
             kind: kind as i32,
             projects: vec!["*".to_owned()],
-            environment: "*".to_owned(),
+            environment: environment.to_owned(),
             expires_at_ms: None,
         };
         (grant.sha256.clone(), Arc::new(grant))
     }
 
+    fn first_bytes(grants: &[v1::TokenGrant]) -> Vec<u8> {
+        grants.iter().map(|grant| grant.sha256[0]).collect()
+    }
+
     #[test]
-    fn edges_never_receive_edge_tokens() {
+    fn edges_receive_only_the_sdk_tokens_they_may_let_in() {
         let all = EnvironmentFilter(Vec::new());
+        let production = EnvironmentFilter(vec!["production".to_owned()]);
         let mut first = configuration(1, &[]);
         first.tokens = [
-            grant(1, v1::TokenKind::Frontend),
-            grant(2, v1::TokenKind::Edge),
+            grant(1, v1::TokenKind::Frontend, "development"),
+            grant(2, v1::TokenKind::Edge, "*"),
+            grant(3, v1::TokenKind::Admin, "*"),
+            grant(4, v1::TokenKind::Client, "production"),
+            grant(5, v1::TokenKind::Client, "*"),
+            grant(6, v1::TokenKind::Client, "development"),
         ]
         .into();
         let published = Published::first(first.clone());
-        let kinds = |full: &v1::Full| full.tokens.iter().map(|t| t.kind).collect::<Vec<_>>();
-        assert_eq!(
-            kinds(&published.full(&all)),
-            [v1::TokenKind::Frontend as i32]
-        );
-        assert_eq!(kinds(&published.full_with_edge_tokens(&all)).len(), 2);
+        assert_eq!(first_bytes(&published.full(&all).tokens), [1, 4, 5, 6]);
+        assert_eq!(first_bytes(&published.full(&production).tokens), [4, 5]);
+        assert_eq!(published.full_with_edge_tokens(&all).tokens.len(), 6);
 
-        // A new edge token and a revoked one: the whole delta has both, the ring neither.
+        // Tokens made and revoked: the whole delta has them all; an edge, those it may let in.
         let mut next = first;
         next.revision = 2;
-        next.tokens.remove(&vec![2; 32]);
+        for revoked in [2, 3, 4, 6] {
+            next.tokens.remove(&vec![revoked; 32]);
+        }
         next.tokens.extend([
-            grant(3, v1::TokenKind::Edge),
-            grant(4, v1::TokenKind::Client),
+            grant(7, v1::TokenKind::Edge, "production"),
+            grant(8, v1::TokenKind::Client, "production"),
+            grant(9, v1::TokenKind::Frontend, "development"),
+            grant(10, v1::TokenKind::Admin, "*"),
         ]);
         let (published, whole) = published.advance(next);
-        assert_eq!(whole.upserted_tokens.len(), 2);
-        assert_eq!(whole.removed_tokens, [vec![2; 32]]);
-        let ring = &published.deltas[0];
-        assert_eq!(
-            ring.upserted_tokens
-                .iter()
-                .map(|t| t.sha256[0])
-                .collect::<Vec<_>>(),
-            [4]
-        );
-        assert!(ring.removed_tokens.is_empty());
+        assert_eq!(whole.upserted_tokens.len(), 4);
+        assert_eq!(whole.removed_tokens.len(), 4);
+        let delta = |filter: &EnvironmentFilter| match &published.catch_up(1, filter)[..] {
+            [v1::snapshot_update::Update::Delta(delta)] => delta.clone(),
+            other => panic!("expected one delta, got {other:?}"),
+        };
+        let to_production = delta(&production);
+        assert_eq!(first_bytes(&to_production.upserted_tokens), [8]);
+        assert_eq!(to_production.removed_tokens, [vec![4; 32]]);
+        let to_all = delta(&all);
+        assert_eq!(first_bytes(&to_all.upserted_tokens), [8, 9]);
+        assert_eq!(to_all.removed_tokens, [vec![4; 32], vec![6; 32]]);
     }
 
     #[test]

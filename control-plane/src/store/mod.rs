@@ -9,6 +9,7 @@
 //! reads through [`Store::consistent_read`]: every row of one revision.
 
 pub mod addons;
+pub mod applications;
 pub mod change_requests;
 pub mod context_fields;
 pub mod dependencies;
@@ -39,7 +40,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
-use vexil_shared::ApiError;
+use vexil_shared::{ApiError, ErrorKind};
 
 /// Which database the URL points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,15 +60,42 @@ impl Backend {
     }
 }
 
-/// A database failure. Callers see a generic 500; the cause goes to the log and the `store_errors_total` metric.
+/// How long a request waits for a Postgres connection: past it, the database is taken to be down and the
+/// request answers 503 (a load balancer's or Kubernetes' probe gives up after a second or a few).
+const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A database failure. Callers see 503 when the database does not answer ([`StoreError::is_unavailable`]),
+/// else a generic 500; the cause goes to the log and the `store_errors_total` metric.
 #[derive(Debug, thiserror::Error)]
 #[error("store error: {0}")]
 pub struct StoreError(#[from] pub sqlx::Error);
 
+impl StoreError {
+    /// Whether the database could not be reached or went away: no connection within the acquire timeout,
+    /// a connection cut, or Postgres refusing connections or ending them (SQLSTATE class 08, "connection
+    /// exception", and 57P, "operator intervention": shutting down, starting up).
+    pub fn is_unavailable(&self) -> bool {
+        match &self.0 {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
+            sqlx::Error::Database(error) => error
+                .code()
+                .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
+            _ => false,
+        }
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
-        tracing::error!(%error, "store operation failed");
         ::metrics::counter!("store_errors_total").increment(1);
+        if error.is_unavailable() {
+            tracing::warn!(%error, "the database is not answering");
+            return ApiError::new(
+                ErrorKind::Unavailable,
+                "The database is not answering; try again shortly",
+            );
+        }
+        tracing::error!(%error, "store operation failed");
         ApiError::internal()
     }
 }
@@ -142,7 +170,7 @@ impl Store {
             Backend::Postgres => {
                 let pool = AnyPoolOptions::new()
                     .max_connections(10)
-                    .acquire_timeout(Duration::from_secs(10))
+                    .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
                     .connect_with(options)
                     .await?;
                 // Both folders record into the same table, so each ignores the other's versions.

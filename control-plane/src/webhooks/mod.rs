@@ -4,16 +4,22 @@
 //! due rows with a lease so replicas do not send the same row at once, and POSTs each with a timeout. A
 //! failed attempt is retried with exponential backoff (capped) until `--webhook-max-attempts`, then the
 //! row is `failed`; both ends are in the delivery log. At least once: a receiver may see an event again
-//! (a crash after its answer, a lease run out) and drops repeats by `X-Vexil-Event-Id`.
+//! (a crash after its answer, a lease run out) and drops repeats by `X-Vexil-Event-Id`. The receiver's
+//! address is checked on every attempt ([`WebhookTargets`]): a literal one before sending, a name's on the
+//! addresses it resolves to, by the client's own resolver (so what is checked is what is connected to); a
+//! refused one fails the delivery at once, the refusal in the delivery log.
 
 pub mod body;
 
 use crate::domain::addons::custom_headers;
 use crate::domain::events::{event_from_row, payload};
+use crate::domain::webhook_targets::{Refusal, WebhookTargets};
 use crate::store::addons::{self as addon_store, Claimed, Outcome};
 use crate::store::events as event_store;
 use crate::store::{Store, StoreError};
 use serde_json::{json, Value};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinSet;
 use vexil_serving::serve::parse_duration;
@@ -50,9 +56,20 @@ pub struct DeliverySettings {
     /// Days finished deliveries stay in the delivery log.
     #[arg(long, env = "VEXIL_WEBHOOK_RETENTION_DAYS", default_value_t = 7)]
     pub webhook_retention_days: u32,
+    /// Let webhooks target loopback and private addresses (127.0.0.0/8, 10.0.0.0/8, 172.16.0.0/12,
+    /// 192.168.0.0/16, ::1, fc00::/7…); link-local and cloud metadata addresses stay refused.
+    #[arg(long, env = "VEXIL_ALLOW_PRIVATE_WEBHOOK_TARGETS")]
+    pub allow_private_webhook_targets: bool,
 }
 
 impl DeliverySettings {
+    /// Which addresses webhooks may target.
+    pub fn targets(&self) -> WebhookTargets {
+        WebhookTargets {
+            allow_private: self.allow_private_webhook_targets,
+        }
+    }
+
     /// The wait after failed attempt number `attempt` (from 1).
     fn backoff(&self, attempt: i64) -> Duration {
         let doublings = u32::try_from(attempt.saturating_sub(1))
@@ -79,6 +96,7 @@ pub async fn deliver_forever(store: Store, settings: DeliverySettings) {
     let client = match reqwest::Client::builder()
         .timeout(settings.webhook_timeout)
         .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(CheckedResolver(settings.targets())))
         .build()
     {
         Ok(client) => client,
@@ -167,7 +185,8 @@ enum Attempt {
     Delivered(u16),
     Refused(u16),
     Unreachable(String),
-    /// The addon cannot deliver (disabled since, or its event is gone): failed at once.
+    /// The addon cannot deliver (disabled since, its event is gone, or its receiver's address is refused):
+    /// failed at once.
     Impossible(&'static str),
 }
 
@@ -192,6 +211,7 @@ async fn deliver(
             (Some(addon), Some(event)) => {
                 send(
                     client,
+                    settings.targets(),
                     &addon.parameters,
                     &payload(&event_from_row(event)),
                     row,
@@ -248,9 +268,49 @@ fn parameter<'a>(parameters: &'a serde_json::Map<String, Value>, name: &str) -> 
         .filter(|value| !value.is_empty())
 }
 
+/// The client's resolver: a name's addresses, refused (all of them) when any is not a webhook target.
+struct CheckedResolver(WebhookTargets);
+
+/// A name that resolved to an address webhooks may not target.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.delivery_message())]
+struct RefusedTarget(Refusal);
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let targets = self.0;
+        Box::pin(async move {
+            let addresses: Vec<SocketAddr> =
+                tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
+            if let Some(refusal) = addresses
+                .iter()
+                .find_map(|address| targets.refusal(address.ip()))
+            {
+                return Err(
+                    Box::new(RefusedTarget(refusal)) as Box<dyn std::error::Error + Send + Sync>
+                );
+            }
+            Ok(Box::new(addresses.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// The refusal behind a failed request, if its receiver's name resolved to a refused address.
+fn refusal_of(error: &reqwest::Error) -> Option<Refusal> {
+    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if let Some(RefusedTarget(refusal)) = cause.downcast_ref::<RefusedTarget>() {
+            return Some(*refusal);
+        }
+        source = cause.source();
+    }
+    None
+}
+
 /// One POST.
 async fn send(
     client: &reqwest::Client,
+    targets: WebhookTargets,
     parameters: &serde_json::Map<String, Value>,
     event: &Value,
     row: Claimed,
@@ -258,6 +318,18 @@ async fn send(
     let Some(url) = parameter(parameters, "url") else {
         return Attempt::Impossible("The addon has no url");
     };
+    // A literal address is connected to without the resolver: checked here.
+    let literal = match url::Url::parse(url)
+        .ok()
+        .and_then(|url| url.host().map(|host| host.to_owned()))
+    {
+        Some(url::Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
+        Some(url::Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),
+        _ => None,
+    };
+    if let Some(refusal) = literal.and_then(|address| targets.refusal(address)) {
+        return Attempt::Impossible(refusal.delivery_message());
+    }
     let content_type = parameter(parameters, "contentType").unwrap_or("application/json");
     let body = body::render(
         parameter(parameters, "bodyTemplate"),
@@ -285,13 +357,16 @@ async fn send(
             Attempt::Delivered(response.status().as_u16())
         }
         Ok(response) => Attempt::Refused(response.status().as_u16()),
-        Err(error) if error.is_timeout() => {
-            Attempt::Unreachable("The receiver did not answer in time".to_owned())
-        }
-        Err(error) => Attempt::Unreachable(format!(
-            "Cannot reach the receiver: {}",
-            without_url(&error)
-        )),
+        Err(error) => match refusal_of(&error) {
+            Some(refusal) => Attempt::Impossible(refusal.delivery_message()),
+            None if error.is_timeout() => {
+                Attempt::Unreachable("The receiver did not answer in time".to_owned())
+            }
+            None => Attempt::Unreachable(format!(
+                "Cannot reach the receiver: {}",
+                without_url(&error)
+            )),
+        },
     }
 }
 
@@ -322,6 +397,7 @@ mod tests {
             webhook_retry_base: Duration::from_millis(100),
             webhook_retry_max: Duration::from_millis(500),
             webhook_retention_days: 7,
+            allow_private_webhook_targets: false,
         };
         let waits: Vec<u128> = (1..=6).map(|a| settings.backoff(a).as_millis()).collect();
         assert_eq!(waits, [100, 200, 400, 500, 500, 500]);

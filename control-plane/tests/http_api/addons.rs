@@ -18,7 +18,11 @@ crate::on_sqlite_and_postgres!(
     every_matching_event_is_delivered_signed_and_no_other,
     a_failing_receiver_gets_the_event_once_it_recovers,
     a_kill_between_the_write_and_the_delivery_delivers_after_restart,
+    private_and_link_local_targets_are_refused,
 );
+
+/// Lets webhooks target this machine's receivers (loopback), as every delivery test here needs.
+const ALLOW_PRIVATE: &str = "--allow-private-webhook-targets";
 
 const ADDONS: &str = "/api/admin/addons";
 const FEATURES: &str = "/api/admin/projects/default/features";
@@ -398,7 +402,7 @@ async fn addons_crud_validation_permissions_and_masking(db: TestDb) {
 
 async fn every_matching_event_is_delivered_signed_and_no_other(db: TestDb) {
     let receiver = Receiver::start(always_ok()).await;
-    let server = Server::start(&db, &[]).await;
+    let server = Server::start(&db, &[ALLOW_PRIVATE]).await;
     server
         .post(
             "/api/admin/projects",
@@ -564,6 +568,7 @@ async fn a_failing_receiver_gets_the_event_once_it_recovers(db: TestDb) {
             "100ms",
             "--webhook-max-attempts",
             "3",
+            ALLOW_PRIVATE,
         ],
     )
     .await;
@@ -642,7 +647,13 @@ async fn a_kill_between_the_write_and_the_delivery_delivers_after_restart(db: Te
         }
     }))
     .await;
-    let options = ["--webhook-timeout", "2s", "--webhook-retry-base", "100ms"];
+    let options = [
+        "--webhook-timeout",
+        "2s",
+        "--webhook-retry-base",
+        "100ms",
+        ALLOW_PRIVATE,
+    ];
     let mut server = Server::start(&db, &options).await;
     let id = server
         .post(
@@ -683,8 +694,8 @@ async fn a_kill_between_the_write_and_the_delivery_delivers_after_restart(db: Te
 async fn two_replicas_send_each_event_once() {
     let db = TestDb::postgres().await;
     let receiver = Receiver::start(always_ok()).await;
-    let first = Server::start(&db, &[]).await;
-    let second = Server::start(&db, &[]).await;
+    let first = Server::start(&db, &[ALLOW_PRIVATE]).await;
+    let second = Server::start(&db, &[ALLOW_PRIVATE]).await;
     let id = first
         .post(
             ADDONS,
@@ -717,4 +728,146 @@ async fn two_replicas_send_each_event_once() {
     ids.dedup();
     assert_eq!(ids.len(), flags, "{received:?}");
     assert_eq!(received_now.len(), flags, "an event was sent twice");
+}
+
+async fn private_and_link_local_targets_are_refused(db: TestDb) {
+    let receiver = Receiver::start(always_ok()).await;
+    let port = receiver.base.rsplit(':').next().unwrap().to_owned();
+    let server = Server::start(&db, &[]).await;
+    let metadata = [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fd00:ec2::254]/",
+    ];
+    let link_local = ["http://169.254.1.2:8080/x", "http://[fe80::1]/x"];
+    let private = [
+        format!("{}/x", receiver.base),
+        format!("http://localhost:{port}/x"),
+        "http://127.1.2.3/x".to_owned(),
+        "http://2130706433/x".to_owned(),
+        "http://[::1]/x".to_owned(),
+        "http://[::ffff:127.0.0.1]/x".to_owned(),
+        "http://0.0.0.0/x".to_owned(),
+        "http://10.1.2.3/x".to_owned(),
+        "http://172.16.0.1/x".to_owned(),
+        "http://172.31.255.254/x".to_owned(),
+        "http://192.168.1.1/x".to_owned(),
+        "http://[fd12:3456::1]/x".to_owned(),
+    ];
+    let refused = |answer: crate::server::Answer, url: &str, mentions: &str| {
+        let message = answer.expect_error(400, "ValidationError");
+        assert!(message.contains("parameters.url"), "{url}: {message}");
+        assert!(message.contains(mentions), "{url}: {message}");
+    };
+    for url in metadata.iter().chain(&link_local) {
+        let answer = server
+            .post(ADDONS, webhook(url, json!(["feature-created"])))
+            .await;
+        refused(answer, url, "link-local");
+    }
+    for url in &private {
+        let answer = server
+            .post(ADDONS, webhook(url, json!(["feature-created"])))
+            .await;
+        refused(answer, url, ALLOW_PRIVATE);
+    }
+    // Public addresses and names that do not resolve (yet) are taken.
+    let public = server
+        .post(
+            ADDONS,
+            webhook("http://93.184.215.14/x", json!(["feature-created"])),
+        )
+        .await
+        .expect(200)["id"]
+        .as_i64()
+        .unwrap();
+    let unresolved = server
+        .post(
+            ADDONS,
+            webhook(
+                "https://hooks.example.invalid/x",
+                json!(["feature-created"]),
+            ),
+        )
+        .await
+        .expect(200)["id"]
+        .as_i64()
+        .unwrap();
+    // An update to a private target is refused and changes nothing.
+    let before = server
+        .get(&format!("{ADDONS}/{public}"))
+        .await
+        .expect(200)
+        .clone();
+    let answer = server
+        .put(
+            &format!("{ADDONS}/{public}"),
+            webhook(&private[0], json!(["feature-created"])),
+        )
+        .await;
+    refused(answer, &private[0], ALLOW_PRIVATE);
+    assert_eq!(
+        server.get(&format!("{ADDONS}/{public}")).await.expect(200),
+        &before
+    );
+    for id in [public, unresolved] {
+        assert_eq!(server.delete(&format!("{ADDONS}/{id}")).await.status, 200);
+    }
+    drop(server);
+
+    // With the flag: private and loopback targets are taken, link-local and metadata ones never.
+    let mut server = Server::start(&db, &[ALLOW_PRIVATE]).await;
+    for url in metadata.iter().chain(&link_local) {
+        let answer = server
+            .post(ADDONS, webhook(url, json!(["feature-created"])))
+            .await;
+        refused(answer, url, "link-local");
+    }
+    let by_address = server
+        .post(
+            ADDONS,
+            webhook(
+                &format!("{}/address", receiver.base),
+                json!(["feature-created"]),
+            ),
+        )
+        .await
+        .expect(200)["id"]
+        .as_i64()
+        .unwrap();
+    let by_name = server
+        .post(
+            ADDONS,
+            webhook(
+                &format!("http://localhost:{port}/name"),
+                json!(["feature-created"]),
+            ),
+        )
+        .await
+        .expect(200)["id"]
+        .as_i64()
+        .unwrap();
+    server.terminate();
+
+    // Started again without it: a delivery to them is refused (the name resolved when sending), recorded
+    // as failed at once in the delivery log (which Viewers read), without the address; nothing is sent.
+    let server = Server::start(&db, &[]).await;
+    server
+        .post(FEATURES, json!({"name": "after-restart"}))
+        .await
+        .expect(201);
+    for id in [by_address, by_name] {
+        let log = log_of(&server, id, 1).await;
+        assert_eq!(log[0]["state"], "failed", "{}", log[0]);
+        assert_eq!(log[0]["details"]["attempts"], 1, "{}", log[0]);
+        let details = log[0]["stateDetails"].as_str().unwrap();
+        assert!(details.contains("loopback"), "{details}");
+        assert!(details.contains(ALLOW_PRIVATE), "{details}");
+        assert!(
+            !details.contains("127.0.0.1") && !details.contains(&port),
+            "{details}"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(receiver.received("/address").is_empty());
+    assert!(receiver.received("/name").is_empty());
 }

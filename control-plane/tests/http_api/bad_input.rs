@@ -163,6 +163,28 @@ fn table() -> Vec<Case> {
         case("playground with bad projects", "POST", "/api/admin/playground",
              Some(r#"{"environment":"development","projects":[1],"context":{"appName":"a"}}"#))
             .expect(400, "ValidationError", "projects"),
+        // A NUL character, which PostgreSQL refuses in text and SQLite's full-text search cannot hold: in any
+        // search or query parameter, path segment or JSON value.
+        case("NUL in the event search's text", "GET", "/api/admin/search/events?query=abc%00def", None)
+            .expect(400, "ValidationError", "NUL"),
+        case("NUL in a short event search text", "GET", "/api/admin/search/events?query=%00", None)
+            .expect(400, "ValidationError", "NUL"),
+        case("NUL in an event search filter", "GET", "/api/admin/search/events?feature=IS:ex%00isting", None)
+            .expect(400, "ValidationError", "NUL"),
+        case("NUL in the flag search's text", "GET", "/api/admin/search/features?query=exi%00sting", None)
+            .expect(400, "ValidationError", "NUL"),
+        case("NUL in a flag search filter", "GET", "/api/admin/search/features?project=IS:def%00ault", None)
+            .expect(400, "ValidationError", "NUL"),
+        case("NUL in an event list filter", "GET", "/api/admin/events?project=def%00ault", None)
+            .expect(400, "ValidationError", "NUL"),
+        case("NUL in a path segment", "GET", &format!("{FEATURES}/exi%00sting"), None)
+            .expect(400, "ValidationError", "NUL"),
+        case("NUL in a web UI page's query", "GET", "/history?flag=exi%00sting", None)
+            .expect(400, "ValidationError", "NUL"),
+        case("NUL in a JSON value", "POST", FEATURES, Some(r#"{"name":"nul","description":"a\u0000b"}"#))
+            .expect(400, "ValidationError", "NUL"),
+        case("NUL in a JSON key", "POST", "/api/admin/context", Some(r#"{"name":"plan","legal\u0000Values":[]}"#))
+            .expect(400, "ValidationError", "NUL"),
         // Conflicts and unknown resources.
         case("duplicate flag", "POST", FEATURES, Some(r#"{"name":"existing"}"#)).expect(409, "NameExistsError", "existing"),
         case("duplicate project", "POST", "/api/admin/projects", Some(r#"{"id":"default","name":"D"}"#))

@@ -21,6 +21,7 @@ mod import_export;
 mod limits;
 mod metrics;
 mod operations;
+mod outage;
 mod playground;
 mod publisher;
 mod search;

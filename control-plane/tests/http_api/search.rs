@@ -8,7 +8,11 @@ use crate::server::{Answer, Server};
 use chrono::{Duration, NaiveDate};
 use serde_json::{json, Value};
 
-crate::on_sqlite_and_postgres!(feature_search, event_search);
+crate::on_sqlite_and_postgres!(
+    feature_search,
+    event_search,
+    odd_characters_are_searched_as_text
+);
 
 const DEFAULT: &str = "/api/admin/projects/default/features";
 
@@ -639,5 +643,63 @@ async fn event_search(db: TestDb) {
             .await
             .expect_error(400, "ValidationError");
         assert!(message.contains(named), "{query}: {message}");
+    }
+}
+
+/// Text that full-text search syntax, LIKE or SQL would read as operators is searched as plain text on both
+/// databases (never a 500), and control characters other than NUL (which `bad_input` refuses) are text too.
+async fn odd_characters_are_searched_as_text(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    create_flag(
+        &server,
+        "default",
+        json!({"name": "odd", "description": "50% off* ^now NEAR(a b) it's \\ done"}),
+    )
+    .await;
+    for query in [
+        "%22",
+        "%22%22%22%22",
+        "*",
+        "a*b",
+        "NEAR(a%20b)",
+        "%5Eabc",
+        "%01%02%03",
+        "%7F%7F%7F",
+        "%1F",
+        "%F0%9F%9A%80%F0%9F%9A%80",
+        "%27%3B%20DROP%20TABLE%20events%3B%20--",
+        "%5C",
+        "%5C%5C%5C",
+        "AND%20OR%20NOT",
+        "col%3Avalue",
+        "%2B%2B%2B",
+    ] {
+        let events = server
+            .get(&format!("/api/admin/search/events?query={query}"))
+            .await;
+        events.expect(200);
+        let flags = search(&server, &format!("query={query}")).await;
+        flags.expect(200);
+    }
+    // Operators of the full-text syntax and LIKE's wildcards match themselves.
+    for (query, expected) in [
+        ("off*%20%5Enow", 1),
+        ("NEAR(a%20b)", 1),
+        ("50%25", 1),
+        ("5_%25", 0),
+    ] {
+        let (ids, total) =
+            events_found(&server, &format!("query={query}&type=IS:feature-created")).await;
+        assert_eq!(
+            (ids.len(), total),
+            (expected, expected as i64),
+            "events: {query}"
+        );
+        let (names, total) = found(&server, &format!("query={query}")).await;
+        assert_eq!(
+            (names.len(), total),
+            (expected, expected as i64),
+            "flags: {query}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use prost::Message;
 use tonic::Code;
 use vexil_proto::v1;
 use vexil_proto::v1::snapshot_update::Update;
@@ -357,4 +358,204 @@ async fn edges_subscribe_over_tls_verified_against_the_given_ca() {
     for edge in [&untrusting, &plain] {
         assert_eq!(get(&format!("{}/ready", edge.base), None).await.status, 503);
     }
+}
+
+/// A new token of `kind` for `environment` on the admin API; its secret.
+async fn new_token(control_plane: &Process, kind: &str, environment: &str) -> String {
+    let created = admin(
+        control_plane,
+        "POST",
+        "/api/admin/api-tokens",
+        Some(serde_json::json!({
+            "tokenName": format!("{kind}-{environment}-{}", fastrand::u32(..)),
+            "type": kind,
+            "environment": environment,
+        })),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    created.body["secret"]
+        .as_str()
+        .expect("the secret")
+        .to_owned()
+}
+
+fn hash(secret: &str) -> Vec<u8> {
+    vexil_shared::token::sha256(secret).to_vec()
+}
+
+fn hashes_of(grants: &[v1::TokenGrant]) -> std::collections::BTreeSet<Vec<u8>> {
+    grants.iter().map(|grant| grant.sha256.clone()).collect()
+}
+
+/// The next delta of a stream (heartbeats skipped) that carries a token change.
+async fn next_token_delta(stream: &mut tonic::Streaming<v1::SnapshotUpdate>) -> v1::Delta {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(5), stream.message())
+            .await
+            .expect("an update within 5 s")
+            .expect("no error")
+            .expect("an update");
+        if let Some(Update::Delta(delta)) = message.update {
+            if !delta.upserted_tokens.is_empty() || !delta.removed_tokens.is_empty() {
+                return delta;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edge_receives_only_the_sdk_tokens_it_may_let_in() {
+    let db = TestDb::sqlite().await;
+    let control_plane = Process::control_plane(&db.url, &[]);
+    let grpc = control_plane.grpc().to_owned();
+    let production_client = new_token(&control_plane, "client", "production").await;
+    let production_frontend = new_token(&control_plane, "frontend", "production").await;
+    let admin_made = new_token(&control_plane, "admin", "*").await;
+    let scoped = new_token(&control_plane, "edge", "production").await;
+    let development_edge = new_token(&control_plane, "edge", "development").await;
+    let development_sdk = [hash(CLIENT_TOKEN), hash(FRONTEND_TOKEN)];
+    let never = [
+        hash(ADMIN_TOKEN),
+        hash(&admin_made),
+        hash(EDGE_TOKEN),
+        hash(&scoped),
+        hash(&development_edge),
+    ];
+
+    // An edge for production: production's client and frontend tokens, nothing else.
+    let mut stream = subscribe(&grpc, Some(&scoped), &[])
+        .await
+        .expect("subscribed");
+    let full = first_full(&mut stream).await;
+    assert_eq!(
+        hashes_of(&full.tokens),
+        [hash(&production_client), hash(&production_frontend)]
+            .into_iter()
+            .collect(),
+        "the tokens a production edge receives"
+    );
+
+    // Later: a development token is made and one revoked, a production one made and one revoked; the
+    // deltas carry the production ones only.
+    let later_development = new_token(&control_plane, "client", "development").await;
+    admin(
+        &control_plane,
+        "DELETE",
+        &format!("/api/admin/api-tokens/{later_development}"),
+        None,
+    )
+    .await;
+    let later_admin = new_token(&control_plane, "admin", "*").await;
+    admin(
+        &control_plane,
+        "DELETE",
+        &format!("/api/admin/api-tokens/{later_admin}"),
+        None,
+    )
+    .await;
+    let later_production = new_token(&control_plane, "frontend", "production").await;
+    let delta = next_token_delta(&mut stream).await;
+    assert_eq!(
+        (
+            hashes_of(&delta.upserted_tokens),
+            delta.removed_tokens.len()
+        ),
+        ([hash(&later_production)].into_iter().collect(), 0),
+        "the first delta with tokens a production edge receives"
+    );
+    admin(
+        &control_plane,
+        "DELETE",
+        &format!("/api/admin/api-tokens/{production_client}"),
+        None,
+    )
+    .await;
+    let delta = next_token_delta(&mut stream).await;
+    assert!(delta.upserted_tokens.is_empty(), "{delta:?}");
+    assert_eq!(delta.removed_tokens, [hash(&production_client)]);
+    drop(stream);
+
+    // An edge for every environment: every environment's SDK tokens, still no admin or edge token.
+    let mut everything = subscribe(&grpc, Some(EDGE_TOKEN), &[])
+        .await
+        .expect("subscribed");
+    let full = first_full(&mut everything).await;
+    let received = hashes_of(&full.tokens);
+    for expected in development_sdk
+        .iter()
+        .chain([hash(&production_frontend), hash(&later_production)].iter())
+    {
+        assert!(received.contains(expected), "an SDK token is missing");
+    }
+    for refused in &never {
+        assert!(
+            !received.contains(refused),
+            "an admin or edge token was sent"
+        );
+    }
+    // Asking for one environment with it: that environment's SDK tokens only.
+    let mut development = subscribe(&grpc, Some(EDGE_TOKEN), &["development"])
+        .await
+        .expect("subscribed");
+    let full = first_full(&mut development).await;
+    assert_eq!(
+        hashes_of(&full.tokens),
+        development_sdk.iter().cloned().collect()
+    );
+
+    // A real edge for production keeps no admin or other environment's token in its cache file.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("snapshot.bin");
+    let edge = Process::edge_with_token(
+        &[&grpc],
+        Some(&scoped),
+        &["--snapshot-cache", cache.to_str().unwrap()],
+    );
+    eventually(Duration::from_secs(10), "the edge is ready", || async {
+        get(&format!("{}/ready", edge.base), None).await.status == 200
+    })
+    .await;
+    let cached = eventually_read(&cache).await;
+    let kept = v1::Full::decode(&cached[..]).expect("a Full");
+    assert_eq!(
+        hashes_of(&kept.tokens),
+        [hash(&production_frontend), hash(&later_production)]
+            .into_iter()
+            .collect()
+    );
+    for secret in [
+        ADMIN_TOKEN,
+        admin_made.as_str(),
+        CLIENT_TOKEN,
+        FRONTEND_TOKEN,
+    ] {
+        let refused = hash(secret);
+        assert!(
+            !cached
+                .windows(refused.len())
+                .any(|window| window == refused),
+            "the cache file holds the hash of a token the edge may not let in"
+        );
+    }
+    // The edge answers 401 (unknown) to the admin token, as to any token it does not know.
+    let refused = get(
+        &format!("{}/api/client/features", edge.base),
+        Some(ADMIN_TOKEN),
+    )
+    .await;
+    assert_eq!(refused.status, 401, "{}", refused.body);
+}
+
+/// The cache file's bytes, once the edge wrote it.
+async fn eventually_read(path: &std::path::Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    eventually(Duration::from_secs(5), "the cache file is written", || {
+        let read = std::fs::read(path).unwrap_or_default();
+        let written = !read.is_empty();
+        bytes = read;
+        async move { written }
+    })
+    .await;
+    bytes
 }

@@ -76,7 +76,7 @@ pub async fn create(
     JsonBody(input): JsonBody<AddonInput>,
 ) -> Result<Json<Addon>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    let addon = addons::create(&mut tx, input).await?;
+    let addon = addons::create(&mut tx, input, state.webhook_targets).await?;
     state.commit(tx).await?;
     Ok(Json(addon))
 }
@@ -97,7 +97,7 @@ pub async fn update(
     JsonBody(input): JsonBody<AddonInput>,
 ) -> Result<Json<Addon>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    let addon = addons::update(&mut tx, &path.id, input).await?;
+    let addon = addons::update(&mut tx, &path.id, input, state.webhook_targets).await?;
     state.commit(tx).await?;
     Ok(Json(addon))
 }
