@@ -9,7 +9,7 @@
 pub mod body;
 
 use crate::domain::addons::custom_headers;
-use crate::domain::events::{event_from_row, payload};
+use crate::domain::events::{event_from_row, payload, PersonalFields};
 use crate::store::addons::{self as addon_store, Claimed, Outcome};
 use crate::store::events as event_store;
 use crate::store::{Store, StoreError};
@@ -193,7 +193,8 @@ async fn deliver(
                 send(
                     client,
                     &addon.parameters,
-                    &payload(&event_from_row(event)),
+                    // The addon's receiver is an Admin's choice: it gets the whole event.
+                    &payload(&event_from_row(event, PersonalFields::Shown)),
                     row,
                 )
                 .await
