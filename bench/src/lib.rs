@@ -123,7 +123,7 @@ pub async fn event_count(store: &Store) -> i64 {
         limit: Some(0),
         ..EventQuery::default()
     };
-    events::list(&mut conn, query)
+    events::list(&mut conn, query, events::PersonalFields::Shown)
         .await
         .expect("events")
         .total_events

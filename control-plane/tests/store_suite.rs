@@ -5,7 +5,7 @@
 mod database;
 
 use database::TestDb;
-use vexil_control_plane::domain::events::{self, EventQuery};
+use vexil_control_plane::domain::events::{self, EventQuery, PersonalFields::Shown};
 use vexil_control_plane::domain::features::{self, CreateFeature};
 use vexil_control_plane::domain::limits::Limits;
 use vexil_control_plane::domain::strategies;
@@ -77,7 +77,7 @@ fn user_in(users: &[&str]) -> Constraint {
 
 async fn event_count(store: &Store) -> i64 {
     let mut conn = store.read().await.unwrap();
-    events::list(&mut conn, EventQuery::default())
+    events::list(&mut conn, EventQuery::default(), Shown)
         .await
         .unwrap()
         .total_events
@@ -97,7 +97,7 @@ async fn a_write_commits_its_row_its_event_and_one_revision(db: TestDb) {
     assert_eq!(created.name, "alpha");
     assert_eq!(store.revision().await.unwrap(), revision + 1);
     let mut conn = store.read().await.unwrap();
-    let list = events::of_feature(&mut conn, "alpha").await.unwrap();
+    let list = events::of_feature(&mut conn, "alpha", Shown).await.unwrap();
     assert_eq!(list.total_events, 1);
     let event = &list.events[0];
     assert_eq!(event.event_type, "feature-created");
@@ -216,6 +216,7 @@ async fn concurrent_writers_lose_no_update(db: TestDb) {
             event_type: Some("feature-strategy-add".to_owned()),
             ..EventQuery::default()
         },
+        Shown,
     )
     .await
     .unwrap();
@@ -525,7 +526,7 @@ async fn the_first_start_seeds_once(db: TestDb) {
             ("production", "production", 2)
         ]
     );
-    let events = events::list(&mut conn, EventQuery::default())
+    let events = events::list(&mut conn, EventQuery::default(), Shown)
         .await
         .unwrap();
     let seeded: Vec<(&str, &str)> = events

@@ -4,7 +4,9 @@
 //! Sensitive parameters are kept in clear (they are sent) and never shown: every answer and event has
 //! [`MASK`] in their place, and an update that sends the mask back keeps the stored value.
 
-use super::events::{event_from_row, payload, Event, EventType, MAX_LIMIT, MAX_OFFSET};
+use super::events::{
+    event_from_row, payload, Event, EventType, PersonalFields, MAX_LIMIT, MAX_OFFSET,
+};
 use super::webhook_targets::WebhookTargets;
 use crate::store::addons::{self as addon_store, AddonRow, DeliveryLogRow};
 use crate::store::WriteTx;
@@ -460,7 +462,7 @@ pub struct LogQuery {
     pub offset: Option<u32>,
 }
 
-fn log_entry(row: DeliveryLogRow) -> IntegrationEvent {
+fn log_entry(row: DeliveryLogRow, personal: PersonalFields) -> IntegrationEvent {
     IntegrationEvent {
         id: row.log_id.to_string(),
         integration_id: row.addon_id,
@@ -469,7 +471,7 @@ fn log_entry(row: DeliveryLogRow) -> IntegrationEvent {
             .to_string(),
         state: row.state,
         state_details: row.state_details,
-        event: event_from_row(row.event),
+        event: event_from_row(row.event, personal),
         details: row.details,
     }
 }
@@ -479,6 +481,7 @@ pub async fn delivery_log(
     conn: &mut AnyConnection,
     id: &str,
     query: LogQuery,
+    personal: PersonalFields,
 ) -> Result<IntegrationEvents, ApiError> {
     let limit = query.limit.unwrap_or(50);
     if limit > MAX_LIMIT {
@@ -495,7 +498,10 @@ pub async fn delivery_log(
     let addon = require(conn, id).await?;
     let rows = addon_store::log(conn, addon.id, i64::from(offset), i64::from(limit)).await?;
     Ok(IntegrationEvents {
-        integration_events: rows.into_iter().map(log_entry).collect(),
+        integration_events: rows
+            .into_iter()
+            .map(|row| log_entry(row, personal))
+            .collect(),
     })
 }
 

@@ -1,5 +1,6 @@
 //! Audit events: their types and the two read views (`GET /api/admin/events`, `GET /api/admin/events/:feature`).
 
+use super::access::{self, Area, Credential};
 use crate::store::events::{self as event_store, EventFilter, EventRow};
 use crate::store::projects as project_store;
 use serde::{Deserialize, Serialize};
@@ -328,9 +329,91 @@ pub const MAX_LIMIT: u32 = 1000;
 /// The largest `offset`: the int32 range the document gives it (`#[param(maximum)]` above).
 pub const MAX_OFFSET: u32 = i32::MAX as u32;
 
-/// An event as the API shows it, from its row.
-pub fn event_from_row(row: EventRow) -> Event {
-    Event {
+/// Whether a reader sees the personal fields of the events about people: the users' names, e-mail
+/// addresses, usernames, roles and last sign-ins in `user-*` events, and in the members of `group-*`
+/// events. Those who may read the users themselves (`/api/admin/user-admin`: Admins and admin tokens) see
+/// them; everyone else sees the events without them (who the event is about stays, as its `id`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PersonalFields {
+    Shown,
+    Hidden,
+}
+
+/// A user's fields that [`PersonalFields::Hidden`] leaves out.
+const PERSONAL_FIELDS: [&str; 6] = [
+    "name", "email", "username", "imageUrl", "rootRole", "seenAt",
+];
+
+/// Events whose `data` and `preData` are a user.
+const ABOUT_USERS: [EventType; 3] = [
+    EventType::UserCreated,
+    EventType::UserUpdated,
+    EventType::UserDeleted,
+];
+
+/// Events whose `data` and `preData` are a group, its members users (`users[].user`).
+const ABOUT_GROUPS: [EventType; 3] = [
+    EventType::GroupCreated,
+    EventType::GroupUpdated,
+    EventType::GroupDeleted,
+];
+
+impl PersonalFields {
+    /// What `credential` may see: the rule of reading the users ([`access::authorize`] in [`Area::Access`]).
+    pub fn for_reader(credential: Credential) -> PersonalFields {
+        if access::authorize(credential, true, Area::Access).is_ok() {
+            PersonalFields::Shown
+        } else {
+            PersonalFields::Hidden
+        }
+    }
+
+    /// The event types whose payloads this reader does not see whole (none when shown): a text search
+    /// leaves them out, so it cannot find what it would not show.
+    pub fn partly_hidden_types(self) -> Vec<String> {
+        match self {
+            PersonalFields::Shown => Vec::new(),
+            PersonalFields::Hidden => ABOUT_USERS
+                .iter()
+                .chain(&ABOUT_GROUPS)
+                .map(|event_type| event_type.as_str().to_owned())
+                .collect(),
+        }
+    }
+
+    /// `payload` (an event's `data` or `preData`) of an event of `event_type` as this reader sees it.
+    fn apply(self, event_type: &str, payload: &mut serde_json::Value) {
+        if self == PersonalFields::Shown {
+            return;
+        }
+        let is = |types: &[EventType]| types.iter().any(|known| known.as_str() == event_type);
+        if is(&ABOUT_USERS) {
+            hide_personal_fields(payload);
+        } else if is(&ABOUT_GROUPS) {
+            let members = payload
+                .get_mut("users")
+                .and_then(serde_json::Value::as_array_mut);
+            for member in members.into_iter().flatten() {
+                if let Some(user) = member.get_mut("user") {
+                    hide_personal_fields(user);
+                }
+            }
+        }
+    }
+}
+
+fn hide_personal_fields(user: &mut serde_json::Value) {
+    if let Some(user) = user.as_object_mut() {
+        for field in PERSONAL_FIELDS {
+            user.remove(field);
+        }
+    }
+}
+
+/// An event as the API shows it to a reader who sees `personal` fields, from its row: every view of events
+/// (lists, search, the delivery log, the UI) makes them here.
+pub fn event_from_row(row: EventRow, personal: PersonalFields) -> Event {
+    let mut event = Event {
         id: row.id,
         event_type: row.event_type,
         created_at: row.created_at.to_string(),
@@ -344,11 +427,19 @@ pub fn event_from_row(row: EventRow) -> Event {
         tags: Vec::new(),
         label: None,
         summary: None,
+    };
+    for payload in [&mut event.data, &mut event.pre_data].into_iter().flatten() {
+        personal.apply(&event.event_type, payload);
     }
+    event
 }
 
 /// Events matching the query, newest first, with the number of matches.
-pub async fn list(conn: &mut AnyConnection, query: EventQuery) -> Result<EventList, ApiError> {
+pub async fn list(
+    conn: &mut AnyConnection,
+    query: EventQuery,
+    personal: PersonalFields,
+) -> Result<EventList, ApiError> {
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
     if limit > MAX_LIMIT {
         return Err(ApiError::validation(format!(
@@ -368,7 +459,10 @@ pub async fn list(conn: &mut AnyConnection, query: EventQuery) -> Result<EventLi
     };
     let rows = event_store::list(conn, &filter, i64::from(offset), i64::from(limit)).await?;
     let total_events = event_store::count(conn, &filter).await?;
-    let events = rows.into_iter().map(event_from_row).collect();
+    let events = rows
+        .into_iter()
+        .map(|row| event_from_row(row, personal))
+        .collect();
     Ok(EventList {
         version: 1,
         events,
@@ -380,6 +474,7 @@ pub async fn list(conn: &mut AnyConnection, query: EventQuery) -> Result<EventLi
 pub async fn of_feature(
     conn: &mut AnyConnection,
     feature: &str,
+    personal: PersonalFields,
 ) -> Result<FeatureEventList, ApiError> {
     let filter = EventFilter {
         feature: Some(feature.to_owned()),
@@ -387,7 +482,10 @@ pub async fn of_feature(
     };
     let total_events = event_store::count(conn, &filter).await?;
     let rows = event_store::list(conn, &filter, 0, total_events).await?;
-    let events = rows.into_iter().map(event_from_row).collect();
+    let events = rows
+        .into_iter()
+        .map(|row| event_from_row(row, personal))
+        .collect();
     Ok(FeatureEventList {
         version: 1,
         toggle_name: feature.to_owned(),

@@ -131,7 +131,7 @@ pub async fn new_password_hash(
                 "Old password is incorrect",
             ));
         }
-        bounds.throttle.record_success(&login);
+        bounds.throttle.record_success(&login, client);
     }
     users::hash_password(bounds.work, input.password).await
 }

@@ -340,7 +340,7 @@ pub async fn login(
             "Wrong username or password",
         ));
     };
-    throttle.record_success(login);
+    throttle.record_success(login, client);
     let session = random_hex(32)?;
     let created_at = Timestamp::now();
     let expires_at = created_at.plus_hours(SESSION_HOURS);

@@ -2,13 +2,16 @@
 //!
 //! - [`AdminActor`]: the caller of an admin route (API token, personal access token or session cookie, 401)
 //!   with the permission for this method in the route's [`Area`] ([`access::authorize`], 403); the area is
-//!   the one the route is mounted in ([`area`]).
+//!   the one the route is mounted in ([`area`]). A change asked with the session cookie (or with no
+//!   credential, `--auth-type none`) must come from this instance's own pages ([`from_own_pages`], 403):
+//!   a page elsewhere can make the browser send the cookie, not an `Authorization` header. [`AdminCaller`]
+//!   is the same check, keeping the caller's credential for answers that depend on who reads (events).
 //! - [`JsonBody`]: a JSON body (415 without a JSON content type, 413 over the limit, 400 naming the bad field).
 //! - [`PathParams`] and [`QueryParams`]: typed path and query parameters (400 naming the bad one).
 //! - [`ClientAddress`]: the caller's IP address (the peer, or `X-Forwarded-For` with `--trust-proxy`).
 
 use super::AppState;
-use crate::domain::access::{self, Area, Caller};
+use crate::domain::access::{self, Area, Caller, Credential};
 use crate::store::Actor;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Path, Query, Request};
@@ -32,12 +35,31 @@ pub fn area(area: Area, routes: OpenApiRouter<Arc<AppState>>) -> OpenApiRouter<A
 }
 
 /// The caller of an admin route, authenticated and allowed this method in the [`Area`] the route is mounted
-/// in ([`area`]). Every admin handler takes it, so this is the one place the permission rule is applied. For
-/// callers in [`Area::OwnAccount`] it is always a user (`Actor::user_id` is theirs): the rule gives admin
-/// tokens no own account.
+/// in ([`area`]). Every admin handler takes it (or [`AdminCaller`]), so this is the one place the permission
+/// rule is applied. For callers in [`Area::OwnAccount`] it is always a user (`Actor::user_id` is theirs): the
+/// rule gives admin tokens no own account.
 pub struct AdminActor(pub Actor);
 
 impl FromRequestParts<Arc<AppState>> for AdminActor {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, ApiError> {
+        let AdminCaller { actor, .. } = AdminCaller::from_request_parts(parts, state).await?;
+        Ok(AdminActor(actor))
+    }
+}
+
+/// [`AdminActor`] with the credential it authenticated with: for the handlers whose answer depends on who
+/// reads it (events about people, `domain::events::PersonalFields`).
+pub struct AdminCaller {
+    pub actor: Actor,
+    pub credential: Credential,
+}
+
+impl FromRequestParts<Arc<AppState>> for AdminCaller {
     type Rejection = ApiError;
 
     async fn from_request_parts(
@@ -69,13 +91,77 @@ impl FromRequestParts<Arc<AppState>> for AdminActor {
             Caller::unauthenticated_admin()
         };
         let read = parts.method == Method::GET || parts.method == Method::HEAD;
+        // Only an `Authorization` header is a credential no other page can make the browser send.
+        let ambient = !state.auth_enabled || !parts.headers.contains_key(AUTHORIZATION);
+        if ambient && !read && !from_own_pages(parts, state.trust_proxy) {
+            return Err(ApiError::new(
+                ErrorKind::NoAccess,
+                "A change made with the session cookie must come from this site's own pages (the \
+                 browser says it came from another origin); API clients send a token in the \
+                 Authorization header",
+            ));
+        }
         access::authorize(caller.credential, read, area)?;
         // A token let in is noted as used (written as its `seenAt` within an interval).
         if let Some(hash) = &caller.token {
             state.token_sightings.record(hash, (state.clock)());
         }
-        Ok(AdminActor(caller.actor))
+        Ok(AdminCaller {
+            actor: caller.actor,
+            credential: caller.credential,
+        })
     }
+}
+
+/// Whether a request comes from this instance's own pages, as far as the browser tells: by `Sec-Fetch-Site`
+/// when it sends it (`same-origin`, or `none` for a request the user made themselves), else by `Origin`,
+/// else by `Referer`, compared with this instance's origin: the `Host` (over http or https), or behind
+/// `--trust-proxy` the `X-Forwarded-Host` and `X-Forwarded-Proto` the proxy sets (a page cannot add those
+/// headers to a cross-origin request without a CORS preflight, which the admin API does not answer). A
+/// request with none of the three is no browser's (every browser sends `Origin` with a cross-origin POST):
+/// a script holding the cookie, which no page elsewhere can have made.
+pub fn from_own_pages(parts: &Parts, trust_proxy: bool) -> bool {
+    let header = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(site) = header("sec-fetch-site") {
+        return site.eq_ignore_ascii_case("same-origin") || site.eq_ignore_ascii_case("none");
+    }
+    let Some(claimed) = header("origin").or_else(|| header("referer")) else {
+        return true;
+    };
+    let Ok(claimed) = url::Url::parse(claimed) else {
+        // `Origin: null` (a sandboxed or privacy-sensitive context) included.
+        return false;
+    };
+    let forwarded = |name: &str| {
+        trust_proxy
+            .then(|| header(name))
+            .flatten()
+            .and_then(|value| value.split(',').next())
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+    };
+    let Some(host) = forwarded("x-forwarded-host")
+        .or_else(|| header("host"))
+        .or_else(|| parts.uri.authority().map(|authority| authority.as_str()))
+    else {
+        return false;
+    };
+    let schemes: &[&str] = match forwarded("x-forwarded-proto") {
+        Some(proto) if proto.eq_ignore_ascii_case("https") => &["https"],
+        Some(proto) if proto.eq_ignore_ascii_case("http") => &["http"],
+        // A proxy that ends TLS without saying so, or none.
+        _ => &["http", "https"],
+    };
+    schemes.iter().any(|scheme| {
+        url::Url::parse(&format!("{scheme}://{host}"))
+            .is_ok_and(|own| own.origin() == claimed.origin())
+    })
 }
 
 /// The value of the session cookie, if the request carries one.
@@ -88,6 +174,17 @@ fn session_cookie(headers: &HeaderMap) -> Option<String> {
         .filter_map(Result::ok)
         .find(|cookie| cookie.name() == SESSION_COOKIE)
         .map(|cookie| cookie.value().to_owned())
+}
+
+/// Whether the request reached us over https, as the proxy in front says (`X-Forwarded-Proto: https`): the
+/// cookies set on it are `Secure` (the API's sign-in and the UI's alike). A client that sends it itself
+/// only makes its own cookie stricter.
+pub fn is_https(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-forwarded-proto")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(',').next())
+        .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
 }
 
 /// A JSON request body deserialized into `T`.

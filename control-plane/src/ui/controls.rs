@@ -4,14 +4,32 @@
 use super::session::SignedIn;
 use maud::{html, Markup};
 
-/// Only a path of this site (no scheme, no `//host`, no backslash): never an open redirect.
+/// Where a `next` or `back` parameter may send the browser: a path of this site under the base path, else
+/// the home page (`<base>/`). Never an open redirect, and always a valid `Location`: every redirect
+/// parameter of the UI goes through here.
 pub fn local_path(base: &str, path: Option<&str>) -> String {
     match path {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => {
-            path.to_owned()
-        }
+        Some(path) if is_local_path(base, path) => path.to_owned(),
         _ => format!("{base}/"),
     }
+}
+
+/// Printable ASCII only (no whitespace or control character, which browsers drop or stop at), and, as sent
+/// and percent-decoded alike, one leading `/` (not `//`, which names a host), no backslash (which browsers
+/// read as `/`) and no control character; the base path or below it.
+fn is_local_path(base: &str, path: &str) -> bool {
+    let decoded: Vec<u8> = percent_encoding::percent_decode_str(path).collect();
+    let under_base = base.is_empty()
+        || path
+            .strip_prefix(base)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?', '#']));
+    path.bytes().all(|byte| byte.is_ascii_graphic())
+        && decoded.starts_with(b"/")
+        && !decoded.starts_with(b"//")
+        && !decoded
+            .iter()
+            .any(|&byte| byte == b'\\' || byte == b' ' || byte.is_ascii_control())
+        && under_base
 }
 
 /// `path` with `notice=<notice>` added to its query.
@@ -167,6 +185,23 @@ mod tests {
         assert_eq!(local_path("", Some("/a?b=1")), "/a?b=1");
         assert_eq!(local_path("/x", Some("//evil")), "/x/");
         assert_eq!(local_path("", Some("http://evil")), "/");
+        for off_site in [
+            "/\t/evil",
+            "/%09/evil",
+            "/%2F/evil",
+            "/%5Cevil",
+            "/\\evil",
+            "/a\r\nb",
+            "/a%0d%0ab",
+            " /a",
+            "/é",
+        ] {
+            assert_eq!(local_path("", Some(off_site)), "/", "{off_site:?}");
+        }
+        assert_eq!(local_path("/x", Some("/x?page=2")), "/x?page=2");
+        assert_eq!(local_path("/x", Some("/x/flags")), "/x/flags");
+        assert_eq!(local_path("/x", Some("/xy")), "/x/");
+        assert_eq!(local_path("/x", Some("/y")), "/x/");
         assert_eq!(with_notice("/a", "x y"), "/a?notice=x+y");
         assert_eq!(with_notice("/a?b=1", "z"), "/a?b=1&notice=z");
     }

@@ -101,7 +101,8 @@ pub async fn log(
     for creator in events::creators(&mut conn, None).await.map_err(fail)? {
         authors.entry(creator.id).or_default().push(creator.name);
     }
-    let (found, search_error) = match search(&mut conn, &query.to_search()).await {
+    let personal = events::PersonalFields::for_reader(who.credential);
+    let (found, search_error) = match search(&mut conn, &query.to_search(), personal).await {
         Ok(found) => (found, None),
         Err(error) if error.kind == ErrorKind::Validation => (
             EventSearchResult {

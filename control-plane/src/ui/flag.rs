@@ -112,7 +112,8 @@ async fn load(
         limit: Some(EVENTS_SHOWN),
         ..EventQuery::default()
     };
-    let events = events::list(&mut conn, query).await?.events;
+    let personal = events::PersonalFields::for_reader(who.credential);
+    let events = events::list(&mut conn, query, personal).await?.events;
     Ok(Loaded {
         flag,
         segment_names,

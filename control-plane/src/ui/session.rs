@@ -15,11 +15,11 @@
 
 use super::page::{Nav, Shell, UiError};
 use crate::domain::access::{self, Area, Caller, Credential};
-use crate::http::extract::SESSION_COOKIE;
+use crate::http::extract::{is_https, SESSION_COOKIE};
 use crate::http::state::AppState;
 use crate::store::Actor;
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, OriginalUri, Request};
 use axum::http::header::{COOKIE, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
@@ -44,14 +44,6 @@ pub fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
         .filter_map(Result::ok)
         .find(|cookie| cookie.name() == name)
         .map(|cookie| cookie.value().to_owned())
-}
-
-/// Whether the request reached us over https (directly, or as a proxy in front says).
-pub fn is_https(headers: &HeaderMap) -> bool {
-    headers
-        .get("x-forwarded-proto")
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|proto| proto.eq_ignore_ascii_case("https"))
 }
 
 /// A cookie as the UI sets them: HttpOnly, SameSite=Lax, Path = the base path, Secure over https.
@@ -203,8 +195,11 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
     ) -> Result<Self, NotSignedIn> {
         let base = state.base_path.clone();
         let to_sign_in = || {
+            // The whole path, base path included (the router nested under it sees the rest only).
             let next = parts
-                .uri
+                .extensions
+                .get::<OriginalUri>()
+                .map_or(&parts.uri, |OriginalUri(uri)| uri)
                 .path_and_query()
                 .map(|path| path.as_str())
                 .unwrap_or("/");

@@ -3,12 +3,12 @@
 use super::controls::local_path;
 use super::page::{see_other, Page, Shell, UiError};
 use super::session::{
-    anonymous_csrf_matches, anonymous_csrf_secret, cookie_value, csrf_of, is_https, ui_cookie,
-    FormFields, UiForm, TOKEN_COOKIE,
+    anonymous_csrf_matches, anonymous_csrf_secret, cookie_value, csrf_of, ui_cookie, FormFields,
+    UiForm, TOKEN_COOKIE,
 };
 use crate::domain::access::{self, Credential};
 use crate::domain::users::{self, Login, SignInBounds, SESSION_HOURS};
-use crate::http::extract::{ClientAddress, SESSION_COOKIE};
+use crate::http::extract::{is_https, ClientAddress, SESSION_COOKIE};
 use crate::http::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{Query, State};

@@ -12,7 +12,7 @@
 pub mod body;
 
 use crate::domain::addons::custom_headers;
-use crate::domain::events::{event_from_row, payload};
+use crate::domain::events::{event_from_row, payload, PersonalFields};
 use crate::domain::webhook_targets::{Refusal, WebhookTargets};
 use crate::store::addons::{self as addon_store, Claimed, Outcome};
 use crate::store::events as event_store;
@@ -213,7 +213,8 @@ async fn deliver(
                     client,
                     settings.targets(),
                     &addon.parameters,
-                    &payload(&event_from_row(event)),
+                    // The addon's receiver is an Admin's choice: it gets the whole event.
+                    &payload(&event_from_row(event, PersonalFields::Shown)),
                     row,
                 )
                 .await

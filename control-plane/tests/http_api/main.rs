@@ -9,6 +9,7 @@ mod access;
 mod addons;
 mod admin_flow;
 mod admin_more;
+mod auth_hardening;
 mod bad_input;
 mod change_requests;
 mod configuration;

@@ -1,8 +1,9 @@
 //! `GET /api/admin/search/events`: events found by text and filters, newest first, paged, with the total.
 
 use super::{parse_dated, parse_ids, parse_page, parse_set, Operators};
-use crate::domain::events::{event_from_row, Event};
+use crate::domain::events::{event_from_row, Event, PersonalFields};
 use crate::store::search::events::{self as search_store, EventSearch};
+use crate::store::search::Match;
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
@@ -110,15 +111,37 @@ pub struct EventSearchResult {
     pub total: i64,
 }
 
-/// The events matching the query, newest first, with the number of matches.
+/// The events matching the query, newest first, with the number of matches, as a reader who sees
+/// `personal` fields sees them: a text search of theirs does not look into the events they would see only
+/// in part.
 pub async fn search(
     conn: &mut AnyConnection,
     query: &EventSearchQuery,
+    personal: PersonalFields,
 ) -> Result<EventSearchResult, ApiError> {
-    let search = query.to_search()?;
+    let mut search = query.to_search()?;
+    let hidden = personal.partly_hidden_types();
+    if search.text.is_some() && !hidden.is_empty() {
+        search.event_type = Some(match search.event_type.take() {
+            None => Match::NoneOf(hidden),
+            Some(Match::AnyOf(types)) => Match::AnyOf(
+                types
+                    .into_iter()
+                    .filter(|event_type| !hidden.contains(event_type))
+                    .collect(),
+            ),
+            Some(Match::NoneOf(mut types)) => {
+                types.extend(hidden);
+                Match::NoneOf(types)
+            }
+        });
+    }
     let (rows, total) = search_store::search(conn, &search).await?;
     Ok(EventSearchResult {
-        events: rows.into_iter().map(event_from_row).collect(),
+        events: rows
+            .into_iter()
+            .map(|row| event_from_row(row, personal))
+            .collect(),
         total,
     })
 }

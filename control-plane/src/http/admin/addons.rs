@@ -2,7 +2,8 @@
 //! only admins write (Unleash's addon permissions are admin-only).
 
 use crate::domain::addons::{self, Addon, AddonInput, AddonList, IntegrationEvents, LogQuery};
-use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
+use crate::domain::events::PersonalFields;
+use crate::http::extract::{AdminActor, AdminCaller, JsonBody, PathParams, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -132,12 +133,13 @@ pub async fn delete(
 )]
 pub async fn delivery_log(
     State(state): State<Arc<AppState>>,
-    _: AdminActor,
+    caller: AdminCaller,
     PathParams(path): PathParams<AddonPath>,
     QueryParams(query): QueryParams<LogQuery>,
 ) -> Result<Json<IntegrationEvents>, ApiError> {
+    let personal = PersonalFields::for_reader(caller.credential);
     let mut conn = state.store.read().await?;
     Ok(Json(
-        addons::delivery_log(&mut conn, &path.id, query).await?,
+        addons::delivery_log(&mut conn, &path.id, query, personal).await?,
     ))
 }

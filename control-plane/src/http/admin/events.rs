@@ -2,8 +2,10 @@
 
 use super::features::FeatureNamePath;
 use super::projects::ProjectPath;
-use crate::domain::events::{self, Creator, EventList, EventQuery, FeatureEventList};
-use crate::http::extract::{AdminActor, PathParams, QueryParams};
+use crate::domain::events::{
+    self, Creator, EventList, EventQuery, FeatureEventList, PersonalFields,
+};
+use crate::http::extract::{AdminActor, AdminCaller, PathParams, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
 use axum::Json;
@@ -30,11 +32,12 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
 )]
 pub async fn list(
     State(state): State<Arc<AppState>>,
-    _: AdminActor,
+    caller: AdminCaller,
     QueryParams(query): QueryParams<EventQuery>,
 ) -> Result<Json<EventList>, ApiError> {
+    let personal = PersonalFields::for_reader(caller.credential);
     let mut conn = state.store.read().await?;
-    Ok(Json(events::list(&mut conn, query).await?))
+    Ok(Json(events::list(&mut conn, query, personal).await?))
 }
 
 #[utoipa::path(
@@ -47,12 +50,13 @@ pub async fn list(
 )]
 pub async fn of_feature(
     State(state): State<Arc<AppState>>,
-    _: AdminActor,
+    caller: AdminCaller,
     PathParams(path): PathParams<FeatureNamePath>,
 ) -> Result<Json<FeatureEventList>, ApiError> {
+    let personal = PersonalFields::for_reader(caller.credential);
     let mut conn = state.store.read().await?;
     Ok(Json(
-        events::of_feature(&mut conn, &path.feature_name).await?,
+        events::of_feature(&mut conn, &path.feature_name, personal).await?,
     ))
 }
 

@@ -1,8 +1,9 @@
 //! Search: `/api/admin/search/features` and `/api/admin/search/events`.
 
+use crate::domain::events::PersonalFields;
 use crate::domain::search::events::{self, EventSearchQuery, EventSearchResult};
 use crate::domain::search::features::{self, FeatureSearchQuery, FeatureSearchResult};
-use crate::http::extract::{AdminActor, QueryParams};
+use crate::http::extract::{AdminActor, AdminCaller, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
 use axum::Json;
@@ -46,9 +47,10 @@ pub async fn search_features(
 )]
 pub async fn search_events(
     State(state): State<Arc<AppState>>,
-    _: AdminActor,
+    caller: AdminCaller,
     QueryParams(query): QueryParams<EventSearchQuery>,
 ) -> Result<Json<EventSearchResult>, ApiError> {
+    let personal = PersonalFields::for_reader(caller.credential);
     let mut conn = state.store.read().await?;
-    Ok(Json(events::search(&mut conn, &query).await?))
+    Ok(Json(events::search(&mut conn, &query, personal).await?))
 }

@@ -5,11 +5,13 @@ use crate::domain::users::{
     self, CreatePat, CreateUser, CurrentUser, Login, Pat, PatList, SignInBounds, UpdateUser, User,
     UserList, SESSION_HOURS,
 };
-use crate::http::extract::{AdminActor, ClientAddress, JsonBody, PathParams, SESSION_COOKIE};
+use crate::http::extract::{
+    is_https, AdminActor, ClientAddress, JsonBody, PathParams, SESSION_COOKIE,
+};
 use crate::http::AppState;
 use axum::extract::State;
 use axum::http::header::SET_COOKIE;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{AppendHeaders, IntoResponse};
 use axum::Json;
 use cookie::{Cookie, SameSite};
@@ -207,7 +209,7 @@ pub async fn delete_pat(
 #[utoipa::path(
     post, path = "/auth/simple/login", tag = "Users", request_body = Login,
     responses(
-        (status = 200, body = User, description = "Signed in; the session cookie is set (HttpOnly, SameSite=Lax)"),
+        (status = 200, body = User, description = "Signed in; the session cookie is set (HttpOnly, SameSite=Lax, Secure behind https)"),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody, description = "Wrong username or password"),
         (status = 404, body = ErrorBody, description = "Password sign-in is disabled"), (status = 415, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "Too many failed attempts for this login or from this address, or too many sign-ins at once",
@@ -217,6 +219,7 @@ pub async fn delete_pat(
 pub async fn login(
     State(state): State<Arc<AppState>>,
     ClientAddress(client): ClientAddress,
+    headers: HeaderMap,
     JsonBody(input): JsonBody<Login>,
 ) -> Result<impl IntoResponse, ApiError> {
     if !state.password_auth {
@@ -236,6 +239,7 @@ pub async fn login(
         .path(path)
         .http_only(true)
         .same_site(SameSite::Lax)
+        .secure(is_https(&headers))
         .max_age(cookie::time::Duration::hours(SESSION_HOURS))
         .build();
     Ok((
