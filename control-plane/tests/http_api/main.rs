@@ -24,6 +24,7 @@ mod operations;
 mod playground;
 mod publisher;
 mod search;
+mod strategy_order;
 mod tags;
 mod token_seen;
 mod ui;
