@@ -160,6 +160,7 @@ pub struct AddonList {
 #[serde(rename_all = "camelCase")]
 pub struct AddonInput {
     /// `webhook`.
+    #[schema(pattern = r"^webhook$")]
     pub provider: String,
     pub description: Option<String>,
     pub enabled: bool,

@@ -32,6 +32,11 @@ pub struct ContextField {
 #[serde(rename_all = "camelCase")]
 pub struct ContextFieldInput {
     /// Required on POST; on PUT, if present, must be the field's name.
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub name: Option<String>,
     pub description: Option<String>,
     pub stickiness: Option<bool>,
@@ -169,6 +174,11 @@ pub async fn update(
 /// `POST /api/admin/context/validate`: `{name}`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct ContextFieldName {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub name: String,
 }
 

@@ -36,8 +36,18 @@ pub struct EnvironmentList {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateEnvironment {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub name: String,
     #[serde(rename = "type")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub environment_type: String,
     /// Default true.
     pub enabled: Option<bool>,
@@ -50,6 +60,11 @@ pub struct CreateEnvironment {
 #[serde(rename_all = "camelCase")]
 pub struct UpdateEnvironment {
     #[serde(rename = "type")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub environment_type: String,
     pub sort_order: Option<i64>,
 }

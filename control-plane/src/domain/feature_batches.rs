@@ -16,12 +16,14 @@ use vexil_shared::{ApiError, ErrorKind};
 /// `POST …/bulk_features/environments/:environment/on|off`, `POST …/revive`, `POST …/delete`: flag names.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct BatchFeatures {
+    #[schema(min_items = 1)]
     pub features: Vec<String>,
 }
 
 /// `POST /api/admin/projects/:projectId/stale`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct BatchStale {
+    #[schema(min_items = 1)]
     pub features: Vec<String>,
     pub stale: bool,
 }

@@ -160,6 +160,11 @@ pub struct Feature {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateFeature {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub name: String,
     /// Default `release`.
     #[serde(rename = "type")]
@@ -186,6 +191,7 @@ pub struct UpdateFeature {
 /// `POST /api/admin/projects/:projectId/archive`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct ArchiveFeatures {
+    #[schema(min_items = 1)]
     pub features: Vec<String>,
 }
 
@@ -193,6 +199,11 @@ pub struct ArchiveFeatures {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ValidateFeatureName {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub name: String,
     pub project_id: Option<String>,
 }

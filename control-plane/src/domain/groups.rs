@@ -62,6 +62,7 @@ pub struct UserReference {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteGroup {
+    #[schema(pattern = r"^\s*\S(?:[\s\S]{0,98}\S)?\s*$")]
     pub name: String,
     pub description: Option<String>,
     #[serde(rename = "mappingsSSO")]

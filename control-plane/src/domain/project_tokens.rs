@@ -18,12 +18,15 @@ use vexil_shared::ApiError;
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateProjectApiToken {
+    #[schema(pattern = r"^\s*\S(?:[\s\S]{0,98}\S)?\s*$")]
     pub token_name: String,
     /// `client` (also `backend`) or `frontend`, in any case.
     #[serde(rename = "type")]
+    #[schema(pattern = r"^(client|backend|frontend)$")]
     pub token_type: String,
     /// Default `development`.
     pub environment: Option<String>,
+    #[schema(format = DateTime)]
     pub expires_at: Option<String>,
 }
 

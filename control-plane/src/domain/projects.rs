@@ -59,7 +59,13 @@ pub struct ProjectList {
 #[serde(rename_all = "camelCase")]
 pub struct CreateProject {
     /// Defaults to `name`.
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub id: Option<String>,
+    #[schema(pattern = r"^\s*\S(?:[\s\S]{0,98}\S)?\s*$")]
     pub name: String,
     pub description: Option<String>,
     pub mode: Option<ProjectMode>,
@@ -72,6 +78,7 @@ pub struct CreateProject {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateProject {
+    #[schema(pattern = r"^\s*\S(?:[\s\S]{0,98}\S)?\s*$")]
     pub name: String,
     pub description: Option<String>,
     pub mode: Option<ProjectMode>,

@@ -43,6 +43,7 @@ pub struct SegmentList {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SegmentInput {
+    #[schema(pattern = r"^\s*\S(?:[\s\S]{0,98}\S)?\s*$")]
     pub name: String,
     pub description: Option<String>,
     /// A project id, or absent/null for a global segment.
@@ -128,6 +129,7 @@ pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Segment, ApiError>
 /// `POST /api/admin/segments/validate`: `{name}`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct SegmentName {
+    #[schema(pattern = r"^\s*\S(?:[\s\S]{0,98}\S)?\s*$")]
     pub name: String,
 }
 

@@ -34,6 +34,11 @@ pub struct StrategyDefinitionList {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateStrategyDefinition {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub name: String,
     pub title: Option<String>,
     pub description: Option<String>,

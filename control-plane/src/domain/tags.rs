@@ -17,6 +17,11 @@ use vexil_shared::ApiError;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TagType {
     /// 2 to 50 URL-safe characters.
+    #[schema(
+        min_length = 2,
+        max_length = 50,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -24,6 +29,7 @@ pub struct TagType {
     pub icon: Option<String>,
     /// `#` and six hexadecimal digits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^#[0-9A-Fa-f]{6}$")]
     pub color: Option<String>,
 }
 
@@ -40,6 +46,7 @@ pub struct TagTypeList {
 pub struct UpdateTagType {
     pub description: Option<String>,
     pub icon: Option<String>,
+    #[schema(pattern = r"^#[0-9A-Fa-f]{6}$")]
     pub color: Option<String>,
 }
 
@@ -55,9 +62,15 @@ pub struct TagTypeValidation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Tag {
     /// 2 to 50 characters once trimmed.
+    #[schema(pattern = r"^\s*\S[\s\S]{0,48}\S\s*$")]
     pub value: String,
     /// The tag type's name.
     #[serde(rename = "type")]
+    #[schema(
+        min_length = 2,
+        max_length = 50,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub tag_type: String,
     /// The tag type's color, on reads; ignored on writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -74,10 +74,12 @@ pub struct ApiTokenList {
 pub struct CreateApiToken {
     /// Also accepted as `username` (older clients).
     #[serde(alias = "username")]
+    #[schema(pattern = r"^\s*\S(?:[\s\S]{0,98}\S)?\s*$")]
     pub token_name: String,
     /// `client` (also `backend`), `frontend`, `admin` or `edge` (an edge's token for the control plane's
     /// gRPC channel: `vexil-edge serve --token`).
     #[serde(rename = "type")]
+    #[schema(pattern = r"^(client|backend|frontend|admin|edge)$")]
     pub token_type: String,
     /// Client and frontend tokens: an environment, default `development`. Edge tokens: the one environment the
     /// edge may receive, or `*` (the default) for all. Admin tokens: always `*`.
@@ -86,6 +88,7 @@ pub struct CreateApiToken {
     pub project: Option<String>,
     /// Default `["*"]`; edge tokens are for every project (`["*"]` or absent).
     pub projects: Option<Vec<String>>,
+    #[schema(format = DateTime)]
     pub expires_at: Option<String>,
 }
 
@@ -93,6 +96,7 @@ pub struct CreateApiToken {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateApiToken {
+    #[schema(format = DateTime)]
     pub expires_at: String,
 }
 

@@ -52,6 +52,7 @@ pub struct InactiveUsers {
 /// `POST /api/admin/user-admin/inactive/delete` (idsSchema).
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct UserIds {
+    #[schema(min_items = 1)]
     pub ids: Vec<i64>,
 }
 
@@ -70,6 +71,7 @@ pub struct AdminCount {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewPassword {
+    #[schema(min_length = 8)]
     pub password: String,
     /// When given, must equal `password`.
     pub confirm_password: Option<String>,

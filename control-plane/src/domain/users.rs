@@ -63,10 +63,12 @@ pub struct CurrentUser {
 #[serde(rename_all = "camelCase")]
 pub struct CreateUser {
     /// `username` or `email` is required.
+    #[schema(max_length = 100, pattern = r"^\S*$")]
     pub username: Option<String>,
     pub email: Option<String>,
     pub name: Option<String>,
     /// Without one, the user cannot sign in with a password.
+    #[schema(min_length = 8)]
     pub password: Option<String>,
     pub root_role: RoleReference,
 }

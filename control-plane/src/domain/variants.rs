@@ -27,6 +27,7 @@ pub struct FlagVariants {
 pub struct PushVariants {
     /// Default: none (removes the flag-level variants).
     pub variants: Option<Vec<FlagVariant>>,
+    #[schema(min_items = 1)]
     pub environments: Vec<String>,
 }
 

@@ -1,5 +1,6 @@
 //! Reading a running Unleash over its admin API (`--from-unleash URL --token ADMIN_TOKEN`): what a
-//! migration needs, each answer read leniently (unknown fields ignored) into the shapes Vexil imports.
+//! migration needs, each answer read leniently (unknown fields ignored) into the shapes Vexil imports, and
+//! each flag's strategy order (`sortOrder`), which Unleash's export leaves out.
 
 use crate::domain::import_export::bodies::{ExportContextField, ExportResult, ExportTagType};
 use crate::model::constraint::Constraint;
@@ -7,6 +8,7 @@ use crate::model::strategy_definition::StrategyParameter;
 use reqwest::header::AUTHORIZATION;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 #[derive(Debug, Deserialize)]
@@ -85,6 +87,38 @@ struct Strategies {
 #[serde(rename_all = "camelCase")]
 struct TagTypes {
     tag_types: Vec<ExportTagType>,
+}
+
+/// A strategy as a flag's admin answer (`GET /api/admin/projects/:p/features/:f`) lists it: with its place.
+#[derive(Debug, Deserialize)]
+struct PlacedStrategy {
+    id: String,
+    #[serde(default, rename = "sortOrder")]
+    sort_order: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FeatureEnvironment {
+    name: String,
+    #[serde(default)]
+    strategies: Vec<PlacedStrategy>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Feature {
+    #[serde(default)]
+    environments: Vec<FeatureEnvironment>,
+}
+
+impl Feature {
+    fn sort_order(&self, environment: &str, id: &str) -> Option<i64> {
+        self.environments
+            .iter()
+            .filter(|entry| entry.name == environment)
+            .flat_map(|entry| &entry.strategies)
+            .find(|strategy| strategy.id == id)
+            .and_then(|strategy| strategy.sort_order)
+    }
 }
 
 /// One project's export of one environment.
@@ -200,6 +234,8 @@ pub async fn read(base: &str, token: &str) -> Result<UnleashInstance, String> {
                 data: reader.send(request, &what).await?,
             });
         }
+        let first = exports.len() - names.len();
+        add_sort_orders(&reader, &project.id, &mut exports[first..]).await?;
         with_environments.push((project, names));
     }
     Ok(UnleashInstance {
@@ -211,4 +247,46 @@ pub async fn read(base: &str, token: &str) -> Result<UnleashInstance, String> {
         tag_types: tag_types.tag_types,
         exports,
     })
+}
+
+/// Unleash's export lists a flag's strategies in no useful order and without `sortOrder`, which decides
+/// the order Unleash evaluates them in (then creation). The flag's admin answer has it: each flag with more
+/// than one strategy in one of the project's exports is asked once, and its strategies get their
+/// `sortOrder`; one Unleash no longer lists (changed between the two reads) keeps none, and goes last.
+async fn add_sort_orders(
+    reader: &Reader,
+    project: &str,
+    exports: &mut [ProjectExport],
+) -> Result<(), String> {
+    let mut features: BTreeMap<String, Feature> = BTreeMap::new();
+    for export in exports.iter_mut() {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for strategy in &export.data.feature_strategies {
+            if let Some(feature) = &strategy.feature_name {
+                *counts.entry(feature).or_default() += 1;
+            }
+        }
+        let several: Vec<String> = counts
+            .into_iter()
+            .filter(|(name, count)| *count > 1 && !features.contains_key(*name))
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        for name in several {
+            let path = format!(
+                "/api/admin/projects/{}/features/{}",
+                segment(project),
+                segment(&name)
+            );
+            features.insert(name, reader.get(&path).await?);
+        }
+        for strategy in &mut export.data.feature_strategies {
+            let (Some(feature), Some(id)) = (&strategy.feature_name, &strategy.id) else {
+                continue;
+            };
+            if let Some(feature) = features.get(feature) {
+                strategy.sort_order = feature.sort_order(&export.environment, id);
+            }
+        }
+    }
+    Ok(())
 }

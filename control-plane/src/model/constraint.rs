@@ -10,7 +10,15 @@ use vexil_shared::ApiError;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Constraint {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub context_name: String,
+    #[schema(
+        pattern = r"^(IN|NOT_IN|STR_STARTS_WITH|STR_ENDS_WITH|STR_CONTAINS|NUM_EQ|NUM_GT|NUM_GTE|NUM_LT|NUM_LTE|DATE_AFTER|DATE_BEFORE|SEMVER_EQ|SEMVER_GT|SEMVER_LT|SEMVER_GTE|SEMVER_LTE|REGEX|IN_CIDR)$"
+    )]
     pub operator: String,
     #[serde(default)]
     pub values: Vec<String>,

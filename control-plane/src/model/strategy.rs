@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 pub struct StrategyInput {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 100)]
     pub title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disabled: Option<bool>,

@@ -12,6 +12,7 @@ const TOTAL_WEIGHT: u32 = 1000;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct VariantPayload {
     #[serde(rename = "type")]
+    #[schema(pattern = r"^(json|csv|string|number)$")]
     pub payload_type: String,
     pub value: String,
 }
@@ -35,9 +36,15 @@ impl WeightType {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StrategyVariant {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub name: String,
     /// 0 to 1000; `variable` weights are recomputed on write.
     #[serde(default)]
+    #[schema(maximum = 1000)]
     pub weight: u32,
     /// Default `variable`.
     #[serde(default = "variable")]
@@ -62,6 +69,11 @@ pub fn default_stickiness() -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VariantOverride {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub context_name: String,
     pub values: Vec<String>,
 }
@@ -71,9 +83,15 @@ pub struct VariantOverride {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FlagVariant {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9._~!*'()-]*[A-Za-z0-9_~!*'()-][A-Za-z0-9._~!*'()-]*$"
+    )]
     pub name: String,
     /// 0 to 1000; `variable` weights are recomputed on write.
     #[serde(default)]
+    #[schema(maximum = 1000)]
     pub weight: u32,
     /// Default `variable`.
     #[serde(default = "variable")]

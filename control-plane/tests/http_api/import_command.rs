@@ -1,6 +1,7 @@
 //! `vexil-control-plane import`, the real binary: an export file into a project and environment, and a
 //! whole Unleash (`--from-unleash`) served by a small local axum server that answers what the real Unleash
 //! 8.2.0 answered (`admin-requests.jsonl` and the exports of the fixture), idempotent when run twice.
+//! (`strategy_order` uses the same stand-in with data of its own.)
 
 use crate::database::TestDb;
 use crate::import_export::{
@@ -9,22 +10,23 @@ use crate::import_export::{
 };
 use crate::on_sqlite_and_postgres;
 use crate::server::Server;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-const UNLEASH_TOKEN: &str = "*:*.unleash-insecure-admin-api-token";
+pub const UNLEASH_TOKEN: &str = "*:*.unleash-insecure-admin-api-token";
 
-struct Run {
-    success: bool,
-    stdout: String,
-    stderr: String,
+pub struct Run {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
 }
 
-async fn run_import(db: &TestDb, args: &[&str]) -> Run {
+pub async fn run_import(db: &TestDb, args: &[&str]) -> Run {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_vexil-control-plane"))
         .arg("import")
         .args(args)
@@ -40,7 +42,7 @@ async fn run_import(db: &TestDb, args: &[&str]) -> Run {
     }
 }
 
-async fn revision(db: &TestDb) -> i64 {
+pub async fn revision(db: &TestDb) -> i64 {
     let store = vexil_control_plane::store::Store::connect(&db.url)
         .await
         .unwrap();
@@ -145,15 +147,17 @@ async fn import_a_file(db: TestDb) {
 
 /// What the stand-in Unleash answers: the recorded answers where the recording has them, else the
 /// recorded data in the shape of Unleash's answer.
-struct Recorded {
-    environments: Value,
-    projects: Value,
-    overview: Value,
-    context: Value,
-    strategies: Value,
-    segments: Value,
-    tag_types: Value,
-    exports: Vec<(String, Value)>,
+pub struct Recorded {
+    pub environments: Value,
+    pub projects: Value,
+    pub overview: Value,
+    pub context: Value,
+    pub strategies: Value,
+    pub segments: Value,
+    pub tag_types: Value,
+    pub exports: Vec<(String, Value)>,
+    /// `GET /api/admin/projects/default/features/:f` by flag: its strategies with their `sortOrder`.
+    pub features: BTreeMap<String, Value>,
 }
 
 impl Recorded {
@@ -199,7 +203,40 @@ impl Recorded {
                 }
             }
         }
+        // Each flag's strategies, as Unleash answered their creation (with `sortOrder`), by environment.
+        let mut features: BTreeMap<String, Value> = BTreeMap::new();
+        for request in &requests {
+            let path = request["path"].as_str().unwrap();
+            let parts: Vec<&str> = path.split('/').collect();
+            let is_strategy_post = request["method"] == "POST"
+                && request["status"].as_u64().unwrap() < 300
+                && parts.len() == 10
+                && parts[3..5] == ["projects", "default"]
+                && parts[5] == "features"
+                && parts[7] == "environments"
+                && parts[9] == "strategies";
+            if !is_strategy_post {
+                continue;
+            }
+            let (flag, environment) = (parts[6], parts[8]);
+            let feature = features
+                .entry(flag.to_owned())
+                .or_insert_with(|| json!({"name": flag, "project": "default", "environments": []}));
+            let environments = feature["environments"].as_array_mut().unwrap();
+            if !environments.iter().any(|e| e["name"] == environment) {
+                environments.push(json!({"name": environment, "strategies": []}));
+            }
+            let entry = environments
+                .iter_mut()
+                .find(|e| e["name"] == environment)
+                .unwrap();
+            entry["strategies"]
+                .as_array_mut()
+                .unwrap()
+                .push(request["response"].clone());
+        }
         Recorded {
+            features,
             overview: json!({"version": 1, "name": "Default Project", "onboardingStatus": {"status": "onboarded"},
                              "environments": ENVIRONMENTS.map(|e| json!({"environment": e}))}),
             projects: json!({"version": 1, "projects": [{"id": "default", "name": "Default Project",
@@ -233,7 +270,8 @@ fn serve(headers: &HeaderMap, value: &Value) -> Answer {
     Ok(Json(value.clone()))
 }
 
-async fn stand_in_unleash() -> String {
+/// `recorded`, answered over HTTP on a port of its own; its base URL.
+pub async fn stand_in_unleash(recorded: Recorded) -> String {
     let app = Router::new()
         .route(
             "/api/admin/environments",
@@ -264,6 +302,18 @@ async fn stand_in_unleash() -> String {
             get(|State(r): State<Shared>, h: HeaderMap| async move { serve(&h, &r.tag_types) }),
         )
         .route(
+            "/api/admin/projects/default/features/{name}",
+            get(
+                |State(r): State<Shared>, h: HeaderMap, Path(name): Path<String>| async move {
+                    authorized(&h)?;
+                    r.features.get(&name).map(|f| Json(f.clone())).ok_or((
+                        StatusCode::NOT_FOUND,
+                        Json(json!({"name": "NotFoundError"})),
+                    ))
+                },
+            ),
+        )
+        .route(
             "/api/admin/features-batch/export",
             post(
                 |State(r): State<Shared>, h: HeaderMap, Json(query): Json<Value>| async move {
@@ -280,7 +330,7 @@ async fn stand_in_unleash() -> String {
                 },
             ),
         )
-        .with_state(Arc::new(Recorded::load()));
+        .with_state(Arc::new(recorded));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -290,7 +340,7 @@ async fn stand_in_unleash() -> String {
 /// A whole Unleash into a fresh Vexil: then `/api/frontend` answers what Unleash answered; a second run
 /// creates nothing and moves no revision; a wrong token stops it before anything is written.
 async fn import_from_unleash(db: TestDb) {
-    let unleash = stand_in_unleash().await;
+    let unleash = stand_in_unleash(Recorded::load()).await;
     let clients = ENVIRONMENTS
         .map(|e| format!("default:{e}.fixture-client"))
         .join(",");

@@ -126,10 +126,10 @@ fn sorted(mut values: Vec<Value>) -> Vec<Value> {
 }
 
 /// A client-API document's flags by name, field by field, segments' constraints inlined (Unleash was asked
-/// with `inlineSegmentConstraints`). Order is left out where Unleash's is not meaningful: flags (a map),
-/// constraints within a strategy (all must hold), and strategies within a flag — Unleash's export carries
-/// no `sortOrder`, so an import of it cannot know the evaluation order (the README: two runs of the same
-/// seed exported a flag's strategies in different orders).
+/// with `inlineSegmentConstraints`). Order is left out where Unleash's is not meaningful: flags (a map) and
+/// constraints within a strategy (all must hold). A flag's strategies keep their order, the evaluation
+/// order: Unleash's export lists them in another one, without `sortOrder`, and an import orders them by
+/// creation (their ULID ids), which is Unleash's order where none was moved since.
 pub fn client_flags(document: &Value) -> BTreeMap<String, Value> {
     let segments: BTreeMap<i64, Vec<Value>> = document["segments"]
         .as_array()
@@ -196,7 +196,7 @@ pub fn client_flags(document: &Value) -> BTreeMap<String, Value> {
                 "stale": feature["stale"],
                 "description": feature["description"],
                 "impressionData": feature["impressionData"],
-                "strategies": sorted(strategies),
+                "strategies": strategies,
                 "variants": sorted(variants),
                 "dependencies": sorted(dependencies),
             }),

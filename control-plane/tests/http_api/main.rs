@@ -26,6 +26,7 @@ mod outage;
 mod playground;
 mod publisher;
 mod search;
+mod strategy_order;
 mod tags;
 mod token_seen;
 mod ui;

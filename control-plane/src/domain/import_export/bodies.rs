@@ -43,8 +43,9 @@ pub struct ExportFeature {
     pub archived: Option<bool>,
 }
 
-/// A strategy of an export (`featureStrategySchema`). Unleash's exports carry no `sortOrder`; Vexil's do,
-/// and an import keeps the file's order for strategies without one.
+/// A strategy of an export (`featureStrategySchema`). Unleash's exports carry no `sortOrder`; Vexil's do.
+/// An import orders a flag's strategies by `sortOrder`, then by creation as Unleash's ULID ids tell it
+/// (those without `sortOrder` last), then as listed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportStrategy {

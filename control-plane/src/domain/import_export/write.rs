@@ -5,7 +5,7 @@
 //! flag's tags and its parents (replaced by the data's, as Unleash does), and records one
 //! `features-imported` event when anything changed. Importing the same data again changes nothing.
 
-use super::bodies::{ExportFeature, ImportReport, ImportToggles};
+use super::bodies::{ExportFeature, ExportStrategy, ImportReport, ImportToggles};
 use super::validate::{local_segments, validate};
 use crate::domain::change_request_gate;
 use crate::domain::context_fields::{self, ContextFieldInput};
@@ -72,6 +72,40 @@ async fn upsert_feature(
     Ok((created, !created && before != after))
 }
 
+/// Where a strategy goes among its flag's in the environment: Unleash evaluates them by `sortOrder`, then by
+/// creation. A strategy without `sortOrder` goes after those with one (Unleash gives a new strategy the
+/// next place). Creation is told by the id where it is a ULID (Unleash's ids: their text sorts by creation
+/// time); Unleash 8.2's export lists strategies in neither order and without `sortOrder`, so that is all
+/// an import of it has. Other ids (Vexil's are random UUIDs, and its exports carry `sortOrder`) tell
+/// nothing: those keep the file's order, after the ULIDs.
+/// `(sortOrder, no ULID, ULID, index in the file)`.
+type EvaluationKey = (i64, bool, String, usize);
+
+fn evaluation_key(strategy: &ExportStrategy, index: usize) -> EvaluationKey {
+    let ulid = strategy
+        .id
+        .as_deref()
+        .filter(|id| is_ulid(id))
+        .map(str::to_ascii_uppercase);
+    (
+        strategy.sort_order.unwrap_or(i64::MAX),
+        ulid.is_none(),
+        ulid.unwrap_or_default(),
+        index,
+    )
+}
+
+/// 26 characters of Crockford's base 32, the first at most `7` (a 128-bit value).
+fn is_ulid(id: &str) -> bool {
+    id.len() == 26
+        && id.as_bytes()[0] <= b'7'
+        && id.bytes().all(|byte| {
+            byte.is_ascii_digit()
+                || (byte.is_ascii_alphabetic()
+                    && !matches!(byte.to_ascii_uppercase(), b'I' | b'L' | b'O' | b'U'))
+        })
+}
+
 /// `POST /api/admin/features-batch/import` and `vexil-control-plane import`: 404 for an unknown target, 403
 /// where change requests are on, 400 listing the validation errors; else the whole data set, in `tx`.
 pub async fn import(
@@ -117,7 +151,7 @@ pub async fn import(
         }
     }
 
-    let mut by_feature: BTreeMap<&str, Vec<(i64, usize, StrategyInput)>> = BTreeMap::new();
+    let mut by_feature: BTreeMap<&str, Vec<(EvaluationKey, StrategyInput)>> = BTreeMap::new();
     for (index, strategy) in input.data.feature_strategies.iter().enumerate() {
         let Some(feature) = strategy.feature_name.as_deref() else {
             continue;
@@ -138,11 +172,10 @@ pub async fn import(
                     .collect(),
             ),
         };
-        by_feature.entry(feature).or_default().push((
-            strategy.sort_order.unwrap_or(i64::MAX),
-            index,
-            input,
-        ));
+        by_feature
+            .entry(feature)
+            .or_default()
+            .push((evaluation_key(strategy, index), input));
     }
 
     for feature in &input.data.features {
@@ -153,8 +186,8 @@ pub async fn import(
             report.updated_features.push(feature.name.clone());
         }
         let mut wanted = by_feature.remove(feature.name.as_str()).unwrap_or_default();
-        wanted.sort_by_key(|(sort_order, index, _)| (*sort_order, *index));
-        let wanted = wanted.into_iter().map(|(_, _, input)| input).collect();
+        wanted.sort_by(|(a, _), (b, _)| a.cmp(b));
+        let wanted = wanted.into_iter().map(|(_, input)| input).collect();
         let mut changed =
             strategies::replace_all(tx, project, &feature.name, environment, wanted, limits)
                 .await?;

@@ -27,6 +27,7 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
 #[into_params(parameter_in = Path)]
 pub struct GroupPath {
     /// An integer.
+    #[param(value_type = i64)]
     pub group_id: String,
 }
 
