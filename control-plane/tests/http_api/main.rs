@@ -10,6 +10,7 @@ mod addons;
 mod admin_flow;
 mod admin_more;
 mod bad_input;
+mod change_request_security;
 mod change_requests;
 mod configuration;
 mod crash;
