@@ -28,7 +28,13 @@ fn request_path(id: i64) -> String {
     format!("{PROJECT}/change-requests/{id}")
 }
 
-async fn as_user(server: &Server, method: &str, path: &str, body: Option<Value>, pat: &str) -> Answer {
+async fn as_user(
+    server: &Server,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    pat: &str,
+) -> Answer {
     server.send(method, path, body, Some(pat)).await
 }
 
@@ -54,7 +60,9 @@ async fn latest_event(server: &Server, event_type: &str) -> Value {
 async fn configure(server: &Server, project: &str, environment: &str, approvals: i64) {
     server
         .put(
-            &format!("/api/admin/projects/{project}/environments/{environment}/change-requests/config"),
+            &format!(
+                "/api/admin/projects/{project}/environments/{environment}/change-requests/config"
+            ),
             json!({"changeRequestsEnabled": true, "requiredApprovals": approvals}),
         )
         .await
@@ -76,7 +84,10 @@ fn usernames(list: &Value) -> Vec<String> {
 async fn browser_of(server: &Server, username: &str) -> Browser {
     let mut browser = Browser::new(server);
     let signed = browser
-        .sign_in(&[("username", username), ("password", "correct horse battery")])
+        .sign_in(&[
+            ("username", username),
+            ("password", "correct horse battery"),
+        ])
         .await;
     assert_eq!(signed.status, 303, "{}", signed.text);
     browser
@@ -110,8 +121,13 @@ async fn whoever_changes_a_request_becomes_an_author(db: TestDb) {
     .clone();
     let id = draft["id"].as_i64().unwrap();
     let change = draft["features"][0]["changes"][0]["id"].as_i64().unwrap();
-    assert_eq!(draft["authors"], json!([{"id": alice_id, "username": "alice"}]));
-    set_state(&server, id, "In review", &alice).await.expect(200);
+    assert_eq!(
+        draft["authors"],
+        json!([{"id": alice_id, "username": "alice"}])
+    );
+    set_state(&server, id, "In review", &alice)
+        .await
+        .expect(200);
 
     // Bob rewrites alice's change into an archive: it is his now, and he is an author.
     let change_path = format!("{}/changes/{change}", request_path(id));
@@ -129,7 +145,10 @@ async fn whoever_changes_a_request_becomes_an_author(db: TestDb) {
         edited["features"][0]["changes"][0]["createdBy"],
         json!({"id": bob_id, "username": "bob"})
     );
-    assert_eq!(edited["createdBy"]["username"], "alice", "the request stays alice's");
+    assert_eq!(
+        edited["createdBy"]["username"], "alice",
+        "the request stays alice's"
+    );
     assert_eq!(usernames(&edited["authors"]), ["alice", "bob"]);
     let event = latest_event(&server, "change-edited").await;
     assert_eq!(event["createdBy"], "bob");
@@ -181,8 +200,14 @@ async fn whoever_changes_a_request_becomes_an_author(db: TestDb) {
         .clone();
     assert_eq!(discarded["state"], "In review");
     assert_eq!(discarded["approvals"], json!([]));
-    assert_eq!(usernames(&discarded["authors"]), ["alice", "bob", "dave", "erin"]);
-    assert_eq!(latest_event(&server, "change-discarded").await["createdBy"], "erin");
+    assert_eq!(
+        usernames(&discarded["authors"]),
+        ["alice", "bob", "dave", "erin"]
+    );
+    assert_eq!(
+        latest_event(&server, "change-discarded").await["createdBy"],
+        "erin"
+    );
     set_state(&server, id, "Approved", &erin)
         .await
         .expect_error(403, "NoAccessError");
@@ -217,10 +242,16 @@ async fn only_admins_configure_change_requests(db: TestDb) {
     let read = |pat: String| {
         let server = &server;
         async move {
-            as_user(server, "GET", &format!("{PROJECT}/change-requests/config"), None, &pat)
-                .await
-                .expect(200)
-                .clone()
+            as_user(
+                server,
+                "GET",
+                &format!("{PROJECT}/change-requests/config"),
+                None,
+                &pat,
+            )
+            .await
+            .expect(200)
+            .clone()
         }
     };
     let before = event_count(&server).await;
@@ -237,7 +268,11 @@ async fn only_admins_configure_change_requests(db: TestDb) {
         assert!(message.contains("Admin"), "{message}");
     }
     assert!(!enabled(&read(editor.clone()).await));
-    assert_eq!(event_count(&server).await, before, "a refused write records nothing");
+    assert_eq!(
+        event_count(&server).await,
+        before,
+        "a refused write records nothing"
+    );
     as_user(
         &server,
         "PUT",
@@ -266,7 +301,11 @@ async fn only_admins_configure_change_requests(db: TestDb) {
     let page = ed.get("/projects/default/settings").await;
     page.expect(200);
     assert!(!page.has(action), "{}", page.text);
-    assert!(page.has("Change requests on: 2 approval(s) needed."), "{}", page.text);
+    assert!(
+        page.has("Change requests on: 2 approval(s) needed."),
+        "{}",
+        page.text
+    );
     let csrf = page.csrf();
     let forged = ed
         .post(
@@ -313,7 +352,10 @@ async fn create_segment(server: &Server, name: &str, value: &str) -> i64 {
 }
 
 async fn segment_values(server: &Server, id: i64) -> Value {
-    server.get(&format!("/api/admin/segments/{id}")).await.expect(200)["constraints"][0]["values"]
+    server
+        .get(&format!("/api/admin/segments/{id}"))
+        .await
+        .expect(200)["constraints"][0]["values"]
         .clone()
 }
 
@@ -362,7 +404,10 @@ async fn segment_edits_in_protected_environments_go_through_change_requests(db: 
     let local = create_segment(&server, "local", "p1").await;
     let old = create_segment(&server, "old", "o1").await;
     server
-        .post(&format!("{DEV}/strategies"), json!({"name": "default", "segments": [beta]}))
+        .post(
+            &format!("{DEV}/strategies"),
+            json!({"name": "default", "segments": [beta]}),
+        )
         .await
         .expect(200);
     server
@@ -384,7 +429,12 @@ async fn segment_edits_in_protected_environments_go_through_change_requests(db: 
     let edit = json!({"name": "beta", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["u2"]}]});
     for pat in [ADMIN_TOKEN, alice.as_str()] {
         let message = server
-            .send("PUT", &format!("/api/admin/segments/{beta}"), Some(edit.clone()), Some(pat))
+            .send(
+                "PUT",
+                &format!("/api/admin/segments/{beta}"),
+                Some(edit.clone()),
+                Some(pat),
+            )
             .await
             .expect_error(403, "NoAccessError");
         assert!(
@@ -410,16 +460,25 @@ async fn segment_edits_in_protected_environments_go_through_change_requests(db: 
     assert_eq!(answer.status, 204, "{:?}", answer.body);
 
     // Proposed: the request's segments[] (no feature), joined by a deleteSegment.
-    let draft = as_user(&server, "POST", CHANGES_DEV, Some(update_segment(beta, "beta", "u2")), &alice)
-        .await
-        .expect(200)
-        .clone();
+    let draft = as_user(
+        &server,
+        "POST",
+        CHANGES_DEV,
+        Some(update_segment(beta, "beta", "u2")),
+        &alice,
+    )
+    .await
+    .expect(200)
+    .clone();
     let id = draft["id"].as_i64().unwrap();
     assert_eq!(draft["features"], json!([]));
     assert_eq!(draft["segments"][0]["action"], "updateSegment");
     assert_eq!(draft["segments"][0]["name"], "beta");
     assert_eq!(draft["segments"][0]["payload"]["id"], beta);
-    assert_eq!(draft["segments"][0]["payload"]["constraints"][0]["values"], json!(["u2"]));
+    assert_eq!(
+        draft["segments"][0]["payload"]["constraints"][0]["values"],
+        json!(["u2"])
+    );
     assert_eq!(draft["segments"][0]["createdBy"]["username"], "alice");
     let joined = as_user(
         &server,
@@ -437,7 +496,10 @@ async fn segment_edits_in_protected_environments_go_through_change_requests(db: 
     for (body, word) in [
         (update_segment(99999, "x", "x"), "99999"),
         (json!({"action": "deleteSegment", "payload": {}}), "id"),
-        (json!({"action": "updateEnabled", "payload": {"enabled": true}}), "feature"),
+        (
+            json!({"action": "updateEnabled", "payload": {"enabled": true}}),
+            "feature",
+        ),
     ] {
         let message = as_user(&server, "POST", CHANGES_DEV, Some(body.clone()), &alice)
             .await
@@ -446,9 +508,15 @@ async fn segment_edits_in_protected_environments_go_through_change_requests(db: 
     }
     // Where change requests are on in production too, local belongs there: not to development's requests.
     configure(&server, "default", "production", 1).await;
-    let message = as_user(&server, "POST", CHANGES_DEV, Some(update_segment(local, "local", "p3")), &alice)
-        .await
-        .expect_error(400, "ValidationError");
+    let message = as_user(
+        &server,
+        "POST",
+        CHANGES_DEV,
+        Some(update_segment(local, "local", "p3")),
+        &alice,
+    )
+    .await
+    .expect_error(400, "ValidationError");
     assert!(message.contains("production"), "{message}");
 
     // The UI's segment form proposes too: into alice's draft, the segment unchanged until applied.
@@ -478,7 +546,10 @@ async fn segment_edits_in_protected_environments_go_through_change_requests(db: 
     );
     let request = server.get(&request_path(id)).await.expect(200).clone();
     assert_eq!(request["segments"].as_array().unwrap().len(), 3);
-    assert_eq!(request["segments"][2]["payload"]["description"], "proposed from the form");
+    assert_eq!(
+        request["segments"][2]["payload"]["description"],
+        "proposed from the form"
+    );
     assert_eq!(segment_values(&server, beta).await, json!(["u1"]));
     let page = browser
         .page(&format!("/projects/default/change-requests/{id}"))
@@ -486,12 +557,20 @@ async fn segment_edits_in_protected_environments_go_through_change_requests(db: 
     assert!(page.contains("Segment beta"), "{page}");
     // Delete the form's duplicate so that the request applies the API's update and the delete.
     let third = request["segments"][2]["id"].as_i64().unwrap();
-    as_user(&server, "DELETE", &format!("{}/changes/{third}", request_path(id)), None, &alice)
-        .await
-        .expect(200);
+    as_user(
+        &server,
+        "DELETE",
+        &format!("{}/changes/{third}", request_path(id)),
+        None,
+        &alice,
+    )
+    .await
+    .expect(200);
 
     // Reviewed and applied: the segment changes, old is gone, the SDKs get the new audience.
-    set_state(&server, id, "In review", &alice).await.expect(200);
+    set_state(&server, id, "In review", &alice)
+        .await
+        .expect(200);
     set_state(&server, id, "Approved", &alice)
         .await
         .expect_error(403, "NoAccessError");
@@ -530,7 +609,10 @@ async fn a_segment_change_belongs_to_its_strictest_protected_place(db: TestDb) {
         .await
         .expect(201);
     server
-        .post(&format!("{DEV}/strategies"), json!({"name": "default", "segments": [shared]}))
+        .post(
+            &format!("{DEV}/strategies"),
+            json!({"name": "default", "segments": [shared]}),
+        )
         .await
         .expect(200);
     server
@@ -564,12 +646,20 @@ async fn a_segment_change_belongs_to_its_strictest_protected_place(db: TestDb) {
         message.contains("default") && message.contains("development"),
         "{message}"
     );
-    let draft = as_user(&server, "POST", CHANGES_DEV, Some(update_segment(shared, "shared", "s2")), &alice)
-        .await
-        .expect(200)
-        .clone();
+    let draft = as_user(
+        &server,
+        "POST",
+        CHANGES_DEV,
+        Some(update_segment(shared, "shared", "s2")),
+        &alice,
+    )
+    .await
+    .expect(200)
+    .clone();
     let id = draft["id"].as_i64().unwrap();
-    set_state(&server, id, "In review", &alice).await.expect(200);
+    set_state(&server, id, "In review", &alice)
+        .await
+        .expect(200);
     set_state(&server, id, "Approved", &bob).await.expect(200);
 
     // other/production now needs more approvals: the segment belongs there, this request cannot apply.
@@ -584,7 +674,10 @@ async fn a_segment_change_belongs_to_its_strictest_protected_place(db: TestDb) {
     );
     assert_eq!(segment_values(&server, shared).await, json!(["s1"]));
     assert_eq!(event_count(&server).await, before);
-    assert_eq!(server.get(&request_path(id)).await.expect(200)["state"], "Approved");
+    assert_eq!(
+        server.get(&request_path(id)).await.expect(200)["state"],
+        "Approved"
+    );
     let message = server
         .put(
             &format!("/api/admin/segments/{shared}"),
@@ -592,5 +685,8 @@ async fn a_segment_change_belongs_to_its_strictest_protected_place(db: TestDb) {
         )
         .await
         .expect_error(403, "NoAccessError");
-    assert!(message.contains("other") && message.contains("production"), "{message}");
+    assert!(
+        message.contains("other") && message.contains("production"),
+        "{message}"
+    );
 }
