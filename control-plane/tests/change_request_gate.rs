@@ -229,7 +229,7 @@ async fn direct_writes_to_a_protected_environment_are_refused_by_the_domain(db: 
 
 fn change(change: Change) -> ChangeInput {
     ChangeInput {
-        feature: FLAG.to_owned(),
+        feature: Some(FLAG.to_owned()),
         change,
     }
 }

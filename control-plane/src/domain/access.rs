@@ -137,11 +137,15 @@ pub enum Area {
     /// Configuration reads asked with a POST body (`/api/admin/features-batch/export`): Viewers too, as in
     /// Unleash.
     ConfigurationQuery,
+    /// Whether change requests are on in a project's environment, and how many approvals they need
+    /// (`PUT …/environments/:env/change-requests/config`): read like configuration, changed by Admins only,
+    /// so that no Editor can switch them off, write directly and switch them on again.
+    ChangeRequestConfiguration,
 }
 
 /// The permission rule of the admin API. Admin tokens and Admin users may do everything (admin tokens have
-/// no own account); Editors everything but access management and settings changes; Viewers read
-/// configuration and settings only; every user manages their own account. Client, frontend and edge tokens
+/// no own account); Editors everything but access management, settings changes and the change-request
+/// configuration; Viewers read configuration and settings only; every user manages their own account. Client, frontend and edge tokens
 /// have no business here. `read` is true for GET and HEAD.
 pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), ApiError> {
     let allowed = match credential {
@@ -151,7 +155,7 @@ pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), A
         Credential::User(role) => match area {
             Area::OwnAccount => true,
             Area::Access => false,
-            Area::Settings => read,
+            Area::Settings | Area::ChangeRequestConfiguration => read,
             Area::Configuration => read || role == RootRole::Editor,
             Area::ConfigurationQuery => true,
         },
@@ -171,6 +175,10 @@ pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), A
                 &kind[1..]
             )
         }
+        Credential::User(role) if area == Area::ChangeRequestConfiguration => format!(
+            "Only Admins may switch change requests on or off or change their approvals; the {} role may not",
+            role.name()
+        ),
         Credential::User(role) => format!(
             "The {} role may not {} this",
             role.name(),
@@ -199,6 +207,7 @@ mod tests {
             Settings,
             Configuration,
             ConfigurationQuery,
+            ChangeRequestConfiguration,
         ] {
             for read in [true, false] {
                 assert!(authorize(admin, read, area).is_ok());
@@ -215,6 +224,9 @@ mod tests {
         assert!(authorize(viewer, false, Configuration).is_err());
         assert!(authorize(viewer, false, OwnAccount).is_ok());
         assert!(authorize(viewer, false, ConfigurationQuery).is_ok());
+        assert!(authorize(editor, true, ChangeRequestConfiguration).is_ok());
+        assert!(authorize(editor, false, ChangeRequestConfiguration).is_err());
+        assert!(authorize(viewer, false, ChangeRequestConfiguration).is_err());
         let error = authorize(viewer, false, Configuration).unwrap_err();
         assert_eq!(error.kind, ErrorKind::NoAccess);
         let error = authorize(edge, true, Configuration).unwrap_err();

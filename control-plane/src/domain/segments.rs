@@ -1,11 +1,14 @@
 //! Segments: named, reusable constraint lists that strategies reference by id. A segment with a `project` is
-//! usable only by that project's flags; one in use cannot be deleted (409).
+//! usable only by that project's flags; one in use cannot be deleted (409); one used where change requests
+//! are on changes only through a change request (the change-request gate's `segment_place`).
 
+use super::change_request_gate;
 use super::context_fields;
 use super::events::{payload, EventType};
 use super::limits::{self, Limits};
 use super::projects::to_count;
 use crate::model::constraint::Constraint;
+pub use crate::model::segment::SegmentInput;
 use crate::store::projects as project_store;
 use crate::store::segments::{self as segment_store, SegmentRow};
 use crate::store::{Counter, NewEvent, StoreError, WriteTx};
@@ -37,18 +40,6 @@ pub struct Segment {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct SegmentList {
     pub segments: Vec<Segment>,
-}
-
-/// `POST /api/admin/segments` and `PUT /api/admin/segments/:id` (a full replace).
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SegmentInput {
-    #[schema(pattern = r"^\s*\S(?:[\s\S]{0,98}\S)?\s*$")]
-    pub name: String,
-    pub description: Option<String>,
-    /// A project id, or absent/null for a global segment.
-    pub project: Option<String>,
-    pub constraints: Vec<Constraint>,
 }
 
 /// Which flags and projects reference each segment.
@@ -250,6 +241,7 @@ pub async fn update(
     let before_row = segment_store::get(tx.conn(), id)
         .await?
         .ok_or_else(|| not_found(id))?;
+    change_request_gate::ensure_segment_writable(tx, id).await?;
     validate(tx, &input, limits).await?;
     ensure_name_free(tx, &input.name, Some(id)).await?;
     let usage = usage(tx.conn()).await?;
@@ -298,6 +290,9 @@ pub async fn delete(tx: &mut WriteTx, id: i64) -> Result<(), ApiError> {
             flags.join(", ")
         )));
     }
+    // Unused by now, so the gate lets it through; asked all the same, as by every segment write, so that no
+    // later rule on use can skip it.
+    change_request_gate::ensure_segment_writable(tx, id).await?;
     let before = view(row, None);
     segment_store::delete(tx.conn(), id).await?;
     tx.record(segment_event(

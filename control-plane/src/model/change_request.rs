@@ -2,6 +2,7 @@
 //! serde-tagged enum: the action names and their payloads are stated once, here) and its reviews.
 
 use super::dependency::{CreateDependency, RemoveDependency};
+use super::segment::SegmentInput;
 use super::strategy::{StrategyInput, StrategySortOrder};
 use super::variant::FlagVariant;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -82,7 +83,7 @@ impl ReviewKind {
     }
 }
 
-/// A change to one flag in the request's environment: `{"action": …, "payload": …}` on the wire and in the
+/// A change to one flag in the request's environment, or to a segment: `{"action": …, "payload": …}` on the wire and in the
 /// store. Each action's payload is what the flag's own route takes, and applying runs that route's domain
 /// function.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -107,9 +108,22 @@ pub enum Change {
     AddDependency(CreateDependency),
     /// Remove the flag's dependency on `feature`, or all of them when none is named.
     DeleteDependency(RemoveDependency),
+    /// Replace a segment, as `PUT /api/admin/segments/:id` does (a change without `feature`).
+    UpdateSegment(SegmentUpdate),
+    /// Delete a segment, as `DELETE /api/admin/segments/:id` does (a change without `feature`).
+    DeleteSegment { id: i64 },
 }
 
 impl Change {
+    /// The segment a segment change (`updateSegment`, `deleteSegment`) is about; `None` for a flag's change.
+    pub fn segment(&self) -> Option<i64> {
+        match self {
+            Change::UpdateSegment(update) => Some(update.id),
+            Change::DeleteSegment { id } => Some(*id),
+            _ => None,
+        }
+    }
+
     /// The action's name as the API spells it (the serde tag).
     pub fn action(&self) -> String {
         match serde_json::to_value(self) {
@@ -120,6 +134,14 @@ impl Change {
             _ => String::new(),
         }
     }
+}
+
+/// The payload of `updateSegment`: the segment's id and its new content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SegmentUpdate {
+    pub id: i64,
+    #[serde(flatten)]
+    pub segment: SegmentInput,
 }
 
 /// The payload of `updateStrategy`: the strategy's id and its new content.

@@ -9,6 +9,7 @@ pub mod constraint;
 pub mod context_field;
 pub mod dependency;
 pub mod name;
+pub mod segment;
 pub mod strategy;
 pub mod strategy_definition;
 pub mod variant;

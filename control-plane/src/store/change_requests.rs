@@ -280,13 +280,17 @@ pub async fn set_state(conn: &mut AnyConnection, row: &ChangeRequestRow) -> Resu
     Ok(())
 }
 
-/// Deletes a request with its changes, reviews and comments.
+/// The tables of a request's changes, authors, reviews and comments.
+const CHILD_TABLES: [&str; 4] = [
+    "change_request_changes",
+    "change_request_authors",
+    "change_request_reviews",
+    "change_request_comments",
+];
+
+/// Deletes a request with its changes, authors, reviews and comments.
 pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
-    for table in [
-        "change_request_changes",
-        "change_request_reviews",
-        "change_request_comments",
-    ] {
+    for table in CHILD_TABLES {
         sqlx::query(&format!("DELETE FROM {table} WHERE change_request_id = $1"))
             .bind(id)
             .execute(&mut *conn)
@@ -306,11 +310,7 @@ async fn delete_where(
     column: &str,
     value: &str,
 ) -> Result<(), StoreError> {
-    for table in [
-        "change_request_changes",
-        "change_request_reviews",
-        "change_request_comments",
-    ] {
+    for table in CHILD_TABLES {
         sqlx::query(&format!(
             "DELETE FROM {table} WHERE change_request_id IN \
              (SELECT id FROM change_requests WHERE {column} = $1)"
@@ -339,12 +339,14 @@ pub async fn delete_of_environment(
     delete_where(conn, "environment", environment).await
 }
 
-/// A change of a request. Its `action` and `payload` columns hold the two halves of the [`Change`].
+/// A change of a request. Its `action` and `payload` columns hold the two halves of the [`Change`]; its
+/// `feature` column is empty for a change that names no flag (a segment's).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeRow {
     pub id: i64,
     pub change_request_id: i64,
-    pub feature: String,
+    /// The flag changed; `None` for a segment's change.
+    pub feature: Option<String>,
     pub change: Change,
     pub created_by: String,
     pub created_by_user_id: i64,
@@ -361,7 +363,7 @@ impl FromRow<'_, AnyRow> for ChangeRow {
         Ok(ChangeRow {
             id: row.try_get("id")?,
             change_request_id: row.try_get("change_request_id")?,
-            feature: row.try_get("feature")?,
+            feature: Some(row.try_get::<String, _>("feature")?).filter(|name| !name.is_empty()),
             change,
             created_by: row.try_get("created_by")?,
             created_by_user_id: row.try_get("created_by_user_id")?,
@@ -403,7 +405,7 @@ pub async fn insert_change(conn: &mut AnyConnection, row: &ChangeRow) -> Result<
     ))
     .bind(row.id)
     .bind(row.change_request_id)
-    .bind(&row.feature)
+    .bind(row.feature.as_deref().unwrap_or_default())
     .bind(action)
     .bind(payload)
     .bind(&row.created_by)
@@ -414,15 +416,19 @@ pub async fn insert_change(conn: &mut AnyConnection, row: &ChangeRow) -> Result<
     Ok(())
 }
 
+/// Replaces a change's flag, content and author (its creation time stays).
 pub async fn update_change(conn: &mut AnyConnection, row: &ChangeRow) -> Result<(), StoreError> {
     let (action, payload) = action_and_payload(&row.change)?;
     sqlx::query(
-        "UPDATE change_request_changes SET feature = $2, action = $3, payload = $4 WHERE id = $1",
+        "UPDATE change_request_changes SET feature = $2, action = $3, payload = $4, created_by = $5, \
+         created_by_user_id = $6 WHERE id = $1",
     )
     .bind(row.id)
-    .bind(&row.feature)
+    .bind(row.feature.as_deref().unwrap_or_default())
     .bind(action)
     .bind(payload)
+    .bind(&row.created_by)
+    .bind(row.created_by_user_id)
     .execute(conn)
     .await?;
     Ok(())
@@ -433,6 +439,47 @@ pub async fn delete_change(conn: &mut AnyConnection, id: i64) -> Result<(), Stor
         .bind(id)
         .execute(conn)
         .await?;
+    Ok(())
+}
+
+/// An author of a request: its creator, or someone who added, edited or discarded one of its changes.
+/// `principal` tells them apart as it does reviewers.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct AuthorRow {
+    pub principal: String,
+    pub created_by: String,
+    pub created_by_user_id: i64,
+    pub created_at: Timestamp,
+}
+
+/// A request's authors, the first to join first.
+pub async fn authors(conn: &mut AnyConnection, request: i64) -> Result<Vec<AuthorRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT principal, created_by, created_by_user_id, created_at FROM change_request_authors \
+         WHERE change_request_id = $1 ORDER BY created_at, principal",
+    )
+    .bind(request)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Records an author of a request (once: an author stays one).
+pub async fn add_author(
+    conn: &mut AnyConnection,
+    request: i64,
+    row: &AuthorRow,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO change_request_authors (change_request_id, principal, created_by, created_by_user_id, \
+         created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (change_request_id, principal) DO NOTHING",
+    )
+    .bind(request)
+    .bind(&row.principal)
+    .bind(&row.created_by)
+    .bind(row.created_by_user_id)
+    .bind(row.created_at)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 

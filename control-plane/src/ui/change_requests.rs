@@ -61,6 +61,8 @@ fn action_words(preview: &ChangePreview) -> &str {
         "archiveFeature" => "Archive the flag",
         "addDependency" => "Add a dependency",
         "deleteDependency" => "Remove a dependency",
+        "updateSegment" => "Change the segment",
+        "deleteSegment" => "Delete the segment",
         _ => &preview.action,
     }
 }
@@ -216,6 +218,8 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                         "Environment " strong { (request.environment) } " · by " (request.created_by.username)
                         " · created " (when(&request.created_at))
                     }
+                    @let authors: Vec<&str> = request.authors.iter().map(|author| author.username.as_str()).collect();
+                    p.muted { "Authors: " (authors.join(", ")) " (an author cannot approve)" }
                 }
             }
             @if let Some(error) = view.error { p.error-box role="alert" { (error) } }
@@ -237,16 +241,20 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                     p.muted { "No changes: this request holds nothing to apply." }
                 }
                 @for preview in view.previews {
-                    article.cr-change aria-label=(format!("Change {} to {}", preview.change_id, preview.feature)) {
+                    @let (subject, link) = match preview.segment {
+                        Some(segment) => (format!("Segment {}", preview.feature), format!("/segments/edit/{segment}")),
+                        None => (preview.feature.clone(), format!("/projects/{project}/features/{}", preview.feature)),
+                    };
+                    article.cr-change aria-label=(format!("Change {} to {}", preview.change_id, subject)) {
                         div.strategy-head {
                             span.title {
-                                a href=(who.link(&format!("/projects/{project}/features/{}", preview.feature))) { (preview.feature) }
+                                a href=(who.link(&link)) { (subject) }
                                 ": " (action_words(preview))
                             }
                             @if who.may_write && open {
                                 form.inline method="post" action=(format!("{base}/changes/{}/discard", preview.change_id)) {
                                     input type="hidden" name="csrf" value=(who.csrf);
-                                    button.danger type="submit" aria-label=(format!("Discard the change to {}", preview.feature)) { "Discard" }
+                                    button.danger type="submit" aria-label=(format!("Discard the change to {}", subject)) { "Discard" }
                                 }
                             }
                         }
@@ -255,7 +263,7 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                             p.muted { "What it proposed:" }
                             (diff_list(None, preview.after.as_ref()))
                         } @else if preview.before.is_none() && preview.after.is_some() && preview.action != "addStrategy" {
-                            p.muted { "The flag no longer exists here." }
+                            p.muted { @if preview.segment.is_some() { "The segment no longer exists." } @else { "The flag no longer exists here." } }
                         } @else if preview.before == preview.after {
                             p.muted { "Same as the current state." }
                         } @else {

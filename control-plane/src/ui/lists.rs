@@ -12,7 +12,9 @@ use super::strategy_form::{
 };
 use crate::domain::search::features::{self as feature_search, FeatureSearchQuery};
 use crate::domain::segments::{Segment, SegmentInput};
-use crate::domain::{context_fields, feature_lookup, features, segments, strategy_usage};
+use crate::domain::{
+    change_requests, context_fields, feature_lookup, features, segments, strategy_usage,
+};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -453,18 +455,27 @@ async fn save_segment(
             .map(ConstraintDraft::to_constraint)
             .collect(),
     };
+    // An edit of a segment used where change requests are on joins the caller's draft there.
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
-        match id {
-            Some(id) => segments::update(&mut tx, id, input, &state.limits).await?,
-            None => drop(segments::create(&mut tx, input, &state.limits).await?),
-        }
+        let proposed = match id {
+            Some(id) => {
+                change_requests::make_or_propose_segment(&mut tx, id, input, &state.limits).await?
+            }
+            None => segments::create(&mut tx, input, &state.limits)
+                .await
+                .map(|_| None)?,
+        };
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok::<_, ApiError>(proposed)
     }
     .await;
     match done {
-        Ok(()) => see_other(&who.link("/segments")),
+        Ok(None) => see_other(&who.link("/segments")),
+        Ok(Some(request)) => see_other(&who.link(&format!(
+            "/projects/{}/change-requests/{}",
+            request.project, request.id
+        ))),
         Err(error) if matches!(error.kind.status(), 400 | 409) => {
             let status =
                 StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);

@@ -1,6 +1,6 @@
 //! `/projects`: every project (name, description, flag count, a link to its flags) and the new-project form;
 //! a project's settings `/projects/<id>/settings`: name and description, which environments it uses, the
-//! change-request settings of each of those (on/off, required approvals), and deleting an empty project
+//! change-request settings of each of those (on/off, required approvals: a form for Admins only), and deleting an empty project
 //! after a confirmation. The same domain functions as `/api/admin/projects…` and the change-request
 //! configuration routes.
 
@@ -8,6 +8,7 @@ use super::controls::{field, switch};
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::Paged;
 use super::session::{FormFields, SignedIn, UiWrite};
+use crate::domain::access::Area;
 use crate::domain::change_requests::{
     self, ChangeRequestConfigInput, EnvironmentChangeRequestConfig,
 };
@@ -372,7 +373,7 @@ fn change_request_form(
     };
     let id = format!("approvals-{environment}");
     html! {
-        @if who.may_write {
+        @if who.authorize(false, Area::ChangeRequestConfiguration).is_ok() {
             form.change-request-form method="post" action=(format!("{base}/environments/{environment}/change-requests")) novalidate {
                 input type="hidden" name="csrf" value=(who.csrf);
                 label.check {
@@ -471,12 +472,16 @@ pub async fn set_environment(
     }
 }
 
-/// `POST /projects/<id>/environments/<environment>/change-requests`: on/off and the required approvals.
+/// `POST /projects/<id>/environments/<environment>/change-requests`: on/off and the required approvals
+/// (Admins only, as the admin API's rule says).
 pub async fn configure_change_requests(
     State(state): State<Arc<AppState>>,
     Path((id, environment)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
+    if let Err(error) = who.authorize(false, Area::ChangeRequestConfiguration) {
+        return UiError::new(error, &who.shell(Nav::Projects, &id)).into_response();
+    }
     let typed = form.text("approvals").trim().to_owned();
     let Ok(approvals) = typed.parse::<i64>() else {
         let draft = SettingsDraft {

@@ -866,7 +866,8 @@ enum Expect {
     Allowed,
 }
 
-/// The permission rule, restated independently of the code: by the first segment after `/api/admin/`.
+/// The permission rule, restated independently of the code: by the first segment after `/api/admin/`, and
+/// the change-request configuration.
 fn expected(kind: Kind, method: &str, path: &str) -> Expect {
     let area = path
         .trim_start_matches("/api/admin/")
@@ -875,7 +876,9 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
         .unwrap();
     let own_account = area == "user";
     let access = matches!(area, "user-admin" | "groups" | "api-tokens");
-    let settings = matches!(area, "ui-config" | "settings" | "addons");
+    // Switching change requests on or off is the Admins' alone (issue 29 §1.2), like a settings change.
+    let settings = matches!(area, "ui-config" | "settings" | "addons")
+        || path.ends_with("/change-requests/config");
     // The export is a read asked with a POST body: Viewers may, as in Unleash.
     let read = method == "get" || path == "/api/admin/features-batch/export";
     let allowed = match kind {

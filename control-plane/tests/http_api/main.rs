@@ -11,6 +11,7 @@ mod admin_flow;
 mod admin_more;
 mod auth_hardening;
 mod bad_input;
+mod change_request_security;
 mod change_requests;
 mod configuration;
 mod crash;

@@ -34,11 +34,13 @@ pub struct EnvironmentChangeRequestConfig {
     pub required_approvals: i64,
 }
 
-/// A change to a flag of the request's project, in the request's environment: `{feature, action, payload}`.
-/// A missing payload reads as `{}`; a payload that does not fit its action is refused naming the field.
+/// A change to a flag of the request's project, in the request's environment: `{feature, action, payload}`;
+/// or to a segment: `{action, payload}` (`updateSegment`, `deleteSegment`, no `feature`). A missing payload
+/// reads as `{}`; a payload that does not fit its action is refused naming the field.
 #[derive(Debug, Clone, PartialEq, ToSchema)]
 pub struct ChangeInput {
-    pub feature: String,
+    /// The flag; required by every action but the segments'.
+    pub feature: Option<String>,
     #[serde(flatten)]
     pub change: Change,
 }
@@ -47,7 +49,7 @@ impl<'de> Deserialize<'de> for ChangeInput {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
         struct Given {
-            feature: String,
+            feature: Option<String>,
             action: Value,
             payload: Option<Value>,
         }
@@ -125,6 +127,19 @@ pub struct ChangeView {
     pub created_at: String,
 }
 
+/// A change to a segment as a request shows it: `{id, action, payload, name, createdBy, createdAt}`, `name`
+/// being the segment's current name (the proposed one once it is gone).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentChangeView {
+    pub id: i64,
+    #[serde(flatten)]
+    pub change: Change,
+    pub name: String,
+    pub created_by: Principal,
+    pub created_at: String,
+}
+
 /// The changes of one flag.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct FeatureChanges {
@@ -162,12 +177,13 @@ pub struct ChangeRequest {
     pub min_approvals: i64,
     pub created_by: Principal,
     pub created_at: String,
+    /// Its creator and whoever added, edited or discarded one of its changes, the first first: none of them
+    /// may approve it (a Vexil extension).
+    pub authors: Vec<Principal>,
     /// When the request entered each state it has been in.
     pub state_timestamps: BTreeMap<String, String>,
     pub features: Vec<FeatureChanges>,
-    /// Always empty: segment changes are not supported.
-    #[schema(value_type = Vec<Object>)]
-    pub segments: Vec<Value>,
+    pub segments: Vec<SegmentChangeView>,
     pub approvals: Vec<Review>,
     pub rejections: Vec<Review>,
     pub comments: Vec<Comment>,

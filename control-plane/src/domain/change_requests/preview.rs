@@ -1,10 +1,11 @@
 //! What each change of a request would do: the part of its flag it touches as it is now in the request's
-//! environment and as the change proposes it, as two JSON values of the same shape (the web UI draws their
-//! difference). A flag that is gone has no current state.
+//! environment (or its segment as it is now) and as the change proposes it, as two JSON values of the same
+//! shape (the web UI draws their difference). A flag or segment that is gone has no current state.
 
 use super::bodies::ChangeRequest;
 use crate::domain::dependencies::Dependency;
 use crate::domain::features::{self, FeatureEnvironment};
+use crate::domain::segments::{self, Segment};
 use crate::domain::strategies::Strategy;
 use crate::model::change_request::Change;
 use crate::model::dependency::RemoveDependency;
@@ -17,7 +18,10 @@ use vexil_shared::{ApiError, ErrorKind};
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangePreview {
     pub change_id: i64,
+    /// The flag changed; for a segment's change, the segment's name.
     pub feature: String,
+    /// The segment a segment's change is about.
+    pub segment: Option<i64>,
     /// The action's name as the API spells it (`updateEnabled`, `addStrategy`, …).
     pub action: String,
     /// What the change touches now; `None` for what does not exist yet (a new strategy) or any more.
@@ -167,6 +171,8 @@ fn compare(
                 Some(dependencies_value(&after)),
             )
         }
+        // Compared with the segment, not the flag: `compare_segment`.
+        Change::UpdateSegment(_) | Change::DeleteSegment { .. } => (None, None),
         Change::DeleteDependency(RemoveDependency { feature }) => {
             let after: Vec<Dependency> = current
                 .iter()
@@ -185,7 +191,46 @@ fn compare(
     }
 }
 
-/// Every change of `request`, in order, compared with its flag's current state.
+/// A segment in the shape the diff compares.
+fn segment_value(
+    name: &str,
+    description: Option<&str>,
+    project: Option<&str>,
+    constraints: Value,
+) -> Value {
+    json!({
+        "name": name,
+        "description": description.unwrap_or_default(),
+        "project": project.unwrap_or_default(),
+        "constraints": constraints,
+    })
+}
+
+/// `(before, after)` of a segment's change, given the segment now (`None`: gone).
+fn compare_segment(change: &Change, current: Option<&Segment>) -> (Option<Value>, Option<Value>) {
+    let before = current.map(|segment| {
+        let constraints = json!(segment.constraints);
+        let (description, project) = (segment.description.as_deref(), segment.project.as_deref());
+        segment_value(&segment.name, description, project, constraints)
+    });
+    let after = match change {
+        Change::UpdateSegment(update) => {
+            let input = &update.segment;
+            let constraints = json!(input.constraints);
+            let (description, project) = (input.description.as_deref(), input.project.as_deref());
+            Some(segment_value(
+                &input.name,
+                description,
+                project,
+                constraints,
+            ))
+        }
+        _ => None,
+    };
+    (before, after)
+}
+
+/// Every change of `request`, in order, compared with its flag's (or segment's) current state.
 pub async fn preview(
     conn: &mut AnyConnection,
     request: &ChangeRequest,
@@ -208,11 +253,29 @@ pub async fn preview(
             previews.push(ChangePreview {
                 change_id: change.id,
                 feature: feature.name.clone(),
+                segment: None,
                 action: change.change.action(),
                 before,
                 after,
             });
         }
+    }
+    for change in &request.segments {
+        let id = change.change.segment().unwrap_or_default();
+        let current = match segments::get(conn, id).await {
+            Ok(segment) => Some(segment),
+            Err(error) if error.kind == ErrorKind::NotFound => None,
+            Err(error) => return Err(error),
+        };
+        let (before, after) = compare_segment(&change.change, current.as_ref());
+        previews.push(ChangePreview {
+            change_id: change.id,
+            feature: change.name.clone(),
+            segment: Some(id),
+            action: change.change.action(),
+            before,
+            after,
+        });
     }
     Ok(previews)
 }

@@ -17,17 +17,22 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use vexil_shared::{ApiError, ErrorBody};
 
-/// The change-request routes, as stated in the handlers' `#[utoipa::path]`.
+/// The change-request routes, as stated in the handlers' `#[utoipa::path]` (the configuration's write:
+/// [`configuration_router`]).
 pub fn router() -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new()
         .routes(routes!(configuration))
-        .routes(routes!(configure))
         .routes(routes!(add_changes))
         .routes(routes!(list))
         .routes(routes!(get, discard))
         .routes(routes!(edit_change, discard_change))
         .routes(routes!(change_state))
         .routes(routes!(comment))
+}
+
+/// Switching change requests on or off in an environment: mounted where only Admins may write.
+pub fn configuration_router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new().routes(routes!(configure))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -32,7 +32,7 @@ pub mod variants;
 use super::extract::area;
 use super::AppState;
 use crate::domain::access::Area::{
-    Access, Configuration, ConfigurationQuery, OwnAccount, Settings,
+    Access, ChangeRequestConfiguration, Configuration, ConfigurationQuery, OwnAccount, Settings,
 };
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -64,6 +64,10 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, metrics::router()))
         .merge(area(Configuration, instance::router()))
         .merge(area(Configuration, change_requests::router()))
+        .merge(area(
+            ChangeRequestConfiguration,
+            change_requests::configuration_router(),
+        ))
         .merge(area(ConfigurationQuery, import_export::router_reads()))
         .merge(area(Configuration, import_export::router()))
         .merge(area(Configuration, tags::router()))

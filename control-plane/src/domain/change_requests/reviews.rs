@@ -1,0 +1,296 @@
+//! A request's state and comments: reviews (never by an author), rejection, cancellation, and applying,
+//! which runs every change through the same domain function as its direct route.
+
+use super::state_machine::{transition, Facts, Transition};
+use super::{
+    principal_key, request_event, require, set_state, view, ChangeRequest, CommentInput, StateInput,
+};
+use crate::domain::change_request_gate::ensure_segment_place;
+use crate::domain::events::EventType;
+use crate::domain::limits::Limits;
+use crate::domain::{dependencies, features, segments, strategies, variants};
+use crate::model::change_request::{Change, ChangeRequestState, ReviewKind};
+use crate::model::dependency::RemoveDependency;
+use crate::store::change_requests::{
+    self as store, ChangeRequestRow, ChangeRow, NewComment, ReviewRow,
+};
+use crate::store::{Actor, StoreError, WriteTx};
+use crate::time::Timestamp;
+use sqlx::{AnyConnection, Connection};
+use vexil_shared::{ApiError, ErrorKind};
+
+/// Runs one stored change through its flag's (or segment's) own domain function. A segment's change is
+/// applied only from the place the segment belongs to now: where it is used may have changed since it was
+/// proposed.
+async fn apply_change(
+    tx: &mut WriteTx,
+    request: &ChangeRequestRow,
+    change: &ChangeRow,
+    limits: &Limits,
+) -> Result<(), ApiError> {
+    let (project, environment) = (request.project_id.as_str(), request.environment.as_str());
+    if let Some(id) = change.change.segment() {
+        ensure_segment_place(tx.conn(), id, (project, environment)).await?;
+    }
+    let feature = change.feature.as_deref().unwrap_or_default();
+    make_change(
+        tx,
+        (project, environment, feature),
+        change.change.clone(),
+        limits,
+    )
+    .await
+}
+
+/// Makes one change to a flag of `(project, environment, feature)` through the flag's own domain function,
+/// or to a segment through the segment's (the place is then not read); each asks the change-request gate,
+/// so in a direct [`WriteTx`] it is refused where change requests are on.
+pub async fn make_change(
+    tx: &mut WriteTx,
+    (project, environment, feature): (&str, &str, &str),
+    change: Change,
+    limits: &Limits,
+) -> Result<(), ApiError> {
+    match change {
+        Change::UpdateEnabled { enabled } => {
+            features::set_enabled(tx, project, feature, environment, enabled, false).await
+        }
+        Change::AddStrategy(input) => {
+            strategies::add(tx, project, feature, environment, input, limits)
+                .await
+                .map(drop)
+        }
+        Change::UpdateStrategy(body) => strategies::update(
+            tx,
+            project,
+            feature,
+            environment,
+            body.id,
+            body.strategy,
+            limits,
+        )
+        .await
+        .map(drop),
+        Change::DeleteStrategy { id } => {
+            strategies::delete(tx, project, feature, environment, id).await
+        }
+        Change::ReorderStrategy(entries) => {
+            strategies::set_sort_order(tx, project, feature, environment, entries).await
+        }
+        Change::PatchVariant { variants } => {
+            variants::set(tx, project, feature, environment, variants)
+                .await
+                .map(drop)
+        }
+        Change::ArchiveFeature(_) => features::archive(tx, project, feature).await,
+        Change::AddDependency(input) => dependencies::add(tx, project, feature, input)
+            .await
+            .map(drop),
+        Change::DeleteDependency(RemoveDependency {
+            feature: Some(parent),
+        }) => dependencies::remove(tx, project, feature, &parent).await,
+        Change::DeleteDependency(RemoveDependency { feature: None }) => {
+            dependencies::remove_all(tx, project, feature).await
+        }
+        Change::UpdateSegment(update) => {
+            segments::update(tx, update.id, update.segment, limits).await
+        }
+        Change::DeleteSegment { id } => segments::delete(tx, id).await,
+    }
+}
+
+/// The comment of `actor`, or 400 for an empty text.
+fn new_comment(text: &str, actor: &Actor, now: Timestamp) -> Result<NewComment, ApiError> {
+    if text.trim().is_empty() {
+        return Err(ApiError::validation("text must not be empty"));
+    }
+    Ok(NewComment {
+        text: text.to_owned(),
+        created_by: actor.name.clone(),
+        created_by_user_id: actor.user_id,
+        created_at: now,
+    })
+}
+
+/// `POST …/comments`: not configuration, so no revision and no event (the store's bookkeeping connection).
+pub async fn comment(
+    conn: &mut AnyConnection,
+    project: &str,
+    id: i64,
+    input: CommentInput,
+    actor: &Actor,
+) -> Result<(), ApiError> {
+    require(conn, project, id).await?;
+    let comment = new_comment(&input.text, actor, Timestamp::now())?;
+    let mut tx = conn.begin().await.map_err(StoreError)?;
+    store::insert_comment(&mut tx, id, &comment).await?;
+    tx.commit().await.map_err(StoreError)?;
+    Ok(())
+}
+
+/// What the state machine decides on for `actor` and request `row` (an author: its creator or anyone who
+/// added, edited or discarded one of its changes), and the request's changes.
+async fn facts_of(
+    conn: &mut AnyConnection,
+    row: &ChangeRequestRow,
+    actor: &Actor,
+) -> Result<(Facts, Vec<ChangeRow>), ApiError> {
+    let caller = principal_key(&actor.name, actor.user_id);
+    let changes = store::changes(conn, row.id).await?;
+    let reviews = store::reviews(conn, row.id).await?;
+    let authors = store::authors(conn, row.id).await?;
+    let approvals = reviews.iter().filter(|r| r.kind == ReviewKind::Approval);
+    let facts = Facts {
+        id: row.id,
+        state: row.state,
+        changes: changes.len(),
+        approvals: approvals.clone().count(),
+        min_approvals: row.min_approvals,
+        caller_is_author: principal_key(&row.created_by, row.created_by_user_id) == caller
+            || authors.iter().any(|author| author.principal == caller),
+        caller_has_approved: approvals.clone().any(|r| r.principal == caller),
+    };
+    Ok((facts, changes))
+}
+
+/// The states `actor` may move request `id` to now, as [`change_state`] would decide (the same
+/// [`transition`] on the same facts): In review, Approved, Applied, Rejected, Cancelled, in that order.
+/// Whether the caller may change configuration at all is the permission rule's question, not this one's.
+pub async fn possible_states(
+    conn: &mut AnyConnection,
+    project: &str,
+    id: i64,
+    actor: &Actor,
+) -> Result<Vec<ChangeRequestState>, ApiError> {
+    use ChangeRequestState::*;
+    let row = require(conn, project, id).await?;
+    let (facts, _) = facts_of(conn, &row, actor).await?;
+    Ok([InReview, Approved, Applied, Rejected, Cancelled]
+        .into_iter()
+        .filter(|requested| transition(&facts, *requested).is_ok())
+        .collect())
+}
+
+/// Spec endpoint 19: the state machine ([`transition`]) and its effects. Applying runs every change in this
+/// transaction; the first failure answers 400 and, the transaction being dropped, nothing is applied.
+pub async fn change_state(
+    tx: &mut WriteTx,
+    project: &str,
+    id: i64,
+    input: StateInput,
+    limits: &Limits,
+) -> Result<ChangeRequest, ApiError> {
+    let mut row = require(tx.conn(), project, id).await?;
+    let actor = tx.actor().clone();
+    let caller = principal_key(&actor.name, actor.user_id);
+    let (facts, changes) = facts_of(tx.conn(), &row, &actor).await?;
+    let comment = input
+        .comment
+        .as_deref()
+        .filter(|text| !text.trim().is_empty());
+    let base = serde_json::json!({"changeRequestId": id, "comment": comment});
+    let now = tx.now();
+    let review = |kind: ReviewKind| ReviewRow {
+        kind,
+        principal: caller.clone(),
+        created_by: actor.name.clone(),
+        created_by_user_id: actor.user_id,
+        created_at: now,
+    };
+    match transition(&facts, input.state)? {
+        Transition::SendToReview => {
+            set_state(tx, &mut row, ChangeRequestState::InReview).await?;
+            tx.record(request_event(
+                EventType::ChangeRequestSentToReview,
+                &row,
+                base,
+                None,
+            ))
+            .await?;
+        }
+        Transition::AddApproval { approved } => {
+            let approval = review(ReviewKind::Approval);
+            store::insert_review(tx.conn(), id, &approval).await?;
+            tx.record(request_event(
+                EventType::ChangeRequestApprovalAdded,
+                &row,
+                base.clone(),
+                None,
+            ))
+            .await?;
+            if approved {
+                set_state(tx, &mut row, ChangeRequestState::Approved).await?;
+                tx.record(request_event(
+                    EventType::ChangeRequestApproved,
+                    &row,
+                    base,
+                    None,
+                ))
+                .await?;
+            }
+        }
+        Transition::Reject => {
+            let rejection = review(ReviewKind::Rejection);
+            store::insert_review(tx.conn(), id, &rejection).await?;
+            set_state(tx, &mut row, ChangeRequestState::Rejected).await?;
+            tx.record(request_event(
+                EventType::ChangeRequestRejected,
+                &row,
+                base,
+                None,
+            ))
+            .await?;
+        }
+        Transition::Apply => {
+            // The one place a write becomes the application of an approved change request: the
+            // change-request gate lets its changes through.
+            tx.apply_change_request(id);
+            for change in &changes {
+                apply_change(tx, &row, change, limits)
+                    .await
+                    .map_err(|error| apply_failure(change, error))?;
+            }
+            tx.end_change_request();
+            set_state(tx, &mut row, ChangeRequestState::Applied).await?;
+            tx.record(request_event(
+                EventType::ChangeRequestApplied,
+                &row,
+                base,
+                None,
+            ))
+            .await?;
+        }
+        Transition::Cancel => {
+            set_state(tx, &mut row, ChangeRequestState::Cancelled).await?;
+            tx.record(request_event(
+                EventType::ChangeRequestCancelled,
+                &row,
+                base,
+                None,
+            ))
+            .await?;
+        }
+    }
+    if let Some(text) = comment {
+        let comment = new_comment(text, &actor, now)?;
+        store::insert_comment(tx.conn(), id, &comment).await?;
+    }
+    view(tx.conn(), row).await
+}
+
+/// A change that cannot be applied: 400 naming it (a store failure stays a 500).
+fn apply_failure(change: &ChangeRow, error: ApiError) -> ApiError {
+    if error.kind == ErrorKind::Internal {
+        return error;
+    }
+    let subject = match (&change.feature, change.change.segment()) {
+        (Some(feature), _) => format!("flag {feature}"),
+        (None, segment) => format!("segment {}", segment.unwrap_or_default()),
+    };
+    ApiError::validation(format!(
+        "Change {} ({} of {subject}) cannot be applied, so nothing was: {}",
+        change.id,
+        change.change.action(),
+        error.message
+    ))
+}
