@@ -104,12 +104,7 @@ fn account_markup(
         ],
         "new-password",
     );
-    // A wrong old password is a 401 whose message names no field: it belongs beside the old password.
-    let old_password_error = view
-        .password_error
-        .filter(|error| error.kind.status() == 401)
-        .map(|error| error.message.as_str())
-        .or(password_errors.at("old-password"));
+    let old_password_error = password_errors.at("old-password");
     html! {
         div.page-head {
             div {

@@ -4,6 +4,7 @@
 //! The same domain functions as `/api/admin/strategies…`.
 
 use super::controls::{edit_rows, field};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -17,7 +18,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::html;
 use std::sync::Arc;
-use vexil_shared::{ApiError, ErrorKind};
+use vexil_shared::ApiError;
 
 /// The parameter types, as the API spells them.
 const PARAMETER_TYPES: [(ParameterType, &str); 5] = [
@@ -207,10 +208,13 @@ impl DefinitionDraft {
                     .find(|(_, name)| *name == parameter.parameter_type)
                     .map(|(known, _)| *known)
                     .ok_or_else(|| {
-                        ApiError::validation(format!(
-                            "parameters[{index}].type: unknown type {:?}",
-                            parameter.parameter_type
-                        ))
+                        ApiError::invalid_field(
+                            format!("parameters[{index}].type"),
+                            format!(
+                                "parameters[{index}].type: unknown type {:?}",
+                                parameter.parameter_type
+                            ),
+                        )
                     })?;
                 Ok(StrategyParameter {
                     name: parameter.name.clone(),
@@ -231,15 +235,12 @@ fn form_page(
     status: StatusCode,
 ) -> Response {
     let shell = who.shell(Nav::Strategies, "default");
-    let name_error = error
-        .filter(|error| error.message.starts_with("name") || error.kind == ErrorKind::NameExists)
-        .map(|error| error.message.as_str());
-    let parameters_error = error
-        .filter(|error| error.message.starts_with("parameters"))
-        .map(|error| error.message.as_str());
-    let other_error = error
-        .filter(|_| name_error.is_none() && parameters_error.is_none())
-        .map(|error| error.message.as_str());
+    let mut fields = vec![("parameters", "parameters")];
+    if editing.is_none() {
+        fields.push(("name", "strategy-name"));
+    }
+    let errors = FieldErrors::of(error, &fields, "strategy-name");
+    let (name_error, parameters_error) = (errors.at("strategy-name"), errors.at("parameters"));
     let (heading, action) = match editing {
         Some(name) => (
             format!("Edit strategy {name}"),
@@ -254,7 +255,7 @@ fn form_page(
                 h1 { (heading) }
                 p.subtitle { a href=(who.link("/strategies")) { "← Strategies" } }
             } }
-            @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+            (errors.general())
             form.form-narrow method="post" action=(action) novalidate {
                 input type="hidden" name="csrf" value=(who.csrf);
                 @if editing.is_none() {

@@ -803,7 +803,7 @@ async fn change_and_return(
 
 fn strategy_id(form: &FormFields) -> Result<Uuid, ApiError> {
     Uuid::parse_str(form.get("strategyId").unwrap_or_default())
-        .map_err(|_| ApiError::validation("strategyId: not a strategy id"))
+        .map_err(|_| ApiError::invalid_field("strategyId", "strategyId: not a strategy id"))
 }
 
 /// `POST …/strategies/delete` (`environment`, `strategyId`).
