@@ -2,7 +2,7 @@
 //! order (edit, delete, Move up/Move down, add), its variants, its settings, archive with a confirmation,
 //! and its event log with what each event changed. Also the variants form of one environment.
 
-use super::controls::{field, notice, switch, when, with_notice};
+use super::controls::{enter_saves, field, notice, switch, when, with_notice};
 use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
 use super::event_log::event_item;
 use super::field_errors::FieldErrors;
@@ -473,6 +473,7 @@ fn variants_form(
             }
             (errors.general())
             form.form-narrow method="post" action=(format!("{base}/variants")) {
+                @if who.may_write { (enter_saves("Save variants")) }
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(environment);
                 @if drafts.is_empty() {
@@ -481,7 +482,7 @@ fn variants_form(
                 (variant_rows(who.may_write, FLAG_PREFIX, drafts, true, &errors))
                 @if who.may_write {
                     div.actions {
-                        button type="submit" name="intent" value=(format!("add-{FLAG_PREFIX}")) { "Add variant" }
+                        button type="submit" formnovalidate name="intent" value=(format!("add-{FLAG_PREFIX}")) { "Add variant" }
                         button.primary type="submit" name="intent" value="save" { "Save variants" }
                         a href=(base) { "Cancel" }
                     }

@@ -2,7 +2,7 @@
 //! where it is used; create, edit with the strategy form's constraint editor, delete) and `/archive`
 //! (archived flags: revive, delete for good).
 
-use super::controls::{field, when};
+use super::controls::{enter_saves, field, when};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::{Paged, PAGE_SIZE};
@@ -349,6 +349,7 @@ async fn segment_form(
             div.page-head { div { h1 { (heading) } p.subtitle { a href=(who.link("/segments")) { "← Segments" } } } }
             (errors.general())
             form.form-narrow method="post" action=(action) {
+                (enter_saves("Save segment"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 (field("segment-name", "Name", errors.at("segment-name"), None, html! {
                     input #segment-name type="text" name="name" value=(draft.name) required
@@ -365,11 +366,11 @@ async fn segment_form(
                 fieldset {
                     legend { "Constraints" }
                     (constraint_rows(&context_fields, &draft.constraints, true, &errors))
-                    button type="submit" name="intent" value="add-constraint" { "Add constraint" }
+                    button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
                 }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save segment" }
-                    button #refresh-form type="submit" name="intent" value="refresh" { "Update form" }
+                    button #refresh-form type="submit" formnovalidate name="intent" value="refresh" { "Update form" }
                     a href=(who.link("/segments")) { "Cancel" }
                 }
             }

@@ -3,7 +3,7 @@
 //! one (deprecated ones leave the strategy form's list, flags keep them); delete a custom one no flag uses.
 //! The same domain functions as `/api/admin/strategies…`.
 
-use super::controls::{edit_rows, field};
+use super::controls::{edit_rows, enter_saves, field};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::{PageQuery, Paged};
@@ -257,6 +257,7 @@ fn form_page(
             } }
             (errors.general())
             form.form-narrow method="post" action=(action) novalidate {
+                (enter_saves("Save strategy"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 @if editing.is_none() {
                     (field("strategy-name", "Name", name_error, Some("URL-safe characters; SDKs implement the strategy under this name"), html! {
@@ -299,7 +300,7 @@ fn form_page(
                                     input type="checkbox" name=(format!("p{index}.required")) value="true" checked[parameter.required];
                                     "Parameter " (number) " required"
                                 }
-                                button type="submit" name="intent" value=(format!("remove-parameter-{index}"))
+                                button type="submit" formnovalidate name="intent" value=(format!("remove-parameter-{index}"))
                                     aria-label=(format!("Remove parameter {number}")) { "Remove" }
                             }
                         }
@@ -307,7 +308,7 @@ fn form_page(
                     p.field-error #parameters-error aria-live="polite" {
                         @if let Some(message) = parameters_error { (message) }
                     }
-                    button type="submit" name="intent" value="add-parameter" { "Add parameter" }
+                    button type="submit" formnovalidate name="intent" value="add-parameter" { "Add parameter" }
                 }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save strategy" }

@@ -4,7 +4,7 @@
 //! typed; "Save strategy" writes through `strategies::add`/`update` (or a change request draft where change
 //! requests are on), and a refusal draws the form again with the message.
 
-use super::controls::{edit_rows, field, with_notice};
+use super::controls::{edit_rows, enter_saves, field, with_notice};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -464,7 +464,7 @@ pub fn constraint_rows(
                     label.check { input type="checkbox" name=(key("caseInsensitive")) value="true" checked[constraint.case_insensitive]; "Case insensitive" }
                     label.check { input type="checkbox" name=(key("inverted")) value="true" checked[constraint.inverted]; "Inverted" }
                     @if editable {
-                        button type="submit" name="intent" value=(format!("remove-constraint-{index}"))
+                        button type="submit" formnovalidate name="intent" value=(format!("remove-constraint-{index}"))
                             aria-label=(format!("Remove constraint {}", index + 1)) { "Remove" }
                     }
                 }
@@ -545,6 +545,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
             }
             (errors.general())
             form.form-narrow method="post" action=(action) {
+                (enter_saves("Save strategy"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(draft.environment);
                 @if let Some(id) = &draft.id { input type="hidden" name="strategyId" value=(id); }
@@ -570,7 +571,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 fieldset {
                     legend { "Constraints" }
                     (constraint_rows(&choices.context_fields, &draft.constraints, true, &errors))
-                    button type="submit" name="intent" value="add-constraint" { "Add constraint" }
+                    button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
                 }
                 fieldset {
                     legend { "Segments" }
@@ -589,12 +590,12 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 fieldset {
                     legend { "Strategy variants" }
                     (variant_rows(true, VARIANT_PREFIX, &draft.variants, false, &errors))
-                    button type="submit" name="intent" value=(format!("add-{VARIANT_PREFIX}")) { "Add strategy variant" }
+                    button type="submit" formnovalidate name="intent" value=(format!("add-{VARIANT_PREFIX}")) { "Add strategy variant" }
                 }
                 label.check { input type="checkbox" name="disabled" value="true" checked[draft.disabled]; "Disabled" }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save strategy" }
-                    button #refresh-form type="submit" name="intent" value="refresh" { "Update form" }
+                    button #refresh-form type="submit" formnovalidate name="intent" value="refresh" { "Update form" }
                     a href=(who.link(&format!("/projects/{project}/features/{feature}"))) { "Cancel" }
                 }
             }

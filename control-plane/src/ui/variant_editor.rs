@@ -265,7 +265,7 @@ pub fn variant_rows(
                     }))
                 }
                 @if editable {
-                    button type="submit" name="intent" value=(format!("remove-{prefix}-{index}"))
+                    button type="submit" formnovalidate name="intent" value=(format!("remove-{prefix}-{index}"))
                         aria-label=(format!("Remove variant {}", index + 1)) { "Remove" }
                 }
             }
