@@ -13,9 +13,20 @@ use crate::model::context_field::LegalValue;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::html;
 use std::sync::Arc;
 use vexil_shared::{ApiError, ErrorKind};
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/context", get(list))
+        .route("/context/create", get(new_field).post(create))
+        .route("/context/edit/{name}", get(edit_field).post(update))
+        .route("/context/{name}/delete", post(delete))
+}
 
 /// How many legal values the list shows before "and N more".
 const VALUES_SHOWN: usize = 8;

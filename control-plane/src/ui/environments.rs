@@ -12,9 +12,23 @@ use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::{html, Markup};
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/environments", get(list).post(create))
+        .route("/environments/edit/{name}", get(edit).post(update))
+        .route("/environments/{name}/switch", post(set_enabled))
+        .route(
+            "/environments/{name}/delete",
+            get(confirm_delete).post(delete),
+        )
+}
 
 /// The types Unleash's environments use, offered as suggestions (any URL-safe type is accepted).
 const SUGGESTED_TYPES: [&str; 4] = ["development", "test", "preproduction", "production"];

@@ -17,11 +17,32 @@ use crate::model::change_request::Change;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use axum::Json;
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::{ApiError, ErrorKind};
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/", get(home))
+        .route("/projects/{project}", get(list))
+        .route(
+            "/projects/{project}/create-flag",
+            get(new_flag).post(create_flag),
+        )
+        .route(
+            "/projects/{project}/create-flag/validate",
+            get(validate_name),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/environments/{environment}/switch",
+            post(set_switch),
+        )
+}
 
 /// Flags per page.
 pub const PAGE_SIZE: usize = 25;

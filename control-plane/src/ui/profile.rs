@@ -16,10 +16,21 @@ use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/profile", get(page))
+        .route("/profile/tokens", post(create_token))
+        .route("/profile/tokens/{id}/revoke", post(revoke_token))
+        .route("/profile/password", post(change_password))
+}
 
 /// The page's query: the notice of a write just done.
 #[derive(Debug, Default, Deserialize)]

@@ -18,10 +18,34 @@ use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/projects", get(list).post(create))
+        .route(
+            "/projects/{project}/settings",
+            get(settings).post(save_settings),
+        )
+        .route(
+            "/projects/{project}/environments/{environment}/switch",
+            post(set_environment),
+        )
+        .route(
+            "/projects/{project}/environments/{environment}/change-requests",
+            post(configure_change_requests),
+        )
+        .route(
+            "/projects/{project}/delete",
+            get(confirm_delete).post(delete),
+        )
+}
 
 #[derive(Debug, Deserialize)]
 pub struct ProjectsQuery {

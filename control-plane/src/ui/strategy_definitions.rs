@@ -16,9 +16,22 @@ use crate::model::strategy_definition::{ParameterType, StrategyParameter};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::html;
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/strategies", get(list))
+        .route("/strategies/create", get(new_definition).post(create))
+        .route("/strategies/edit/{name}", get(edit_definition).post(update))
+        .route("/strategies/{name}/deprecate", post(deprecate))
+        .route("/strategies/{name}/reactivate", post(reactivate))
+        .route("/strategies/{name}/delete", post(delete))
+}
 
 /// The parameter types, as the API spells them.
 const PARAMETER_TYPES: [(ParameterType, &str); 5] = [
