@@ -552,6 +552,7 @@ pub async fn save(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::constraint::Constraint;
 
     #[test]
     fn a_posted_form_becomes_the_api_body() {
