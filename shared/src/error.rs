@@ -79,6 +79,9 @@ pub struct ApiError {
     pub message: String,
     /// Whole seconds after which the request may succeed, answered as the `Retry-After` header.
     pub retry_after_secs: Option<u64>,
+    /// The path of the body field the error is about (`tokenName`, `constraints[1].values`), for a form to
+    /// show the message beside its control. Not part of the answer: the body stays `{"id","name","message"}`.
+    pub field: Option<String>,
 }
 
 impl ApiError {
@@ -87,6 +90,7 @@ impl ApiError {
             kind,
             message: message.into(),
             retry_after_secs: None,
+            field: None,
         }
     }
 
@@ -102,6 +106,19 @@ impl ApiError {
 
     pub fn validation(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Validation, message)
+    }
+
+    /// A 400 about the body field at `path` (its message usually starts with that path, as the API's have).
+    pub fn invalid_field(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Validation, message).at_field(path)
+    }
+
+    /// This error, about the body field at `path`.
+    pub fn at_field(self, path: impl Into<String>) -> Self {
+        ApiError {
+            field: Some(path.into()),
+            ..self
+        }
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
@@ -177,6 +194,17 @@ mod tests {
         assert_eq!(json["message"], "no such flag");
         let id = uuid::Uuid::parse_str(json["id"].as_str().unwrap()).unwrap();
         assert_eq!(id.get_version_num(), 4);
+    }
+
+    #[test]
+    fn the_field_path_is_not_in_the_body() {
+        let error =
+            ApiError::invalid_field("constraints[1].values", "constraints[1].values: too many");
+        assert_eq!(error.field.as_deref(), Some("constraints[1].values"));
+        assert_eq!(error.kind, ErrorKind::Validation);
+        let json = serde_json::to_value(error.body()).unwrap();
+        assert_eq!(json.as_object().unwrap().len(), 3);
+        assert_eq!(json["message"], "constraints[1].values: too many");
     }
 
     #[test]

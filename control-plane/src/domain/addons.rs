@@ -231,17 +231,19 @@ fn checked_parameters(
     let mut parameters = Map::new();
     for (name, value) in given {
         if !WEBHOOK_PARAMETERS.iter().any(|(known, ..)| *known == name) {
-            return Err(ApiError::validation(format!(
-                "parameters.{name} is not a parameter of the webhook provider"
-            )));
+            return Err(ApiError::invalid_field(
+                format!("parameters.{name}"),
+                format!("parameters.{name} is not a parameter of the webhook provider"),
+            ));
         }
         let text = match value {
             Value::Null => continue,
             Value::String(text) => text,
             _ => {
-                return Err(ApiError::validation(format!(
-                    "parameters.{name} must be a string"
-                )))
+                return Err(ApiError::invalid_field(
+                    format!("parameters.{name}"),
+                    format!("parameters.{name} must be a string"),
+                ))
             }
         };
         let text = match stored.and_then(|stored| stored.get(&name)) {
@@ -254,7 +256,12 @@ fn checked_parameters(
         parameters.insert(name, Value::String(text));
     }
     match parameters.get("url").and_then(Value::as_str) {
-        None => return Err(ApiError::validation("parameters.url is required")),
+        None => {
+            return Err(ApiError::invalid_field(
+                "parameters.url",
+                "parameters.url is required",
+            ))
+        }
         Some(text) => check_url(text)?,
     }
     if let Some(Value::String(headers)) = parameters.get("customHeaders") {
@@ -263,9 +270,10 @@ fn checked_parameters(
     for name in ["contentType", "authorization"] {
         if let Some(Value::String(value)) = parameters.get(name) {
             if !is_header_value(value) {
-                return Err(ApiError::validation(format!(
-                    "parameters.{name} is not a valid header value"
-                )));
+                return Err(ApiError::invalid_field(
+                    format!("parameters.{name}"),
+                    format!("parameters.{name} is not a valid header value"),
+                ));
             }
         }
     }
@@ -273,10 +281,15 @@ fn checked_parameters(
 }
 
 fn check_url(text: &str) -> Result<(), ApiError> {
-    let parsed = url::Url::parse(text)
-        .map_err(|error| ApiError::validation(format!("parameters.url is not a URL: {error}")))?;
+    let parsed = url::Url::parse(text).map_err(|error| {
+        ApiError::invalid_field(
+            "parameters.url",
+            format!("parameters.url is not a URL: {error}"),
+        )
+    })?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "parameters.url",
             "parameters.url must be an http or https URL with a host",
         ));
     }
@@ -285,7 +298,12 @@ fn check_url(text: &str) -> Result<(), ApiError> {
 
 /// The `customHeaders` parameter (a JSON object of header names to strings, as text), read and checked.
 pub fn custom_headers(text: &str) -> Result<Vec<(String, String)>, ApiError> {
-    let invalid = |why: &str| ApiError::validation(format!("parameters.customHeaders {why}"));
+    let invalid = |why: &str| {
+        ApiError::invalid_field(
+            "parameters.customHeaders",
+            format!("parameters.customHeaders {why}"),
+        )
+    };
     let object: Map<String, Value> = serde_json::from_str(text)
         .map_err(|_| invalid("must be a JSON object of header names to strings"))?;
     object
@@ -319,9 +337,10 @@ fn is_header_value(value: &str) -> bool {
 
 fn check_list(field: &str, values: &[String]) -> Result<(), ApiError> {
     if values.iter().any(|value| value.trim().is_empty()) {
-        return Err(ApiError::validation(format!(
-            "{field} must not hold an empty name"
-        )));
+        return Err(ApiError::invalid_field(
+            field,
+            format!("{field} must not hold an empty name"),
+        ));
     }
     Ok(())
 }
@@ -340,9 +359,10 @@ fn checked_row(
     }
     for event in &input.events {
         if !EventType::ALL.iter().any(|t| t.as_str() == event) {
-            return Err(ApiError::validation(format!(
-                "events: {event} is not a known event type"
-            )));
+            return Err(ApiError::invalid_field(
+                "events",
+                format!("events: {event} is not a known event type"),
+            ));
         }
     }
     let projects = input
@@ -486,15 +506,17 @@ pub async fn delivery_log(
 ) -> Result<IntegrationEvents, ApiError> {
     let limit = query.limit.unwrap_or(50);
     if limit > MAX_LIMIT {
-        return Err(ApiError::validation(format!(
-            "limit must be at most {MAX_LIMIT}"
-        )));
+        return Err(ApiError::invalid_field(
+            "limit",
+            format!("limit must be at most {MAX_LIMIT}"),
+        ));
     }
     let offset = query.offset.unwrap_or(0);
     if offset > MAX_OFFSET {
-        return Err(ApiError::validation(format!(
-            "offset must be at most {MAX_OFFSET}"
-        )));
+        return Err(ApiError::invalid_field(
+            "offset",
+            format!("offset must be at most {MAX_OFFSET}"),
+        ));
     }
     let addon = require(conn, id).await?;
     let rows = addon_store::log(conn, addon.id, i64::from(offset), i64::from(limit)).await?;

@@ -180,9 +180,10 @@ fn number(field: &str, text: Option<&str>, default: usize, max: usize) -> Result
     };
     match text.trim().parse::<usize>() {
         Ok(value) if value <= max => Ok(value),
-        _ => Err(ApiError::validation(format!(
-            "{field} must be a whole number from 0 to {max}"
-        ))),
+        _ => Err(ApiError::invalid_field(
+            field,
+            format!("{field} must be a whole number from 0 to {max}"),
+        )),
     }
 }
 
@@ -195,12 +196,20 @@ pub async fn of_project(
     let offset = number("offset", query.offset.as_deref(), 0, MAX_OFFSET)?;
     let limit = number("limit", query.limit.as_deref(), 50, 1000)?;
     if query.sort_by.as_deref().is_some_and(|by| by != "name") {
-        return Err(ApiError::validation("sortBy: only name is supported"));
+        return Err(ApiError::invalid_field(
+            "sortBy",
+            "sortBy: only name is supported",
+        ));
     }
     let descending = match query.sort_order.as_deref() {
         None | Some("asc") => false,
         Some("desc") => true,
-        Some(_) => return Err(ApiError::validation("sortOrder must be asc or desc")),
+        Some(_) => {
+            return Err(ApiError::invalid_field(
+                "sortOrder",
+                "sortOrder must be asc or desc",
+            ))
+        }
     };
     let mut conn = store.read().await?;
     if project_store::get(&mut conn, project).await?.is_none() {

@@ -85,18 +85,22 @@ fn validate_legal_values(values: &[LegalValue]) -> Result<(), ApiError> {
     for (index, legal) in values.iter().enumerate() {
         let length = legal.value.chars().count();
         if length == 0 || length > 100 {
-            return Err(ApiError::validation(format!(
-                "legalValues[{index}].value must be 1 to 100 characters long"
-            )));
+            return Err(ApiError::invalid_field(
+                format!("legalValues[{index}].value"),
+                format!("legalValues[{index}].value must be 1 to 100 characters long"),
+            ));
         }
         if values[..index]
             .iter()
             .any(|other| other.value == legal.value)
         {
-            return Err(ApiError::validation(format!(
-                "legalValues[{index}].value: {} is listed twice",
-                legal.value
-            )));
+            return Err(ApiError::invalid_field(
+                format!("legalValues[{index}].value"),
+                format!(
+                    "legalValues[{index}].value: {} is listed twice",
+                    legal.value
+                ),
+            ));
         }
     }
     Ok(())
@@ -105,7 +109,7 @@ fn validate_legal_values(values: &[LegalValue]) -> Result<(), ApiError> {
 pub async fn create(tx: &mut WriteTx, input: ContextFieldInput) -> Result<ContextField, ApiError> {
     let name = input
         .name
-        .ok_or_else(|| ApiError::validation("name is required"))?;
+        .ok_or_else(|| ApiError::invalid_field("name", "name is required"))?;
     name::validate("name", &name)?;
     let legal_values = input.legal_values.unwrap_or_default();
     validate_legal_values(&legal_values)?;
@@ -142,9 +146,10 @@ pub async fn update(
     let before_row = require(tx.conn(), name).await?;
     if let Some(new_name) = &input.name {
         if new_name != name {
-            return Err(ApiError::validation(format!(
-                "name: a context field cannot be renamed ({new_name} ≠ {name})"
-            )));
+            return Err(ApiError::invalid_field(
+                "name",
+                format!("name: a context field cannot be renamed ({new_name} ≠ {name})"),
+            ));
         }
     }
     if let Some(values) = &input.legal_values {
@@ -294,10 +299,13 @@ async fn check_legal_values(
     };
     for value in constraint.values.iter().chain(constraint.value.iter()) {
         if !field.legal_values.iter().any(|legal| &legal.value == value) {
-            return Err(ApiError::validation(format!(
-                "{path}{key}: {value:?} is not a legal value of context field {}",
-                field.name
-            )));
+            return Err(ApiError::invalid_field(
+                format!("{path}{key}"),
+                format!(
+                    "{path}{key}: {value:?} is not a legal value of context field {}",
+                    field.name
+                ),
+            ));
         }
     }
     Ok(())

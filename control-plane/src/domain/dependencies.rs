@@ -132,9 +132,10 @@ fn checked_variants(variants: Vec<String>) -> Result<Vec<String>, ApiError> {
         let name = variant.trim();
         let length = name.chars().count();
         if length == 0 || length > 100 {
-            return Err(ApiError::validation(format!(
-                "variants[{index}] must be 1 to 100 characters long"
-            )));
+            return Err(ApiError::invalid_field(
+                format!("variants[{index}]"),
+                format!("variants[{index}] must be 1 to 100 characters long"),
+            ));
         }
         if !checked.iter().any(|known| known == name) {
             checked.push(name.to_owned());
@@ -155,37 +156,44 @@ pub async fn add(
     let child_row = writable_child(tx, project, child).await?;
     let parent = input.feature;
     if parent == child_row.name {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "feature",
             "feature: a flag cannot depend on itself",
         ));
     }
     match feature_store::get(tx.conn(), &parent).await? {
         Some(row) if row.project_id != project => {
-            return Err(ApiError::validation(format!(
-                "feature: the parent flag {parent} is in project {}, not {project}: \
+            return Err(ApiError::invalid_field(
+                "feature",
+                format!(
+                    "feature: the parent flag {parent} is in project {}, not {project}: \
                  a parent must be in the child's project",
-                row.project_id
-            )))
+                    row.project_id
+                ),
+            ))
         }
         Some(row) if row.archived_at.is_some() => {
-            return Err(ApiError::validation(format!(
-                "feature: the parent flag {parent} is archived"
-            )))
+            return Err(ApiError::invalid_field(
+                "feature",
+                format!("feature: the parent flag {parent} is archived"),
+            ))
         }
         Some(_) => {}
         None => {
-            return Err(ApiError::validation(format!(
-                "feature: no flag named {parent} exists in project {project}"
-            )))
+            return Err(ApiError::invalid_field(
+                "feature",
+                format!("feature: no flag named {parent} exists in project {project}"),
+            ))
         }
     }
     if !dependency_store::of_child(tx.conn(), &parent)
         .await?
         .is_empty()
     {
-        return Err(ApiError::validation(format!(
-            "feature: {parent} depends on other flags itself, so it cannot be a parent"
-        )));
+        return Err(ApiError::invalid_field(
+            "feature",
+            format!("feature: {parent} depends on other flags itself, so it cannot be a parent"),
+        ));
     }
     if !dependency_store::children_of(tx.conn(), child)
         .await?

@@ -442,15 +442,17 @@ pub async fn list(
 ) -> Result<EventList, ApiError> {
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
     if limit > MAX_LIMIT {
-        return Err(ApiError::validation(format!(
-            "limit must be at most {MAX_LIMIT}"
-        )));
+        return Err(ApiError::invalid_field(
+            "limit",
+            format!("limit must be at most {MAX_LIMIT}"),
+        ));
     }
     let offset = query.offset.unwrap_or(0);
     if offset > MAX_OFFSET {
-        return Err(ApiError::validation(format!(
-            "offset must be at most {MAX_OFFSET}"
-        )));
+        return Err(ApiError::invalid_field(
+            "offset",
+            format!("offset must be at most {MAX_OFFSET}"),
+        ));
     }
     let filter = EventFilter {
         project: query.project,

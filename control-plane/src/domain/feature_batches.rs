@@ -31,7 +31,10 @@ pub struct BatchStale {
 /// The listed names, each once, in their order; 400 for an empty list.
 fn names(features: Vec<String>) -> Result<Vec<String>, ApiError> {
     if features.is_empty() {
-        return Err(ApiError::validation("features must list at least one flag"));
+        return Err(ApiError::invalid_field(
+            "features",
+            "features must list at least one flag",
+        ));
     }
     let mut seen = BTreeSet::new();
     Ok(features
@@ -51,9 +54,10 @@ async fn require_listed(
     require_in_project(tx.conn(), project, name)
         .await
         .map_err(|error| match error.kind {
-            ErrorKind::NotFound => ApiError::validation(format!(
-                "features: flag {name} does not exist in project {project}"
-            )),
+            ErrorKind::NotFound => ApiError::invalid_field(
+                "features",
+                format!("features: flag {name} does not exist in project {project}"),
+            ),
             _ => error,
         })
 }
@@ -92,9 +96,10 @@ pub async fn delete(tx: &mut WriteTx, project: &str, input: BatchFeatures) -> Re
     for name in &names(input.features)? {
         let row = require_listed(tx, project, name).await?;
         if row.archived_at.is_none() {
-            return Err(ApiError::validation(format!(
-                "features: flag {name} is not archived; archive it before deleting it"
-            )));
+            return Err(ApiError::invalid_field(
+                "features",
+                format!("features: flag {name} is not archived; archive it before deleting it"),
+            ));
         }
         features::delete_archived(tx, name).await?;
     }
@@ -107,9 +112,10 @@ pub async fn set_stale(tx: &mut WriteTx, project: &str, input: BatchStale) -> Re
     for name in &names(input.features)? {
         let row = require_listed(tx, project, name).await?;
         if row.archived_at.is_some() {
-            return Err(ApiError::validation(format!(
-                "features: flag {name} is archived"
-            )));
+            return Err(ApiError::invalid_field(
+                "features",
+                format!("features: flag {name} is archived"),
+            ));
         }
         let change = UpdateFeature {
             name: None,

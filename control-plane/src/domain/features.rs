@@ -437,9 +437,10 @@ pub async fn update(
     let before = require_live(tx.conn(), project, name).await?;
     if let Some(new_name) = &input.name {
         if new_name != name {
-            return Err(ApiError::validation(format!(
-                "name: a flag cannot be renamed ({new_name} ≠ {name})"
-            )));
+            return Err(ApiError::invalid_field(
+                "name",
+                format!("name: a flag cannot be renamed ({new_name} ≠ {name})"),
+            ));
         }
     }
     let after = FeatureRow {
@@ -553,7 +554,10 @@ pub async fn archive_many(
 ) -> Result<(), ApiError> {
     change_request_gate::ensure_archivable(tx, project).await?;
     if input.features.is_empty() {
-        return Err(ApiError::validation("features must list at least one flag"));
+        return Err(ApiError::invalid_field(
+            "features",
+            "features must list at least one flag",
+        ));
     }
     for name in &input.features {
         archive_one(tx, project, name).await?;

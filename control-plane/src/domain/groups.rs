@@ -74,8 +74,12 @@ pub struct WriteGroup {
 
 /// Parses a `:groupId` path segment (400 if it is not an integer).
 pub fn parse_id(text: &str) -> Result<i64, ApiError> {
-    text.parse()
-        .map_err(|_| ApiError::validation(format!("groupId must be an integer, not {text:?}")))
+    text.parse().map_err(|_| {
+        ApiError::invalid_field(
+            "groupId",
+            format!("groupId must be an integer, not {text:?}"),
+        )
+    })
 }
 
 async fn view(conn: &mut AnyConnection, row: GroupRow) -> Result<Group, ApiError> {
@@ -137,7 +141,8 @@ async fn validate(
 ) -> Result<Validated, ApiError> {
     let name = input.name.trim().to_owned();
     if name.is_empty() || name.chars().count() > 100 {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "name",
             "name must be 1 to 100 characters long",
         ));
     }
@@ -150,9 +155,10 @@ async fn validate(
     for (index, member) in input.users.unwrap_or_default().iter().enumerate() {
         let id = member.user.id;
         if user_store::get(tx.conn(), id).await?.is_none() {
-            return Err(ApiError::validation(format!(
-                "users[{index}].user.id: user {id} does not exist"
-            )));
+            return Err(ApiError::invalid_field(
+                format!("users[{index}].user.id"),
+                format!("users[{index}].user.id: user {id} does not exist"),
+            ));
         }
         members.insert(id);
     }

@@ -356,8 +356,9 @@ pub async fn application_page(
     limit: usize,
 ) -> Result<ApplicationPage, ApiError> {
     let offset = i64::try_from(offset)
-        .map_err(|_| ApiError::validation("offset is past the last application"))?;
-    let limit = i64::try_from(limit).map_err(|_| ApiError::validation("limit is too large"))?;
+        .map_err(|_| ApiError::invalid_field("offset", "offset is past the last application"))?;
+    let limit =
+        i64::try_from(limit).map_err(|_| ApiError::invalid_field("limit", "limit is too large"))?;
     let mut conn = store.read().await?;
     let (rows, total) = application_sql::application_page(&mut conn, offset, limit).await?;
     Ok(ApplicationPage {
@@ -524,14 +525,18 @@ pub async fn set_metadata(
     now_ms: i64,
 ) -> Result<(), ApiError> {
     if app_name.trim().is_empty() || app_name.len() > 255 {
-        return Err(ApiError::validation("appName must be 1 to 255 characters"));
+        return Err(ApiError::invalid_field(
+            "appName",
+            "appName must be 1 to 255 characters",
+        ));
     }
     if input
         .app_name
         .as_deref()
         .is_some_and(|name| name != app_name)
     {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "appName",
             "appName in the body differs from the path",
         ));
     }

@@ -104,7 +104,8 @@ pub async fn new_password_hash(
         .as_ref()
         .is_some_and(|confirm| *confirm != input.password)
     {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "confirmPassword",
             "confirmPassword does not match password",
         ));
     }
@@ -115,7 +116,7 @@ pub async fn new_password_hash(
     if let Some(stored) = row.password_hash.clone() {
         let old = input
             .old_password
-            .ok_or_else(|| ApiError::validation("oldPassword is required"))?;
+            .ok_or_else(|| ApiError::invalid_field("oldPassword", "oldPassword is required"))?;
         let login = row
             .username
             .clone()
@@ -129,7 +130,8 @@ pub async fn new_password_hash(
             return Err(ApiError::new(
                 ErrorKind::AuthenticationRequired,
                 "Old password is incorrect",
-            ));
+            )
+            .at_field("oldPassword"));
         }
         bounds.throttle.record_success(&login, client);
     }

@@ -106,7 +106,12 @@ pub struct PlaygroundSegment {
 }
 
 fn projects_of(value: Option<&serde_json::Value>) -> Result<Projects, ApiError> {
-    let invalid = || ApiError::validation("projects must be \"*\" or a list of project ids");
+    let invalid = || {
+        ApiError::invalid_field(
+            "projects",
+            "projects must be \"*\" or a list of project ids",
+        )
+    };
     match value {
         None | Some(serde_json::Value::Null) => Ok(Projects::All),
         Some(serde_json::Value::String(text)) if text == "*" => Ok(Projects::All),
@@ -126,13 +131,19 @@ fn context_of(request: &PlaygroundRequest) -> Result<Context, ApiError> {
     let object = request
         .context
         .as_object()
-        .ok_or_else(|| ApiError::validation("context must be an object"))?;
+        .ok_or_else(|| ApiError::invalid_field("context", "context must be an object"))?;
     if object.get("appName").is_none_or(serde_json::Value::is_null) {
-        return Err(ApiError::validation("context.appName is required"));
+        return Err(ApiError::invalid_field(
+            "context.appName",
+            "context.appName is required",
+        ));
     }
     let mut context: Context =
         serde_path_to_error::deserialize(&request.context).map_err(|error| {
-            ApiError::validation(format!("context.{}: {}", error.path(), error.inner()))
+            ApiError::invalid_field(
+                format!("context.{}", error.path()),
+                format!("context.{}: {}", error.path(), error.inner()),
+            )
         })?;
     if context.environment.is_none() {
         context.environment = Some(request.environment.clone());
@@ -242,10 +253,13 @@ impl Evaluation {
             .await?
             .is_none()
         {
-            return Err(ApiError::validation(format!(
-                "environment: environment {} does not exist",
-                request.environment
-            )));
+            return Err(ApiError::invalid_field(
+                "environment",
+                format!(
+                    "environment: environment {} does not exist",
+                    request.environment
+                ),
+            ));
         }
         let compiled = documents.of(conn, &request.environment).await?;
         let in_scope = compiled

@@ -48,7 +48,8 @@ pub async fn create(
     projects::require(tx.conn(), project).await?;
     let kind = input.token_type.to_ascii_lowercase();
     if !matches!(kind.as_str(), "client" | "backend" | "frontend") {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "type",
             "type of a project token must be client, backend or frontend",
         ));
     }

@@ -97,7 +97,8 @@ pub struct AddProjectEnvironment {
 fn validate_display_name(name: &str) -> Result<(), ApiError> {
     let length = name.trim().chars().count();
     if length == 0 || length > 100 {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "name",
             "name must be 1 to 100 characters long",
         ));
     }
@@ -165,9 +166,10 @@ pub async fn create(
                     .await?
                     .is_none()
                 {
-                    return Err(ApiError::validation(format!(
-                        "environments: {environment} does not exist"
-                    )));
+                    return Err(ApiError::invalid_field(
+                        "environments",
+                        format!("environments: {environment} does not exist"),
+                    ));
                 }
             }
             environments

@@ -51,9 +51,10 @@ impl RootRole {
                 .find(|role| role.name().eq_ignore_ascii_case(name)),
         };
         role.ok_or_else(|| {
-            ApiError::validation(format!(
-                "{field} must be 1 (Admin), 2 (Editor) or 3 (Viewer)"
-            ))
+            ApiError::invalid_field(
+                field,
+                format!("{field} must be 1 (Admin), 2 (Editor) or 3 (Viewer)"),
+            )
         })
     }
 }

@@ -128,7 +128,8 @@ pub struct SegmentName {
 pub async fn validate_name(conn: &mut AnyConnection, input: SegmentName) -> Result<(), ApiError> {
     let length = input.name.trim().chars().count();
     if length == 0 || length > 100 {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "name",
             "name must be 1 to 100 characters long",
         ));
     }
@@ -148,15 +149,17 @@ pub async fn validate_name(conn: &mut AnyConnection, input: SegmentName) -> Resu
 async fn validate(tx: &mut WriteTx, input: &SegmentInput, limits: &Limits) -> Result<(), ApiError> {
     let length = input.name.trim().chars().count();
     if length == 0 || length > 100 {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "name",
             "name must be 1 to 100 characters long",
         ));
     }
     if let Some(project) = &input.project {
         if project_store::get(tx.conn(), project).await?.is_none() {
-            return Err(ApiError::validation(format!(
-                "project: project {project} does not exist"
-            )));
+            return Err(ApiError::invalid_field(
+                "project",
+                format!("project: project {project} does not exist"),
+            ));
         }
     }
     context_fields::check_constraints(tx.conn(), &input.constraints).await?;
@@ -171,6 +174,7 @@ async fn validate(tx: &mut WriteTx, input: &SegmentInput, limits: &Limits) -> Re
         values,
         limits.segment_values,
     )
+    .map_err(|error| error.at_field("constraints"))
 }
 
 async fn ensure_name_free(
@@ -248,7 +252,7 @@ pub async fn update(
     let used = usage.get(&id);
     if let (Some(project), Some(used)) = (&input.project, used) {
         if let Some(other) = used.projects.iter().find(|p| *p != project) {
-            return Err(ApiError::validation(format!(
+            return Err(ApiError::invalid_field("project", format!(
                 "project: segment {id} is used by flags of project {other}, so it cannot belong to project {project} only"
             )));
         }
@@ -313,13 +317,14 @@ pub async fn check_strategy_segments(
 ) -> Result<(), ApiError> {
     for (index, id) in segments.iter().enumerate() {
         let Some(row) = segment_store::get(conn, *id).await? else {
-            return Err(ApiError::validation(format!(
-                "segments[{index}]: segment {id} does not exist"
-            )));
+            return Err(ApiError::invalid_field(
+                format!("segments[{index}]"),
+                format!("segments[{index}]: segment {id} does not exist"),
+            ));
         };
         if let Some(owner) = &row.project_id {
             if owner != project {
-                return Err(ApiError::validation(format!(
+                return Err(ApiError::invalid_field(format!("segments[{index}]"), format!(
                     "segments[{index}]: segment {id} belongs to project {owner} and cannot be used in project {project}"
                 )));
             }

@@ -150,9 +150,10 @@ fn normalize_parameters(
             Value::Bool(flag) => flag.to_string(),
             Value::Null => continue,
             Value::Array(_) | Value::Object(_) => {
-                return Err(ApiError::validation(format!(
-                    "parameters.{key} must be a string, a number or a boolean"
-                )))
+                return Err(ApiError::invalid_field(
+                    format!("parameters.{key}"),
+                    format!("parameters.{key} must be a string, a number or a boolean"),
+                ))
             }
         };
         normalized.insert(key, text);
@@ -186,7 +187,8 @@ async fn validated_row(
     let declared = strategy_definitions::declared_parameters(tx.conn(), &input.name).await?;
     if let Some(title) = &input.title {
         if title.chars().count() > 100 {
-            return Err(ApiError::validation(
+            return Err(ApiError::invalid_field(
+                "title",
                 "title must be at most 100 characters long",
             ));
         }
@@ -228,7 +230,8 @@ fn check_limits(input: &StrategyInput, limits: &Limits) -> Result<(), ApiError> 
         "the constraints of this strategy",
         constraints.len(),
         limits.constraints,
-    )?;
+    )
+    .map_err(|error| error.at_field("constraints"))?;
     for (index, constraint) in constraints.iter().enumerate() {
         limits::ensure_within(
             "constraintValues",
@@ -236,9 +239,12 @@ fn check_limits(input: &StrategyInput, limits: &Limits) -> Result<(), ApiError> 
             constraint.values.len(),
             limits.constraint_values,
         )
-        .map_err(|error| ApiError {
-            message: format!("constraints[{index}].values: {}", error.message),
-            ..error
+        .map_err(|error| {
+            ApiError {
+                message: format!("constraints[{index}].values: {}", error.message),
+                ..error
+            }
+            .at_field(format!("constraints[{index}].values"))
         })?;
     }
     limits::ensure_within(
@@ -247,6 +253,7 @@ fn check_limits(input: &StrategyInput, limits: &Limits) -> Result<(), ApiError> 
         input.segments.as_ref().map_or(0, Vec::len),
         limits.strategy_segments,
     )
+    .map_err(|error| error.at_field("segments"))
 }
 
 fn strategy_event(

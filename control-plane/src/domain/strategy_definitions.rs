@@ -85,9 +85,12 @@ pub async fn declared_parameters(
 ) -> Result<Vec<StrategyParameter>, ApiError> {
     match definition_store::get(conn, name).await? {
         Some(row) => Ok(row.parameters),
-        None => Err(ApiError::validation(format!(
-            "name: unknown strategy {name:?}; define it first (POST /api/admin/strategies)"
-        ))),
+        None => Err(ApiError::invalid_field(
+            "name",
+            format!(
+                "name: unknown strategy {name:?}; define it first (POST /api/admin/strategies)"
+            ),
+        )),
     }
 }
 
@@ -111,18 +114,22 @@ fn validate_parameters(parameters: &[StrategyParameter]) -> Result<(), ApiError>
     for (index, parameter) in parameters.iter().enumerate() {
         let length = parameter.name.trim().chars().count();
         if length == 0 || length > 100 {
-            return Err(ApiError::validation(format!(
-                "parameters[{index}].name must be 1 to 100 characters long"
-            )));
+            return Err(ApiError::invalid_field(
+                format!("parameters[{index}].name"),
+                format!("parameters[{index}].name must be 1 to 100 characters long"),
+            ));
         }
         if parameters[..index]
             .iter()
             .any(|other| other.name == parameter.name)
         {
-            return Err(ApiError::validation(format!(
-                "parameters[{index}].name: {} is listed twice",
-                parameter.name
-            )));
+            return Err(ApiError::invalid_field(
+                format!("parameters[{index}].name"),
+                format!(
+                    "parameters[{index}].name: {} is listed twice",
+                    parameter.name
+                ),
+            ));
         }
     }
     Ok(())
@@ -178,9 +185,10 @@ pub async fn update(
     ensure_editable(&before_row)?;
     if let Some(new_name) = &input.name {
         if new_name != name {
-            return Err(ApiError::validation(format!(
-                "name: a strategy cannot be renamed ({new_name} ≠ {name})"
-            )));
+            return Err(ApiError::invalid_field(
+                "name",
+                format!("name: a strategy cannot be renamed ({new_name} ≠ {name})"),
+            ));
         }
     }
     validate_parameters(&input.parameters)?;

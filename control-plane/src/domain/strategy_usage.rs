@@ -151,7 +151,7 @@ pub async fn set_segments_of_strategy(
         )));
     }
     let id = Uuid::parse_str(&input.strategy_id)
-        .map_err(|_| ApiError::validation("strategyId must be a UUID"))?;
+        .map_err(|_| ApiError::invalid_field("strategyId", "strategyId must be a UUID"))?;
     let feature = placed.row.feature_name.clone();
     let mut body = strategies::input_of(placed.row);
     body.segments = Some(input.segment_ids.clone());

@@ -135,9 +135,10 @@ fn type_not_found(name: &str) -> ApiError {
 fn check_length(field: &str, value: &str) -> Result<(), ApiError> {
     let length = value.chars().count();
     if !(2..=50).contains(&length) {
-        return Err(ApiError::validation(format!(
-            "{field} must be 2 to 50 characters long"
-        )));
+        return Err(ApiError::invalid_field(
+            field,
+            format!("{field} must be 2 to 50 characters long"),
+        ));
     }
     Ok(())
 }
@@ -146,9 +147,10 @@ fn check_color(field: &str, color: Option<&str>) -> Result<(), ApiError> {
     let Some(color) = color else { return Ok(()) };
     let digits = color.strip_prefix('#').unwrap_or("");
     if digits.len() != 6 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(ApiError::validation(format!(
-            "{field} must be # and six hexadecimal digits, not {color:?}"
-        )));
+        return Err(ApiError::invalid_field(
+            field,
+            format!("{field} must be # and six hexadecimal digits, not {color:?}"),
+        ));
     }
     Ok(())
 }

@@ -104,7 +104,10 @@ pub struct UpdateApiToken {
 /// message names `field`.
 pub fn parse_timestamp(field: &str, text: &str) -> Result<Timestamp, ApiError> {
     Timestamp::parse(text).map_err(|error| {
-        ApiError::validation(format!("{field} must be an RFC 3339 date-time: {error}"))
+        ApiError::invalid_field(
+            field,
+            format!("{field} must be an RFC 3339 date-time: {error}"),
+        )
     })
 }
 
@@ -154,17 +157,22 @@ pub async fn create(
 ) -> Result<ApiToken, ApiError> {
     let name = input.token_name.trim().to_owned();
     if name.is_empty() || name.chars().count() > 100 {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "tokenName",
             "tokenName must be 1 to 100 characters long",
         ));
     }
     let kind = TokenKind::parse(&input.token_type.to_ascii_lowercase()).ok_or_else(|| {
-        ApiError::validation("type must be one of client, backend, frontend, admin or edge")
+        ApiError::invalid_field(
+            "type",
+            "type must be one of client, backend, frontend, admin or edge",
+        )
     })?;
     let (projects, environment) = match kind {
         TokenKind::Admin => {
             if input.environment.as_deref().is_some_and(|env| env != "*") {
-                return Err(ApiError::validation(
+                return Err(ApiError::invalid_field(
+                    "environment",
                     "environment of an admin token must be * (or absent)",
                 ));
             }
@@ -175,7 +183,7 @@ pub async fn create(
                 .projects
                 .or(input.project.map(|project| vec![project]));
             if projects.is_some_and(|projects| projects != ["*"]) {
-                return Err(ApiError::validation(
+                return Err(ApiError::invalid_field("projects", 
                     "projects of an edge token must be [\"*\"] (or absent): an edge serves every project",
                 ));
             }
@@ -185,9 +193,10 @@ pub async fn create(
                     .await?
                     .is_none()
             {
-                return Err(ApiError::validation(format!(
-                    "environment: {environment} does not exist"
-                )));
+                return Err(ApiError::invalid_field(
+                    "environment",
+                    format!("environment: {environment} does not exist"),
+                ));
             }
             (vec!["*".to_owned()], environment)
         }
@@ -199,9 +208,10 @@ pub async fn create(
                 .await?
                 .is_none()
             {
-                return Err(ApiError::validation(format!(
-                    "environment: {environment} does not exist"
-                )));
+                return Err(ApiError::invalid_field(
+                    "environment",
+                    format!("environment: {environment} does not exist"),
+                ));
             }
             let mut projects = input
                 .projects
@@ -210,18 +220,23 @@ pub async fn create(
             projects.sort();
             projects.dedup();
             if projects.is_empty() {
-                return Err(ApiError::validation("projects must not be empty"));
+                return Err(ApiError::invalid_field(
+                    "projects",
+                    "projects must not be empty",
+                ));
             }
             if projects.len() > 1 && projects.iter().any(|project| project == "*") {
-                return Err(ApiError::validation(
+                return Err(ApiError::invalid_field(
+                    "projects",
                     "projects: * (all projects) cannot be combined with other projects",
                 ));
             }
             for project in projects.iter().filter(|project| *project != "*") {
                 if project_store::get(tx.conn(), project).await?.is_none() {
-                    return Err(ApiError::validation(format!(
-                        "projects: {project} does not exist"
-                    )));
+                    return Err(ApiError::invalid_field(
+                        "projects",
+                        format!("projects: {project} does not exist"),
+                    ));
                 }
             }
             (projects, environment)

@@ -171,10 +171,13 @@ pub fn normalize_origin(index: usize, text: &str) -> Result<String, ApiError> {
         return Ok(text.to_owned());
     }
     let bad = |why: &str| {
-        ApiError::validation(format!(
-            "frontendApiOrigins[{index}]: {text:?} {why}; expected * or an origin such as \
+        ApiError::invalid_field(
+            format!("frontendApiOrigins[{index}]"),
+            format!(
+                "frontendApiOrigins[{index}]: {text:?} {why}; expected * or an origin such as \
              https://app.example.com or http://localhost:3000"
-        ))
+            ),
+        )
     };
     let url = url::Url::parse(text).map_err(|_| bad("is not an absolute URL"))?;
     let host = url.host_str().filter(|host| !host.is_empty());
@@ -203,7 +206,8 @@ pub async fn set_frontend_api_origins(
     origins: Vec<String>,
 ) -> Result<(), ApiError> {
     if origins.is_empty() {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "frontendApiOrigins",
             "frontendApiOrigins must hold at least one origin, or *",
         ));
     }

@@ -125,14 +125,16 @@ pub fn validate_password(input: &NewPassword) -> Result<(), ApiError> {
         .as_ref()
         .is_some_and(|confirm| *confirm != input.password)
     {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "confirmPassword",
             "confirmPassword does not match password",
         ));
     }
     if input.password.chars().count() < MIN_PASSWORD_LENGTH {
-        return Err(ApiError::validation(format!(
-            "password must be at least {MIN_PASSWORD_LENGTH} characters long"
-        )));
+        return Err(ApiError::invalid_field(
+            "password",
+            format!("password must be at least {MIN_PASSWORD_LENGTH} characters long"),
+        ));
     }
     Ok(())
 }
@@ -210,15 +212,19 @@ pub async fn delete_inactive(
     now_ms: i64,
 ) -> Result<(), ApiError> {
     if input.ids.is_empty() {
-        return Err(ApiError::validation("ids must list at least one user"));
+        return Err(ApiError::invalid_field(
+            "ids",
+            "ids must list at least one user",
+        ));
     }
     let pats_seen = user_store::pats_last_seen(tx.conn()).await?;
     for id in input.ids {
         let row = users::require(tx.conn(), id).await?;
         if !is_inactive(&row, pats_seen.get(&id).copied(), now_ms) {
-            return Err(ApiError::validation(format!(
-                "ids: user {id} is not inactive"
-            )));
+            return Err(ApiError::invalid_field(
+                "ids",
+                format!("ids: user {id} is not inactive"),
+            ));
         }
         users::delete(tx, id).await?;
     }

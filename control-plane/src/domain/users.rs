@@ -177,14 +177,18 @@ fn validate_email(email: &str) -> Result<(), ApiError> {
         !local.is_empty() && !domain.is_empty() && !email.contains(char::is_whitespace)
     });
     if !valid || email.chars().count() > 254 {
-        return Err(ApiError::validation("email is not a valid e-mail address"));
+        return Err(ApiError::invalid_field(
+            "email",
+            "email is not a valid e-mail address",
+        ));
     }
     Ok(())
 }
 
 fn validate_username(username: &str) -> Result<(), ApiError> {
     if username.chars().count() > 100 || username.contains(char::is_whitespace) {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "username",
             "username must be at most 100 characters, without spaces",
         ));
     }
@@ -194,9 +198,10 @@ fn validate_username(username: &str) -> Result<(), ApiError> {
 /// Hashes a password with argon2id (random salt) in a turn of `work`, off the async threads.
 pub async fn hash_password(work: &PasswordWork, password: String) -> Result<String, ApiError> {
     if password.chars().count() < MIN_PASSWORD_LENGTH {
-        return Err(ApiError::validation(format!(
-            "password must be at least {MIN_PASSWORD_LENGTH} characters long"
-        )));
+        return Err(ApiError::invalid_field(
+            "password",
+            format!("password must be at least {MIN_PASSWORD_LENGTH} characters long"),
+        ));
     }
     work.hash(password).await
 }
@@ -210,7 +215,10 @@ pub async fn create(
     let username = clean(input.username);
     let email = clean(input.email);
     if username.is_none() && email.is_none() {
-        return Err(ApiError::validation("username or email is required"));
+        return Err(ApiError::invalid_field(
+            "username",
+            "username or email is required",
+        ));
     }
     if let Some(username) = &username {
         validate_username(username)?;
@@ -399,13 +407,17 @@ pub async fn pats(conn: &mut AnyConnection, user_id: i64) -> Result<PatList, Api
 pub async fn create_pat(tx: &mut WriteTx, user_id: i64, input: CreatePat) -> Result<Pat, ApiError> {
     let description = input.description.trim().to_owned();
     if description.is_empty() || description.chars().count() > 100 {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "description",
             "description must be 1 to 100 characters long",
         ));
     }
     let expires_at = parse_timestamp("expiresAt", &input.expires_at)?;
     if expires_at <= Timestamp::now() {
-        return Err(ApiError::validation("expiresAt must be in the future"));
+        return Err(ApiError::invalid_field(
+            "expiresAt",
+            "expiresAt must be in the future",
+        ));
     }
     require(tx.conn(), user_id).await?;
     let secret = format!("{PAT_PREFIX}{}", random_hex(SECRET_RANDOM_BYTES)?);

@@ -144,7 +144,8 @@ pub async fn set_in_environments(
     input: PushVariants,
 ) -> Result<FlagVariants, ApiError> {
     if input.environments.is_empty() {
-        return Err(ApiError::validation(
+        return Err(ApiError::invalid_field(
+            "environments",
             "environments must list at least one environment",
         ));
     }

@@ -45,11 +45,14 @@ pub fn validate_constraints(constraints: &[Constraint]) -> Result<(), ApiError> 
 pub fn validate_constraint(path: &str, constraint: &Constraint) -> Result<(), ApiError> {
     name::validate(&format!("{path}contextName"), &constraint.context_name)?;
     if !OPERATORS.contains(&constraint.operator.as_str()) {
-        return Err(ApiError::validation(format!(
-            "{path}operator: unknown operator {:?}; expected one of {}",
-            constraint.operator,
-            OPERATORS.join(", ")
-        )));
+        return Err(ApiError::invalid_field(
+            format!("{path}operator"),
+            format!(
+                "{path}operator: unknown operator {:?}; expected one of {}",
+                constraint.operator,
+                OPERATORS.join(", ")
+            ),
+        ));
     }
     let engine_form = vexil_shared::model::Constraint {
         context_name: constraint.context_name.clone(),
@@ -65,7 +68,7 @@ pub fn validate_constraint(path: &str, constraint: &Constraint) -> Result<(), Ap
         } else {
             "value"
         };
-        ApiError::validation(format!("{path}{field}: {error}"))
+        ApiError::invalid_field(format!("{path}{field}"), format!("{path}{field}: {error}"))
     })
 }
 

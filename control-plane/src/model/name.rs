@@ -6,19 +6,22 @@ use vexil_shared::ApiError;
 pub fn validate(field: &str, value: &str) -> Result<(), ApiError> {
     let length = value.chars().count();
     if length == 0 || length > 100 {
-        return Err(ApiError::validation(format!(
-            "{field} must be 1 to 100 characters long"
-        )));
+        return Err(ApiError::invalid_field(
+            field,
+            format!("{field} must be 1 to 100 characters long"),
+        ));
     }
     if value == "." || value == ".." {
-        return Err(ApiError::validation(format!(
-            "{field} must not be \".\" or \"..\""
-        )));
+        return Err(ApiError::invalid_field(
+            field,
+            format!("{field} must not be \".\" or \"..\""),
+        ));
     }
     if let Some(bad) = value.chars().find(|c| !is_url_safe(*c)) {
-        return Err(ApiError::validation(format!(
-            "{field} must be URL-safe (letters, digits and -_.!~*'()), found {bad:?}"
-        )));
+        return Err(ApiError::invalid_field(
+            field,
+            format!("{field} must be URL-safe (letters, digits and -_.!~*'()), found {bad:?}"),
+        ));
     }
     Ok(())
 }

@@ -51,10 +51,10 @@ pub fn check_values(
                 ParameterType::Percentage => "a whole number from 0 to 100",
                 _ => "a number",
             };
-            return Err(ApiError::validation(format!(
-                "parameters.{}: {value:?} is not {expected}",
-                parameter.name
-            )));
+            return Err(ApiError::invalid_field(
+                format!("parameters.{}", parameter.name),
+                format!("parameters.{}: {value:?} is not {expected}", parameter.name),
+            ));
         }
     }
     Ok(())

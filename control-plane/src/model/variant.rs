@@ -145,9 +145,10 @@ fn check_payload_value(index: usize, payload: &VariantPayload) -> Result<(), Api
         _ => None,
     };
     match problem {
-        Some(problem) => Err(ApiError::validation(format!(
-            "variants[{index}].payload.value: {problem}"
-        ))),
+        Some(problem) => Err(ApiError::invalid_field(
+            format!("variants[{index}].payload.value"),
+            format!("variants[{index}].payload.value: {problem}"),
+        )),
         None => Ok(()),
     }
 }
@@ -167,33 +168,38 @@ pub fn normalize_variants(
             .iter()
             .any(|other| other.name == variant.name)
         {
-            return Err(ApiError::validation(format!(
-                "variants[{index}].name: {} is used twice",
-                variant.name
-            )));
+            return Err(ApiError::invalid_field(
+                format!("variants[{index}].name"),
+                format!("variants[{index}].name: {} is used twice", variant.name),
+            ));
         }
         if let Some(payload) = &variant.payload {
             if !PAYLOAD_TYPES.contains(&payload.payload_type.as_str()) {
-                return Err(ApiError::validation(format!(
-                    "variants[{index}].payload.type must be one of {}",
-                    PAYLOAD_TYPES.join(", ")
-                )));
+                return Err(ApiError::invalid_field(
+                    format!("variants[{index}].payload.type"),
+                    format!(
+                        "variants[{index}].payload.type must be one of {}",
+                        PAYLOAD_TYPES.join(", ")
+                    ),
+                ));
             }
             check_payload_value(index, payload)?;
         }
         if variant.weight > TOTAL_WEIGHT {
-            return Err(ApiError::validation(format!(
-                "variants[{index}].weight must be 0 to {TOTAL_WEIGHT}"
-            )));
+            return Err(ApiError::invalid_field(
+                format!("variants[{index}].weight"),
+                format!("variants[{index}].weight must be 0 to {TOTAL_WEIGHT}"),
+            ));
         }
         if variant.weight_type == WeightType::Fix {
             fixed_total = fixed_total.saturating_add(variant.weight);
         }
     }
     if fixed_total > TOTAL_WEIGHT {
-        return Err(ApiError::validation(format!(
-            "variants: the fixed weights add up to more than {TOTAL_WEIGHT}"
-        )));
+        return Err(ApiError::invalid_field(
+            "variants",
+            format!("variants: the fixed weights add up to more than {TOTAL_WEIGHT}"),
+        ));
     }
     let variable_count = variants
         .iter()
@@ -202,9 +208,10 @@ pub fn normalize_variants(
     let variable_count = u32::try_from(variable_count).unwrap_or(u32::MAX);
     if variable_count == 0 {
         if fixed_total != TOTAL_WEIGHT {
-            return Err(ApiError::validation(format!(
-                "variants: with only fixed weights they must add up to {TOTAL_WEIGHT}"
-            )));
+            return Err(ApiError::invalid_field(
+                "variants",
+                format!("variants: with only fixed weights they must add up to {TOTAL_WEIGHT}"),
+            ));
         }
         return Ok(variants);
     }

@@ -14,10 +14,19 @@ use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/admin/api", get(list).post(create))
+        .route("/admin/api/{hash}/revoke", get(confirm_revoke).post(revoke))
+}
 
 /// The token types the form offers, with what each is for.
 const TOKEN_TYPES: [(&str, &str); 4] = [

@@ -10,10 +10,19 @@ use crate::domain::{application_overview, metrics};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
 use maud::html;
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/applications", get(list))
+        .route("/applications/{app}", get(page))
+}
 
 /// Applications per page.
 pub const PAGE_SIZE: usize = 25;

@@ -16,6 +16,8 @@ use crate::model::change_request::ChangeRequestState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -468,4 +470,23 @@ pub async fn discard_change(
         Ok(()) => see_other(&who.link(&format!("/projects/{project}/change-requests/{id}"))),
         Err(error) => refused(&state, &who, (&project, &id), error, None).await,
     }
+}
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/projects/{project}/change-requests", get(list))
+        .route("/projects/{project}/change-requests/{id}", get(page))
+        .route(
+            "/projects/{project}/change-requests/{id}/state",
+            post(change_state),
+        )
+        .route(
+            "/projects/{project}/change-requests/{id}/comments",
+            post(comment),
+        )
+        .route(
+            "/projects/{project}/change-requests/{id}/changes/{change}/discard",
+            post(discard_change),
+        )
 }

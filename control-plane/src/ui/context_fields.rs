@@ -3,7 +3,7 @@
 //! custom one (built-ins show no Delete; the domain refuses them anyway). The same domain functions as
 //! `/api/admin/context…`.
 
-use super::controls::{edit_rows, field};
+use super::controls::{edit_rows, enter_saves, field};
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -13,9 +13,20 @@ use crate::model::context_field::LegalValue;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::html;
 use std::sync::Arc;
 use vexil_shared::{ApiError, ErrorKind};
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/context", get(list))
+        .route("/context/create", get(new_field).post(create))
+        .route("/context/edit/{name}", get(edit_field).post(update))
+        .route("/context/{name}/delete", post(delete))
+}
 
 /// How many legal values the list shows before "and N more".
 const VALUES_SHOWN: usize = 8;
@@ -202,6 +213,7 @@ fn form_page(
             } }
             @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
             form.form-narrow method="post" action=(action) novalidate {
+                (enter_saves("Save context field"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 @if editing.is_none() {
                     (field("context-name", "Name", name_error, Some("URL-safe characters; it cannot be renamed"), html! {
@@ -231,14 +243,14 @@ fn form_page(
                             (field(&format!("v{index}-description"), &format!("Description of legal value {}", index + 1), None, None, html! {
                                 input id=(format!("v{index}-description")) type="text" name=(format!("v{index}.description")) value=(description);
                             }))
-                            button type="submit" name="intent" value=(format!("remove-value-{index}"))
+                            button type="submit" formnovalidate name="intent" value=(format!("remove-value-{index}"))
                                 aria-label=(format!("Remove legal value {}", index + 1)) { "Remove" }
                         }
                     }
                     p.field-error #legal-values-error aria-live="polite" {
                         @if let Some(message) = values_error { (message) }
                     }
-                    button type="submit" name="intent" value="add-value" { "Add legal value" }
+                    button type="submit" formnovalidate name="intent" value="add-value" { "Add legal value" }
                 }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save context field" }

@@ -57,6 +57,15 @@ pub fn switch(who: &SignedIn, label: &str, enabled: bool, action: &str, back: &s
     }
 }
 
+/// The first submit button of a form with several (rows added or removed, the form redrawn): Enter in a text
+/// field presses a form's first submit button, so this one makes Enter save, never "Remove". Out of sight and
+/// of the tab order, hidden from assistive technology: the visible button that saves, `label`, follows.
+pub fn enter_saves(label: &str) -> Markup {
+    html! {
+        button.enter-default type="submit" name="intent" value="save" tabindex="-1" aria-hidden="true" { (label) }
+    }
+}
+
 /// A labelled field with its hint and validation message (tied to the control by `aria-describedby`).
 pub fn field(
     id: &str,

@@ -8,8 +8,15 @@ use crate::domain::metrics;
 use crate::http::state::AppState;
 use axum::extract::State;
 use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
 use maud::{html, Markup};
 use std::sync::Arc;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/edges", get(list))
+}
 
 /// How far `applied` is from `current`, in words.
 fn lag(applied: i64, current: i64) -> Markup {

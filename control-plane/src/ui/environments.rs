@@ -3,6 +3,7 @@
 //! not protected, after a confirmation. The same domain functions as `/api/admin/environments…`.
 
 use super::controls::{field, switch};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -11,9 +12,23 @@ use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::{html, Markup};
 use std::sync::Arc;
-use vexil_shared::{ApiError, ErrorKind};
+use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/environments", get(list).post(create))
+        .route("/environments/edit/{name}", get(edit).post(update))
+        .route("/environments/{name}/switch", post(set_enabled))
+        .route(
+            "/environments/{name}/delete",
+            get(confirm_delete).post(delete),
+        )
+}
 
 /// The types Unleash's environments use, offered as suggestions (any URL-safe type is accepted).
 const SUGGESTED_TYPES: [&str; 4] = ["development", "test", "preproduction", "production"];
@@ -41,26 +56,25 @@ impl EnvironmentDraft {
             return Ok(None);
         }
         self.sort_order.parse().map(Some).map_err(|_| {
-            ApiError::validation("sortOrder must be a whole number (empty: after the last)")
+            ApiError::invalid_field(
+                "sortOrder",
+                "sortOrder must be a whole number (empty: after the last)",
+            )
         })
     }
 }
 
-/// Which field a refusal is about: `(name, type, sort order, other)`.
-fn messages(error: Option<&ApiError>) -> (Option<&str>, Option<&str>, Option<&str>, Option<&str>) {
-    let about = |prefix: &str| {
-        error
-            .filter(|error| {
-                error.message.starts_with(prefix)
-                    || (prefix == "name" && error.kind == ErrorKind::NameExists)
-            })
-            .map(|error| error.message.as_str())
-    };
-    let (name, kind, order) = (about("name"), about("type"), about("sortOrder"));
-    let other = error
-        .filter(|_| name.is_none() && kind.is_none() && order.is_none())
-        .map(|error| error.message.as_str());
-    (name, kind, order, other)
+/// Where a refusal shows: beside the name (on the new-environment form), the type or the sort order, else
+/// above the form.
+fn placed(error: Option<&ApiError>, with_name: bool) -> FieldErrors {
+    let mut fields = vec![
+        ("type", "environment-type"),
+        ("sortOrder", "environment-sort-order"),
+    ];
+    if with_name {
+        fields.push(("name", "environment-name"));
+    }
+    FieldErrors::of(error, &fields, "environment-name")
 }
 
 fn type_control(draft: &EnvironmentDraft, error: Option<&str>) -> Markup {
@@ -108,7 +122,8 @@ fn list_page(
     error: Option<&ApiError>,
 ) -> Markup {
     let shell = who.shell(Nav::Environments, "default");
-    let (name_error, type_error, order_error, other_error) = messages(error);
+    let errors = placed(error, true);
+    let name_error = errors.at("environment-name");
     let paged = Paged::new(page, list.len());
     // A switch brings the same page back.
     let back = who.link(&format!("/environments?page={}", paged.page));
@@ -172,7 +187,7 @@ fn list_page(
             @if who.may_write {
                 section.card.form-narrow aria-labelledby="new-environment-title" {
                     h2 #new-environment-title { "New environment" }
-                    @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+                    (errors.general())
                     form method="post" action=(who.link("/environments")) novalidate {
                         input type="hidden" name="csrf" value=(who.csrf);
                         (field("environment-name", "Environment name", name_error, Some("URL-safe characters; it cannot be renamed"), html! {
@@ -180,8 +195,8 @@ fn list_page(
                                 aria-describedby="environment-name-hint"
                                 aria-invalid=(if name_error.is_some() { "true" } else { "false" });
                         }))
-                        (type_control(draft, type_error))
-                        (sort_order_control(draft, order_error))
+                        (type_control(draft, errors.at("environment-type")))
+                        (sort_order_control(draft, errors.at("environment-sort-order")))
                         div.actions { button.primary type="submit" { "Create environment" } }
                     }
                 }
@@ -260,7 +275,7 @@ fn edit_page(
     status: StatusCode,
 ) -> Response {
     let shell = who.shell(Nav::Environments, "default");
-    let (_, type_error, order_error, other_error) = messages(error);
+    let errors = placed(error, false);
     let markup = shell.render(
         &format!("Edit {name}"),
         html! {
@@ -268,11 +283,11 @@ fn edit_page(
                 h1 { "Edit environment " (name) }
                 p.subtitle { a href=(who.link("/environments")) { "← Environments" } }
             } }
-            @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+            (errors.general())
             form.form-narrow method="post" action=(who.link(&format!("/environments/edit/{name}"))) novalidate {
                 input type="hidden" name="csrf" value=(who.csrf);
-                (type_control(draft, type_error))
-                (sort_order_control(draft, order_error))
+                (type_control(draft, errors.at("environment-type")))
+                (sort_order_control(draft, errors.at("environment-sort-order")))
                 div.actions {
                     button.primary type="submit" { "Save environment" }
                     a href=(who.link("/environments")) { "Cancel" }

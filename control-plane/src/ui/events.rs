@@ -11,11 +11,18 @@ use crate::domain::search::events::{search, EventSearchQuery, EventSearchResult}
 use crate::http::state::AppState;
 use axum::extract::{Query, State};
 use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use vexil_shared::{ApiError, ErrorKind};
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/history", get(log))
+}
 
 /// Events per page.
 pub const PAGE_SIZE: usize = 25;

@@ -1,10 +1,9 @@
 //! Where a domain error shows on a form: beside the control its message names, or above the form.
 //!
-//! The domain's validation messages start with the path of the body field they are about
-//! (`tokenName must be…`, `constraints[1].values: …`, `variants[0].payload.value: …`). A form maps paths to
-//! its controls' ids; the longest path that the message's path starts with (whole segments: it is followed by
-//! nothing, `.` or `[`) wins, so `constraints[1].values` finds control `c1-values` and `variants: …` the
-//! variants group. The control is drawn with `aria-invalid` and `aria-describedby` naming `<id>-error`, the
+//! The domain's validation errors carry the path of the body field they are about ([`ApiError::field`]:
+//! `tokenName`, `constraints[1].values`, `variants[0].payload.value`). A form maps paths to its controls'
+//! ids; the longest path that the error's path starts with (whole segments: it is followed by nothing, `.`
+//! or `[`) wins, so `constraints[1].values` finds control `c1-values` and `variants` the variants group. The control is drawn with `aria-invalid` and `aria-describedby` naming `<id>-error`, the
 //! element [`super::controls::field`] draws with the message.
 
 use maud::{html, Markup};
@@ -31,12 +30,13 @@ impl FieldErrors {
         let field = if error.kind == ErrorKind::NameExists {
             Some(clash.to_owned())
         } else {
-            let path = error.message.split([' ', ':']).next().unwrap_or_default();
-            fields
-                .iter()
-                .filter(|(body_field, _)| names(path, body_field.as_ref()))
-                .max_by_key(|(body_field, _)| body_field.as_ref().len())
-                .map(|(_, id)| id.as_ref().to_owned())
+            error.field.as_deref().and_then(|path| {
+                fields
+                    .iter()
+                    .filter(|(body_field, _)| names(path, body_field.as_ref()))
+                    .max_by_key(|(body_field, _)| body_field.as_ref().len())
+                    .map(|(_, id)| id.as_ref().to_owned())
+            })
         };
         FieldErrors {
             field,
@@ -83,7 +83,7 @@ mod tests {
     #[test]
     fn errors_go_beside_the_field_they_name() {
         let fields = [("tokenName", "token-name"), ("projects", "token-projects")];
-        let error = ApiError::validation("projects: nope does not exist");
+        let error = ApiError::invalid_field("projects", "projects: nope does not exist");
         let placed = FieldErrors::of(Some(&error), &fields, "token-name");
         assert_eq!(
             placed.at("token-projects"),
@@ -110,15 +110,18 @@ mod tests {
             ("constraints[1].value", "c1-value"),
             ("constraints[10].values", "c10-values"),
         ];
-        let place = |message: &str| {
-            FieldErrors::of(Some(&ApiError::validation(message)), &fields, "x")
+        let place = |path: &str| {
+            FieldErrors::of(Some(&ApiError::invalid_field(path, "no")), &fields, "x")
                 .field
                 .unwrap_or_default()
         };
-        assert_eq!(place("constraints[1].values: too many"), "c1-values");
-        assert_eq!(place("constraints[1].value: `a` is not valid"), "c1-value");
-        assert_eq!(place("constraints[10].values: too many"), "c10-values");
-        assert_eq!(place("constraints[2].operator: unknown"), "constraints");
-        assert_eq!(place("constraintsx: no"), "");
+        assert_eq!(place("constraints[1].values"), "c1-values");
+        assert_eq!(place("constraints[1].value"), "c1-value");
+        assert_eq!(place("constraints[10].values"), "c10-values");
+        assert_eq!(place("constraints[2].operator"), "constraints");
+        assert_eq!(place("constraintsx"), "");
+        // The message is not read: a path-like message without a field path goes above the form.
+        let unplaced = ApiError::validation("constraints[1].values: too many");
+        assert_eq!(FieldErrors::of(Some(&unplaced), &fields, "x").field, None);
     }
 }

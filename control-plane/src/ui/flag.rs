@@ -2,32 +2,70 @@
 //! order (edit, delete, Move up/Move down, add), its variants, its settings, archive with a confirmation,
 //! and its event log with what each event changed. Also the variants form of one environment.
 
-use super::controls::{field, notice, switch, when, with_notice};
+use super::constraint_editor::single_valued;
+use super::controls::{enter_saves, field, notice, switch, when, with_notice};
 use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
 use super::event_log::event_item;
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
-use super::session::{SignedIn, UiWrite};
-use super::strategy_form::single_valued;
+use super::session::{FormFields, SignedIn, UiWrite};
 use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::dependencies;
 use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::segments;
-use crate::domain::strategies::Strategy;
+use crate::domain::strategies::{self, Strategy};
 use crate::domain::variants;
 use crate::http::state::AppState;
 use crate::model::change_request::Change;
 use crate::model::dependency::RemoveDependency;
+use crate::model::strategy::StrategySortOrder;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
+use uuid::Uuid;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/projects/{project}/features/{feature}", get(page))
+        .route(
+            "/projects/{project}/features/{feature}/dependencies",
+            post(add_dependency),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/dependencies/remove",
+            post(remove_dependency),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/settings",
+            post(save_settings),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/archive",
+            get(confirm_archive).post(archive),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/strategies/delete",
+            post(delete),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/strategies/move",
+            post(move_strategy),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/variants",
+            get(variants_page).post(save_variants),
+        )
+}
 
 /// The field-name prefix of the flag-level variant editor.
 const FLAG_PREFIX: &str = "v";
@@ -474,6 +512,7 @@ fn variants_form(
             }
             (errors.general())
             form.form-narrow method="post" action=(format!("{base}/variants")) {
+                @if who.may_write { (enter_saves("Save variants")) }
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(environment);
                 @if drafts.is_empty() {
@@ -482,7 +521,7 @@ fn variants_form(
                 (variant_rows(who.may_write, FLAG_PREFIX, drafts, true, &errors))
                 @if who.may_write {
                     div.actions {
-                        button type="submit" name="intent" value=(format!("add-{FLAG_PREFIX}")) { "Add variant" }
+                        button type="submit" formnovalidate name="intent" value=(format!("add-{FLAG_PREFIX}")) { "Add variant" }
                         button.primary type="submit" name="intent" value="save" { "Save variants" }
                         a href=(base) { "Cancel" }
                     }
@@ -567,4 +606,116 @@ pub async fn save_variants(
         }
         Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
     }
+}
+
+/// Runs one change to the flag in `environment` (or proposes it), then back to the flag page.
+async fn change_and_return(
+    state: &AppState,
+    who: &SignedIn,
+    (project, environment, feature): (&str, &str, &str),
+    change: Change,
+) -> Response {
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        let outcome = change_requests::make_or_propose(
+            &mut tx,
+            (project, environment, feature),
+            change,
+            &state.limits,
+        )
+        .await?;
+        state.commit(tx).await?;
+        Ok::<_, ApiError>(outcome)
+    }
+    .await;
+    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
+    match done {
+        Ok(Outcome::Made) => see_other(&flag_page),
+        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
+        Err(error) => UiError::new(error, &who.shell(Nav::Flags, project)).into_response(),
+    }
+}
+
+fn strategy_id(form: &FormFields) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(form.get("strategyId").unwrap_or_default())
+        .map_err(|_| ApiError::invalid_field("strategyId", "strategyId: not a strategy id"))
+}
+
+/// `POST …/strategies/delete` (`environment`, `strategyId`).
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let id = match strategy_id(&form) {
+        Ok(id) => id,
+        Err(error) => return UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
+    };
+    let environment = form.text("environment");
+    change_and_return(
+        &state,
+        &who,
+        (&project, &environment, &feature),
+        Change::DeleteStrategy { id },
+    )
+    .await
+}
+
+/// `POST …/strategies/move` (`environment`, `strategyId`, and `direction` up or down: swapped with its
+/// neighbour; or `position`: moved to that place, as drag and drop does); the whole order is written again
+/// (0, 1, 2…), as the API's set-sort-order takes it.
+pub async fn move_strategy(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature)): Path<(String, String)>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let shell = who.shell(Nav::Flags, &project);
+    let environment = form.text("environment");
+    let id = form.text("strategyId");
+    let up = form.get("direction") == Some("up");
+    let listed = async {
+        let mut conn = state.store.read().await?;
+        strategies::list(&mut conn, &project, &feature, &environment).await
+    }
+    .await;
+    let mut order: Vec<String> = match listed {
+        Ok(list) => list.into_iter().map(|strategy| strategy.id).collect(),
+        Err(error) => return UiError::new(error, &shell).into_response(),
+    };
+    let Some(index) = order.iter().position(|candidate| *candidate == id) else {
+        return UiError::new(
+            ApiError::not_found("No strategy with this id in this environment"),
+            &shell,
+        )
+        .into_response();
+    };
+    let position = form
+        .get("position")
+        .and_then(|position| position.parse::<usize>().ok());
+    if let Some(position) = position {
+        let moved = order.remove(index);
+        order.insert(position.min(order.len()), moved);
+    } else {
+        let other = if up {
+            index.checked_sub(1)
+        } else {
+            Some(index + 1).filter(|other| *other < order.len())
+        };
+        let Some(other) = other else {
+            return see_other(&who.link(&format!("/projects/{project}/features/{feature}")));
+        };
+        order.swap(index, other);
+    }
+    let entries = order
+        .into_iter()
+        .zip(0i64..)
+        .map(|(id, sort_order)| StrategySortOrder { id, sort_order })
+        .collect();
+    change_and_return(
+        &state,
+        &who,
+        (&project, &environment, &feature),
+        Change::ReorderStrategy(entries),
+    )
+    .await
 }

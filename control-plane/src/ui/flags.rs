@@ -3,6 +3,7 @@
 //! (`POST …/features/<flag>/environments/<environment>/switch`), which the flag page uses too.
 
 use super::controls::{ago, field, local_path, notice, switch, when, with_notice};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{SignedIn, UiWrite};
 use crate::domain::change_requests::{self, Outcome};
@@ -16,11 +17,32 @@ use crate::model::change_request::Change;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use axum::Json;
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::{ApiError, ErrorKind};
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/", get(home))
+        .route("/projects/{project}", get(list))
+        .route(
+            "/projects/{project}/create-flag",
+            get(new_flag).post(create_flag),
+        )
+        .route(
+            "/projects/{project}/create-flag/validate",
+            get(validate_name),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/environments/{environment}/switch",
+            post(set_switch),
+        )
+}
 
 /// Flags per page.
 pub const PAGE_SIZE: usize = 25;
@@ -333,12 +355,8 @@ fn new_flag_page(
 ) -> Page {
     let shell = who.shell(Nav::Flags, project);
     // The message goes next to the field it is about: the name's rule or a taken name; others above.
-    let name_error = error
-        .filter(|error| error.kind == ErrorKind::NameExists || error.message.starts_with("name"))
-        .map(|error| error.message.as_str());
-    let other_error = error
-        .filter(|_| name_error.is_none())
-        .map(|error| error.message.as_str());
+    let errors = FieldErrors::of(error, &[("name", "name")], "name");
+    let name_error = errors.at("name");
     let described = if name_error.is_some() {
         "name-hint name-error"
     } else {
@@ -348,9 +366,7 @@ fn new_flag_page(
         "New flag",
         html! {
             div.page-head { div { h1 { "New flag" } p.subtitle { "In project " (project) } } }
-            @if let Some(message) = other_error {
-                p.error-box role="alert" { (message) }
-            }
+            (errors.general())
             form.form-narrow method="post" action=(who.link(&format!("/projects/{project}/create-flag"))) novalidate {
                 input type="hidden" name="csrf" value=(who.csrf);
                 (field("name", "Name", name_error, Some("1 to 100 URL-safe characters: letters, digits and -_.!~*'()"),

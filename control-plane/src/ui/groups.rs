@@ -16,10 +16,24 @@ use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/admin/groups", get(list))
+        .route("/admin/groups/create", get(new_group).post(create))
+        .route("/admin/groups/{id}", get(edit).post(update))
+        .route(
+            "/admin/groups/{id}/delete",
+            get(confirm_delete).post(delete),
+        )
+}
 
 /// The list's query: the notice of a write just done.
 #[derive(Debug, Default, Deserialize)]

@@ -1,7 +1,8 @@
 //! The pages of a long list shown whole from memory (the access and configuration lists): which rows a page
 //! shows ([`Paged`]), the `?page=` query ([`PageQuery`]) and the pager under the table ("Previous page",
-//! "Page X of Y", "Next page").
+//! "Page X of Y", "Next page"); and the searched lists' query ([`ListQuery`]: the search text and the page).
 
+use super::session::SignedIn;
 use maud::{html, Markup};
 use serde::Deserialize;
 
@@ -56,6 +57,53 @@ impl Paged {
                             a.button href=(link(self.page + 1)) { "Next page" }
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// The archive's and the segments' query string: the search text and the page.
+#[derive(Debug, Default, Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    pub query: String,
+    pub page: Option<usize>,
+}
+
+impl ListQuery {
+    /// The link to page `page` of the list at `path`, keeping the search.
+    pub fn page_link(&self, who: &SignedIn, path: &str, page: usize) -> String {
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        if !self.query.trim().is_empty() {
+            query.append_pair("query", self.query.trim());
+        }
+        query.append_pair("page", &page.to_string());
+        who.link(&format!("{path}?{}", query.finish()))
+    }
+
+    /// The search form of a list.
+    pub fn form(&self, who: &SignedIn, path: &str, label: &str, placeholder: &str) -> Markup {
+        html! {
+            form.filters method="get" action=(who.link(path)) role="search" {
+                div.field {
+                    label for="search" { (label) }
+                    input #search type="search" name="query" value=(self.query) placeholder=(placeholder);
+                }
+                button type="submit" { "Search" }
+            }
+        }
+    }
+
+    /// The empty state of a list: nothing at all, or nothing matching the search.
+    pub fn empty(&self, who: &SignedIn, path: &str, none: &str, what: &str) -> Markup {
+        html! {
+            div.empty {
+                @if self.query.trim().is_empty() {
+                    p { (none) }
+                } @else {
+                    p { "No " (what) " matches \u{201c}" (self.query.trim()) "\u{201d}." }
+                    a href=(who.link(path)) { "Clear the search" }
                 }
             }
         }

@@ -6,10 +6,10 @@
 //! reloadable, and needs no CSRF token. "Add property" submits the same form back with one more row, so it
 //! works without JavaScript.
 
+use super::constraint_editor::single_valued;
 use super::controls::field;
 use super::page::{Nav, Page, UiError};
 use super::session::{FormFields, SignedIn};
-use super::strategy_form::single_valued;
 use crate::domain::playground::{
     self, PlaygroundConstraint, PlaygroundFeature, PlaygroundPage, PlaygroundRequest,
     PlaygroundStrategy,
@@ -19,10 +19,17 @@ use crate::http::state::AppState;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
 use maud::{html, Markup};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/playground", get(page))
+}
 
 /// Flags per page of the answer.
 const PAGE_SIZE: usize = 50;

@@ -16,10 +16,21 @@ use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/profile", get(page))
+        .route("/profile/tokens", post(create_token))
+        .route("/profile/tokens/{id}/revoke", post(revoke_token))
+        .route("/profile/password", post(change_password))
+}
 
 /// The page's query: the notice of a write just done.
 #[derive(Debug, Default, Deserialize)]
@@ -104,12 +115,7 @@ fn account_markup(
         ],
         "new-password",
     );
-    // A wrong old password is a 401 whose message names no field: it belongs beside the old password.
-    let old_password_error = view
-        .password_error
-        .filter(|error| error.kind.status() == 401)
-        .map(|error| error.message.as_str())
-        .or(password_errors.at("old-password"));
+    let old_password_error = password_errors.at("old-password");
     html! {
         div.page-head {
             div {

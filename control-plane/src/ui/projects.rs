@@ -5,6 +5,7 @@
 //! configuration routes.
 
 use super::controls::{field, switch};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::Paged;
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -18,10 +19,34 @@ use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
-use vexil_shared::{ApiError, ErrorKind};
+use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/projects", get(list).post(create))
+        .route(
+            "/projects/{project}/settings",
+            get(settings).post(save_settings),
+        )
+        .route(
+            "/projects/{project}/environments/{environment}/switch",
+            post(set_environment),
+        )
+        .route(
+            "/projects/{project}/environments/{environment}/change-requests",
+            post(configure_change_requests),
+        )
+        .route(
+            "/projects/{project}/delete",
+            get(confirm_delete).post(delete),
+        )
+}
 
 #[derive(Debug, Deserialize)]
 pub struct ProjectsQuery {
@@ -98,18 +123,12 @@ fn list_page(
     let shell = who.shell(Nav::Projects, "default");
     let paged = Paged::new(page, list.len());
     // The message goes next to the field it is about: the id's rule or a taken id, the name's rule.
-    let message = |prefix: &str| {
-        error
-            .filter(|error| {
-                error.message.starts_with(prefix)
-                    || (prefix == "id" && error.kind == ErrorKind::NameExists)
-            })
-            .map(|error| error.message.as_str())
-    };
-    let (id_error, name_error) = (message("id"), message("name"));
-    let other_error = error
-        .filter(|_| id_error.is_none() && name_error.is_none())
-        .map(|error| error.message.as_str());
+    let errors = FieldErrors::of(
+        error,
+        &[("id", "project-id"), ("name", "project-name")],
+        "project-id",
+    );
+    let (id_error, name_error) = (errors.at("project-id"), errors.at("project-name"));
     shell.render(
         "Projects",
         html! {
@@ -162,7 +181,7 @@ fn list_page(
             @if who.may_write {
                 section.card.form-narrow.new-project aria-labelledby="new-project-title" {
                     h2 #new-project-title { "New project" }
-                    @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+                    (errors.general())
                     form method="post" action=(who.link("/projects")) novalidate {
                         input type="hidden" name="csrf" value=(who.csrf);
                         (field("project-name", "Project name", name_error, None, html! {

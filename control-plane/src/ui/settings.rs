@@ -13,8 +13,17 @@ use crate::store::Backend;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/admin/settings", get(page))
+        .route("/admin/settings/origins", post(save_origins))
+}
 
 /// What the origins form shows again after a refusal: the text as typed and the message.
 struct OriginsDraft {

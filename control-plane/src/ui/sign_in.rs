@@ -15,6 +15,8 @@ use axum::extract::{Query, State};
 use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::html;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -247,4 +249,11 @@ pub async fn sign_out(
         response.headers_mut().append(SET_COOKIE, cookie);
     }
     response
+}
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/login", get(page).post(sign_in))
+        .route("/logout", post(sign_out))
 }

@@ -1,10 +1,13 @@
 //! The strategy form (`…/features/<flag>/strategies/create?environmentId=` and `…/edit?environmentId=&strategyId=`,
-//! Unleash's URLs), and a strategy's delete and Move up/Move down. It works without JavaScript: "Add
-//! constraint", "Remove" and choosing another strategy post the form back and it is drawn again with what was
-//! typed; "Save strategy" writes through `strategies::add`/`update` (or a change request draft where change
-//! requests are on), and a refusal draws the form again with the message.
+//! Unleash's URLs; one handler for both). It works without JavaScript: "Add constraint", "Remove" and choosing
+//! another strategy post the form back and it is drawn again with what was typed; "Save strategy" (and Enter)
+//! writes through `strategies::add`/`update` (or a change request draft where change requests are on), and a
+//! refusal draws the form again with the message. A strategy's delete and moves are the flag page's.
 
-use super::controls::{edit_rows, field, with_notice};
+use super::constraint_editor::{
+    constraint_fields, constraint_rows, constraints_of, edit_constraints, ConstraintDraft,
+};
+use super::controls::{enter_saves, field, with_notice};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -17,57 +20,19 @@ use crate::domain::strategy_definitions::{self, StrategyDefinition};
 use crate::domain::{features, projects};
 use crate::http::state::AppState;
 use crate::model::change_request::{Change, StrategyUpdate};
-use crate::model::constraint::Constraint;
-use crate::model::strategy::{StrategyInput, StrategySortOrder};
+use crate::model::strategy::StrategyInput;
 use crate::model::strategy_definition::ParameterType;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use uuid::Uuid;
-use vexil_shared::engine::OPERATORS;
 use vexil_shared::ApiError;
-
-/// Operators that compare one value (the rest take a list).
-pub fn single_valued(operator: &str) -> bool {
-    operator.starts_with("NUM_")
-        || operator.starts_with("DATE_")
-        || operator.starts_with("SEMVER_")
-        || operator == "REGEX"
-}
-
-/// The constraints of a posted form (`constraintCount`, then `c<i>.contextName`, `c<i>.operator`, …).
-pub fn constraints_of(form: &FormFields) -> Vec<ConstraintDraft> {
-    let count: usize = form
-        .get("constraintCount")
-        .and_then(|count| count.parse().ok())
-        .unwrap_or(0)
-        .min(100);
-    (0..count)
-        .map(|index| {
-            let key = |name: &str| format!("c{index}.{name}");
-            ConstraintDraft {
-                context_name: form.text(&key("contextName")),
-                operator: form.get(&key("operator")).unwrap_or("IN").to_owned(),
-                values: form.text(&key("values")),
-                value: form.text(&key("value")),
-                case_insensitive: form.checked(&key("caseInsensitive")),
-                inverted: form.checked(&key("inverted")),
-            }
-        })
-        .collect()
-}
-
-/// "Add constraint" or "Remove" of a posted form, applied to `constraints`; false for any other intent.
-pub fn edit_constraints(intent: &str, constraints: &mut Vec<ConstraintDraft>) -> bool {
-    edit_rows(intent, "constraint", constraints, || ConstraintDraft {
-        operator: "IN".to_owned(),
-        ..ConstraintDraft::default()
-    })
-}
 
 /// What the form holds.
 #[derive(Debug, Clone, Default)]
@@ -86,56 +51,6 @@ pub struct StrategyDraft {
 
 /// The field-name prefix of the strategy form's variant editor.
 const VARIANT_PREFIX: &str = "sv";
-
-/// One constraint as typed: list values one per line (or comma-separated), or one value.
-#[derive(Debug, Clone, Default)]
-pub struct ConstraintDraft {
-    pub context_name: String,
-    pub operator: String,
-    pub values: String,
-    pub value: String,
-    pub case_insensitive: bool,
-    pub inverted: bool,
-}
-
-impl ConstraintDraft {
-    pub fn of(constraint: &Constraint) -> ConstraintDraft {
-        ConstraintDraft {
-            context_name: constraint.context_name.clone(),
-            operator: constraint.operator.clone(),
-            values: constraint.values.join("\n"),
-            value: constraint.value.clone().unwrap_or_default(),
-            case_insensitive: constraint.case_insensitive,
-            inverted: constraint.inverted,
-        }
-    }
-
-    /// The constraint the API takes: a date-time picker's `2026-01-02T03:04` is read as UTC.
-    pub fn to_constraint(&self) -> Constraint {
-        let single = single_valued(&self.operator);
-        let mut value = self.value.trim().to_owned();
-        if self.operator.starts_with("DATE_") && value.len() == 16 {
-            value.push_str(":00.000Z");
-        }
-        Constraint {
-            context_name: self.context_name.trim().to_owned(),
-            operator: self.operator.clone(),
-            values: if single {
-                Vec::new()
-            } else {
-                self.values
-                    .split(['\n', ','])
-                    .map(str::trim)
-                    .filter(|value| !value.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            },
-            value: single.then_some(value),
-            case_insensitive: self.case_insensitive,
-            inverted: self.inverted,
-        }
-    }
-}
 
 impl StrategyDraft {
     fn of(environment: &str, strategy: &Strategy) -> StrategyDraft {
@@ -353,126 +268,6 @@ fn parameter_control(
     }
 }
 
-/// Where the constraint editor's controls are, for [`FieldErrors`]: `constraints[i].<field>` → the control of
-/// constraint `i` (`value` and `values` both → the one drawn for its operator); `constraints` and
-/// `constraints[i]` → the editor as a whole.
-pub fn constraint_fields(constraints: &[ConstraintDraft]) -> Vec<(String, String)> {
-    let mut fields = vec![("constraints".to_owned(), "constraints".to_owned())];
-    for (index, constraint) in constraints.iter().enumerate() {
-        let value = if single_valued(&constraint.operator) {
-            "value"
-        } else {
-            "values"
-        };
-        fields.extend([
-            (format!("constraints[{index}]"), "constraints".to_owned()),
-            (
-                format!("constraints[{index}].contextName"),
-                format!("c{index}-context"),
-            ),
-            (
-                format!("constraints[{index}].operator"),
-                format!("c{index}-operator"),
-            ),
-            (
-                format!("constraints[{index}].value"),
-                format!("c{index}-{value}"),
-            ),
-            (
-                format!("constraints[{index}].values"),
-                format!("c{index}-{value}"),
-            ),
-        ]);
-    }
-    fields
-}
-
-/// The constraint editor (the strategy form's and the segment form's): each constraint's context field,
-/// operator, values or value (a date-time picker for dates), case-insensitive and inverted switches, Remove;
-/// the context field's legal values offered when it has some; a refusal beside the control it names
-/// ([`constraint_fields`]).
-pub fn constraint_rows(
-    context_fields: &[ContextField],
-    constraints: &[ConstraintDraft],
-    editable: bool,
-    errors: &FieldErrors,
-) -> Markup {
-    html! {
-        input type="hidden" name="constraintCount" value=(constraints.len());
-        p.field-error #constraints-error aria-live="polite" { @if let Some(error) = errors.at("constraints") { (error) } }
-        datalist #context-fields {
-            @for context_field in context_fields { option value=(context_field.name) {} }
-        }
-        @if constraints.is_empty() {
-            p.muted { "No constraints: every context matches." }
-        }
-        @for (index, constraint) in constraints.iter().enumerate() {
-            @let key = |name: &str| format!("c{index}.{name}");
-            @let id = |name: &str| format!("c{index}-{name}");
-            @let described = |name: &str| format!("{0}-error constraints-error", id(name));
-            @let legal: Vec<String> = context_fields.iter()
-                .find(|f| f.name == constraint.context_name)
-                .map(|f| f.legal_values.iter().map(|v| v.value.clone()).collect())
-                .unwrap_or_default();
-            fieldset.constraint-box {
-                legend { "Constraint " (index + 1) }
-                div.constraint {
-                    (field(&id("context"), "Context field", errors.at(&id("context")), None, html! {
-                        input id=(id("context")) type="text" name=(key("contextName")) value=(constraint.context_name)
-                            list="context-fields" autocomplete="off"
-                            aria-describedby=(described("context")) aria-invalid=(errors.invalid(&id("context")));
-                    }))
-                    (field(&id("operator"), "Operator", errors.at(&id("operator")), None, html! {
-                        select id=(id("operator")) name=(key("operator")) data-autosubmit="refresh-form"
-                            aria-describedby=(described("operator")) aria-invalid=(errors.invalid(&id("operator"))) {
-                            @for operator in OPERATORS {
-                                option value=(operator) selected[operator == constraint.operator] { (operator) }
-                            }
-                        }
-                    }))
-                    @if single_valued(&constraint.operator) {
-                        @if constraint.operator.starts_with("DATE_") {
-                            (field(&id("value"), "Value", errors.at(&id("value")), Some("Date and time, UTC"), html! {
-                                input id=(id("value")) type="datetime-local" name=(key("value"))
-                                    value=(constraint.value.get(..16).unwrap_or(&constraint.value))
-                                    aria-describedby=(format!("{}-hint {}", id("value"), described("value")))
-                                    aria-invalid=(errors.invalid(&id("value")));
-                            }))
-                        } @else {
-                            (field(&id("value"), "Value", errors.at(&id("value")), None, html! {
-                                input id=(id("value")) type="text" name=(key("value")) value=(constraint.value)
-                                    list=(format!("{}-legal", id("value")))
-                                    aria-describedby=(described("value")) aria-invalid=(errors.invalid(&id("value")));
-                                datalist id=(format!("{}-legal", id("value"))) {
-                                    @for value in &legal { option value=(value) {} }
-                                }
-                            }))
-                        }
-                    } @else {
-                        div.values {
-                            (field(&id("values"), "Values", errors.at(&id("values")),
-                                Some(&if legal.is_empty() { "One per line, or comma-separated".to_owned() } else { format!("One per line, or comma-separated. Legal values: {}", legal.join(", ")) }),
-                                html! {
-                                    textarea id=(id("values")) name=(key("values")) rows="2"
-                                        aria-describedby=(format!("{}-hint {}", id("values"), described("values")))
-                                        aria-invalid=(errors.invalid(&id("values"))) { (constraint.values) }
-                                }))
-                        }
-                    }
-                }
-                div.actions {
-                    label.check { input type="checkbox" name=(key("caseInsensitive")) value="true" checked[constraint.case_insensitive]; "Case insensitive" }
-                    label.check { input type="checkbox" name=(key("inverted")) value="true" checked[constraint.inverted]; "Inverted" }
-                    @if editable {
-                        button type="submit" name="intent" value=(format!("remove-constraint-{index}"))
-                            aria-label=(format!("Remove constraint {}", index + 1)) { "Remove" }
-                    }
-                }
-            }
-        }
-    }
-}
-
 struct FormPage<'a> {
     project: &'a str,
     feature: &'a str,
@@ -545,6 +340,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
             }
             (errors.general())
             form.form-narrow method="post" action=(action) {
+                (enter_saves("Save strategy"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(draft.environment);
                 @if let Some(id) = &draft.id { input type="hidden" name="strategyId" value=(id); }
@@ -570,7 +366,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 fieldset {
                     legend { "Constraints" }
                     (constraint_rows(&choices.context_fields, &draft.constraints, true, &errors))
-                    button type="submit" name="intent" value="add-constraint" { "Add constraint" }
+                    button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
                 }
                 fieldset {
                     legend { "Segments" }
@@ -589,12 +385,12 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 fieldset {
                     legend { "Strategy variants" }
                     (variant_rows(true, VARIANT_PREFIX, &draft.variants, false, &errors))
-                    button type="submit" name="intent" value=(format!("add-{VARIANT_PREFIX}")) { "Add strategy variant" }
+                    button type="submit" formnovalidate name="intent" value=(format!("add-{VARIANT_PREFIX}")) { "Add strategy variant" }
                 }
                 label.check { input type="checkbox" name="disabled" value="true" checked[draft.disabled]; "Disabled" }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save strategy" }
-                    button #refresh-form type="submit" name="intent" value="refresh" { "Update form" }
+                    button #refresh-form type="submit" formnovalidate name="intent" value="refresh" { "Update form" }
                     a href=(who.link(&format!("/projects/{project}/features/{feature}"))) { "Cancel" }
                 }
             }
@@ -603,73 +399,62 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
     Page { status, markup }
 }
 
-#[derive(Debug, Deserialize)]
-pub struct CreateQuery {
-    #[serde(rename = "environmentId")]
-    environment: String,
-    #[serde(rename = "strategyName")]
-    strategy: Option<String>,
+/// The form's routes: Unleash's two URLs, the same handlers.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route(
+            "/projects/{project}/features/{feature}/strategies/create",
+            get(page).post(save),
+        )
+        .route(
+            "/projects/{project}/features/{feature}/strategies/edit",
+            get(page).post(save),
+        )
 }
 
+/// The form's query, as Unleash's URLs have it: `environmentId`, and `strategyId` to edit a strategy or
+/// `strategyName` to start a new one with that strategy.
 #[derive(Debug, Deserialize)]
-pub struct EditQuery {
+pub struct FormQuery {
     #[serde(rename = "environmentId")]
     environment: String,
     #[serde(rename = "strategyId")]
-    strategy: String,
+    strategy_id: Option<String>,
+    #[serde(rename = "strategyName")]
+    strategy_name: Option<String>,
 }
 
-/// `GET …/strategies/create?environmentId=`.
-pub async fn create_page(
+/// `GET …/strategies/create?environmentId=[&strategyName=]` and `…/edit?environmentId=&strategyId=`: the
+/// form, empty or holding the strategy.
+pub async fn page(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Path((project, feature)): Path<(String, String)>,
-    Query(query): Query<CreateQuery>,
+    Query(query): Query<FormQuery>,
 ) -> Result<Response, UiError> {
     let shell = who.shell(Nav::Flags, &project);
     let fail = |error: ApiError| UiError::new(error, &shell);
     who.ensure_may_write().map_err(fail)?;
-    {
-        let mut conn = state.store.read().await.map_err(|e| fail(e.into()))?;
-        features::environment(&mut conn, &project, &feature, &query.environment)
-            .await
-            .map_err(fail)?;
+    let draft = async {
+        let mut conn = state.store.read().await?;
+        match &query.strategy_id {
+            Some(id) => {
+                let id = Uuid::parse_str(id)
+                    .map_err(|_| ApiError::not_found("No strategy with this id"))?;
+                let strategy =
+                    strategies::get(&mut conn, &project, &feature, &query.environment, id).await?;
+                Ok::<_, ApiError>(StrategyDraft::of(&query.environment, &strategy))
+            }
+            None => {
+                features::environment(&mut conn, &project, &feature, &query.environment).await?;
+                let name = query.strategy_name.as_deref().unwrap_or("flexibleRollout");
+                Ok(new_draft(&query.environment, &feature, name))
+            }
+        }
     }
+    .await
+    .map_err(fail)?;
     let choices = choices(&state, &project).await.map_err(fail)?;
-    let name = query
-        .strategy
-        .unwrap_or_else(|| "flexibleRollout".to_owned());
-    let draft = new_draft(&query.environment, &feature, &name);
-    let page = FormPage {
-        project: &project,
-        feature: &feature,
-        draft: &draft,
-        error: None,
-        status: StatusCode::OK,
-    };
-    Ok(who.finish(render(&who, &choices, page)))
-}
-
-/// `GET …/strategies/edit?environmentId=&strategyId=`.
-pub async fn edit_page(
-    State(state): State<Arc<AppState>>,
-    who: SignedIn,
-    Path((project, feature)): Path<(String, String)>,
-    Query(query): Query<EditQuery>,
-) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Flags, &project);
-    let fail = |error: ApiError| UiError::new(error, &shell);
-    who.ensure_may_write().map_err(fail)?;
-    let id = Uuid::parse_str(&query.strategy)
-        .map_err(|_| fail(ApiError::not_found("No strategy with this id")))?;
-    let strategy = {
-        let mut conn = state.store.read().await.map_err(|e| fail(e.into()))?;
-        strategies::get(&mut conn, &project, &feature, &query.environment, id)
-            .await
-            .map_err(fail)?
-    };
-    let choices = choices(&state, &project).await.map_err(fail)?;
-    let draft = StrategyDraft::of(&query.environment, &strategy);
     let page = FormPage {
         project: &project,
         feature: &feature,
@@ -755,139 +540,19 @@ async fn submit(
     }
 }
 
-/// `POST …/strategies/create`.
-pub async fn create(
+/// `POST …/strategies/create` and `…/edit` (a posted `strategyId` says which strategy).
+pub async fn save(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
     submit(&state, &who, (&project, &feature), &form).await
-}
-
-/// `POST …/strategies/edit`.
-pub async fn edit(
-    State(state): State<Arc<AppState>>,
-    Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form, .. }: UiWrite,
-) -> Response {
-    submit(&state, &who, (&project, &feature), &form).await
-}
-
-/// Runs one change to the flag in `environment` (or proposes it), then back to the flag page.
-async fn change_and_return(
-    state: &AppState,
-    who: &SignedIn,
-    (project, environment, feature): (&str, &str, &str),
-    change: Change,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        let outcome = change_requests::make_or_propose(
-            &mut tx,
-            (project, environment, feature),
-            change,
-            &state.limits,
-        )
-        .await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(outcome)
-    }
-    .await;
-    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
-    match done {
-        Ok(Outcome::Made) => see_other(&flag_page),
-        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
-        Err(error) => UiError::new(error, &who.shell(Nav::Flags, project)).into_response(),
-    }
-}
-
-fn strategy_id(form: &FormFields) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(form.get("strategyId").unwrap_or_default())
-        .map_err(|_| ApiError::validation("strategyId: not a strategy id"))
-}
-
-/// `POST …/strategies/delete` (`environment`, `strategyId`).
-pub async fn delete(
-    State(state): State<Arc<AppState>>,
-    Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form, .. }: UiWrite,
-) -> Response {
-    let id = match strategy_id(&form) {
-        Ok(id) => id,
-        Err(error) => return UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
-    };
-    let environment = form.text("environment");
-    change_and_return(
-        &state,
-        &who,
-        (&project, &environment, &feature),
-        Change::DeleteStrategy { id },
-    )
-    .await
-}
-
-/// `POST …/strategies/move` (`environment`, `strategyId`, and `direction` up or down: swapped with its
-/// neighbour; or `position`: moved to that place, as drag and drop does); the whole order is written again
-/// (0, 1, 2…), as the API's set-sort-order takes it.
-pub async fn move_strategy(
-    State(state): State<Arc<AppState>>,
-    Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form, .. }: UiWrite,
-) -> Response {
-    let shell = who.shell(Nav::Flags, &project);
-    let environment = form.text("environment");
-    let id = form.text("strategyId");
-    let up = form.get("direction") == Some("up");
-    let listed = async {
-        let mut conn = state.store.read().await?;
-        strategies::list(&mut conn, &project, &feature, &environment).await
-    }
-    .await;
-    let mut order: Vec<String> = match listed {
-        Ok(list) => list.into_iter().map(|strategy| strategy.id).collect(),
-        Err(error) => return UiError::new(error, &shell).into_response(),
-    };
-    let Some(index) = order.iter().position(|candidate| *candidate == id) else {
-        return UiError::new(
-            ApiError::not_found("No strategy with this id in this environment"),
-            &shell,
-        )
-        .into_response();
-    };
-    let position = form
-        .get("position")
-        .and_then(|position| position.parse::<usize>().ok());
-    if let Some(position) = position {
-        let moved = order.remove(index);
-        order.insert(position.min(order.len()), moved);
-    } else {
-        let other = if up {
-            index.checked_sub(1)
-        } else {
-            Some(index + 1).filter(|other| *other < order.len())
-        };
-        let Some(other) = other else {
-            return see_other(&who.link(&format!("/projects/{project}/features/{feature}")));
-        };
-        order.swap(index, other);
-    }
-    let entries = order
-        .into_iter()
-        .zip(0i64..)
-        .map(|(id, sort_order)| StrategySortOrder { id, sort_order })
-        .collect();
-    change_and_return(
-        &state,
-        &who,
-        (&project, &environment, &feature),
-        Change::ReorderStrategy(entries),
-    )
-    .await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::constraint::Constraint;
 
     #[test]
     fn a_posted_form_becomes_the_api_body() {

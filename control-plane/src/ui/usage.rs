@@ -11,10 +11,17 @@ use crate::http::state::AppState;
 use crate::time::Timestamp;
 use axum::extract::{Path, State};
 use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
 use maud::{html, Markup};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/projects/{project}/features/{feature}/metrics", get(page))
+}
 
 /// The chart's drawing box (SVG user units; the chart scales to its container).
 const WIDTH: f64 = 720.0;

@@ -16,10 +16,22 @@ use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/admin/users", get(list))
+        .route("/admin/users/create", get(new_user).post(create))
+        .route("/admin/users/{id}", get(edit).post(update))
+        .route("/admin/users/{id}/password", post(reset_password))
+        .route("/admin/users/{id}/delete", get(confirm_delete).post(delete))
+}
 
 /// The list's query: a page, and the notice of a write just done.
 #[derive(Debug, Default, Deserialize)]

@@ -56,14 +56,16 @@ impl VariantDraft {
             (0, WeightType::Variable)
         } else {
             let percent: f64 = weight.parse().map_err(|_| {
-                ApiError::validation(format!(
-                    "variants[{index}].weight: \"{weight}\" is not a percentage"
-                ))
+                ApiError::invalid_field(
+                    format!("variants[{index}].weight"),
+                    format!("variants[{index}].weight: \"{weight}\" is not a percentage"),
+                )
             })?;
             if !(0.0..=100.0).contains(&percent) {
-                return Err(ApiError::validation(format!(
-                    "variants[{index}].weight: must be 0 to 100 %"
-                )));
+                return Err(ApiError::invalid_field(
+                    format!("variants[{index}].weight"),
+                    format!("variants[{index}].weight: must be 0 to 100 %"),
+                ));
             }
             ((percent * 10.0).round() as u32, WeightType::Fix)
         };
@@ -73,9 +75,10 @@ impl VariantDraft {
             .filter(|line| !line.trim().is_empty())
             .map(|line| {
                 let (context, values) = line.split_once(':').ok_or_else(|| {
-                    ApiError::validation(format!(
-                        "variants[{index}].overrides: write each as context: value, value"
-                    ))
+                    ApiError::invalid_field(
+                        format!("variants[{index}].overrides"),
+                        format!("variants[{index}].overrides: write each as context: value, value"),
+                    )
                 })?;
                 Ok(VariantOverride {
                     context_name: context.trim().to_owned(),
@@ -262,7 +265,7 @@ pub fn variant_rows(
                     }))
                 }
                 @if editable {
-                    button type="submit" name="intent" value=(format!("remove-{prefix}-{index}"))
+                    button type="submit" formnovalidate name="intent" value=(format!("remove-{prefix}-{index}"))
                         aria-label=(format!("Remove variant {}", index + 1)) { "Remove" }
                 }
             }

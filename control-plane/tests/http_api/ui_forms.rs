@@ -14,7 +14,20 @@ crate::on_sqlite_and_postgres!(
     dependencies_are_added_and_removed_on_the_flag_page,
     a_large_project_suggests_the_first_parents_only,
     dependency_changes_are_proposed_where_change_requests_are_on,
+    enter_saves_and_rebuild_buttons_skip_validation_on_every_rebuilt_form,
 );
+
+/// The opening tags of the `<button>`s of the first `<form class="form-narrow…">` of `page`, in order.
+fn form_buttons(page: &Html) -> Vec<String> {
+    let start = page
+        .text
+        .find("<form class=\"form-narrow")
+        .unwrap_or_else(|| panic!("no form in {}", page.text));
+    let form = &page.text[start..start + page.text[start..].find("</form>").unwrap()];
+    form.match_indices("<button")
+        .map(|(at, _)| form[at..at + form[at..].find('>').unwrap() + 1].to_owned())
+        .collect()
+}
 
 /// The opening tag of the element with `id`.
 fn tag<'a>(page: &'a Html, id: &str) -> &'a str {
@@ -665,5 +678,89 @@ async fn dependency_changes_are_proposed_where_change_requests_are_on(db: TestDb
         "dependencies.parent.enabled: <span class=\"removed\"><del>true</del></span>",
     ] {
         assert!(page.contains(line), "{line} in {page}");
+    }
+}
+
+/// Every form that redraws itself (rows added or removed, "Update form") has a first submit button that
+/// saves, so Enter in a text field saves and never presses "Remove" (a browser presses a form's first submit
+/// button); it is out of sight and of the tab order. The buttons that only redraw the form skip the browser's
+/// checks of required fields (`formnovalidate`). The browser walk (`edge/tests/e2e/ui.rs`) presses Enter.
+async fn enter_saves_and_rebuild_buttons_skip_validation_on_every_rebuilt_form(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    create_flag(&server, "enter").await;
+    let mut browser = signed_in(&server).await;
+    let flag = "/projects/default/features/enter";
+    // Each form drawn with one row of each kind, so that its Remove buttons are there too.
+    let csrf = browser.get("/projects/default").await.csrf();
+    let strategy_form = browser
+        .post(
+            &format!("{flag}/strategies/create"),
+            &[
+                ("csrf", &csrf),
+                ("environment", "development"),
+                ("strategy", "flexibleRollout"),
+                ("intent", "add-constraint"),
+            ],
+        )
+        .await;
+    let segment_form = browser
+        .post(
+            "/segments/create",
+            &[("csrf", &csrf), ("intent", "add-constraint")],
+        )
+        .await;
+    let variants_form = browser
+        .post(
+            &format!("{flag}/variants"),
+            &[
+                ("csrf", &csrf),
+                ("environment", "development"),
+                ("intent", "add-v"),
+            ],
+        )
+        .await;
+    let context_form = browser
+        .post(
+            "/context/create",
+            &[("csrf", &csrf), ("intent", "add-value")],
+        )
+        .await;
+    let definition_form = browser
+        .post(
+            "/strategies/create",
+            &[("csrf", &csrf), ("intent", "add-parameter")],
+        )
+        .await;
+    for (name, page, label) in [
+        ("strategy", &strategy_form, "Save strategy"),
+        ("segment", &segment_form, "Save segment"),
+        ("variants", &variants_form, "Save variants"),
+        ("context field", &context_form, "Save context field"),
+        ("strategy definition", &definition_form, "Save strategy"),
+    ] {
+        assert_eq!(page.status, 200, "{name}: {}", page.text);
+        let buttons = form_buttons(page);
+        let first = &buttons[0];
+        for part in [
+            "type=\"submit\"",
+            "value=\"save\"",
+            "tabindex=\"-1\"",
+            "aria-hidden=\"true\"",
+        ] {
+            assert!(first.contains(part), "{name}: the first button {first}");
+        }
+        assert!(page.has(&format!(">{label}</button>")), "{name}");
+        let rebuilding: Vec<&String> = buttons
+            .iter()
+            .filter(|button| {
+                ["value=\"add-", "value=\"remove-", "value=\"refresh\""]
+                    .iter()
+                    .any(|intent| button.contains(intent))
+            })
+            .collect();
+        assert!(rebuilding.len() >= 2, "{name}: {buttons:?}");
+        for button in rebuilding {
+            assert!(button.contains("formnovalidate"), "{name}: {button}");
+        }
     }
 }

@@ -41,9 +41,10 @@ async fn selected(
     }
     if let Some(tag) = &query.tag {
         let Some((tag_type, value)) = tag.split_once(':') else {
-            return Err(ApiError::validation(format!(
-                "tag: {tag:?} is not type:value"
-            )));
+            return Err(ApiError::invalid_field(
+                "tag",
+                format!("tag: {tag:?} is not type:value"),
+            ));
         };
         let mut rows = Vec::new();
         for name in tag_store::features_with_tag(conn, tag_type, value).await? {

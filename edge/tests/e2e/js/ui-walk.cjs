@@ -126,7 +126,9 @@ async function main() {
   await page.getByLabel("Values").fill("NO, SE");
   if ((await page.getByLabel("Rollout").inputValue()) !== "50") fail("the rollout typed was lost");
   await shot(page, "04-strategy-form");
-  await page.getByRole("button", { name: "Save strategy" }).click();
+  // Enter in a text field presses the form's first submit button: it saves (the constraint is kept, the edge
+  // checks it at rollout-50), never "Remove constraint 1".
+  await page.getByLabel("Context field").press("Enter");
   await page.waitForURL(/\/features\/checkout-v2$/);
 
   // Switch it on.
@@ -196,14 +198,18 @@ async function main() {
   // A segment, made on the Segments page, used in the flexibleRollout strategy.
   await page.getByRole("link", { name: "Segments", exact: true }).click();
   await page.getByRole("link", { name: "New segment" }).click();
+  // "Add constraint" only redraws the form: the Name it requires is not asked for yet.
+  await submit(page, page.getByRole("button", { name: "Add constraint" }));
   await page.getByLabel("Name").fill("nordics");
-  await page.getByRole("button", { name: "Add constraint" }).click();
   await page.getByLabel("Context field").fill("country");
   await page.getByLabel("Operator").selectOption("IN");
   await page.getByLabel("Values").fill("NO, SE, DK, FI");
   await audit.check(page);
-  await page.getByRole("button", { name: "Save segment" }).click();
+  // Enter in the constraint's context field saves the segment with its constraint.
+  await page.getByLabel("Context field").press("Enter");
   await page.waitForURL(base + "/segments");
+  const saved = await page.getByRole("row").filter({ hasText: "nordics" }).textContent();
+  if (!saved.includes("country IN NO, SE, DK, FI")) fail(`the segment lost its constraint: ${saved}`);
   await page.goto(base + "/projects/default/features/checkout-v2");
   await page.getByRole("article", { name: "Strategy 1 in development" }).getByRole("link", { name: "Edit" }).click();
   await page.getByLabel("nordics").check();

@@ -3,7 +3,8 @@
 //! one (deprecated ones leave the strategy form's list, flags keep them); delete a custom one no flag uses.
 //! The same domain functions as `/api/admin/strategies…`.
 
-use super::controls::{edit_rows, field};
+use super::controls::{edit_rows, enter_saves, field};
+use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -15,9 +16,22 @@ use crate::model::strategy_definition::{ParameterType, StrategyParameter};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use maud::html;
 use std::sync::Arc;
-use vexil_shared::{ApiError, ErrorKind};
+use vexil_shared::ApiError;
+
+/// This module's pages and form posts.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/strategies", get(list))
+        .route("/strategies/create", get(new_definition).post(create))
+        .route("/strategies/edit/{name}", get(edit_definition).post(update))
+        .route("/strategies/{name}/deprecate", post(deprecate))
+        .route("/strategies/{name}/reactivate", post(reactivate))
+        .route("/strategies/{name}/delete", post(delete))
+}
 
 /// The parameter types, as the API spells them.
 const PARAMETER_TYPES: [(ParameterType, &str); 5] = [
@@ -207,10 +221,13 @@ impl DefinitionDraft {
                     .find(|(_, name)| *name == parameter.parameter_type)
                     .map(|(known, _)| *known)
                     .ok_or_else(|| {
-                        ApiError::validation(format!(
-                            "parameters[{index}].type: unknown type {:?}",
-                            parameter.parameter_type
-                        ))
+                        ApiError::invalid_field(
+                            format!("parameters[{index}].type"),
+                            format!(
+                                "parameters[{index}].type: unknown type {:?}",
+                                parameter.parameter_type
+                            ),
+                        )
                     })?;
                 Ok(StrategyParameter {
                     name: parameter.name.clone(),
@@ -231,15 +248,12 @@ fn form_page(
     status: StatusCode,
 ) -> Response {
     let shell = who.shell(Nav::Strategies, "default");
-    let name_error = error
-        .filter(|error| error.message.starts_with("name") || error.kind == ErrorKind::NameExists)
-        .map(|error| error.message.as_str());
-    let parameters_error = error
-        .filter(|error| error.message.starts_with("parameters"))
-        .map(|error| error.message.as_str());
-    let other_error = error
-        .filter(|_| name_error.is_none() && parameters_error.is_none())
-        .map(|error| error.message.as_str());
+    let mut fields = vec![("parameters", "parameters")];
+    if editing.is_none() {
+        fields.push(("name", "strategy-name"));
+    }
+    let errors = FieldErrors::of(error, &fields, "strategy-name");
+    let (name_error, parameters_error) = (errors.at("strategy-name"), errors.at("parameters"));
     let (heading, action) = match editing {
         Some(name) => (
             format!("Edit strategy {name}"),
@@ -254,8 +268,9 @@ fn form_page(
                 h1 { (heading) }
                 p.subtitle { a href=(who.link("/strategies")) { "← Strategies" } }
             } }
-            @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+            (errors.general())
             form.form-narrow method="post" action=(action) novalidate {
+                (enter_saves("Save strategy"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 @if editing.is_none() {
                     (field("strategy-name", "Name", name_error, Some("URL-safe characters; SDKs implement the strategy under this name"), html! {
@@ -298,7 +313,7 @@ fn form_page(
                                     input type="checkbox" name=(format!("p{index}.required")) value="true" checked[parameter.required];
                                     "Parameter " (number) " required"
                                 }
-                                button type="submit" name="intent" value=(format!("remove-parameter-{index}"))
+                                button type="submit" formnovalidate name="intent" value=(format!("remove-parameter-{index}"))
                                     aria-label=(format!("Remove parameter {number}")) { "Remove" }
                             }
                         }
@@ -306,7 +321,7 @@ fn form_page(
                     p.field-error #parameters-error aria-live="polite" {
                         @if let Some(message) = parameters_error { (message) }
                     }
-                    button type="submit" name="intent" value="add-parameter" { "Add parameter" }
+                    button type="submit" formnovalidate name="intent" value="add-parameter" { "Add parameter" }
                 }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save strategy" }

@@ -1,31 +1,37 @@
-//! The instance-wide lists, each searchable and a page at a time: `/segments` (each with its constraints and
-//! where it is used; create, edit with the strategy form's constraint editor, delete) and `/archive`
-//! (archived flags: revive, delete for good).
+//! `/segments`: the segments, searchable and a page at a time, each with its constraints and where it is
+//! used; create and edit with the constraint editor; delete.
 
-use super::controls::{field, when};
-use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
-use super::paging::{Paged, PAGE_SIZE};
-use super::session::{SignedIn, UiWrite};
-use super::strategy_form::{
+use super::constraint_editor::{
     constraint_fields, constraint_rows, constraints_of, edit_constraints, ConstraintDraft,
 };
-use crate::domain::search::features::{self as feature_search, FeatureSearchQuery};
+use super::controls::{enter_saves, field};
+use super::field_errors::FieldErrors;
+use super::page::{see_other, Nav, Page, UiError};
+use super::paging::{ListQuery, Paged};
+use super::session::{SignedIn, UiWrite};
 use crate::domain::segments::{Segment, SegmentInput};
-use crate::domain::{
-    change_requests, context_fields, feature_lookup, features, segments, strategy_usage,
-};
+use crate::domain::{change_requests, context_fields, segments, strategy_usage};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use maud::{html, Markup};
-use serde::Deserialize;
+use axum::routing::{get, post};
+use axum::Router;
+use maud::html;
 use std::sync::Arc;
 use vexil_shared::ApiError;
 
+/// The segment pages' routes.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/segments", get(list))
+        .route("/segments/create", get(new_segment).post(create))
+        .route("/segments/edit/{id}", get(edit_segment).post(update))
+        .route("/segments/{id}/delete", post(delete))
+}
+
 /// `GET /segments`.
-pub async fn segments(
+pub async fn list(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Query(query): Query<ListQuery>,
@@ -128,180 +134,6 @@ pub async fn segments(
     Ok(who.finish(Page::ok(markup)))
 }
 
-/// The archive's and the segments' query string: the search text and the page.
-#[derive(Debug, Default, Deserialize)]
-pub struct ListQuery {
-    #[serde(default)]
-    query: String,
-    page: Option<usize>,
-}
-
-impl ListQuery {
-    /// The link to page `page` of the list at `path`, keeping the search.
-    fn page_link(&self, who: &SignedIn, path: &str, page: usize) -> String {
-        let mut query = url::form_urlencoded::Serializer::new(String::new());
-        if !self.query.trim().is_empty() {
-            query.append_pair("query", self.query.trim());
-        }
-        query.append_pair("page", &page.to_string());
-        who.link(&format!("{path}?{}", query.finish()))
-    }
-
-    /// The search form of a list.
-    fn form(&self, who: &SignedIn, path: &str, label: &str, placeholder: &str) -> Markup {
-        html! {
-            form.filters method="get" action=(who.link(path)) role="search" {
-                div.field {
-                    label for="search" { (label) }
-                    input #search type="search" name="query" value=(self.query) placeholder=(placeholder);
-                }
-                button type="submit" { "Search" }
-            }
-        }
-    }
-
-    /// The empty state of a list: nothing at all, or nothing matching the search.
-    fn empty(&self, who: &SignedIn, path: &str, none: &str, what: &str) -> Markup {
-        html! {
-            div.empty {
-                @if self.query.trim().is_empty() {
-                    p { (none) }
-                } @else {
-                    p { "No " (what) " matches \u{201c}" (self.query.trim()) "\u{201d}." }
-                    a href=(who.link(path)) { "Clear the search" }
-                }
-            }
-        }
-    }
-}
-
-/// `GET /archive`: archived flags, the last archived first, found by name or description, a page at a time
-/// (through the flag search, so one page costs the same with 10 or 100,000 archived flags).
-pub async fn archive(
-    State(state): State<Arc<AppState>>,
-    who: SignedIn,
-    Query(query): Query<ListQuery>,
-) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Archive, "default");
-    let asked = query.page.unwrap_or(1).max(1);
-    let search = |page: usize| FeatureSearchQuery {
-        query: Some(query.query.trim().to_owned()).filter(|text| !text.is_empty()),
-        archived: Some("IS:true".to_owned()),
-        sort_by: Some("archivedAt".to_owned()),
-        sort_order: Some("desc".to_owned()),
-        offset: Some(((page - 1) * PAGE_SIZE).to_string()),
-        limit: Some(PAGE_SIZE.to_string()),
-        ..FeatureSearchQuery::default()
-    };
-    let (list, paged) = async {
-        let mut conn = state.store.read().await?;
-        let mut result = feature_search::search(&mut conn, &search(asked)).await?;
-        let paged = Paged::new(Some(asked), usize::try_from(result.total).unwrap_or(0));
-        if paged.page != asked {
-            // Past the end: the last page.
-            result = feature_search::search(&mut conn, &search(paged.page)).await?;
-        }
-        Ok::<_, ApiError>((result.features, paged))
-    }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
-    let markup = shell.render(
-        "Archive",
-        html! {
-            div.page-head {
-                div {
-                    h1 { "Archive" }
-                    p.subtitle { "Archived flags: out of every SDK's answers, their names still taken." }
-                }
-            }
-            (query.form(&who, "/archive", "Search archived flags", "Name or description"))
-            @if list.is_empty() {
-                (query.empty(&who, "/archive", "No archived flags.", "archived flag"))
-            } @else {
-                div.table-wrap {
-                    table {
-                        thead { tr {
-                            th scope="col" { "Name" }
-                            th.hide-narrow scope="col" { "Project" }
-                            th.hide-narrow scope="col" { "Archived" }
-                            @if who.may_write { th scope="col" { "Actions" } }
-                        } }
-                        tbody {
-                            @for flag in &list {
-                                tr {
-                                    td.flag-name {
-                                        strong { (flag.name) }
-                                        @if let Some(description) = flag.description.as_deref().filter(|d| !d.is_empty()) {
-                                            p.desc { (description) }
-                                        }
-                                    }
-                                    td.hide-narrow { (flag.project) }
-                                    td.hide-narrow { (flag.archived_at.as_deref().map(when).unwrap_or_default()) }
-                                    @if who.may_write {
-                                        td {
-                                            div.row-actions {
-                                                form.inline method="post" action=(who.link(&format!("/archive/{}/revive", flag.name))) {
-                                                    input type="hidden" name="csrf" value=(who.csrf);
-                                                    button type="submit" aria-label=(format!("Revive {}", flag.name)) { "Revive" }
-                                                }
-                                                form.inline method="post" action=(who.link(&format!("/archive/{}/delete", flag.name))) {
-                                                    input type="hidden" name="csrf" value=(who.csrf);
-                                                    button.danger type="submit" aria-label=(format!("Delete for good: {}", flag.name)) { "Delete for good" }
-                                                }
-                                            }
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                (paged.pager(|page| query.page_link(&who, "/archive", page)))
-            }
-        },
-    );
-    Ok(who.finish(Page::ok(markup)))
-}
-
-/// `POST /archive/<flag>/revive`: back, off everywhere, on its page.
-pub async fn revive(
-    State(state): State<Arc<AppState>>,
-    Path(feature): Path<String>,
-    UiWrite { who, .. }: UiWrite,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        features::revive(&mut tx, &feature, &state.limits).await?;
-        let project = feature_lookup::project_of(tx.conn(), &feature).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(project)
-    }
-    .await;
-    match done {
-        Ok(project) => see_other(&who.link(&format!("/projects/{project}/features/{feature}"))),
-        Err(error) => UiError::new(error, &who.shell(Nav::Archive, "default")).into_response(),
-    }
-}
-
-/// `POST /archive/<flag>/delete`: gone for good.
-pub async fn delete(
-    State(state): State<Arc<AppState>>,
-    Path(feature): Path<String>,
-    UiWrite { who, .. }: UiWrite,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        features::delete_archived(&mut tx, &feature).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/archive")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Archive, "default")).into_response(),
-    }
-}
-
 /// What the segment form holds.
 #[derive(Debug, Default)]
 struct SegmentDraft {
@@ -351,6 +183,7 @@ async fn segment_form(
             div.page-head { div { h1 { (heading) } p.subtitle { a href=(who.link("/segments")) { "← Segments" } } } }
             (errors.general())
             form.form-narrow method="post" action=(action) {
+                (enter_saves("Save segment"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 (field("segment-name", "Name", errors.at("segment-name"), None, html! {
                     input #segment-name type="text" name="name" value=(draft.name) required
@@ -367,11 +200,11 @@ async fn segment_form(
                 fieldset {
                     legend { "Constraints" }
                     (constraint_rows(&context_fields, &draft.constraints, true, &errors))
-                    button type="submit" name="intent" value="add-constraint" { "Add constraint" }
+                    button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
                 }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save segment" }
-                    button #refresh-form type="submit" name="intent" value="refresh" { "Update form" }
+                    button #refresh-form type="submit" formnovalidate name="intent" value="refresh" { "Update form" }
                     a href=(who.link("/segments")) { "Cancel" }
                 }
             }
@@ -486,7 +319,7 @@ async fn save_segment(
 }
 
 /// `POST /segments/create`.
-pub async fn create_segment(
+pub async fn create(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite,
 ) -> Response {
@@ -494,7 +327,7 @@ pub async fn create_segment(
 }
 
 /// `POST /segments/edit/<id>`.
-pub async fn update_segment(
+pub async fn update(
     State(state): State<Arc<AppState>>,
     Path(id): Path<i64>,
     UiWrite { who, form, .. }: UiWrite,
@@ -503,7 +336,7 @@ pub async fn update_segment(
 }
 
 /// `POST /segments/<id>/delete`: refused (409, as a page) while a strategy uses it.
-pub async fn delete_segment(
+pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(id): Path<i64>,
     UiWrite { who, .. }: UiWrite,
