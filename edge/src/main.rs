@@ -1,5 +1,6 @@
 //! `vexil-edge`: serves flag evaluations from lock-free snapshots.
 
+mod edge_command;
 mod eval_command;
 mod http_server;
 mod offline_command;
@@ -36,6 +37,9 @@ enum Command {
     /// Evaluate contexts against a features document with no server, printing what `/api/frontend` would
     /// answer: one JSON array of enabled flags per context, sorted by name.
     Eval(eval_command::EvalArgs),
+    /// A drop-in Unleash Edge: mirror an Unleash server (or a Vexil control plane) through Unleash Edge's
+    /// routes, configured by Unleash Edge's flags and environment variables (UPSTREAM_URL, TOKENS, …).
+    Edge(edge_command::EdgeArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval_command::run(&args),
         Command::Serve(args) => serve(serve_command::run(args)),
         Command::Offline(args) => serve(offline_command::run(args)),
+        Command::Edge(args) => serve(edge_command::run(args)),
     }
 }
 

@@ -8,7 +8,7 @@
 //! [`client_api`] the thin handlers, [`response`] how they write answers; [`usage`] the SDKs' register and
 //! metrics bodies; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
 //! metrics both binaries record and their Prometheus recorder; [`token_sightings`] the tokens used (their "last
-//! used"); [`shutdown`] the signals both stop on; [`serve`] the HTTP server loop both run, with its time
+//! used"); [`token_resolver`] the hook that learns tokens the snapshot lacks; [`shutdown`] the signals both stop on; [`serve`] the HTTP server loop both run, with its time
 //! bounds (its header read timer in `connection_timer`).
 //!
 //! This root only assembles the routes: the modules never import from it.
@@ -29,6 +29,7 @@ pub mod snapshot;
 pub mod state;
 pub mod stream_events;
 pub mod telemetry;
+pub mod token_resolver;
 pub mod token_sightings;
 pub mod usage;
 
