@@ -140,6 +140,13 @@ pub struct HttpArgs {
     pub streams: vexil_serving::StreamArgs,
 }
 
+impl EdgeArgs {
+    /// `LOG_FORMAT=json`.
+    pub fn json_logs(&self) -> bool {
+        self.http.log_format == "json"
+    }
+}
+
 fn parse_header(text: &str) -> Result<(String, String), String> {
     let (name, value) = text
         .split_once(':')

@@ -21,6 +21,8 @@ pub const BATCH_BYTES: usize = 95 * 1024;
 
 type AppKey = (String, String, String);
 type MetricKey = (String, String, String, i64);
+/// The entries one batch carries.
+type BatchKeys = (Vec<AppKey>, Vec<MetricKey>);
 
 /// Usage by environment: applications by (environment, app, instance), counts by (environment, app, flag,
 /// minute).
@@ -49,7 +51,7 @@ impl Forwarder {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn add(&self, usage: Usage, via: &Identity) {
+    fn add(&self, usage: Usage, via: &Identity, interval_ms: u64) {
         let mut pending = self.pending();
         let strategies: BTreeMap<&str, &Vec<String>> = usage
             .applications
@@ -66,6 +68,7 @@ impl Forwarder {
                 "instanceId": instance.instance_id,
                 "environment": environment,
                 "started": iso(instance.seen_at_ms),
+                "interval": interval_ms,
                 "strategies": strategies.get(instance.app_name.as_str()).map_or(&Vec::new(), |s| *s),
                 "connectVia": [{"appName": via.app_name, "instanceId": via.instance_id}],
             });
@@ -149,7 +152,7 @@ impl Forwarder {
     }
 
     /// Puts the entries of an undelivered batch back (merged with what arrived meanwhile).
-    fn keep(&self, sent: &Pending, keys: (Vec<AppKey>, Vec<MetricKey>)) {
+    fn keep(&self, sent: &Pending, keys: BatchKeys) {
         let mut pending = self.pending();
         for key in keys.0 {
             if let Some(application) = sent.applications.get(&key) {
@@ -183,15 +186,15 @@ impl Forwarder {
 
 /// The bodies of `pending`, each at most [`BATCH_BYTES`] (an entry larger than that alone in its own), with
 /// the keys each carries.
-fn batches(pending: &Pending) -> Vec<(Vec<u8>, (Vec<AppKey>, Vec<MetricKey>))> {
+fn batches(pending: &Pending) -> Vec<(Vec<u8>, BatchKeys)> {
     let mut out = Vec::new();
     let mut applications: Vec<String> = Vec::new();
     let mut metrics: Vec<String> = Vec::new();
-    let mut keys: (Vec<AppKey>, Vec<MetricKey>) = (Vec::new(), Vec::new());
+    let mut keys: BatchKeys = (Vec::new(), Vec::new());
     let mut size = EMPTY_BODY_BYTES;
     let cut = |applications: &mut Vec<String>,
                metrics: &mut Vec<String>,
-               keys: &mut (Vec<AppKey>, Vec<MetricKey>),
+               keys: &mut BatchKeys,
                out: &mut Vec<_>| {
         if applications.is_empty() && metrics.is_empty() {
             return;
@@ -252,7 +255,9 @@ impl UsageSink for ForwarderSink {
         usage: Usage,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ApiError>> + Send + '_>>
     {
-        self.forwarder.add(usage, &self.forwarder.http.identity);
+        let http = &self.forwarder.http;
+        self.forwarder
+            .add(usage, &http.identity, http.interval_ms());
         Box::pin(std::future::ready(Ok(())))
     }
 }

@@ -8,7 +8,7 @@ use vexil_shared::token::TokenKind;
 /// A token's scope: its kind (when known), environment and projects (`*`: every project).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TokenScope {
-    #[serde(with = "kind_name")]
+    #[serde(rename = "type", default, with = "kind_name")]
     pub kind: Option<TokenKind>,
     pub environment: String,
     pub projects: Vec<String>,

@@ -112,6 +112,12 @@ impl UnleashHttp {
         })
     }
 
+    /// `FEATURES_REFRESH_INTERVAL_SECONDS` in milliseconds: the `interval` of this edge's registration and
+    /// of the SDK registrations it forwards (an SDK's own interval is not kept).
+    pub fn interval_ms(&self) -> u64 {
+        self.refresh_interval.as_millis() as u64
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
@@ -165,7 +171,7 @@ impl UnleashHttp {
             "connectionId": self.identity.connection_id,
             "environment": scope.environment,
             "projects": scope.projects,
-            "interval": self.refresh_interval.as_millis() as u64,
+            "interval": self.interval_ms(),
             "started": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             "strategies": [],
             "sdkVersion": concat!("vexil-edge:", env!("CARGO_PKG_VERSION")),
