@@ -252,10 +252,18 @@ pub async fn token_scope(
 /// Puts the request's token to the state's resolver when the snapshot does not hold it (or holds it
 /// expired); nothing to do without a resolver, a token or a snapshot.
 async fn learn_token(parts: &Parts, state: &ServingState) -> Result<(), ApiError> {
-    let Some(resolver) = state.token_resolver.get() else {
+    if state.token_resolver.get().is_none() {
+        return Ok(());
+    }
+    let Some(secret) = request_secret(parts) else {
         return Ok(());
     };
-    let Some(secret) = request_secret(parts) else {
+    learn_secret(state, secret).await
+}
+
+/// Puts `secret` to the state's resolver when the snapshot does not hold it (or holds it expired).
+pub(crate) async fn learn_secret(state: &ServingState, secret: &str) -> Result<(), ApiError> {
+    let Some(resolver) = state.token_resolver.get() else {
         return Ok(());
     };
     let known = state.current.load().as_deref().is_some_and(|snapshot| {

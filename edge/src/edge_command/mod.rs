@@ -138,7 +138,6 @@ pub async fn run(args: EdgeArgs) -> Result<(), String> {
         status: status.clone(),
         prometheus: prometheus.clone(),
         mirror: mirror.clone(),
-        validator,
         startup,
         disable_metrics: args.http.disable_metrics_endpoint,
         disable_features: args.http.disable_features_endpoint,

@@ -1,6 +1,5 @@
 //! The routes `vexil-edge edge` adds to the SDK routes, as Unleash Edge serves them:
-//! `/internal-backstage/{health,ready,metrics,features,tokens}` in its shapes, `POST /edge/validate` (so
-//! that edges chain), the `/api/proxy…` aliases of the frontend routes; and its request filters:
+//! `/internal-backstage/{health,ready,metrics,features,tokens}` in its shapes and the `/api/proxy…` aliases of the frontend routes; and its request filters:
 //! `ALLOW_LIST` / `DENY_LIST`, and a `TOKEN_HEADER` other than `Authorization`.
 
 use std::net::{IpAddr, SocketAddr};
@@ -11,18 +10,16 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderName, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::{Json, Router};
 use ipnet::IpNet;
 use metrics_exporter_prometheus::PrometheusHandle;
 use tower::ServiceExt as _;
 use vexil_serving::ServingState;
-use vexil_shared::ApiError;
 
 use super::mirror::Mirror;
 use super::poller::StartupToken;
 use super::tokens::redacted;
-use super::validator::Validator;
 use crate::http_server::{self, UpstreamStatus};
 
 pub struct Backstage {
@@ -30,19 +27,17 @@ pub struct Backstage {
     pub status: Arc<UpstreamStatus>,
     pub prometheus: PrometheusHandle,
     pub mirror: Arc<Mirror>,
-    pub validator: Arc<Validator>,
     pub startup: Vec<StartupToken>,
     pub disable_metrics: bool,
     pub disable_features: bool,
     pub disable_tokens: bool,
 }
 
-/// The backstage and `/edge/validate` routes.
+/// The backstage routes (`POST /edge/validate` is a serving route: edges chain through it).
 pub fn router(backstage: Arc<Backstage>) -> Router {
     let mut routes = Router::new()
         .route("/internal-backstage/health", get(health))
-        .route("/internal-backstage/ready", get(ready))
-        .route("/edge/validate", post(validate));
+        .route("/internal-backstage/ready", get(ready));
     if !backstage.disable_metrics {
         routes = routes.route("/internal-backstage/metrics", get(prometheus));
     }
@@ -152,30 +147,6 @@ async fn tokens(State(backstage): State<Arc<Backstage>>) -> Json<serde_json::Val
         "tokenValidationStatus": served,
         "invalidTokenCount": 0,
     }))
-}
-
-#[derive(serde::Deserialize)]
-struct TokenStrings {
-    tokens: Vec<String>,
-}
-
-/// `POST /edge/validate`: those of the tokens this edge serves, with their scopes (an edge below this one
-/// validates through it).
-async fn validate(
-    State(backstage): State<Arc<Backstage>>,
-    body: axum::body::Bytes,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let TokenStrings { tokens } = serde_json::from_slice(&body)
-        .map_err(|error| ApiError::validation(format!("body: {error}")))?;
-    let mut valid = Vec::new();
-    for secret in tokens {
-        if let Ok(Some(scope)) = backstage.validator.scope_of(&secret).await {
-            let kind = scope.kind.map_or("client", |kind| kind.as_str());
-            valid.push(serde_json::json!({"token": secret, "type": kind,
-                "environment": scope.environment, "projects": scope.projects}));
-        }
-    }
-    Ok(Json(serde_json::json!({ "tokens": valid })))
 }
 
 /// Copies the token of `header` (`TOKEN_HEADER`) into `Authorization`, where the SDK routes read it.

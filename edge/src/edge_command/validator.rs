@@ -69,16 +69,6 @@ impl Validator {
         self.startup.iter().any(|token| token.scope.covers(scope))
     }
 
-    /// The scope of `secret`: learnt, or validated now; `Err` is the answer for a token not served.
-    pub async fn scope_of(&self, secret: &str) -> Result<Option<TokenScope>, ApiError> {
-        let hash = sha256(secret);
-        if let Some((_, scope)) = lock(&self.known).get(&hash) {
-            return Ok(Some(scope.clone()));
-        }
-        self.resolve_secret(secret, hash).await?;
-        Ok(lock(&self.known).get(&hash).map(|(_, scope)| scope.clone()))
-    }
-
     async fn resolve_secret(&self, secret: &str, hash: SecretHash) -> Result<(), ApiError> {
         if let Some(refusal) = self.remembered_refusal(&hash) {
             return refusal;

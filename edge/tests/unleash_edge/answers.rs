@@ -214,10 +214,17 @@ async fn the_edge_answers_as_unleash_for_120_contexts() {
             "{flag} is in Unleash's document"
         );
     }
-    // Unleash's frontend API lags its writes: wait until it shows the flags too.
+    // Unleash's frontend API lags its writes: wait until it shows the flags and the dependency (the last
+    // write) too.
     wait_for("Unleash's frontend API to show the flags", 30, || async {
-        let answer = unleash.get("/api/frontend?userId=u&country=se&age=30&email=a%40example.com&plan=pro&version=1.3.0", &frontend).await;
-        (toggles(&answer).as_array()?.len() >= 4).then_some(())
+        let matching = toggles(&unleash.get("/api/frontend?userId=u&country=se&age=30&email=a%40example.com&plan=pro&version=1.3.0", &frontend).await);
+        let parent_off = toggles(&unleash.get("/api/frontend?userId=u&country=dk", &frontend).await);
+        let names = |list: &Value| -> Vec<String> {
+            list.as_array().map(|l| l.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()).unwrap_or_default()
+        };
+        let shown = names(&matching).contains(&"ue-child".to_owned())
+            && !names(&parent_off).contains(&"ue-child".to_owned());
+        shown.then_some(())
     })
     .await;
     let mut enabled = 0;

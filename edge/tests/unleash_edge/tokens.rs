@@ -42,6 +42,20 @@ async fn tokens_are_validated_upstream_revalidated_and_scoped() {
         403,
         "a frontend token on the client API"
     );
+    // Edges chain: another edge validates through this one.
+    let validated: serde_json::Value = crate::unleash::http()
+        .post(format!("{}/edge/validate", edge.base))
+        .json(&serde_json::json!({"tokens": [later, "default:development.bogus-secret"]}))
+        .send()
+        .await
+        .expect("answers")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(
+        validated,
+        serde_json::json!({"tokens": [{"token": later, "type": "frontend", "environment": "development", "projects": ["default"]}]})
+    );
     assert_eq!(
         get(&edge.base, "/api/frontend", &client).await.0,
         403,
