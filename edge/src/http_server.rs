@@ -46,21 +46,45 @@ pub async fn serve(
     status: Arc<UpstreamStatus>,
     timeouts: HttpTimeouts,
 ) -> Result<(), String> {
-    let prometheus = telemetry::install_prometheus()
-        .map_err(|error| format!("cannot install the metrics recorder: {error}"))?;
+    let prometheus = install_prometheus()?;
+    let app = app(serving.clone(), status, prometheus);
+    serve_app(listen, app, serving, timeouts).await
+}
+
+/// The process's Prometheus recorder.
+pub fn install_prometheus() -> Result<PrometheusHandle, String> {
+    telemetry::install_prometheus()
+        .map_err(|error| format!("cannot install the metrics recorder: {error}"))
+}
+
+/// `/health`, `/ready`, `/internal-backstage/prometheus` and the SDK routes of `serving`.
+pub fn app(
+    serving: Arc<ServingState>,
+    status: Arc<UpstreamStatus>,
+    prometheus: PrometheusHandle,
+) -> Router {
     let state = Arc::new(EdgeState {
         serving: serving.clone(),
         status,
         prometheus,
     });
-    let app = Router::new()
+    Router::new()
         .route("/health", get(health))
         .route("/ready", get(ready))
         .route("/internal-backstage/prometheus", get(prometheus_text))
         .with_state(state)
-        .merge(vexil_serving::routes(serving.clone()))
-        .fallback(unknown_route);
-    let app = serve::with_request_bounds(app, timeouts.request_timeout);
+        .merge(vexil_serving::routes(serving))
+}
+
+/// Serves `app` (with a 404 for unknown routes and the request bounds), printing `listening on ADDR`,
+/// until SIGTERM or SIGINT.
+pub async fn serve_app(
+    listen: SocketAddr,
+    app: Router,
+    serving: Arc<ServingState>,
+    timeouts: HttpTimeouts,
+) -> Result<(), String> {
+    let app = serve::with_request_bounds(app.fallback(unknown_route), timeouts.request_timeout);
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
@@ -81,6 +105,28 @@ pub async fn serve(
     .map_err(|error| format!("the HTTP server failed: {error}"))
 }
 
+/// Renders the Prometheus text of `prometheus` with the upstream gauges of `status` and `serving`.
+pub fn prometheus_answer(
+    serving: &ServingState,
+    status: &UpstreamStatus,
+    prometheus: &PrometheusHandle,
+) -> axum::response::Response {
+    let revision = serving.current.load().as_ref().map_or(0, |s| s.revision);
+    metrics::gauge!("snapshot_revision").set(revision as f64);
+    let last = status.last_update_ms.load(Ordering::Relaxed);
+    if last > 0 {
+        metrics::gauge!("seconds_since_last_update").set((now_ms() - last) as f64 / 1000.0);
+    }
+    let connected = status.connected.load(Ordering::Relaxed);
+    metrics::gauge!("upstream_connected").set(if connected { 1.0 } else { 0.0 });
+    prometheus.run_upkeep();
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
+        prometheus.render(),
+    )
+        .into_response()
+}
+
 #[derive(serde::Serialize)]
 struct Health {
     health: &'static str,
@@ -95,25 +141,8 @@ async fn ready(State(state): State<Arc<EdgeState>>) -> Result<Json<Health>, ApiE
     Ok(Json(Health { health: "GOOD" }))
 }
 
-async fn prometheus_text(State(state): State<Arc<EdgeState>>) -> impl IntoResponse {
-    let revision = state
-        .serving
-        .current
-        .load()
-        .as_ref()
-        .map_or(0, |s| s.revision);
-    metrics::gauge!("snapshot_revision").set(revision as f64);
-    let last = state.status.last_update_ms.load(Ordering::Relaxed);
-    if last > 0 {
-        metrics::gauge!("seconds_since_last_update").set((now_ms() - last) as f64 / 1000.0);
-    }
-    let connected = state.status.connected.load(Ordering::Relaxed);
-    metrics::gauge!("upstream_connected").set(if connected { 1.0 } else { 0.0 });
-    state.prometheus.run_upkeep();
-    (
-        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.prometheus.render(),
-    )
+async fn prometheus_text(State(state): State<Arc<EdgeState>>) -> axum::response::Response {
+    prometheus_answer(&state.serving, &state.status, &state.prometheus)
 }
 
 async fn unknown_route(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {

@@ -1,5 +1,6 @@
 //! `vexil-edge`: serves flag evaluations from lock-free snapshots.
 
+mod edge_command;
 mod eval_command;
 mod http_server;
 mod offline_command;
@@ -36,25 +37,36 @@ enum Command {
     /// Evaluate contexts against a features document with no server, printing what `/api/frontend` would
     /// answer: one JSON array of enabled flags per context, sorted by name.
     Eval(eval_command::EvalArgs),
+    /// A drop-in Unleash Edge: mirror an Unleash server (or a Vexil control plane) through Unleash Edge's
+    /// routes, configured by Unleash Edge's flags and environment variables (UPSTREAM_URL, TOKENS, …).
+    Edge(Box<edge_command::EdgeArgs>),
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Eval(args) => eval_command::run(&args),
-        Command::Serve(args) => serve(serve_command::run(args)),
-        Command::Offline(args) => serve(offline_command::run(args)),
+        Command::Serve(args) => serve(serve_command::run(args), false),
+        Command::Offline(args) => serve(offline_command::run(args), false),
+        Command::Edge(args) => {
+            let json = args.json_logs();
+            serve(edge_command::run(*args), json)
+        }
     }
 }
 
 /// Runs a server future on a multi-threaded runtime with logs on standard error (level via `RUST_LOG`;
-/// colours only when standard error is a terminal).
-fn serve(server: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
+/// colours only when standard error is a terminal; one JSON object a line with `json`).
+fn serve(server: impl std::future::Future<Output = Result<(), String>>, json: bool) -> ExitCode {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_ansi(std::io::stderr().is_terminal() && !json);
+    if json {
+        logs.json().init();
+    } else {
+        logs.init();
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

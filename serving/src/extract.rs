@@ -184,7 +184,9 @@ impl FromRequestParts<Arc<ServingState>> for FrontendScope {
                 return Err(ApiError::not_found("The frontend API is disabled"));
             }
         }
-        token_scope(parts, state, &[TokenKind::Frontend]).map(FrontendScope)
+        token_scope(parts, state, &[TokenKind::Frontend])
+            .await
+            .map(FrontendScope)
     }
 }
 
@@ -195,7 +197,9 @@ impl FromRequestParts<Arc<ServingState>> for ClientScope {
         parts: &mut Parts,
         state: &Arc<ServingState>,
     ) -> Result<Self, ApiError> {
-        token_scope(parts, state, &[TokenKind::Client]).map(ClientScope)
+        token_scope(parts, state, &[TokenKind::Client])
+            .await
+            .map(ClientScope)
     }
 }
 
@@ -231,16 +235,59 @@ pub fn scope_of_grant(
     }
 }
 
-/// The scope of a token of one of `kinds`, against the current snapshot.
-pub fn token_scope(
+/// The scope of a token of one of `kinds`, against the current snapshot (after the state's
+/// [`crate::token_resolver::TokenResolver`], if any, was asked about a token the snapshot lacks).
+pub async fn token_scope(
     parts: &Parts,
     state: &ServingState,
     kinds: &[TokenKind],
 ) -> Result<Scope, ApiError> {
+    learn_token(parts, state).await?;
     let snapshot = state.loaded()?;
     let (hash, grant) = granted(parts, state, &snapshot, kinds)?;
     let grant = grant.clone();
     Ok(scope_of_grant(parts, snapshot, hash, &grant))
+}
+
+/// Puts the request's token to the state's resolver when the snapshot does not hold it (or holds it
+/// expired); nothing to do without a resolver, a token or a snapshot.
+async fn learn_token(parts: &Parts, state: &ServingState) -> Result<(), ApiError> {
+    if state.token_resolver.get().is_none() {
+        return Ok(());
+    }
+    let Some(secret) = request_secret(parts) else {
+        return Ok(());
+    };
+    learn_secret(state, secret).await
+}
+
+/// Puts `secret` to the state's resolver when the snapshot does not hold it (or holds it expired).
+pub(crate) async fn learn_secret(state: &ServingState, secret: &str) -> Result<(), ApiError> {
+    let Some(resolver) = state.token_resolver.get() else {
+        return Ok(());
+    };
+    let known = state.current.load().as_deref().is_some_and(|snapshot| {
+        snapshot
+            .tokens
+            .get(&token::sha256(secret))
+            .is_some_and(|grant| !grant_expired(grant, now_ms()))
+    });
+    if known {
+        return Ok(());
+    }
+    resolver.resolve(secret).await
+}
+
+/// The non-empty secret of the request's `Authorization` (or `X-API-Key`) header.
+fn request_secret(parts: &Parts) -> Option<&str> {
+    parts
+        .headers
+        .get(AUTHORIZATION)
+        .or_else(|| parts.headers.get("x-api-key"))?
+        .to_str()
+        .ok()
+        .map(token::secret_of_authorization)
+        .filter(|secret| !secret.is_empty())
 }
 
 /// What a call without a token may read under authentication `none`: every project, `development`.

@@ -6,9 +6,9 @@
 //! [`state`] holds what every request reads; [`change_stream`] and [`stream_events`] serve the open change
 //! streams ([`client_delta`], [`ofrep`]); [`extract`] holds the extractors (context, client IP, token scope); [`frontend`] and
 //! [`client_api`] the thin handlers, [`response`] how they write answers; [`usage`] the SDKs' register and
-//! metrics bodies; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
+//! metrics bodies; [`edge_validate`] Unleash's `/edge/validate`; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
 //! metrics both binaries record and their Prometheus recorder; [`token_sightings`] the tokens used (their "last
-//! used"); [`shutdown`] the signals both stop on; [`serve`] the HTTP server loop both run, with its time
+//! used"); [`token_resolver`] the hook that learns tokens the snapshot lacks; [`shutdown`] the signals both stop on; [`serve`] the HTTP server loop both run, with its time
 //! bounds (its header read timer in `connection_timer`).
 //!
 //! This root only assembles the routes: the modules never import from it.
@@ -18,6 +18,7 @@ pub mod change_stream;
 pub mod client_api;
 pub mod client_delta;
 mod connection_timer;
+pub mod edge_validate;
 pub mod evaluation_counters;
 pub mod extract;
 pub mod frontend;
@@ -29,6 +30,7 @@ pub mod snapshot;
 pub mod state;
 pub mod stream_events;
 pub mod telemetry;
+pub mod token_resolver;
 pub mod token_sightings;
 pub mod usage;
 
@@ -78,7 +80,8 @@ pub fn router(state: Arc<ServingState>) -> OpenApiRouter {
         .routes(routes!(client_api::client_metrics))
         .routes(routes!(client_api::client_metrics_bulk))
         .routes(routes!(client_delta::delta))
-        .routes(routes!(client_delta::streaming));
+        .routes(routes!(client_delta::streaming))
+        .routes(routes!(edge_validate::validate));
     frontend.merge(client).with_state(state)
 }
 

@@ -110,11 +110,9 @@ impl FromRequestParts<Arc<ServingState>> for OfrepScope {
         parts: &mut Parts,
         state: &Arc<ServingState>,
     ) -> Result<Self, OfrepError> {
-        Ok(OfrepScope(token_scope(
-            parts,
-            state,
-            &[TokenKind::Client, TokenKind::Frontend],
-        )?))
+        Ok(OfrepScope(
+            token_scope(parts, state, &[TokenKind::Client, TokenKind::Frontend]).await?,
+        ))
     }
 }
 
@@ -130,11 +128,9 @@ impl FromRequestParts<Arc<ServingState>> for OfrepBulkScope {
                 return Err(ApiError::not_found("The frontend API is disabled").into());
             }
         }
-        Ok(OfrepBulkScope(token_scope(
-            parts,
-            state,
-            &[TokenKind::Frontend],
-        )?))
+        Ok(OfrepBulkScope(
+            token_scope(parts, state, &[TokenKind::Frontend]).await?,
+        ))
     }
 }
 

@@ -12,6 +12,7 @@ use vexil_shared::{ApiError, CompileOptions, ErrorKind};
 use crate::change_feed;
 use crate::snapshot::{self, RevisionGap, ServingSnapshot};
 use crate::stream_events::SharedEvents;
+use crate::token_resolver::TokenResolver;
 use crate::token_sightings::TokenSightings;
 use crate::usage::{Usage, UsageSink};
 
@@ -38,6 +39,9 @@ pub struct ServingState {
     /// The tokens that authenticated here, for the reporter that takes them (an `Arc`: the control plane's
     /// admin API notes its callers' tokens in the same set).
     pub token_sightings: Arc<TokenSightings>,
+    /// Asked about a token the snapshot does not hold (`vexil-edge edge`); none: such a token is refused.
+    /// Set once, after the state is shared (the resolver advances this state).
+    pub token_resolver: std::sync::OnceLock<Arc<dyn TokenResolver>>,
 }
 
 /// Default of `--max-streams`: change streams one server holds open (see BENCHMARKS.md); past it a new
@@ -122,7 +126,13 @@ impl ServingState {
             closing: watch::Sender::new(false),
             stream_events: SharedEvents::default(),
             token_sightings: Arc::default(),
+            token_resolver: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Tokens the snapshot does not hold are first put to `resolver` (the first one set stays).
+    pub fn set_token_resolver(&self, resolver: Arc<dyn TokenResolver>) {
+        let _ = self.token_resolver.set(resolver);
     }
 
     /// At most `max` change streams open at once (`--max-streams`).

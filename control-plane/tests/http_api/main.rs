@@ -37,4 +37,5 @@ mod ui_changes;
 mod ui_config;
 mod ui_forms;
 mod ui_usage;
+mod unleash_edge_api;
 mod unleash_operations;
