@@ -1,6 +1,7 @@
 //! Who is calling and what they may do: authentication of a credential (API token, personal access token or
 //! session cookie) into a [`Caller`], and the permission rule of the admin API ([`authorize`]).
 
+use super::events::PersonalFields;
 use super::roles::RootRole;
 use super::tokens::PAT_PREFIX;
 use crate::store::tokens as token_store;
@@ -186,6 +187,16 @@ pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), A
         ),
     };
     Err(ApiError::new(ErrorKind::NoAccess, message))
+}
+
+/// The personal fields of events (people's names, emails, roles) `credential` may see: those who may read the
+/// users ([`authorize`] in [`Area::Access`]) see them, everyone else reads the events without them.
+pub fn personal_fields(credential: Credential) -> PersonalFields {
+    if authorize(credential, true, Area::Access).is_ok() {
+        PersonalFields::Shown
+    } else {
+        PersonalFields::Hidden
+    }
 }
 
 #[cfg(test)]

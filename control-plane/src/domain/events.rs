@@ -1,6 +1,5 @@
 //! Audit events: their types and the two read views (`GET /api/admin/events`, `GET /api/admin/events/:feature`).
 
-use super::access::{self, Area, Credential};
 use crate::store::events::{self as event_store, EventFilter, EventRow};
 use crate::store::projects as project_store;
 use serde::{Deserialize, Serialize};
@@ -359,15 +358,6 @@ const ABOUT_GROUPS: [EventType; 3] = [
 ];
 
 impl PersonalFields {
-    /// What `credential` may see: the rule of reading the users ([`access::authorize`] in [`Area::Access`]).
-    pub fn for_reader(credential: Credential) -> PersonalFields {
-        if access::authorize(credential, true, Area::Access).is_ok() {
-            PersonalFields::Shown
-        } else {
-            PersonalFields::Hidden
-        }
-    }
-
     /// The event types whose payloads this reader does not see whole (none when shown): a text search
     /// leaves them out, so it cannot find what it would not show.
     pub fn partly_hidden_types(self) -> Vec<String> {

@@ -5,6 +5,7 @@
 use super::event_log::event_item;
 use super::page::{Nav, Page, UiError};
 use super::session::SignedIn;
+use crate::domain::access;
 use crate::domain::events::{self, EventType};
 use crate::domain::projects;
 use crate::domain::search::events::{search, EventSearchQuery, EventSearchResult};
@@ -108,7 +109,7 @@ pub async fn log(
     for creator in events::creators(&mut conn, None).await.map_err(fail)? {
         authors.entry(creator.id).or_default().push(creator.name);
     }
-    let personal = events::PersonalFields::for_reader(who.credential);
+    let personal = access::personal_fields(who.credential);
     let (found, search_error) = match search(&mut conn, &query.to_search(), personal).await {
         Ok(found) => (found, None),
         Err(error) if error.kind == ErrorKind::Validation => (

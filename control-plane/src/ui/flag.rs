@@ -10,6 +10,7 @@ use super::field_errors::FieldErrors;
 use super::page::{see_other, Nav, Page, UiError};
 use super::session::{FormFields, SignedIn, UiWrite};
 use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
+use crate::domain::access;
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::dependencies;
 use crate::domain::events::{self, Event, EventQuery};
@@ -150,7 +151,7 @@ async fn load(
         limit: Some(EVENTS_SHOWN),
         ..EventQuery::default()
     };
-    let personal = events::PersonalFields::for_reader(who.credential);
+    let personal = access::personal_fields(who.credential);
     let events = events::list(&mut conn, query, personal).await?.events;
     Ok(Loaded {
         flag,

@@ -276,6 +276,21 @@ impl FormFields {
         )
     }
 
+    /// A form holding a NUL character anywhere is refused as a whole (400): no database stores NUL in text, and
+    /// the admin API refuses it the same way (`http::extract`).
+    pub fn refuse_nul(&self) -> Result<(), ApiError> {
+        if self
+            .0
+            .iter()
+            .any(|(name, value)| name.contains('\0') || value.contains('\0'))
+        {
+            return Err(ApiError::validation(
+                "The form holds a NUL character (%00), which no value may contain",
+            ));
+        }
+        Ok(())
+    }
+
     /// The first value of `name`.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
@@ -329,6 +344,8 @@ impl FromRequest<Arc<AppState>> for UiForm {
             )
         })?;
         let form = FormFields::parse(&bytes);
+        form.refuse_nul()
+            .map_err(|error| UiError::new(error, &shell))?;
         let given = form.get("csrf").unwrap_or_default();
         if !same_token(given, &who.csrf) {
             return Err(UiError::new(

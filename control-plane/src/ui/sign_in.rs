@@ -128,6 +128,9 @@ pub async fn sign_in(
         base: state.base_path.clone(),
         ..Shell::default()
     };
+    if let Err(error) = form.refuse_nul() {
+        return UiError::new(error, &shell).into_response();
+    }
     let next = local_path(&state.base_path, form.get("next"));
     let username = form.text("username");
     let https = is_https(&headers);

@@ -15,6 +15,7 @@ crate::on_sqlite_and_postgres!(
     a_large_project_suggests_the_first_parents_only,
     dependency_changes_are_proposed_where_change_requests_are_on,
     enter_saves_and_rebuild_buttons_skip_validation_on_every_rebuilt_form,
+    a_nul_in_a_form_is_refused_and_nothing_is_stored,
 );
 
 /// The opening tags of the `<button>`s of the first `<form class="form-narrow…">` of `page`, in order.
@@ -763,4 +764,40 @@ async fn enter_saves_and_rebuild_buttons_skip_validation_on_every_rebuilt_form(d
             assert!(button.contains("formnovalidate"), "{name}: {button}");
         }
     }
+}
+
+/// A NUL character in any posted form (a signed-in form, or the sign-in form itself) is refused with 400 and
+/// the domain's message, and nothing is stored: PostgreSQL refuses NUL in text, which answered 500 before.
+async fn a_nul_in_a_form_is_refused_and_nothing_is_stored(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    let mut browser = signed_in(&server).await;
+    let csrf = browser.get("/segments/create").await.csrf();
+    let refused = browser
+        .post(
+            "/segments/create",
+            &[
+                ("csrf", &csrf),
+                ("name", "beta\0testers"),
+                ("description", ""),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert!(refused.has("NUL"), "{}", refused.text);
+    let segments = server.get("/api/admin/segments").await.expect(200).clone();
+    assert_eq!(segments["segments"], json!([]));
+
+    let mut stranger = Browser::new(&server);
+    let csrf = stranger.get("/login").await.csrf();
+    let refused = stranger
+        .post(
+            "/login",
+            &[("csrf", &csrf), ("username", "an\0na"), ("password", "x")],
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert!(refused
+        .set_cookies
+        .iter()
+        .all(|c| !c.starts_with("vexil-session=")));
 }

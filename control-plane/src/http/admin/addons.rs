@@ -1,8 +1,8 @@
 //! `/api/admin/addons`: webhook addons and their delivery log. Mounted in the settings area: everyone reads,
 //! only admins write (Unleash's addon permissions are admin-only).
 
+use crate::domain::access::personal_fields;
 use crate::domain::addons::{self, Addon, AddonInput, AddonList, IntegrationEvents, LogQuery};
-use crate::domain::events::PersonalFields;
 use crate::http::extract::{AdminActor, AdminCaller, JsonBody, PathParams, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
@@ -137,7 +137,7 @@ pub async fn delivery_log(
     PathParams(path): PathParams<AddonPath>,
     QueryParams(query): QueryParams<LogQuery>,
 ) -> Result<Json<IntegrationEvents>, ApiError> {
-    let personal = PersonalFields::for_reader(caller.credential);
+    let personal = personal_fields(caller.credential);
     let mut conn = state.store.read().await?;
     Ok(Json(
         addons::delivery_log(&mut conn, &path.id, query, personal).await?,

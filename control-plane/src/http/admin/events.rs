@@ -2,9 +2,8 @@
 
 use super::features::FeatureNamePath;
 use super::projects::ProjectPath;
-use crate::domain::events::{
-    self, Creator, EventList, EventQuery, FeatureEventList, PersonalFields,
-};
+use crate::domain::access;
+use crate::domain::events::{self, Creator, EventList, EventQuery, FeatureEventList};
 use crate::http::extract::{AdminActor, AdminCaller, PathParams, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
@@ -35,7 +34,7 @@ pub async fn list(
     caller: AdminCaller,
     QueryParams(query): QueryParams<EventQuery>,
 ) -> Result<Json<EventList>, ApiError> {
-    let personal = PersonalFields::for_reader(caller.credential);
+    let personal = access::personal_fields(caller.credential);
     let mut conn = state.store.read().await?;
     Ok(Json(events::list(&mut conn, query, personal).await?))
 }
@@ -53,7 +52,7 @@ pub async fn of_feature(
     caller: AdminCaller,
     PathParams(path): PathParams<FeatureNamePath>,
 ) -> Result<Json<FeatureEventList>, ApiError> {
-    let personal = PersonalFields::for_reader(caller.credential);
+    let personal = access::personal_fields(caller.credential);
     let mut conn = state.store.read().await?;
     Ok(Json(
         events::of_feature(&mut conn, &path.feature_name, personal).await?,

@@ -1,6 +1,6 @@
 //! Search: `/api/admin/search/features` and `/api/admin/search/events`.
 
-use crate::domain::events::PersonalFields;
+use crate::domain::access::personal_fields;
 use crate::domain::search::events::{self, EventSearchQuery, EventSearchResult};
 use crate::domain::search::features::{self, FeatureSearchQuery, FeatureSearchResult};
 use crate::http::extract::{AdminActor, AdminCaller, QueryParams};
@@ -50,7 +50,7 @@ pub async fn search_events(
     caller: AdminCaller,
     QueryParams(query): QueryParams<EventSearchQuery>,
 ) -> Result<Json<EventSearchResult>, ApiError> {
-    let personal = PersonalFields::for_reader(caller.credential);
+    let personal = personal_fields(caller.credential);
     let mut conn = state.store.read().await?;
     Ok(Json(events::search(&mut conn, &query, personal).await?))
 }
