@@ -169,7 +169,7 @@ wait_ready "$EDGE/ready" "${pids[1]}" "$DATA_DIR/edge.log"
 cat <<EOF
 
 Vexil is running. Ctrl-C stops both.
-  web UI         $CONTROL_PLANE/projects/demo   (sign in with the admin token below while no user exists)
+  web UI         $CONTROL_PLANE/projects/demo   (sign in with the admin token below; once users exist, "Sign in with an admin token")
   control plane  $CONTROL_PLANE   admin API, OpenAPI at $CONTROL_PLANE/docs/openapi.json
                  gRPC for edges on 127.0.0.1:$GRPC_PORT; log: $DATA_DIR/control-plane.log
   edge           $EDGE   /api/frontend, /api/client/features; log: $DATA_DIR/edge.log
