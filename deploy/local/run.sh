@@ -156,7 +156,7 @@ demo_flag dark-mode "App versions above 2.0.0" \
     "constraints":[{"contextName":"appVersion","operator":"SEMVER_GT","value":"2.0.0"}]}'
 if [ "$created" = 1 ]; then
   admin PUT /api/admin/projects/demo/features/welcome-banner/environments/development/variants \
-    '[{"name":"hello","weight":700,"weightType":"variable","stickiness":"default","payload":{"type":"string","value":"Hello!"}},
+    '[{"name":"hello","weight":700,"weightType":"fix","stickiness":"default","payload":{"type":"string","value":"Hello!"}},
       {"name":"welcome","weight":300,"weightType":"variable","stickiness":"default","payload":{"type":"string","value":"Welcome!"},
        "overrides":[{"contextName":"userId","values":["alice"]}]}]' >/dev/null
   echo "created the demo data (project demo: 4 flags, segment beta-testers)"
