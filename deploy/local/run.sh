@@ -156,7 +156,7 @@ demo_flag dark-mode "App versions above 2.0.0" \
     "constraints":[{"contextName":"appVersion","operator":"SEMVER_GT","value":"2.0.0"}]}'
 if [ "$created" = 1 ]; then
   admin PUT /api/admin/projects/demo/features/welcome-banner/environments/development/variants \
-    '[{"name":"hello","weight":700,"weightType":"variable","stickiness":"default","payload":{"type":"string","value":"Hello!"}},
+    '[{"name":"hello","weight":700,"weightType":"fix","stickiness":"default","payload":{"type":"string","value":"Hello!"}},
       {"name":"welcome","weight":300,"weightType":"variable","stickiness":"default","payload":{"type":"string","value":"Welcome!"},
        "overrides":[{"contextName":"userId","values":["alice"]}]}]' >/dev/null
   echo "created the demo data (project demo: 4 flags, segment beta-testers)"
@@ -169,7 +169,7 @@ wait_ready "$EDGE/ready" "${pids[1]}" "$DATA_DIR/edge.log"
 cat <<EOF
 
 Vexil is running. Ctrl-C stops both.
-  web UI         $CONTROL_PLANE/projects/demo   (sign in with the admin token below while no user exists)
+  web UI         $CONTROL_PLANE/projects/demo   (sign in with the admin token below; once users exist, "Sign in with an admin token")
   control plane  $CONTROL_PLANE   admin API, OpenAPI at $CONTROL_PLANE/docs/openapi.json
                  gRPC for edges on 127.0.0.1:$GRPC_PORT; log: $DATA_DIR/control-plane.log
   edge           $EDGE   /api/frontend, /api/client/features; log: $DATA_DIR/edge.log

@@ -269,6 +269,14 @@ pub async fn update(tx: &mut WriteTx, id: i64, input: UpdateUser) -> Result<User
         Some(reference) => RootRole::from_reference("rootRole", reference)?.id(),
         None => before.root_role,
     };
+    if root_role != before.root_role {
+        keep_an_admin(
+            tx.conn(),
+            &before,
+            "rootRole: the last Admin user must keep the Admin root role",
+        )
+        .await?;
+    }
     let row = UserRow {
         name: match input.name {
             Some(name) => clean(Some(name)),
@@ -294,9 +302,36 @@ pub async fn update(tx: &mut WriteTx, id: i64, input: UpdateUser) -> Result<User
     Ok(user)
 }
 
+/// The one rule that keeps an instance administrable: the last user with the Admin root role can be neither
+/// deleted nor given another root role (400), whichever route asks. Admin API tokens are not users and do not
+/// count; the operator's admin token can always sign in to the UI besides (`/login`).
+async fn keep_an_admin(
+    conn: &mut AnyConnection,
+    user: &UserRow,
+    refusal: &str,
+) -> Result<(), ApiError> {
+    let admin = RootRole::Admin.id();
+    if user.root_role != admin {
+        return Ok(());
+    }
+    let admins = user_store::list(conn)
+        .await?
+        .iter()
+        .filter(|row| row.root_role == admin)
+        .count();
+    if admins <= 1 {
+        return Err(ApiError::validation(format!(
+            "{refusal}; give another user the Admin root role first"
+        )));
+    }
+    Ok(())
+}
+
 /// Deletes a user with their sessions, personal access tokens and group memberships.
 pub async fn delete(tx: &mut WriteTx, id: i64) -> Result<(), ApiError> {
-    let before = view(require(tx.conn(), id).await?);
+    let row = require(tx.conn(), id).await?;
+    keep_an_admin(tx.conn(), &row, "The last Admin user cannot be deleted").await?;
+    let before = view(row);
     user_store::delete(tx.conn(), id).await?;
     tx.record(NewEvent {
         event_type: EventType::UserDeleted.as_str(),

@@ -323,6 +323,38 @@ mod tests {
         assert_eq!(weights, vec![334, 333, 333]);
     }
 
+    /// deploy/local/run.sh's welcome-banner: a 70/30 split is stored only when the 700 is `fix`; two
+    /// `variable` weights are shared equally whatever they say (as Unleash does).
+    #[test]
+    fn only_a_fix_weight_keeps_a_split() {
+        let weights = |variants: Vec<StrategyVariant>| -> Vec<u32> {
+            normalize_flag_variants(
+                variants
+                    .into_iter()
+                    .map(|v| FlagVariant::join(v, Vec::new()))
+                    .collect(),
+            )
+            .unwrap()
+            .iter()
+            .map(|v| v.weight)
+            .collect()
+        };
+        assert_eq!(
+            weights(vec![
+                variant("hello", 700, WeightType::Fix),
+                variant("welcome", 300, WeightType::Variable),
+            ]),
+            vec![700, 300]
+        );
+        assert_eq!(
+            weights(vec![
+                variant("hello", 700, WeightType::Variable),
+                variant("welcome", 300, WeightType::Variable),
+            ]),
+            vec![500, 500]
+        );
+    }
+
     #[test]
     fn an_import_keeps_weights_that_add_up() {
         let given = vec![

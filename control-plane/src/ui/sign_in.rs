@@ -1,4 +1,5 @@
-//! `/login` (username and password, or, while no user exists, the first-start admin token) and `/logout`.
+//! `/login` (username and password, or an admin API token: offered at once while no user exists, behind
+//! "Sign in with an admin token" afterwards, so the operator can always get in) and `/logout`.
 
 use super::controls::local_path;
 use super::page::{see_other, Page, Shell, UiError};
@@ -70,6 +71,24 @@ fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
                     }
                     div.actions { button.primary type="submit" { "Sign in" } }
                 }
+                @if !form.token_allowed {
+                    details.admin-token-sign-in {
+                        summary { "Sign in with an admin token" }
+                        form method="post" action=(shell.link("/login")) {
+                            input type="hidden" name="next" value=(form.next);
+                            input type="hidden" name="csrf" value=(form.csrf);
+                            div.field {
+                                label for="admin-token" { "Admin token" }
+                                span.hint #admin-token-hint {
+                                    "For the instance's operator: an admin API token, such as the one the control plane printed at its first start."
+                                }
+                                input #admin-token type="password" name="token" autocomplete="off"
+                                    aria-describedby="admin-token-hint" required;
+                            }
+                            div.actions { button type="submit" { "Sign in with the token" } }
+                        }
+                    }
+                }
             }
         },
     );
@@ -115,8 +134,8 @@ fn with_cookie(page: Page, cookie: Option<axum::http::HeaderValue>) -> Response 
     response
 }
 
-/// `POST /login`: a session cookie (as `POST /auth/simple/login` sets it, Secure over https) or, while no
-/// user exists, the admin token in an HttpOnly cookie; then to the page asked for.
+/// `POST /login`: a session cookie (as `POST /auth/simple/login` sets it, Secure over https) or an admin
+/// token in an HttpOnly cookie; then to the page asked for.
 pub async fn sign_in(
     State(state): State<Arc<AppState>>,
     ClientAddress(client): ClientAddress,
@@ -161,12 +180,6 @@ pub async fn sign_in(
     }
     let token = form.text("token");
     if !token.trim().is_empty() {
-        if !allowed {
-            return refuse(
-                "Users exist: sign in with a username and password",
-                StatusCode::UNAUTHORIZED,
-            );
-        }
         let caller = match state.store.read().await {
             Ok(mut conn) => access::authenticate(&mut conn, Some(token.trim()), None).await,
             Err(error) => Err(ApiError::from(error)),

@@ -20,6 +20,7 @@ mod flag_lifecycle;
 mod hardening;
 mod import_command;
 mod import_export;
+mod last_admin;
 mod limits;
 mod metrics;
 mod operations;

@@ -263,9 +263,9 @@ async fn a_viewer_sees_no_edit_controls_and_cannot_post(db: TestDb) {
         .await
         .expect(201);
     let mut browser = Browser::new(&server);
-    // Users exist: no token sign-in any more.
+    // Users exist: the admin token is behind its own link.
     let login = browser.get("/login").await;
-    assert!(!login.has("Admin token"));
+    assert!(login.has("Sign in with an admin token"));
     let wrong = browser
         .sign_in(&[("username", "vera"), ("password", "wrong password")])
         .await;
