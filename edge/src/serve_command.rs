@@ -76,8 +76,7 @@ pub struct ServeArgs {
     /// unreachable; past it the oldest minutes are dropped (`usage_dropped_total`).
     #[arg(long, env = "VEXIL_METRICS_BUFFER", default_value_t = 100_000)]
     metrics_buffer: usize,
-    /// Count the evaluations served per flag (reported in `/api/admin/metrics/edges`, and usage of those flags
-    /// under the application `frontend`); `false` turns it off.
+    /// Count the evaluations served per flag (reported in `/api/admin/metrics/edges`); `false` turns it off.
     #[arg(long, env = "VEXIL_COUNT_EVALUATIONS", default_value_t = true, action = clap::ArgAction::Set)]
     count_evaluations: bool,
     /// `--request-timeout` and `--header-read-timeout`.

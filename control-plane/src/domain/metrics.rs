@@ -120,9 +120,6 @@ pub async fn ingest_batch(
     write_usage(&mut tx, &usage).await?;
     for evaluation in &evaluations {
         sql::add_evaluations(&mut tx, &batch.edge_id, evaluation).await?;
-        if let Some(count) = frontend_usage(evaluation) {
-            sql::add_count(&mut tx, &count, MAX_VARIANTS_PER_FLAG).await?;
-        }
     }
     let tokens_seen = batch
         .tokens_seen
@@ -132,25 +129,6 @@ pub async fn ingest_batch(
     super::tokens::note_seen(&mut tx, tokens_seen, now_ms).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(false)
-}
-
-/// The application the usage of an edge's frontend/OFREP evaluations is counted under (the batch does not say
-/// which frontend application asked).
-const FRONTEND_APP: &str = "frontend";
-
-/// An edge's frontend/OFREP evaluations of a flag as usage of that flag (yes: enabled, no: not), so they set
-/// its last seen and fill its usage chart as SDK counts do; none for a bucket with no evaluation. Counted in
-/// the batch's transaction, so a retried batch (claimed once) adds them once.
-fn frontend_usage(evaluation: &v1::EvaluationCount) -> Option<v1::FlagCount> {
-    (evaluation.enabled > 0 || evaluation.disabled > 0).then(|| v1::FlagCount {
-        feature_name: evaluation.feature_name.clone(),
-        app_name: FRONTEND_APP.to_owned(),
-        environment: evaluation.environment.clone(),
-        minute_ms: evaluation.minute_ms,
-        yes: evaluation.enabled,
-        no: evaluation.disabled,
-        variants: Default::default(),
-    })
 }
 
 /// Counts received edge batches in `usage_batches_total{duplicate}`.

@@ -8,7 +8,6 @@ use crate::server::{
     assert_error_body, assert_timestamp, Server, ADMIN_TOKEN, CLIENT_TOKEN, EDGE_TOKEN,
     FRONTEND_TOKEN,
 };
-use crate::ui_browser::Browser;
 use serde_json::{json, Value};
 use vexil_proto::v1;
 use vexil_proto::v1::usage_client::UsageClient;
@@ -18,7 +17,6 @@ crate::on_sqlite_and_postgres!(
     bad_usage_bodies_are_refused_and_store_nothing,
     poisonous_usage_posts_are_refused_or_counted_safely,
     edge_batches_are_held_to_the_bounds_of_the_posts,
-    frontend_evaluations_on_edges_are_usage,
 );
 
 fn metrics_body(app: &str, instance: &str, toggles: Value) -> Value {
@@ -733,68 +731,4 @@ async fn edge_batches_are_held_to_the_bounds_of_the_posts(db: TestDb) {
     );
     let last_hour = every_view_answers(&server, "ordinary").await;
     assert_eq!(last_hour["ordinary"], json!({"yes": 4, "no": 3}));
-}
-
-/// Issue 30: the frontend/OFREP evaluations an edge reports are usage of their flags: the flag's last seen and
-/// its usage chart show them (under the application "frontend"), once however often the batch is retried.
-/// (The edge end of it, frontend requests to a real edge, is edge/tests/e2e's.)
-async fn frontend_evaluations_on_edges_are_usage(db: TestDb) {
-    let server = Server::start(&db, &["--init-edge-tokens", EDGE_TOKEN]).await;
-    server
-        .post(
-            "/api/admin/projects/default/features",
-            json!({"name": "banner"}),
-        )
-        .await
-        .expect(201);
-    let channel = tonic::transport::Endpoint::from_shared(server.grpc.clone())
-        .expect("the gRPC URL")
-        .connect()
-        .await
-        .expect("connect to the gRPC listener");
-    let authorization: tonic::metadata::MetadataValue<_> =
-        format!("Bearer {EDGE_TOKEN}").parse().expect("ASCII");
-    let mut client =
-        UsageClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
-            request
-                .metadata_mut()
-                .insert("authorization", authorization.clone());
-            Ok(request)
-        });
-    let mut browser = Browser::new(&server);
-    let signed = browser.sign_in(&[("token", ADMIN_TOKEN)]).await;
-    assert_eq!(signed.status, 303, "{}", signed.text);
-    let chart_page = "/projects/default/features/banner/metrics";
-    assert!(browser.page(chart_page).await.contains("No usage counted"));
-    assert!(browser.page("/projects/default").await.contains(">never<"));
-    for _ in 0..2 {
-        let mut batch = edge_batch("frontend-1", Vec::new());
-        batch.evaluations = vec![v1::EvaluationCount {
-            environment: "development".to_owned(),
-            feature_name: "banner".to_owned(),
-            minute_ms: this_minute_ms(),
-            enabled: 7,
-            disabled: 3,
-        }];
-        client.report(batch).await.expect("accepted");
-    }
-    // The flag list's last seen and the flag's usage chart.
-    let list = browser.page("/projects/default").await;
-    assert!(!list.contains(">never<"), "{list}");
-    assert!(list.contains("just now") || list.contains("ago"), "{list}");
-    let chart_page = browser.page(chart_page).await;
-    assert!(!chart_page.contains("No usage counted"), "{chart_page}");
-    let last_hour = server
-        .get("/api/admin/metrics/feature-toggles")
-        .await
-        .expect(200)["lastHour"]
-        .clone();
-    assert_eq!(last_hour["banner"], json!({"yes": 7, "no": 3}));
-    let chart = server
-        .get("/api/admin/client-metrics/features/banner/raw")
-        .await;
-    let chart = chart.expect(200).to_string();
-    assert!(chart.contains("\"appName\":\"frontend\""), "{chart}");
-    assert!(chart.contains("\"yes\":7"), "{chart}");
-    assert!(chart.contains("\"no\":3"), "{chart}");
 }

@@ -491,17 +491,7 @@ async fn sdk_registration_and_metrics_reach_the_metrics_views() {
     let db = TestDb::sqlite().await;
     let control_plane = Process::control_plane(&db.url, &[]);
     create_flags(&control_plane).await;
-    // Only the SDKs' own reports: the edge's count of the frontend API's evaluations (usage too, under the
-    // application "frontend") is off.
-    let edge = Process::edge(
-        &[control_plane.grpc()],
-        &[
-            "--metrics-interval",
-            "200ms",
-            "--count-evaluations",
-            "false",
-        ],
-    );
+    let edge = Process::edge(&[control_plane.grpc()], &["--metrics-interval", "200ms"]);
     wait_until_served(&control_plane, &edge).await;
     let frontend = format!("{}/api/frontend", edge.base);
     let api = format!("{}/api", edge.base);
