@@ -198,6 +198,24 @@ async fn the_edge_answers_as_unleash_for_120_contexts() {
     let frontend = unleash.token("frontend", "development", &["default"]).await;
     unleash.wait_known(&client).await;
     unleash.wait_known(&frontend).await;
+    // Unleash's own client API lags its writes by a few seconds: wait until it lists every flag created.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let theirs = unleash.get("/api/client/features", &client).await;
+        let listed = |flag: &str| {
+            theirs["features"]
+                .as_array()
+                .is_some_and(|features| features.iter().any(|f| f["name"] == flag))
+        };
+        if FLAGS.iter().all(|flag| listed(flag)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Unleash's client API did not list every flag within 30 s: {theirs}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let edge = Edge::start(&[
         ("UPSTREAM_URL", &unleash.base),
         ("TOKENS", &client),
