@@ -118,7 +118,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         webhook_targets: config.webhooks.targets(),
     });
     let app = http::router(
-        routes.merge(crate::ui::router()).with_state(state),
+        routes.merge(crate::ui::router(&state)).with_state(state),
         serving.clone(),
         &config.base_path,
         config.body_limit,

@@ -4,8 +4,9 @@
 
 use super::controls::{field, last_used, when};
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::paging::Paged;
+use super::scope::{written, Done};
 use super::session::{InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
 use crate::domain::tokens::{self, ApiToken, CreateApiToken, ListedToken};
@@ -36,11 +37,10 @@ const TOKEN_TYPES: [(&str, &str); 4] = [
     ("edge", "Edge (an edge's channel to the control plane)"),
 ];
 
-/// The list's query: a page, and the notice of a write just done.
+/// The list's query: a page.
 #[derive(Debug, Default, Deserialize)]
 pub struct TokensQuery {
     pub page: Option<usize>,
-    pub notice: Option<String>,
 }
 
 /// What the create form holds.
@@ -69,7 +69,6 @@ struct TokensView<'a> {
     error: Option<&'a ApiError>,
     created: Option<&'a ApiToken>,
     page: Option<usize>,
-    notice: Option<&'a str>,
 }
 
 fn projects_text(projects: &[String]) -> String {
@@ -85,22 +84,15 @@ async fn tokens_page(
     who: &SignedIn,
     view: TokensView<'_>,
     status: StatusCode,
-) -> Response {
-    let shell = who.shell(Nav::ApiTokens, "default");
-    if let Err(error) = who.authorize(true, Area::Access) {
-        return UiError::new(error, &shell).into_response();
-    }
-    let loaded = async {
+) -> Result<Response, UiError> {
+    let shell = who.shell();
+    who.authorize(true, Area::Access)?;
+    let (list, environments, all_projects) = {
         let mut conn = state.store.read().await?;
         let list = tokens::list_with_hashes(&mut conn).await?;
         let environments = environments::list(&mut conn).await?.environments;
         let projects = projects::list(&mut conn).await?.projects;
-        Ok::<_, ApiError>((list, environments, projects))
-    }
-    .await;
-    let (list, environments, all_projects) = match loaded {
-        Ok(loaded) => loaded,
-        Err(error) => return UiError::new(error, &shell).into_response(),
+        (list, environments, projects)
     };
     let paged = Paged::new(view.page, list.len());
     let errors = FieldErrors::of(
@@ -122,9 +114,6 @@ async fn tokens_page(
                     h1 { "API tokens" }
                     p.subtitle { "Secrets SDKs, edges and scripts use. A secret is shown once, when its token is created." }
                 }
-            }
-            @if view.notice == Some("revoked") {
-                p.notice role="status" { "The token was revoked: it stops working on every edge within seconds." }
             }
             @if let Some(created) = view.created {
                 (created_card(created))
@@ -177,7 +166,7 @@ async fn tokens_page(
             }
         },
     );
-    who.finish(Page { status, markup })
+    Ok(Page { status, markup }.into_response())
 }
 
 /// The new token's secret, once: a read-only field and a Copy button (`vexil.js` copies it).
@@ -248,14 +237,13 @@ pub async fn list(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Query(query): Query<TokensQuery>,
-) -> Response {
+) -> Result<Response, UiError> {
     let draft = TokenDraft::default();
     let view = TokensView {
         draft: &draft,
         error: None,
         created: None,
         page: query.page,
-        notice: query.notice.as_deref(),
     };
     tokens_page(&state, &who, view, StatusCode::OK).await
 }
@@ -264,7 +252,7 @@ pub async fn list(
 pub async fn create(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite<InAccess>,
-) -> Response {
+) -> Result<Response, UiError> {
     let draft = TokenDraft {
         name: form.text("name").trim().to_owned(),
         token_type: form.text("type"),
@@ -290,32 +278,30 @@ pub async fn create(
         Ok::<_, ApiError>(token)
     }
     .await;
-    match done {
-        Ok(token) => {
-            let fresh = TokenDraft::default();
-            let view = TokensView {
-                draft: &fresh,
-                error: None,
-                created: Some(&token),
-                page: None,
-                notice: None,
-            };
-            tokens_page(&state, &who, view, StatusCode::CREATED).await
+    // The secret is shown once, on the page this post answers (never in a URL, so no redirect).
+    let token = match done {
+        Ok(token) => token,
+        Err(error) => {
+            return written(Err(error), async |error| {
+                let view = TokensView {
+                    draft: &draft,
+                    error: Some(error),
+                    created: None,
+                    page: None,
+                };
+                tokens_page(&state, &who, view, StatusCode::OK).await
+            })
+            .await
         }
-        Err(error) if matches!(error.kind.status(), 400 | 409) => {
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let view = TokensView {
-                draft: &draft,
-                error: Some(&error),
-                created: None,
-                page: None,
-                notice: None,
-            };
-            tokens_page(&state, &who, view, status).await
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::ApiTokens, "default")).into_response(),
-    }
+    };
+    let fresh = TokenDraft::default();
+    let view = TokensView {
+        draft: &fresh,
+        error: None,
+        created: Some(&token),
+        page: None,
+    };
+    tokens_page(&state, &who, view, StatusCode::CREATED).await
 }
 
 /// `GET /admin/api/<hash>/revoke`: what the token is, and a button that revokes it.
@@ -324,12 +310,11 @@ pub async fn confirm_revoke(
     who: SignedIn,
     Path(hash): Path<String>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::ApiTokens, "default");
-    let fail = |error: ApiError| UiError::new(error, &shell);
-    who.authorize(false, Area::Access).map_err(fail)?;
+    let shell = who.shell();
+    who.authorize(false, Area::Access)?;
     let token = {
-        let mut conn = state.store.read().await.map_err(|e| fail(e.into()))?;
-        tokens::by_hash(&mut conn, &hash).await.map_err(fail)?
+        let mut conn = state.store.read().await?;
+        tokens::by_hash(&mut conn, &hash).await?
     };
     let back = who.link("/admin/api");
     let markup = shell.render(
@@ -354,7 +339,7 @@ pub async fn confirm_revoke(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `POST /admin/api/<hash>/revoke`.
@@ -362,16 +347,13 @@ pub async fn revoke(
     State(state): State<Arc<AppState>>,
     Path(hash): Path<String>,
     UiWrite { who, .. }: UiWrite<InAccess>,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        tokens::delete_by_hash(&mut tx, &hash).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/admin/api?notice=revoked")),
-        Err(error) => UiError::new(error, &who.shell(Nav::ApiTokens, "default")).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    tokens::delete_by_hash(&mut tx, &hash).await?;
+    state.commit(tx).await?;
+    Ok(Done::to(
+        who.link("/admin/api"),
+        "The token was revoked: it stops working on every edge within seconds.",
+    )
+    .into_response())
 }

@@ -4,12 +4,12 @@
 //! `metrics::application` (`GET /api/admin/metrics/applications/<app>`) and `application_overview::overview`.
 
 use super::controls::{ago, when};
-use super::page::{Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::session::SignedIn;
 use crate::domain::{application_overview, metrics};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use maud::html;
@@ -38,12 +38,10 @@ pub async fn list(
     who: SignedIn,
     Query(query): Query<ListQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Applications, "default");
+    let shell = who.shell();
     let page = query.page.unwrap_or(1).max(1);
     let offset = (page - 1).saturating_mul(PAGE_SIZE);
-    let found = metrics::application_page(&state.store, offset, PAGE_SIZE)
-        .await
-        .map_err(|error| UiError::new(error, &shell))?;
+    let found = metrics::application_page(&state.store, offset, PAGE_SIZE).await?;
     let now_ms = (state.clock)();
     let total = usize::try_from(found.total).unwrap_or(0);
     let pages = total.div_ceil(PAGE_SIZE).max(1);
@@ -109,7 +107,7 @@ pub async fn list(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `GET /applications/<app>`.
@@ -118,14 +116,13 @@ pub async fn page(
     who: SignedIn,
     Path(app_name): Path<String>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Applications, "default");
+    let shell = who.shell();
     let (details, overview) = async {
         let details = metrics::application(&state.store, &app_name).await?;
         let overview = application_overview::overview(&state.store, &app_name).await?;
         Ok::<_, ApiError>((details, overview))
     }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+    .await?;
     let missing: Vec<&String> = overview
         .environments
         .first()
@@ -220,5 +217,5 @@ pub async fn page(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }

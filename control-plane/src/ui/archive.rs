@@ -1,8 +1,9 @@
 //! `/archive`: archived flags, searchable and a page at a time; revive, delete for good.
 
 use super::controls::when;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::paging::{ListQuery, Paged, PAGE_SIZE};
+use super::scope::Done;
 use super::session::{SignedIn, UiWrite};
 use crate::domain::search::features::{self as feature_search, FeatureSearchQuery};
 use crate::domain::{feature_lookup, features};
@@ -30,7 +31,7 @@ pub async fn list(
     who: SignedIn,
     Query(query): Query<ListQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Archive, "default");
+    let shell = who.shell();
     let asked = query.page.unwrap_or(1).max(1);
     let search = |page: usize| FeatureSearchQuery {
         query: Some(query.query.trim().to_owned()).filter(|text| !text.is_empty()),
@@ -51,8 +52,7 @@ pub async fn list(
         }
         Ok::<_, ApiError>((result.features, paged))
     }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+    .await?;
     let markup = shell.render(
         "Archive",
         html! {
@@ -108,7 +108,7 @@ pub async fn list(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `POST /archive/<flag>/revive`: back, off everywhere, on its page.
@@ -116,19 +116,16 @@ pub async fn revive(
     State(state): State<Arc<AppState>>,
     Path(feature): Path<String>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        features::revive(&mut tx, &feature, &state.limits).await?;
-        let project = feature_lookup::project_of(tx.conn(), &feature).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(project)
-    }
-    .await;
-    match done {
-        Ok(project) => see_other(&who.link(&format!("/projects/{project}/features/{feature}"))),
-        Err(error) => UiError::new(error, &who.shell(Nav::Archive, "default")).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    features::revive(&mut tx, &feature, &state.limits).await?;
+    let project = feature_lookup::project_of(tx.conn(), &feature).await?;
+    state.commit(tx).await?;
+    Ok(Done::to(
+        who.link(&format!("/projects/{project}/features/{feature}")),
+        format!("Flag {feature} revived: it is back, off in every environment."),
+    )
+    .into_response())
 }
 
 /// `POST /archive/<flag>/delete`: gone for good.
@@ -136,16 +133,13 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(feature): Path<String>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        features::delete_archived(&mut tx, &feature).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/archive")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Archive, "default")).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    features::delete_archived(&mut tx, &feature).await?;
+    state.commit(tx).await?;
+    let done = Done::to(
+        who.link("/archive"),
+        format!("Flag {feature} deleted for good."),
+    );
+    Ok(done.into_response())
 }

@@ -6,7 +6,8 @@
 
 use super::controls::{field, when};
 use super::diff::diff_list;
-use super::page::{see_other, Nav, Page, Shell, UiError};
+use super::page::{see_other, Page, Shell, UiError};
+use super::scope::Done;
 use super::session::{SignedIn, UiWrite};
 use crate::domain::change_requests::{
     self, ChangePreview, ChangeRequest, ChangeRequestListing, CommentInput, StateInput,
@@ -92,7 +93,7 @@ pub async fn list(
     Path(project): Path<String>,
     Query(query): Query<ListQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::ChangeRequests, &project);
+    let shell = who.shell();
     let closed = query.view == "closed";
     let page = query.page.unwrap_or(1).max(1);
     let offset = i64::try_from((page - 1).saturating_mul(PAGE_SIZE)).unwrap_or(i64::MAX);
@@ -100,8 +101,7 @@ pub async fn list(
         let mut conn = state.store.read().await?;
         change_requests::list_page(&mut conn, &project, !closed, offset, PAGE_SIZE as i64).await
     }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+    .await?;
     let total = usize::try_from(total).unwrap_or(0);
     let pages = total.div_ceil(PAGE_SIZE).max(1);
     let first_shown = (page - 1) * PAGE_SIZE + 1;
@@ -150,7 +150,7 @@ pub async fn list(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 fn request_table(
@@ -340,11 +340,11 @@ async fn refused(
     error: ApiError,
     comment: Option<&str>,
 ) -> Response {
-    let shell = who.shell(Nav::ChangeRequests, project);
+    let shell = who.shell();
     let status = StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
     let (request, previews, possible) = match load(state, who, project, id).await {
         Ok(loaded) => loaded,
-        Err(_) => return UiError::new(error, &shell).into_response(),
+        Err(_) => return UiError::from(error).into_response(),
     };
     let markup = request_page(
         who,
@@ -367,10 +367,8 @@ pub async fn page(
     who: SignedIn,
     Path((project, id)): Path<(String, String)>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::ChangeRequests, &project);
-    let (request, previews, possible) = load(&state, &who, &project, &id)
-        .await
-        .map_err(|error| UiError::new(error, &shell))?;
+    let shell = who.shell();
+    let (request, previews, possible) = load(&state, &who, &project, &id).await?;
     let markup = request_page(
         &who,
         &shell,
@@ -383,7 +381,7 @@ pub async fn page(
             comment_error: None,
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 fn request_id(project: &str, id: &str) -> Result<i64, ApiError> {
@@ -415,11 +413,22 @@ pub async fn change_state(
         let mut tx = state.store.begin_write(&who.actor).await?;
         change_requests::change_state(&mut tx, &project, number, input, &state.limits).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        let what = match target {
+            ChangeRequestState::Draft => "is a draft again",
+            ChangeRequestState::InReview => "was sent for review",
+            ChangeRequestState::Approved => "was approved",
+            ChangeRequestState::Applied => "was applied: its changes are live",
+            ChangeRequestState::Cancelled => "was cancelled",
+            ChangeRequestState::Rejected => "was rejected",
+        };
+        Ok::<_, ApiError>(Done::to(
+            who.link(&format!("/projects/{project}/change-requests/{id}")),
+            format!("Change request #{number} {what}."),
+        ))
     }
     .await;
     match done {
-        Ok(()) => see_other(&who.link(&format!("/projects/{project}/change-requests/{id}"))),
+        Ok(done) => done.into_response(),
         Err(error) => refused(&state, &who, (&project, &id), error, None).await,
     }
 }
@@ -463,11 +472,14 @@ pub async fn discard_change(
         let mut tx = state.store.begin_write(&who.actor).await?;
         change_requests::discard_change(&mut tx, &project, number, change).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok::<_, ApiError>(Done::to(
+            who.link(&format!("/projects/{project}/change-requests/{id}")),
+            "The change was discarded from the request.",
+        ))
     }
     .await;
     match done {
-        Ok(()) => see_other(&who.link(&format!("/projects/{project}/change-requests/{id}"))),
+        Ok(done) => done.into_response(),
         Err(error) => refused(&state, &who, (&project, &id), error, None).await,
     }
 }

@@ -4,8 +4,9 @@
 //! `/api/admin/context…`.
 
 use super::controls::{edit_rows, enter_saves, field};
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::paging::{PageQuery, Paged};
+use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::context_fields::{self, ContextField, ContextFieldInput};
 use crate::http::state::AppState;
@@ -37,15 +38,14 @@ pub async fn list(
     who: SignedIn,
     Query(query): Query<PageQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::ContextFields, "default");
+    let shell = who.shell();
     let (fields, built_in) = async {
         let mut conn = state.store.read().await?;
         let fields = context_fields::list(&mut conn).await?;
         let built_in = context_fields::built_in_names(&mut conn).await?;
         Ok::<_, ApiError>((fields, built_in))
     }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+    .await?;
     let paged = Paged::new(query.page, fields.len());
     let markup = shell.render(
         "Context fields",
@@ -117,7 +117,7 @@ pub async fn list(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// What the context-field form holds.
@@ -187,7 +187,7 @@ fn form_page(
     error: Option<&ApiError>,
     status: StatusCode,
 ) -> Response {
-    let shell = who.shell(Nav::ContextFields, "default");
+    let shell = who.shell();
     let name_error = error
         .filter(|error| error.message.starts_with("name") || error.kind == ErrorKind::NameExists)
         .map(|error| error.message.as_str());
@@ -259,15 +259,19 @@ fn form_page(
             }
         },
     );
-    who.finish(Page { status, markup })
+    Page { status, markup }.into_response()
 }
 
 /// `GET /context/create`.
-pub async fn new_field(who: SignedIn) -> Response {
-    if let Err(error) = who.ensure_may_write() {
-        return UiError::new(error, &who.shell(Nav::ContextFields, "default")).into_response();
-    }
-    form_page(&who, None, &FieldDraft::default(), None, StatusCode::OK)
+pub async fn new_field(who: SignedIn) -> Result<Response, UiError> {
+    who.ensure_may_write()?;
+    Ok(form_page(
+        &who,
+        None,
+        &FieldDraft::default(),
+        None,
+        StatusCode::OK,
+    ))
 }
 
 /// `GET /context/edit/<name>`.
@@ -275,26 +279,12 @@ pub async fn edit_field(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Path(name): Path<String>,
-) -> Response {
-    let shell = who.shell(Nav::ContextFields, "default");
-    if let Err(error) = who.ensure_may_write() {
-        return UiError::new(error, &shell).into_response();
-    }
-    let found = async {
-        let mut conn = state.store.read().await?;
-        context_fields::get(&mut conn, &name).await
-    }
-    .await;
-    match found {
-        Ok(context_field) => form_page(
-            &who,
-            Some(&name),
-            &FieldDraft::of_field(context_field),
-            None,
-            StatusCode::OK,
-        ),
-        Err(error) => UiError::new(error, &shell).into_response(),
-    }
+) -> Result<Response, UiError> {
+    who.ensure_may_write()?;
+    let mut conn = state.store.read().await?;
+    let context_field = context_fields::get(&mut conn, &name).await?;
+    let draft = FieldDraft::of_field(context_field);
+    Ok(form_page(&who, Some(&name), &draft, None, StatusCode::OK))
 }
 
 async fn save(
@@ -302,13 +292,13 @@ async fn save(
     who: &SignedIn,
     editing: Option<&str>,
     form: &FormFields,
-) -> Response {
+) -> Result<Response, UiError> {
     let mut draft = FieldDraft::of_form(form);
     match form.get("intent").unwrap_or("save") {
         "save" => {}
         intent => {
             edit_rows(intent, "value", &mut draft.legal_values, Default::default);
-            return form_page(who, editing, &draft, None, StatusCode::OK);
+            return Ok(form_page(who, editing, &draft, None, StatusCode::OK));
         }
     }
     let done = async {
@@ -321,27 +311,28 @@ async fn save(
             }
         }
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        let done = if editing.is_some() {
+            "saved"
+        } else {
+            "created"
+        };
+        Ok(Done::to(
+            who.link("/context"),
+            format!("Context field {} {done}.", editing.unwrap_or(&draft.name)),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link("/context")),
-        Err(error) if matches!(error.kind.status(), 400 | 409) => {
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            form_page(who, editing, &draft, Some(&error), status)
-        }
-        Err(error) => {
-            UiError::new(error, &who.shell(Nav::ContextFields, "default")).into_response()
-        }
-    }
+    written(done, async |error| {
+        Ok(form_page(who, editing, &draft, Some(error), StatusCode::OK))
+    })
+    .await
 }
 
 /// `POST /context/create`.
 pub async fn create(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     save(&state, &who, None, &form).await
 }
 
@@ -350,7 +341,7 @@ pub async fn update(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     save(&state, &who, Some(&name), &form).await
 }
 
@@ -359,18 +350,13 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        context_fields::delete(&mut tx, &name).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/context")),
-        Err(error) => {
-            UiError::new(error, &who.shell(Nav::ContextFields, "default")).into_response()
-        }
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    context_fields::delete(&mut tx, &name).await?;
+    state.commit(tx).await?;
+    let done = Done::to(
+        who.link("/context"),
+        format!("Context field {name} deleted."),
+    );
+    Ok(done.into_response())
 }

@@ -2,12 +2,12 @@
 //! revisions its applied one is behind the revision this control plane publishes.
 
 use super::controls::{ago, when};
-use super::page::{Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::session::SignedIn;
 use crate::domain::metrics;
 use crate::http::state::AppState;
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use maud::{html, Markup};
@@ -34,12 +34,9 @@ fn lag(applied: i64, current: i64) -> Markup {
 
 /// `GET /edges`.
 pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Edges, "default");
+    let shell = who.shell();
     let now_ms = (state.clock)();
-    let edges = metrics::edges(&state.store, now_ms)
-        .await
-        .map_err(|error| UiError::new(error, &shell))?
-        .edges;
+    let edges = metrics::edges(&state.store, now_ms).await?.edges;
     let current = i64::try_from(state.published.borrow().revision()).unwrap_or(i64::MAX);
     let markup = shell.render(
         "Edges",
@@ -91,5 +88,5 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }

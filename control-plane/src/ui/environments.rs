@@ -4,8 +4,9 @@
 
 use super::controls::{field, switch};
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::paging::{PageQuery, Paged};
+use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::environments::{self, CreateEnvironment, Environment, UpdateEnvironment};
 use crate::http::state::AppState;
@@ -121,7 +122,7 @@ fn list_page(
     draft: &EnvironmentDraft,
     error: Option<&ApiError>,
 ) -> Markup {
-    let shell = who.shell(Nav::Environments, "default");
+    let shell = who.shell();
     let errors = placed(error, true);
     let name_error = errors.at("environment-name");
     let paged = Paged::new(page, list.len());
@@ -210,43 +211,28 @@ pub async fn list(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Query(query): Query<PageQuery>,
-) -> Response {
-    match all_environments(&state).await {
-        Ok(list) => {
-            let draft = EnvironmentDraft::default();
-            who.finish(Page::ok(list_page(&who, &list, query.page, &draft, None)))
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::Environments, "default")).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let list = all_environments(&state).await?;
+    let draft = EnvironmentDraft::default();
+    Ok(Page::ok(list_page(&who, &list, query.page, &draft, None)).into_response())
 }
 
-/// A refused write's form again, with its status (400/409), or the error page.
+/// The list with a refused new environment's form, its fields kept and the refusal placed.
 async fn refused_list(
     state: &AppState,
     who: &SignedIn,
     draft: &EnvironmentDraft,
-    error: ApiError,
-) -> Response {
-    let shell = who.shell(Nav::Environments, "default");
-    if !matches!(error.kind.status(), 400 | 409) {
-        return UiError::new(error, &shell).into_response();
-    }
-    match all_environments(state).await {
-        Ok(list) => {
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let markup = list_page(who, &list, None, draft, Some(&error));
-            who.finish(Page { status, markup })
-        }
-        Err(error) => UiError::new(error, &shell).into_response(),
-    }
+    error: &ApiError,
+) -> Result<Response, UiError> {
+    let list = all_environments(state).await?;
+    Ok(Page::ok(list_page(who, &list, None, draft, Some(error))).into_response())
 }
 
 /// `POST /environments`: a new environment.
 pub async fn create(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let draft = EnvironmentDraft::of(&form);
     let done = async {
         let input = CreateEnvironment {
@@ -258,13 +244,16 @@ pub async fn create(
         let mut tx = state.store.begin_write(&who.actor).await?;
         environments::create(&mut tx, input, &state.limits).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok(Done::to(
+            who.link("/environments"),
+            format!("Environment {} created", draft.name),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link("/environments")),
-        Err(error) => refused_list(&state, &who, &draft, error).await,
-    }
+    written(done, async |error| {
+        refused_list(&state, &who, &draft, error).await
+    })
+    .await
 }
 
 fn edit_page(
@@ -274,7 +263,7 @@ fn edit_page(
     error: Option<&ApiError>,
     status: StatusCode,
 ) -> Response {
-    let shell = who.shell(Nav::Environments, "default");
+    let shell = who.shell();
     let errors = placed(error, false);
     let markup = shell.render(
         &format!("Edit {name}"),
@@ -295,7 +284,7 @@ fn edit_page(
             }
         },
     );
-    who.finish(Page { status, markup })
+    Page { status, markup }.into_response()
 }
 
 /// `GET /environments/edit/<name>`.
@@ -303,27 +292,16 @@ pub async fn edit(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Path(name): Path<String>,
-) -> Response {
-    let shell = who.shell(Nav::Environments, "default");
-    if let Err(error) = who.ensure_may_write() {
-        return UiError::new(error, &shell).into_response();
-    }
-    let found = async {
-        let mut conn = state.store.read().await?;
-        environments::get(&mut conn, &name).await
-    }
-    .await;
-    match found {
-        Ok(environment) => {
-            let draft = EnvironmentDraft {
-                name: environment.name,
-                environment_type: environment.environment_type,
-                sort_order: environment.sort_order.to_string(),
-            };
-            edit_page(&who, &name, &draft, None, StatusCode::OK)
-        }
-        Err(error) => UiError::new(error, &shell).into_response(),
-    }
+) -> Result<Response, UiError> {
+    who.ensure_may_write()?;
+    let mut conn = state.store.read().await?;
+    let environment = environments::get(&mut conn, &name).await?;
+    let draft = EnvironmentDraft {
+        name: environment.name,
+        environment_type: environment.environment_type,
+        sort_order: environment.sort_order.to_string(),
+    };
+    Ok(edit_page(&who, &name, &draft, None, StatusCode::OK))
 }
 
 /// `POST /environments/edit/<name>`: its type and sort order.
@@ -331,7 +309,7 @@ pub async fn update(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let draft = EnvironmentDraft::of(&form);
     let done = async {
         let input = UpdateEnvironment {
@@ -341,16 +319,22 @@ pub async fn update(
         let mut tx = state.store.begin_write(&who.actor).await?;
         environments::update(&mut tx, &name, input).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok(Done::to(
+            who.link("/environments"),
+            format!("Environment {name} saved"),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link("/environments")),
-        Err(error) if error.kind.status() == 400 => {
-            edit_page(&who, &name, &draft, Some(&error), StatusCode::BAD_REQUEST)
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::Environments, "default")).into_response(),
-    }
+    written(done, async |error| {
+        Ok(edit_page(
+            &who,
+            &name,
+            &draft,
+            Some(error),
+            StatusCode::BAD_REQUEST,
+        ))
+    })
+    .await
 }
 
 /// `POST /environments/<name>/switch`: on or off everywhere.
@@ -358,19 +342,20 @@ pub async fn set_enabled(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let enabled = form.get("enabled") == Some("true");
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
         environments::set_enabled(&mut tx, &name, enabled).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        let now = if enabled { "on" } else { "off" };
+        Ok::<_, ApiError>(Done::to(
+            who.link("/environments"),
+            format!("Environment {name} switched {now}"),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link("/environments")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Environments, "default")).into_response(),
-    }
+    Ok(done?.into_response())
 }
 
 /// `GET /environments/<name>/delete`: the confirmation.
@@ -379,15 +364,13 @@ pub async fn confirm_delete(
     who: SignedIn,
     Path(name): Path<String>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Environments, "default");
-    who.ensure_may_write()
-        .map_err(|error| UiError::new(error, &shell))?;
+    let shell = who.shell();
+    who.ensure_may_write()?;
     let environment = async {
         let mut conn = state.store.read().await?;
         environments::get(&mut conn, &name).await
     }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+    .await?;
     let markup = shell.render(
         "Delete environment",
         html! {
@@ -405,7 +388,7 @@ pub async fn confirm_delete(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `POST /environments/<name>/delete`: refused (as a page) for a protected one.
@@ -413,16 +396,16 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
         environments::delete(&mut tx, &name).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok::<_, ApiError>(Done::to(
+            who.link("/environments"),
+            format!("Environment {name} deleted"),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link("/environments")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Environments, "default")).into_response(),
-    }
+    Ok(done?.into_response())
 }

@@ -3,7 +3,7 @@
 //! each with what it changed. The filters are a GET form, so a filtered page can be linked.
 
 use super::event_log::event_item;
-use super::page::{Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::session::SignedIn;
 use crate::domain::access;
 use crate::domain::events::{self, EventType};
@@ -11,7 +11,7 @@ use crate::domain::projects;
 use crate::domain::search::events::{search, EventSearchQuery, EventSearchResult};
 use crate::http::state::AppState;
 use axum::extract::{Query, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use maud::{html, Markup};
@@ -100,8 +100,8 @@ pub async fn log(
     who: SignedIn,
     Query(query): Query<LogQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Events, "default");
-    let fail = |error: ApiError| UiError::new(error, &shell);
+    let shell = who.shell();
+    let fail = |error: ApiError| UiError::from(error);
     let mut conn = state.store.read().await.map_err(|e| fail(e.into()))?;
     let all_projects = projects::list(&mut conn).await.map_err(fail)?.projects;
     // One option per author id: API tokens and the system share an id, under their names.
@@ -212,5 +212,5 @@ pub async fn log(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }

@@ -3,11 +3,12 @@
 //! and its event log with what each event changed. Also the variants form of one environment.
 
 use super::constraint_editor::single_valued;
-use super::controls::{enter_saves, field, notice, switch, when, with_notice};
+use super::controls::{enter_saves, field, notice, switch, when};
 use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
 use super::event_log::event_item;
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{see_other, Page, UiError};
+use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
 use crate::domain::access;
@@ -177,7 +178,7 @@ pub async fn page(
         dependency,
     )
     .await?;
-    Ok(who.finish(Page::ok(page)))
+    Ok(Page::ok(page).into_response())
 }
 
 /// The flag page's markup; `dependency` is the add-dependency form as typed, with its refusal.
@@ -188,15 +189,13 @@ async fn draw(
     notice_code: Option<&str>,
     dependency: (&DependencyDraft, Option<&ApiError>),
 ) -> Result<Markup, UiError> {
-    let shell = who.shell(Nav::Flags, project);
+    let shell = who.shell();
     let Loaded {
         flag,
         segment_names,
         events,
         parent_options,
-    } = load(state, who, project, feature)
-        .await
-        .map_err(|error| UiError::new(error, &shell))?;
+    } = load(state, who, project, feature).await?;
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let summary = &flag.summary;
     let markup = shell.render(
@@ -335,28 +334,24 @@ pub async fn add_dependency(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let draft = DependencyDraft::from_form(&form);
     let change = Change::AddDependency(draft.to_input());
-    match write_dependency_change(&state, &who, (&project, &feature), change).await {
-        Ok(location) => see_other(&location),
-        Err(error) if matches!(error.kind.status(), 400 | 403) => {
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            match draw(
-                &state,
-                &who,
-                (&project, &feature),
-                None,
-                (&draft, Some(&error)),
-            )
-            .await
-            {
-                Ok(markup) => who.finish(Page { status, markup }),
-                Err(page_error) => page_error.into_response(),
-            }
+    let made = format!("{feature} now depends on {}.", draft.parent);
+    let done = write_dependency_change(&state, &who, (&project, &feature), change, made).await;
+    let redraw = async |error: &ApiError| {
+        let place = (project.as_str(), feature.as_str());
+        let markup = draw(&state, &who, place, None, (&draft, Some(error))).await?;
+        Ok(Page::ok(markup).into_response())
+    };
+    match done {
+        // A parent in a project the caller may not use: said beside the form too.
+        Err(error) if error.kind.status() == 403 => {
+            let mut page = redraw(&error).await?;
+            *page.status_mut() = StatusCode::FORBIDDEN;
+            Ok(page)
         }
-        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
+        done => written(done, redraw).await,
     }
 }
 
@@ -365,14 +360,14 @@ pub async fn remove_dependency(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
+    let parent = form.text("parent");
+    let made = format!("{feature} no longer depends on {parent}.");
     let change = Change::DeleteDependency(RemoveDependency {
-        feature: Some(form.text("parent")),
+        feature: Some(parent),
     });
-    match write_dependency_change(&state, &who, (&project, &feature), change).await {
-        Ok(location) => see_other(&location),
-        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
-    }
+    let done = write_dependency_change(&state, &who, (&project, &feature), change, made).await?;
+    Ok(done.into_response())
 }
 
 /// A dependency change in one write, made or proposed (`make_or_propose_dependency`); where the browser goes
@@ -382,7 +377,8 @@ async fn write_dependency_change(
     who: &SignedIn,
     (project, feature): (&str, &str),
     change: Change,
-) -> Result<String, ApiError> {
+    made: String,
+) -> Result<Done, ApiError> {
     let mut tx = state.store.begin_write(&who.actor).await?;
     let outcome = change_requests::make_or_propose_dependency(
         &mut tx,
@@ -394,8 +390,8 @@ async fn write_dependency_change(
     state.commit(tx).await?;
     let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
     Ok(match outcome {
-        Outcome::Made => format!("{flag_page}#dependencies"),
-        Outcome::Proposed(id) => with_notice(&flag_page, &format!("proposed-{id}")),
+        Outcome::Made => Done::to(format!("{flag_page}#dependencies"), made),
+        Outcome::Proposed(_) => Done::after_change(flag_page, outcome, made),
     })
 }
 
@@ -404,7 +400,7 @@ pub async fn save_settings(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let input = UpdateFeature {
         name: None,
         feature_type: FeatureType::from_stored(&form.text("type")),
@@ -416,13 +412,13 @@ pub async fn save_settings(
         let mut tx = state.store.begin_write(&who.actor).await?;
         features::update(&mut tx, &project, &feature, input).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok::<_, ApiError>(Done::to(
+            who.link(&format!("/projects/{project}/features/{feature}")),
+            "The flag's settings were saved.",
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link(&format!("/projects/{project}/features/{feature}"))),
-        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
-    }
+    Ok(done?.into_response())
 }
 
 /// `GET …/archive`: the confirmation.
@@ -431,18 +427,11 @@ pub async fn confirm_archive(
     who: SignedIn,
     Path((project, feature)): Path<(String, String)>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Flags, &project);
-    who.ensure_may_write()
-        .map_err(|error| UiError::new(error, &shell))?;
+    let shell = who.shell();
+    who.ensure_may_write()?;
     {
-        let mut conn = state
-            .store
-            .read()
-            .await
-            .map_err(|error| UiError::new(error.into(), &shell))?;
-        features::get(&mut conn, &project, &feature)
-            .await
-            .map_err(|error| UiError::new(error, &shell))?;
+        let mut conn = state.store.read().await?;
+        features::get(&mut conn, &project, &feature).await?;
     }
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let markup = shell.render(
@@ -461,7 +450,7 @@ pub async fn confirm_archive(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `POST …/archive`.
@@ -469,18 +458,15 @@ pub async fn archive(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        features::archive(&mut tx, &project, &feature).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/archive")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    features::archive(&mut tx, &project, &feature).await?;
+    state.commit(tx).await?;
+    let done = Done::to(
+        who.link("/archive"),
+        format!("Flag {feature} archived: SDKs no longer get it. Revive it here."),
+    );
+    Ok(done.into_response())
 }
 
 #[derive(Debug, Deserialize)]
@@ -495,7 +481,7 @@ fn variants_form(
     error: Option<&ApiError>,
     status: StatusCode,
 ) -> Page {
-    let shell = who.shell(Nav::Flags, project);
+    let shell = who.shell();
     let errors = FieldErrors::of(
         error,
         &variant_fields(FLAG_PREFIX, drafts, true),
@@ -540,22 +526,18 @@ pub async fn variants_page(
     Path((project, feature)): Path<(String, String)>,
     Query(query): Query<VariantsQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Flags, &project);
-    let stored = async {
+    let stored = {
         let mut conn = state.store.read().await?;
         features::get(&mut conn, &project, &feature).await?;
-        variants::get(&mut conn, &project, &feature, &query.environment).await
-    }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+        variants::get(&mut conn, &project, &feature, &query.environment).await?
+    };
     let drafts: Vec<VariantDraft> = stored.variants.iter().map(VariantDraft::of_flag).collect();
-    Ok(who.finish(variants_form(
-        &who,
-        (&project, &feature, &query.environment),
-        &drafts,
-        None,
-        StatusCode::OK,
-    )))
+    let place = (
+        project.as_str(),
+        feature.as_str(),
+        query.environment.as_str(),
+    );
+    Ok(variants_form(&who, place, &drafts, None, StatusCode::OK).into_response())
 }
 
 /// `POST …/variants`: add or remove a row (drawn again), or save through the API's variants write (or a
@@ -564,27 +546,20 @@ pub async fn save_variants(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let environment = form.text("environment");
     let mut drafts = drafts_of(&form, FLAG_PREFIX);
     let place = (project.as_str(), feature.as_str(), environment.as_str());
     let intent = form.get("intent").unwrap_or("save");
     if edit_variants(intent, FLAG_PREFIX, &mut drafts) || intent != "save" {
-        return variants_form(&who, place, &drafts, None, StatusCode::OK).into_response();
+        return Ok(variants_form(&who, place, &drafts, None, StatusCode::OK).into_response());
     }
-    let variants = match drafts
-        .iter()
-        .enumerate()
-        .map(|(index, draft)| draft.to_flag_variant(index))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(variants) => variants,
-        Err(error) => {
-            return variants_form(&who, place, &drafts, Some(&error), StatusCode::BAD_REQUEST)
-                .into_response()
-        }
-    };
     let done = async {
+        let variants = drafts
+            .iter()
+            .enumerate()
+            .map(|(index, draft)| draft.to_flag_variant(index))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut tx = state.store.begin_write(&who.actor).await?;
         let outcome = change_requests::make_or_propose(
             &mut tx,
@@ -594,19 +569,17 @@ pub async fn save_variants(
         )
         .await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(outcome)
+        Ok(Done::after_change(
+            who.link(&format!("/projects/{project}/features/{feature}")),
+            outcome,
+            format!("The variants in {environment} were saved."),
+        ))
     }
     .await;
-    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
-    match done {
-        Ok(Outcome::Made) => see_other(&flag_page),
-        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
-        Err(error) if error.kind.status() == 400 => {
-            variants_form(&who, place, &drafts, Some(&error), StatusCode::BAD_REQUEST)
-                .into_response()
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
-    }
+    written(done, async |error| {
+        Ok(variants_form(&who, place, &drafts, Some(error), StatusCode::OK).into_response())
+    })
+    .await
 }
 
 /// Runs one change to the flag in `environment` (or proposes it), then back to the flag page.
@@ -615,7 +588,8 @@ async fn change_and_return(
     who: &SignedIn,
     (project, environment, feature): (&str, &str, &str),
     change: Change,
-) -> Response {
+    made: String,
+) -> Result<Response, UiError> {
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
         let outcome = change_requests::make_or_propose(
@@ -628,13 +602,9 @@ async fn change_and_return(
         state.commit(tx).await?;
         Ok::<_, ApiError>(outcome)
     }
-    .await;
+    .await?;
     let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
-    match done {
-        Ok(Outcome::Made) => see_other(&flag_page),
-        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
-        Err(error) => UiError::new(error, &who.shell(Nav::Flags, project)).into_response(),
-    }
+    Ok(Done::after_change(flag_page, done, made).into_response())
 }
 
 fn strategy_id(form: &FormFields) -> Result<Uuid, ApiError> {
@@ -647,17 +617,15 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
-    let id = match strategy_id(&form) {
-        Ok(id) => id,
-        Err(error) => return UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
-    };
+) -> Result<Response, UiError> {
+    let id = strategy_id(&form)?;
     let environment = form.text("environment");
     change_and_return(
         &state,
         &who,
         (&project, &environment, &feature),
         Change::DeleteStrategy { id },
+        format!("The strategy was deleted from {environment}."),
     )
     .await
 }
@@ -669,26 +637,17 @@ pub async fn move_strategy(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
-    let shell = who.shell(Nav::Flags, &project);
+) -> Result<Response, UiError> {
     let environment = form.text("environment");
     let id = form.text("strategyId");
     let up = form.get("direction") == Some("up");
-    let listed = async {
+    let listed = {
         let mut conn = state.store.read().await?;
-        strategies::list(&mut conn, &project, &feature, &environment).await
-    }
-    .await;
-    let mut order: Vec<String> = match listed {
-        Ok(list) => list.into_iter().map(|strategy| strategy.id).collect(),
-        Err(error) => return UiError::new(error, &shell).into_response(),
+        strategies::list(&mut conn, &project, &feature, &environment).await?
     };
+    let mut order: Vec<String> = listed.into_iter().map(|strategy| strategy.id).collect();
     let Some(index) = order.iter().position(|candidate| *candidate == id) else {
-        return UiError::new(
-            ApiError::not_found("No strategy with this id in this environment"),
-            &shell,
-        )
-        .into_response();
+        return Err(ApiError::not_found("No strategy with this id in this environment").into());
     };
     let position = form
         .get("position")
@@ -703,7 +662,9 @@ pub async fn move_strategy(
             Some(index + 1).filter(|other| *other < order.len())
         };
         let Some(other) = other else {
-            return see_other(&who.link(&format!("/projects/{project}/features/{feature}")));
+            return Ok(see_other(
+                &who.link(&format!("/projects/{project}/features/{feature}")),
+            ));
         };
         order.swap(index, other);
     }
@@ -717,6 +678,7 @@ pub async fn move_strategy(
         &who,
         (&project, &environment, &feature),
         Change::ReorderStrategy(entries),
+        format!("The strategies in {environment} were reordered."),
     )
     .await
 }

@@ -2,11 +2,12 @@
 //! environment, last seen), the new-flag form (`/projects/<project>/create-flag`) and the switch
 //! (`POST …/features/<flag>/environments/<environment>/switch`), which the flag page uses too.
 
-use super::controls::{ago, field, local_path, notice, switch, when, with_notice};
+use super::controls::{ago, field, local_path, notice, switch, when};
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{see_other, Page, UiError};
+use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
-use crate::domain::change_requests::{self, Outcome};
+use crate::domain::change_requests;
 use crate::domain::features::{
     self, CreateFeature, FeatureType, ValidateFeatureName, FEATURE_TYPES,
 };
@@ -124,15 +125,8 @@ impl ListQuery {
 
 /// `GET /`: the flag list of the first project.
 pub async fn home(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Flags, "default");
-    let mut conn = state
-        .store
-        .read()
-        .await
-        .map_err(|error| UiError::new(error.into(), &shell))?;
-    let list = projects::list(&mut conn)
-        .await
-        .map_err(|error| UiError::new(error, &shell))?;
+    let mut conn = state.store.read().await?;
+    let list = projects::list(&mut conn).await?;
     let first = list
         .projects
         .iter()
@@ -140,7 +134,7 @@ pub async fn home(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
         .or(list.projects.first())
         .map(|project| project.id.clone())
         .unwrap_or_else(|| "default".to_owned());
-    Ok(who.finish(see_other(&who.link(&format!("/projects/{first}")))))
+    Ok(see_other(&who.link(&format!("/projects/{first}"))))
 }
 
 fn select_option(value: &str, text: &str, current: &str) -> Markup {
@@ -154,11 +148,10 @@ pub async fn list(
     Path(project): Path<String>,
     Query(query): Query<ListQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Flags, &project);
-    let fail = |error: ApiError| UiError::new(error, &shell);
-    let mut conn = state.store.read().await.map_err(|e| fail(e.into()))?;
-    let current = projects::get(&mut conn, &project).await.map_err(fail)?;
-    let all_projects = projects::list(&mut conn).await.map_err(fail)?.projects;
+    let shell = who.shell();
+    let mut conn = state.store.read().await?;
+    let current = projects::get(&mut conn, &project).await?;
+    let all_projects = projects::list(&mut conn).await?.projects;
     let (result, search_error) = match search(&mut conn, &query.to_search(&project)).await {
         Ok(result) => (result, None),
         Err(error) if error.kind == ErrorKind::Validation => (
@@ -168,14 +161,14 @@ pub async fn list(
             },
             Some(error.message),
         ),
-        Err(error) => return Err(fail(error)),
+        Err(error) => return Err(error.into()),
     };
     let names: Vec<String> = result
         .features
         .iter()
         .map(|flag| flag.name.clone())
         .collect();
-    let last_seen = metrics::last_seen(&mut conn, &names).await.map_err(fail)?;
+    let last_seen = metrics::last_seen(&mut conn, &names).await?;
     drop(conn);
     let now_ms = (state.clock)();
     let page = query.page.unwrap_or(1).max(1);
@@ -334,7 +327,7 @@ pub async fn list(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// What the new-flag form holds (kept when it is shown again with a message).
@@ -353,7 +346,7 @@ fn new_flag_page(
     error: Option<&ApiError>,
     status: StatusCode,
 ) -> Page {
-    let shell = who.shell(Nav::Flags, project);
+    let shell = who.shell();
     // The message goes next to the field it is about: the name's rule or a taken name; others above.
     let errors = FieldErrors::of(error, &[("name", "name")], "name");
     let name_error = errors.at("name");
@@ -405,24 +398,11 @@ pub async fn new_flag(
     who: SignedIn,
     Path(project): Path<String>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Flags, &project);
-    who.ensure_may_write()
-        .map_err(|error| UiError::new(error, &shell))?;
-    let mut conn = state
-        .store
-        .read()
-        .await
-        .map_err(|error| UiError::new(error.into(), &shell))?;
-    projects::require(&mut conn, &project)
-        .await
-        .map_err(|error| UiError::new(error, &shell))?;
-    Ok(who.finish(new_flag_page(
-        &who,
-        &project,
-        &NewFlag::default(),
-        None,
-        StatusCode::OK,
-    )))
+    who.ensure_may_write()?;
+    let mut conn = state.store.read().await?;
+    projects::require(&mut conn, &project).await?;
+    let page = new_flag_page(&who, &project, &NewFlag::default(), None, StatusCode::OK);
+    Ok(page.into_response())
 }
 
 /// `POST /projects/<project>/create-flag`: the flag through the API's own create; a refusal shows the form
@@ -431,7 +411,7 @@ pub async fn create_flag(
     State(state): State<Arc<AppState>>,
     Path(project): Path<String>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let typed = NewFlag {
         name: form.text("name").trim().to_owned(),
         feature_type: form.text("type"),
@@ -451,22 +431,20 @@ pub async fn create_flag(
         let mut tx = state.store.begin_write(&who.actor).await?;
         let created = features::create(&mut tx, &project, input, &state.limits).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(created)
+        Ok(Done::to(
+            who.link(&format!("/projects/{project}/features/{}", created.name)),
+            format!(
+                "Flag {} created, off in every environment. Add a strategy to an environment to \
+                 say who gets it.",
+                created.name
+            ),
+        ))
     }
     .await;
-    match created {
-        Ok(created) => {
-            see_other(&who.link(&format!("/projects/{project}/features/{}", created.name)))
-        }
-        Err(error) if error.kind == ErrorKind::NotFound => {
-            UiError::new(error, &who.shell(Nav::Flags, &project)).into_response()
-        }
-        Err(error) => {
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            new_flag_page(&who, &project, &typed, Some(&error), status).into_response()
-        }
-    }
+    written(created, async |error| {
+        Ok(new_flag_page(&who, &project, &typed, Some(error), StatusCode::OK).into_response())
+    })
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -508,7 +486,7 @@ pub async fn set_switch(
     State(state): State<Arc<AppState>>,
     Path((project, feature, environment)): Path<(String, String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let enabled = form.get("enabled") == Some("true");
     let back = local_path(&who.base, form.get("back"));
     let done = async {
@@ -523,10 +501,8 @@ pub async fn set_switch(
         state.commit(tx).await?;
         Ok::<_, ApiError>(outcome)
     }
-    .await;
-    match done {
-        Ok(Outcome::Made) => see_other(&back),
-        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&back, &format!("proposed-{id}"))),
-        Err(error) => UiError::new(error, &who.shell(Nav::Flags, &project)).into_response(),
-    }
+    .await?;
+    let now = if enabled { "on" } else { "off" };
+    let made = format!("{feature} switched {now} in {environment}.");
+    Ok(Done::after_change(back, done, made).into_response())
 }

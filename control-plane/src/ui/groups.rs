@@ -5,7 +5,8 @@
 use super::access_forms::role_name;
 use super::controls::field;
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
+use super::scope::{written, Done};
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use super::users::display_name;
 use crate::domain::access::Area;
@@ -13,13 +14,11 @@ use crate::domain::groups::{self, Group, MemberReference, UserReference, WriteGr
 use crate::domain::roles::{RoleReference, RootRole};
 use crate::domain::users::{self, User};
 use crate::http::state::AppState;
-use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use maud::{html, Markup};
-use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
 
@@ -35,39 +34,16 @@ pub fn routes() -> Router<Arc<AppState>> {
         )
 }
 
-/// The list's query: the notice of a write just done.
-#[derive(Debug, Default, Deserialize)]
-pub struct GroupsQuery {
-    pub notice: Option<String>,
-}
-
-fn notice_text(code: Option<&str>) -> Option<&'static str> {
-    match code? {
-        "saved" => Some("The group was saved."),
-        "deleted" => Some("The group was deleted; its members keep their own root roles."),
-        _ => None,
-    }
-}
-
-fn fail(who: &SignedIn) -> impl Fn(ApiError) -> UiError + '_ {
-    move |error| UiError::new(error, &who.shell(Nav::Groups, "default"))
-}
-
 /// `GET /admin/groups`.
-pub async fn list(
-    State(state): State<Arc<AppState>>,
-    who: SignedIn,
-    Query(query): Query<GroupsQuery>,
-) -> Result<Response, UiError> {
-    who.authorize(true, Area::Access).map_err(fail(&who))?;
+pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
+    who.authorize(true, Area::Access)?;
     let all = async {
         let mut conn = state.store.read().await?;
         groups::list(&mut conn).await
     }
-    .await
-    .map_err(fail(&who))?
+    .await?
     .groups;
-    let markup = who.shell(Nav::Groups, "default").render(
+    let markup = who.shell().render(
         "Groups",
         html! {
             div.page-head {
@@ -76,9 +52,6 @@ pub async fn list(
                     p.subtitle { "Sets of users; a group's root role applies to every member (the highest role wins)." }
                 }
                 a.button.primary href=(who.link("/admin/groups/create")) { "New group" }
-            }
-            @if let Some(text) = notice_text(query.notice.as_deref()) {
-                p.notice role="status" { (text) }
             }
             @if all.is_empty() {
                 div.empty { p { "No groups yet." } }
@@ -125,7 +98,7 @@ pub async fn list(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// What the group form holds.
@@ -203,7 +176,7 @@ fn group_form(
         Some(id) => who.link(&format!("/admin/groups/{id}")),
         None => who.link("/admin/groups/create"),
     };
-    who.shell(Nav::Groups, "default").render(
+    who.shell().render(
         heading,
         html! {
             div.page-head { div { h1 { (heading) } p.subtitle { a href=(who.link("/admin/groups")) { "← Groups" } } } }
@@ -262,8 +235,8 @@ pub async fn new_group(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
 ) -> Result<Response, UiError> {
-    who.authorize(false, Area::Access).map_err(fail(&who))?;
-    let everyone = all_users(&state).await.map_err(fail(&who))?;
+    who.authorize(false, Area::Access)?;
+    let everyone = all_users(&state).await?;
     let draft = GroupDraft {
         name: String::new(),
         description: String::new(),
@@ -271,7 +244,7 @@ pub async fn new_group(
         members: Vec::new(),
     };
     let markup = group_form(&who, None, &draft, &everyone, None);
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `GET /admin/groups/<id>`.
@@ -280,16 +253,15 @@ pub async fn edit(
     who: SignedIn,
     Path(id): Path<i64>,
 ) -> Result<Response, UiError> {
-    who.authorize(false, Area::Access).map_err(fail(&who))?;
+    who.authorize(false, Area::Access)?;
     let (group, everyone) = async {
         let mut conn = state.store.read().await?;
         let group = groups::get(&mut conn, id).await?;
         Ok::<_, ApiError>((group, users::list(&mut conn).await?.users))
     }
-    .await
-    .map_err(fail(&who))?;
+    .await?;
     let markup = group_form(&who, Some(id), &GroupDraft::of(&group), &everyone, None);
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 async fn save(
@@ -309,20 +281,18 @@ async fn save(
             None => drop(groups::create(&mut tx, draft.to_write(Vec::new())).await?),
         }
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        let done = if id.is_some() { "saved" } else { "created" };
+        Ok(Done::to(
+            who.link("/admin/groups"),
+            format!("Group {} {done}.", draft.name.trim()),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => Ok(see_other(&who.link("/admin/groups?notice=saved"))),
-        Err(error) if matches!(error.kind.status(), 400 | 409) => {
-            let everyone = all_users(state).await.map_err(fail(who))?;
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let markup = group_form(who, id, &draft, &everyone, Some(&error));
-            Ok(who.finish(Page { status, markup }))
-        }
-        Err(error) => Err(fail(who)(error)),
-    }
+    written(done, async |error| {
+        let everyone = all_users(state).await?;
+        Ok(Page::ok(group_form(who, id, &draft, &everyone, Some(error))).into_response())
+    })
+    .await
 }
 
 /// `POST /admin/groups/create`.
@@ -348,15 +318,14 @@ pub async fn confirm_delete(
     who: SignedIn,
     Path(id): Path<i64>,
 ) -> Result<Response, UiError> {
-    who.authorize(false, Area::Access).map_err(fail(&who))?;
+    who.authorize(false, Area::Access)?;
     let group = async {
         let mut conn = state.store.read().await?;
         groups::get(&mut conn, id).await
     }
-    .await
-    .map_err(fail(&who))?;
+    .await?;
     let back = who.link(&format!("/admin/groups/{id}"));
-    let markup = who.shell(Nav::Groups, "default").render(
+    let markup = who.shell().render(
         "Delete group",
         html! {
             section.card.form-narrow aria-labelledby="delete-title" {
@@ -372,7 +341,7 @@ pub async fn confirm_delete(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `POST /admin/groups/<id>/delete`.
@@ -380,16 +349,13 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(id): Path<i64>,
     UiWrite { who, .. }: UiWrite<InAccess>,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        groups::delete(&mut tx, id).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/admin/groups?notice=deleted")),
-        Err(error) => fail(&who)(error).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    groups::delete(&mut tx, id).await?;
+    state.commit(tx).await?;
+    Ok(Done::to(
+        who.link("/admin/groups"),
+        "The group was deleted; its members keep their own root roles.",
+    )
+    .into_response())
 }

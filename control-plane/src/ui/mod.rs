@@ -4,7 +4,8 @@
 //!
 //! Handlers are thin: an extractor for who is asking ([`session::SignedIn`]) or for a form write
 //! ([`session::UiWrite`]: permission and CSRF), then the same domain functions as the admin API, then a page
-//! or a redirect. Every answer carries a Content-Security-Policy of `default-src 'self'`: the stylesheet and
+//! or, after a write, [`scope::written`] (a redirect with a notice, or the form again with its field errors).
+//! Errors go back with `?`; the layer of [`scope`] draws them in the caller's shell and sets the cookies. Every answer carries a Content-Security-Policy of `default-src 'self'`: the stylesheet and
 //! the one small script module come from the binary ([`assets`]), nothing from elsewhere.
 
 pub mod access_forms;
@@ -31,6 +32,7 @@ pub mod paging;
 pub mod playground;
 pub mod profile;
 pub mod projects;
+pub mod scope;
 pub mod segments;
 pub mod session;
 pub mod settings;
@@ -69,7 +71,7 @@ async fn secure_headers(mut response: Response) -> Response {
 
 /// The UI's routes (under the base path, as the caller nests them): each module states its own, in its
 /// `routes()`, grouped here as the navigation groups them.
-pub fn router() -> Router<Arc<AppState>> {
+pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
         // Signing in, the assets, flags and their strategies, segments, the archive.
         .merge(sign_in::routes())
@@ -97,5 +99,9 @@ pub fn router() -> Router<Arc<AppState>> {
         .merge(applications::routes())
         .merge(edges::routes())
         .merge(events::routes())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            scope::ui_scope,
+        ))
         .layer(axum::middleware::map_response(secure_headers))
 }

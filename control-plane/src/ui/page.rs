@@ -24,6 +24,15 @@ pub struct Shell {
     pub project: String,
     /// The signed-in caller's credential: the navigation shows only what it may read.
     pub credential: Option<Credential>,
+    /// What the write before this page did, shown above it.
+    pub notice: Option<Notice>,
+}
+
+/// A line above a page saying what just happened, one style per kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// A write went through ("Environment staging created").
+    Success(String),
 }
 
 /// The navigation entries.
@@ -48,6 +57,53 @@ pub enum Nav {
     Strategies,
     Settings,
     Profile,
+}
+
+impl Nav {
+    /// The entry a UI path (below the base path) belongs to, and the project its Flags entry links to: the
+    /// one in the path, else `default`.
+    pub fn of_path(path: &str) -> (Nav, String) {
+        let mut parts = path.trim_start_matches('/').split('/');
+        let first = parts.next().unwrap_or_default();
+        let second = parts.next().filter(|part| !part.is_empty());
+        let third = parts.next().unwrap_or_default();
+        let nav = match (first, second) {
+            ("" | "login", _) => Nav::Flags,
+            ("projects", None) => Nav::Projects,
+            ("projects", Some(_)) => match third {
+                "change-requests" => Nav::ChangeRequests,
+                "settings" | "environments" | "delete" => Nav::Projects,
+                _ => Nav::Flags,
+            },
+            ("segments", _) => Nav::Segments,
+            ("archive", _) => Nav::Archive,
+            ("playground", _) => Nav::Playground,
+            ("applications", _) => Nav::Applications,
+            ("edges", _) => Nav::Edges,
+            ("history", _) => Nav::Events,
+            ("environments", _) => Nav::Environments,
+            ("context", _) => Nav::ContextFields,
+            ("strategies", _) => Nav::Strategies,
+            ("profile", _) => Nav::Profile,
+            ("admin", Some("api")) => Nav::ApiTokens,
+            ("admin", Some("users")) => Nav::Users,
+            ("admin", Some("groups")) => Nav::Groups,
+            ("admin", Some("settings")) => Nav::Settings,
+            _ => Nav::None,
+        };
+        let project = match (first, second) {
+            ("projects", Some(project)) => percent_decoded(project),
+            _ => "default".to_owned(),
+        };
+        (nav, project)
+    }
+}
+
+/// A path segment with its `%XX` escapes decoded.
+fn percent_decoded(segment: &str) -> String {
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// A navigation entry: (entry, path, link text, the area it reads).
@@ -196,7 +252,12 @@ impl Shell {
                                 }
                             }
                         }
-                        main #main { (main) }
+                        main #main {
+                            @if let Some(Notice::Success(text)) = &self.notice {
+                                p.notice.success role="status" { (text) }
+                            }
+                            (main)
+                        }
                     }
                 }
             }
@@ -238,34 +299,32 @@ pub fn see_other(location: &str) -> Response {
     Redirect::to(location).into_response()
 }
 
-/// An error drawn as a page: the same `{id, name, message}` as the API's JSON, with its status. The shell
-/// is filled in when the request got far enough to know who asks.
+/// An error answered as a page: the same `{id, name, message}` as the API's JSON, with its status, drawn by
+/// the UI's layer ([`super::scope`]) in the shell of whoever asked, so handlers return any [`ApiError`] with
+/// `?`.
 pub struct UiError {
     pub error: ApiError,
-    pub shell: Shell,
-}
-
-impl UiError {
-    pub fn new(error: ApiError, shell: &Shell) -> UiError {
-        UiError {
-            error,
-            shell: shell.clone(),
-        }
-    }
 }
 
 impl From<ApiError> for UiError {
     fn from(error: ApiError) -> UiError {
-        UiError {
-            error,
-            shell: Shell::default(),
-        }
+        UiError { error }
     }
 }
 
 impl From<crate::store::StoreError> for UiError {
     fn from(error: crate::store::StoreError) -> UiError {
         UiError::from(ApiError::from(error))
+    }
+}
+
+impl IntoResponse for UiError {
+    fn into_response(self) -> Response {
+        let mut response = StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        response
+            .extensions_mut()
+            .insert(super::scope::PendingError(self.error));
+        response
     }
 }
 
@@ -282,27 +341,24 @@ fn heading(kind: ErrorKind) -> &'static str {
     }
 }
 
-impl IntoResponse for UiError {
-    fn into_response(self) -> Response {
-        let body = self.error.body();
-        let status = StatusCode::from_u16(self.error.kind.status())
-            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let title = heading(self.error.kind);
-        let markup = self.shell.render(
-            title,
-            html! {
-                section.error-page aria-labelledby="error-title" {
-                    p.status { (status.as_u16()) }
-                    h1 #error-title { (title) }
-                    p.message { (body.message) }
-                    dl.error-details {
-                        dt { "name" } dd { code { (body.name) } }
-                        dt { "id" } dd { code { (body.id) } }
-                    }
-                    p { a href=(self.shell.link("/")) { "Back to the flags" } }
+/// The page of an error, drawn in `shell`.
+pub fn error_page(shell: &Shell, error: &ApiError, status: StatusCode) -> Page {
+    let body = error.body();
+    let title = heading(error.kind);
+    let markup = shell.render(
+        title,
+        html! {
+            section.error-page aria-labelledby="error-title" {
+                p.status { (status.as_u16()) }
+                h1 #error-title { (title) }
+                p.message { (body.message) }
+                dl.error-details {
+                    dt { "name" } dd { code { (body.name) } }
+                    dt { "id" } dd { code { (body.id) } }
                 }
-            },
-        );
-        Page { status, markup }.into_response()
-    }
+                p { a href=(shell.link("/")) { "Back to the flags" } }
+            }
+        },
+    );
+    Page { status, markup }
 }

@@ -8,7 +8,7 @@
 
 use super::constraint_editor::single_valued;
 use super::controls::field;
-use super::page::{Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::session::{FormFields, SignedIn};
 use crate::domain::playground::{
     self, PlaygroundConstraint, PlaygroundFeature, PlaygroundPage, PlaygroundRequest,
@@ -18,7 +18,7 @@ use crate::domain::{environments, projects};
 use crate::http::state::AppState;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use maud::{html, Markup};
@@ -356,7 +356,7 @@ pub async fn page(
     who: SignedIn,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Playground, "default");
+    let shell = who.shell();
     let fields = FormFields::parse(raw.unwrap_or_default().as_bytes());
     let loaded = async {
         let mut conn = state.store.read().await?;
@@ -365,8 +365,7 @@ pub async fn page(
         Ok::<_, ApiError>((conn, environments, projects))
     }
     .await;
-    let (mut conn, environments, all_projects) =
-        loaded.map_err(|error| UiError::new(error, &shell))?;
+    let (mut conn, environments, all_projects) = loaded?;
     let first = environments
         .iter()
         .find(|environment| environment.enabled)
@@ -390,7 +389,7 @@ pub async fn page(
                 {
                     Ok(page) => answer = Some(page),
                     Err(error) if error.kind.status() == 400 => messages = Messages::of(error),
-                    Err(error) => return Err(UiError::new(error, &shell)),
+                    Err(error) => return Err(UiError::from(error)),
                 }
             }
         }
@@ -475,7 +474,7 @@ pub async fn page(
     } else {
         StatusCode::OK
     };
-    Ok(who.finish(Page { status, markup }))
+    Ok(Page { status, markup }.into_response())
 }
 
 fn results(who: &SignedIn, form: &ContextForm, answer: &PlaygroundPage) -> Markup {

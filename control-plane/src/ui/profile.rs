@@ -5,7 +5,8 @@
 
 use super::controls::{field, last_used, when};
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
+use super::scope::Done;
 use super::session::{FormFields, InOwnAccount, SignedIn, UiWrite};
 use super::users::display_name;
 use crate::domain::access::Credential;
@@ -13,13 +14,12 @@ use crate::domain::own_account::{self, ChangePassword, Profile};
 use crate::domain::users::{self, CreatePat, Pat, SignInBounds, User};
 use crate::http::extract::ClientAddress;
 use crate::http::state::AppState;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use maud::{html, Markup};
-use serde::Deserialize;
 use std::sync::Arc;
 use vexil_shared::ApiError;
 
@@ -32,19 +32,12 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/profile/password", post(change_password))
 }
 
-/// The page's query: the notice of a write just done.
-#[derive(Debug, Default, Deserialize)]
-pub struct ProfileQuery {
-    pub notice: Option<String>,
-}
-
 /// What the page draws besides the account: a new token's secret, and a form sent back with its error.
 #[derive(Default)]
 struct ProfileView<'a> {
     created: Option<&'a Pat>,
     token_form: Option<(&'a FormFields, &'a ApiError)>,
     password_error: Option<&'a ApiError>,
-    notice: Option<&'a str>,
 }
 
 async fn profile_page(
@@ -53,7 +46,7 @@ async fn profile_page(
     view: ProfileView<'_>,
     status: StatusCode,
 ) -> Response {
-    let shell = who.shell(Nav::Profile, "default");
+    let shell = who.shell();
     if let Credential::Token(_) = who.credential {
         let markup = shell.render(
             "Profile",
@@ -65,7 +58,7 @@ async fn profile_page(
                 }
             },
         );
-        return who.finish(Page::ok(markup));
+        return Page::ok(markup).into_response();
     }
     let loaded = async {
         let mut conn = state.store.read().await?;
@@ -77,13 +70,13 @@ async fn profile_page(
     .await;
     let (user, profile, pats) = match loaded {
         Ok(loaded) => loaded,
-        Err(error) => return UiError::new(error, &shell).into_response(),
+        Err(error) => return UiError::from(error).into_response(),
     };
     let markup = shell.render(
         "Profile",
         account_markup(who, &user, &profile, &pats, &view),
     );
-    who.finish(Page { status, markup })
+    Page { status, markup }.into_response()
 }
 
 fn account_markup(
@@ -122,9 +115,6 @@ fn account_markup(
                 h1 { "Profile" }
                 p.subtitle { (display_name(user)) " · " strong { (profile.root_role.name) } }
             }
-        }
-        @if view.notice == Some("revoked") {
-            p.notice role="status" { "The personal access token was revoked." }
         }
         section.card.access aria-labelledby="account-title" {
             h2 #account-title { "Account" }
@@ -232,16 +222,8 @@ fn account_markup(
 }
 
 /// `GET /profile`.
-pub async fn page(
-    State(state): State<Arc<AppState>>,
-    who: SignedIn,
-    Query(query): Query<ProfileQuery>,
-) -> Response {
-    let view = ProfileView {
-        notice: query.notice.as_deref(),
-        ..ProfileView::default()
-    };
-    profile_page(&state, &who, view, StatusCode::OK).await
+pub async fn page(State(state): State<Arc<AppState>>, who: SignedIn) -> Response {
+    profile_page(&state, &who, ProfileView::default(), StatusCode::OK).await
 }
 
 /// A date from the form (`YYYY-MM-DD`) as the API's `expiresAt` (the start of that day, UTC); anything
@@ -284,7 +266,7 @@ pub async fn create_token(
             };
             profile_page(&state, &who, view, StatusCode::BAD_REQUEST).await
         }
-        Err(error) => UiError::new(error, &who.shell(Nav::Profile, "default")).into_response(),
+        Err(error) => UiError::from(error).into_response(),
     }
 }
 
@@ -293,18 +275,15 @@ pub async fn revoke_token(
     State(state): State<Arc<AppState>>,
     Path(id): Path<i64>,
     UiWrite { who, .. }: UiWrite<InOwnAccount>,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        users::delete_pat(&mut tx, who.actor.user_id, id).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/profile?notice=revoked")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Profile, "default")).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    users::delete_pat(&mut tx, who.actor.user_id, id).await?;
+    state.commit(tx).await?;
+    Ok(Done::to(
+        who.link("/profile"),
+        "The personal access token was revoked.",
+    )
+    .into_response())
 }
 
 /// `POST /profile/password`: the API's change (the old password checked and throttled as a sign-in); every
@@ -333,7 +312,11 @@ pub async fn change_password(
     }
     .await;
     match done {
-        Ok(()) => see_other(&who.link("/login?next=%2Fprofile")),
+        Ok(()) => Done::to(
+            who.link("/login?next=%2Fprofile"),
+            "Your password was changed and every session ended: sign in with the new password.",
+        )
+        .into_response(),
         Err(error) if matches!(error.kind.status(), 400 | 401) => {
             let status =
                 StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
@@ -343,6 +326,6 @@ pub async fn change_password(
             };
             profile_page(&state, &who, view, status).await
         }
-        Err(error) => UiError::new(error, &who.shell(Nav::Profile, "default")).into_response(),
+        Err(error) => UiError::from(error).into_response(),
     }
 }

@@ -6,8 +6,9 @@
 
 use super::controls::{field, switch};
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{see_other, Page, UiError};
 use super::paging::Paged;
+use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::access::Area;
 use crate::domain::change_requests::{
@@ -93,23 +94,18 @@ pub async fn list(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Query(query): Query<ProjectsQuery>,
-) -> Response {
+) -> Result<Response, UiError> {
     if let Some(project) = query.project {
         let encoded: String = url::form_urlencoded::byte_serialize(project.as_bytes()).collect();
-        return who.finish(see_other(&who.link(&format!("/projects/{encoded}"))));
+        return Ok(see_other(&who.link(&format!("/projects/{encoded}"))));
     }
-    let shell = who.shell(Nav::Projects, "default");
-    match projects_and_environments(&state).await {
-        Ok((list, environments)) => {
-            let draft = NewProject {
-                environments: environments.iter().map(|one| one.name.clone()).collect(),
-                ..NewProject::default()
-            };
-            let markup = list_page(&who, &list, &environments, query.page, &draft, None);
-            who.finish(Page::ok(markup))
-        }
-        Err(error) => UiError::new(error, &shell).into_response(),
-    }
+    let (list, environments) = projects_and_environments(&state).await?;
+    let draft = NewProject {
+        environments: environments.iter().map(|one| one.name.clone()).collect(),
+        ..NewProject::default()
+    };
+    let markup = list_page(&who, &list, &environments, query.page, &draft, None);
+    Ok(Page::ok(markup).into_response())
 }
 
 fn list_page(
@@ -120,7 +116,7 @@ fn list_page(
     draft: &NewProject,
     error: Option<&ApiError>,
 ) -> Markup {
-    let shell = who.shell(Nav::Projects, "default");
+    let shell = who.shell();
     let paged = Paged::new(page, list.len());
     // The message goes next to the field it is about: the id's rule or a taken id, the name's rule.
     let errors = FieldErrors::of(
@@ -220,7 +216,7 @@ fn list_page(
 pub async fn create(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let draft = NewProject::of(&form);
     let input = CreateProject {
         id: Some(draft.id.clone()).filter(|id| !id.is_empty()),
@@ -234,25 +230,21 @@ pub async fn create(
         let mut tx = state.store.begin_write(&who.actor).await?;
         let project = projects::create(&mut tx, input, &state.limits).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(project)
+        Ok(Done::to(
+            who.link(&format!("/projects/{}/settings", project.id)),
+            format!(
+                "Project {} created. Choose its environments and change requests here.",
+                project.name
+            ),
+        ))
     }
     .await;
-    let shell = who.shell(Nav::Projects, "default");
-    match done {
-        Ok(project) => see_other(&who.link(&format!("/projects/{}/settings", project.id))),
-        Err(error) if matches!(error.kind.status(), 400 | 409) => {
-            match projects_and_environments(&state).await {
-                Ok((list, environments)) => {
-                    let status = StatusCode::from_u16(error.kind.status())
-                        .unwrap_or(StatusCode::BAD_REQUEST);
-                    let markup = list_page(&who, &list, &environments, None, &draft, Some(&error));
-                    who.finish(Page { status, markup })
-                }
-                Err(error) => UiError::new(error, &shell).into_response(),
-            }
-        }
-        Err(error) => UiError::new(error, &shell).into_response(),
-    }
+    written(done, async |error| {
+        let (list, environments) = projects_and_environments(&state).await?;
+        let markup = list_page(&who, &list, &environments, None, &draft, Some(error));
+        Ok(Page::ok(markup).into_response())
+    })
+    .await
 }
 
 /// What the settings page shows again after a refused write: what was typed and the message.
@@ -288,12 +280,9 @@ async fn settings_page(
     id: &str,
     draft: &SettingsDraft,
     status: StatusCode,
-) -> Response {
-    let shell = who.shell(Nav::Projects, id);
-    let facts = match settings_facts(state, id).await {
-        Ok(facts) => facts,
-        Err(error) => return UiError::new(error, &shell).into_response(),
-    };
+) -> Result<Response, UiError> {
+    let shell = who.shell();
+    let facts = settings_facts(state, id).await?;
     let SettingsFacts {
         project,
         environments,
@@ -376,7 +365,7 @@ async fn settings_page(
             }
         },
     );
-    who.finish(Page { status, markup })
+    Ok(Page { status, markup }.into_response())
 }
 
 fn change_request_form(
@@ -423,7 +412,7 @@ pub async fn settings(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Path(id): Path<String>,
-) -> Response {
+) -> Result<Response, UiError> {
     settings_page(&state, &who, &id, &SettingsDraft::default(), StatusCode::OK).await
 }
 
@@ -432,7 +421,7 @@ pub async fn save_settings(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let (name, description) = (
         form.text("name").trim().to_owned(),
         form.text("description"),
@@ -447,20 +436,20 @@ pub async fn save_settings(
         let mut tx = state.store.begin_write(&who.actor).await?;
         projects::update(&mut tx, &id, input).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok(Done::to(
+            who.link(&format!("/projects/{id}/settings")),
+            "The project's name and description were saved.",
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link(&format!("/projects/{id}/settings"))),
-        Err(error) if error.kind.status() == 400 => {
-            let draft = SettingsDraft {
-                details: Some((name, description, error.message)),
-                ..SettingsDraft::default()
-            };
-            settings_page(&state, &who, &id, &draft, StatusCode::BAD_REQUEST).await
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::Projects, &id)).into_response(),
-    }
+    written(done, async |error| {
+        let draft = SettingsDraft {
+            details: Some((name.clone(), description.clone(), error.message.clone())),
+            ..SettingsDraft::default()
+        };
+        settings_page(&state, &who, &id, &draft, StatusCode::OK).await
+    })
+    .await
 }
 
 /// `POST /projects/<id>/environments/<environment>/switch`: the project starts or stops using it.
@@ -468,7 +457,7 @@ pub async fn set_environment(
     State(state): State<Arc<AppState>>,
     Path((id, environment)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     let used = form.get("enabled") == Some("true");
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
@@ -482,13 +471,14 @@ pub async fn set_environment(
             projects::remove_environment(&mut tx, &id, &environment).await?;
         }
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        let now = if used { "uses" } else { "no longer uses" };
+        Ok::<_, ApiError>(Done::to(
+            who.link(&format!("/projects/{id}/settings")),
+            format!("The project {now} environment {environment}."),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link(&format!("/projects/{id}/settings"))),
-        Err(error) => UiError::new(error, &who.shell(Nav::Projects, &id)).into_response(),
-    }
+    Ok(done?.into_response())
 }
 
 /// `POST /projects/<id>/environments/<environment>/change-requests`: on/off and the required approvals
@@ -497,10 +487,8 @@ pub async fn configure_change_requests(
     State(state): State<Arc<AppState>>,
     Path((id, environment)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
-    if let Err(error) = who.authorize(false, Area::ChangeRequestConfiguration) {
-        return UiError::new(error, &who.shell(Nav::Projects, &id)).into_response();
-    }
+) -> Result<Response, UiError> {
+    who.authorize(false, Area::ChangeRequestConfiguration)?;
     let typed = form.text("approvals").trim().to_owned();
     let Ok(approvals) = typed.parse::<i64>() else {
         let draft = SettingsDraft {
@@ -521,20 +509,20 @@ pub async fn configure_change_requests(
         let mut tx = state.store.begin_write(&who.actor).await?;
         change_requests::configure(&mut tx, &id, &environment, input).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok(Done::to(
+            who.link(&format!("/projects/{id}/settings")),
+            format!("Change requests in {environment} were saved."),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link(&format!("/projects/{id}/settings"))),
-        Err(error) if error.kind.status() == 400 => {
-            let draft = SettingsDraft {
-                change_requests: Some((environment, typed, error.message)),
-                ..SettingsDraft::default()
-            };
-            settings_page(&state, &who, &id, &draft, StatusCode::BAD_REQUEST).await
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::Projects, &id)).into_response(),
-    }
+    written(done, async |error| {
+        let draft = SettingsDraft {
+            change_requests: Some((environment.clone(), typed.clone(), error.message.clone())),
+            ..SettingsDraft::default()
+        };
+        settings_page(&state, &who, &id, &draft, StatusCode::OK).await
+    })
+    .await
 }
 
 /// `GET /projects/<id>/delete`: the confirmation.
@@ -543,15 +531,12 @@ pub async fn confirm_delete(
     who: SignedIn,
     Path(id): Path<String>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Projects, &id);
-    who.ensure_may_write()
-        .map_err(|error| UiError::new(error, &shell))?;
-    let project = async {
+    let shell = who.shell();
+    who.ensure_may_write()?;
+    let project = {
         let mut conn = state.store.read().await?;
-        projects::get(&mut conn, &id).await
-    }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+        projects::get(&mut conn, &id).await?
+    };
     let settings = who.link(&format!("/projects/{id}/settings"));
     let markup = shell.render(
         "Delete project",
@@ -569,7 +554,7 @@ pub async fn confirm_delete(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `POST /projects/<id>/delete`: refused (as a page) while it holds flags or segments.
@@ -577,16 +562,9 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        projects::delete(&mut tx, &id).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/projects")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Projects, &id)).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    projects::delete(&mut tx, &id).await?;
+    state.commit(tx).await?;
+    Ok(Done::to(who.link("/projects"), format!("Project {id} deleted.")).into_response())
 }

@@ -6,8 +6,9 @@ use super::constraint_editor::{
 };
 use super::controls::{enter_saves, field};
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::paging::{ListQuery, Paged};
+use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
 use crate::domain::segments::{Segment, SegmentInput};
 use crate::domain::{change_requests, context_fields, segments, strategy_usage};
@@ -36,7 +37,7 @@ pub async fn list(
     who: SignedIn,
     Query(query): Query<ListQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Segments, "default");
+    let shell = who.shell();
     let (list, used_by) = async {
         let mut conn = state.store.read().await?;
         let list: Vec<Segment> = segments::list(&mut conn)
@@ -48,8 +49,7 @@ pub async fn list(
         let used_by = strategy_usage::of_every_segment(&mut conn).await?;
         Ok::<_, ApiError>((list, used_by))
     }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+    .await?;
     let paged = Paged::new(query.page, list.len());
     let used_by = |segment: &Segment| -> Vec<String> {
         let mut flags: Vec<String> = used_by
@@ -131,7 +131,7 @@ pub async fn list(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// What the segment form holds.
@@ -150,17 +150,11 @@ async fn segment_form(
     draft: &SegmentDraft,
     error: Option<&ApiError>,
     status: StatusCode,
-) -> Response {
-    let shell = who.shell(Nav::Segments, "default");
-    let context_fields = async {
-        let mut conn = state.store.read().await?;
-        context_fields::list(&mut conn).await
-    }
-    .await;
-    let context_fields = match context_fields {
-        Ok(context_fields) => context_fields,
-        Err(error) => return UiError::new(error, &shell).into_response(),
-    };
+) -> Result<Response, UiError> {
+    let shell = who.shell();
+    let mut conn = state.store.read().await?;
+    let context_fields = context_fields::list(&mut conn).await?;
+    drop(conn);
     let mut fields = vec![
         ("name".to_owned(), "segment-name".to_owned()),
         ("description".to_owned(), "segment-description".to_owned()),
@@ -210,14 +204,15 @@ async fn segment_form(
             }
         },
     );
-    who.finish(Page { status, markup })
+    Ok(Page { status, markup }.into_response())
 }
 
 /// `GET /segments/create`.
-pub async fn new_segment(State(state): State<Arc<AppState>>, who: SignedIn) -> Response {
-    if let Err(error) = who.ensure_may_write() {
-        return UiError::new(error, &who.shell(Nav::Segments, "default")).into_response();
-    }
+pub async fn new_segment(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+) -> Result<Response, UiError> {
+    who.ensure_may_write()?;
     segment_form(
         &state,
         &who,
@@ -234,32 +229,23 @@ pub async fn edit_segment(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Path(id): Path<i64>,
-) -> Response {
-    let shell = who.shell(Nav::Segments, "default");
-    if let Err(error) = who.ensure_may_write() {
-        return UiError::new(error, &shell).into_response();
-    }
-    let found = async {
+) -> Result<Response, UiError> {
+    who.ensure_may_write()?;
+    let segment = {
         let mut conn = state.store.read().await?;
-        segments::get(&mut conn, id).await
-    }
-    .await;
-    match found {
-        Ok(segment) => {
-            let draft = SegmentDraft {
-                name: segment.name,
-                description: segment.description.unwrap_or_default(),
-                project: segment.project.unwrap_or_default(),
-                constraints: segment
-                    .constraints
-                    .iter()
-                    .map(ConstraintDraft::of)
-                    .collect(),
-            };
-            segment_form(&state, &who, Some(id), &draft, None, StatusCode::OK).await
-        }
-        Err(error) => UiError::new(error, &shell).into_response(),
-    }
+        segments::get(&mut conn, id).await?
+    };
+    let draft = SegmentDraft {
+        name: segment.name,
+        description: segment.description.unwrap_or_default(),
+        project: segment.project.unwrap_or_default(),
+        constraints: segment
+            .constraints
+            .iter()
+            .map(ConstraintDraft::of)
+            .collect(),
+    };
+    segment_form(&state, &who, Some(id), &draft, None, StatusCode::OK).await
 }
 
 async fn save_segment(
@@ -267,7 +253,7 @@ async fn save_segment(
     who: &SignedIn,
     id: Option<i64>,
     form: &super::session::FormFields,
-) -> Response {
+) -> Result<Response, UiError> {
     let mut draft = SegmentDraft {
         name: form.text("name").trim().to_owned(),
         description: form.text("description"),
@@ -300,29 +286,40 @@ async fn save_segment(
                 .map(|_| None)?,
         };
         state.commit(tx).await?;
-        Ok::<_, ApiError>(proposed)
+        Ok(match proposed {
+            None if id.is_some() => Done::to(
+                who.link("/segments"),
+                format!("Segment {} saved.", draft.name),
+            ),
+            None => Done::to(
+                who.link("/segments"),
+                format!("Segment {} created.", draft.name),
+            ),
+            Some(request) => Done::to(
+                who.link(&format!(
+                    "/projects/{}/change-requests/{}",
+                    request.project, request.id
+                )),
+                format!(
+                    "Change requests are on where segment {} is used: your edit was added to this \
+                     request instead of being made. It is applied once the request is approved.",
+                    draft.name
+                ),
+            ),
+        })
     }
     .await;
-    match done {
-        Ok(None) => see_other(&who.link("/segments")),
-        Ok(Some(request)) => see_other(&who.link(&format!(
-            "/projects/{}/change-requests/{}",
-            request.project, request.id
-        ))),
-        Err(error) if matches!(error.kind.status(), 400 | 409) => {
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            segment_form(state, who, id, &draft, Some(&error), status).await
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::Segments, "default")).into_response(),
-    }
+    written(done, async |error| {
+        segment_form(state, who, id, &draft, Some(error), StatusCode::OK).await
+    })
+    .await
 }
 
 /// `POST /segments/create`.
 pub async fn create(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     save_segment(&state, &who, None, &form).await
 }
 
@@ -331,7 +328,7 @@ pub async fn update(
     State(state): State<Arc<AppState>>,
     Path(id): Path<i64>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     save_segment(&state, &who, Some(id), &form).await
 }
 
@@ -340,16 +337,9 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(id): Path<i64>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        segments::delete(&mut tx, id).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/segments")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Segments, "default")).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    segments::delete(&mut tx, id).await?;
+    state.commit(tx).await?;
+    Ok(Done::to(who.link("/segments"), "The segment was deleted.").into_response())
 }

@@ -13,14 +13,15 @@
 //! `--auth-type none` there is no credential, so a random `vexil-csrf` cookie is the secret; the sign-in
 //! form, posted before any credential exists, carries the token of that cookie too (login CSRF).
 
-use super::page::{Nav, Shell, UiError};
+use super::page::{Nav, Notice, Shell, UiError};
+use super::scope::{carried_notice, UiScope};
 use crate::domain::access::{self, Area, Caller, Credential};
 use crate::http::extract::{is_https, SESSION_COOKIE};
 use crate::http::state::AppState;
 use crate::store::Actor;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, OriginalUri, Request};
-use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::header::COOKIE;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -116,20 +117,25 @@ pub struct SignedIn {
     pub may_write: bool,
     /// "" or "/x".
     pub base: String,
-    /// A `Set-Cookie` for the CSRF cookie (`--auth-type none`, first visit).
-    pub set_csrf_cookie: Option<HeaderValue>,
+    /// The navigation entry of the page asked for, and the project its Flags entry links to (from the path).
+    pub current: Nav,
+    pub project: String,
+    /// What the write before this request did (shown on the page drawn).
+    pub notice: Option<Notice>,
 }
 
 impl SignedIn {
-    /// The page shell for this caller, with `current` highlighted and the Flags entry on `project`.
-    pub fn shell(&self, current: Nav, project: &str) -> Shell {
+    /// The page shell for this caller: the navigation with the path's entry current, and the notice of the
+    /// write before.
+    pub fn shell(&self) -> Shell {
         Shell {
             base: self.base.clone(),
             who: Some(self.actor.name.clone()),
             csrf: Some(self.csrf.clone()),
-            current,
-            project: project.to_owned(),
+            current: self.current,
+            project: self.project.clone(),
             credential: Some(self.credential),
+            notice: self.notice.clone(),
         }
     }
 
@@ -146,15 +152,6 @@ impl SignedIn {
     /// 403 (as a page) unless the admin API's rule lets the caller read (`read`) or change `area`.
     pub fn authorize(&self, read: bool, area: Area) -> Result<(), ApiError> {
         access::authorize(self.credential, read, area)
-    }
-
-    /// Adds the CSRF cookie when this request created it.
-    pub fn finish(&self, response: impl IntoResponse) -> Response {
-        let mut response = response.into_response();
-        if let Some(cookie) = &self.set_csrf_cookie {
-            response.headers_mut().append(SET_COOKIE, cookie.clone());
-        }
-        response
     }
 }
 
@@ -173,16 +170,15 @@ impl IntoResponse for NotSignedIn {
     }
 }
 
-impl From<UiError> for NotSignedIn {
-    fn from(error: UiError) -> Self {
-        NotSignedIn::Error(error)
+impl From<ApiError> for NotSignedIn {
+    fn from(error: ApiError) -> Self {
+        NotSignedIn::Error(error.into())
     }
 }
 
-fn base_shell(state: &AppState) -> Shell {
-    Shell {
-        base: state.base_path.clone(),
-        ..Shell::default()
+impl From<UiError> for NotSignedIn {
+    fn from(error: UiError) -> Self {
+        NotSignedIn::Error(error)
     }
 }
 
@@ -193,7 +189,20 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
         parts: &mut Parts,
         state: &Arc<AppState>,
     ) -> Result<Self, NotSignedIn> {
+        let who = Self::identify(parts, state).await?;
+        if let Some(scope) = parts.extensions.get::<UiScope>() {
+            scope.signed_in(&who.shell());
+        }
+        Ok(who)
+    }
+}
+
+impl SignedIn {
+    /// Who asks, from the request's cookies.
+    async fn identify(parts: &mut Parts, state: &Arc<AppState>) -> Result<SignedIn, NotSignedIn> {
         let base = state.base_path.clone();
+        let (current, project) = Nav::of_path(parts.uri.path());
+        let notice = carried_notice(&parts.headers);
         let to_sign_in = || {
             // The whole path, base path included (the router nested under it sees the rest only).
             let next = parts
@@ -209,14 +218,21 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
         if !state.auth_enabled {
             let caller = Caller::unauthenticated_admin();
             let (secret, set_csrf_cookie) = anonymous_csrf_secret(&parts.headers, &state.base_path)
-                .map_err(|error| NotSignedIn::Error(UiError::new(error, &base_shell(state))))?;
+                .map_err(|error| NotSignedIn::Error(error.into()))?;
+            if let (Some(cookie), Some(scope)) =
+                (set_csrf_cookie, parts.extensions.get::<UiScope>())
+            {
+                scope.set_cookie(cookie);
+            }
             return Ok(SignedIn {
                 actor: caller.actor,
                 credential: caller.credential,
                 csrf: csrf_of(&secret),
                 may_write: true,
-                base: state.base_path.clone(),
-                set_csrf_cookie,
+                base,
+                current,
+                project,
+                notice,
             });
         }
         let session = cookie_value(&parts.headers, SESSION_COOKIE);
@@ -241,14 +257,12 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
                 Err(error) if error.kind == ErrorKind::AuthenticationRequired => {
                     return Err(to_sign_in())
                 }
-                Err(error) => {
-                    return Err(NotSignedIn::Error(UiError::new(error, &base_shell(state))))
-                }
+                Err(error) => return Err(NotSignedIn::Error(error.into())),
             }
         };
         // The UI reads configuration: a credential the admin API refuses that is refused here too.
         access::authorize(caller.credential, true, Area::Configuration)
-            .map_err(|error| NotSignedIn::Error(UiError::new(error, &base_shell(state))))?;
+            .map_err(|error| NotSignedIn::Error(error.into()))?;
         if let Some(hash) = &caller.token {
             state.token_sightings.record(hash, (state.clock)());
         }
@@ -258,7 +272,9 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
             credential: caller.credential,
             csrf: csrf_of(&secret),
             base,
-            set_csrf_cookie: None,
+            current,
+            project,
+            notice,
         })
     }
 }
@@ -332,30 +348,22 @@ impl FromRequest<Arc<AppState>> for UiForm {
     async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, NotSignedIn> {
         let (mut parts, body) = request.into_parts();
         let who = SignedIn::from_request_parts(&mut parts, state).await?;
-        let shell = who.shell(Nav::None, "default");
         let request = Request::from_parts(parts, body);
         let bytes = Bytes::from_request(request, state).await.map_err(|_| {
-            UiError::new(
-                ApiError::new(
-                    ErrorKind::PayloadTooLarge,
-                    "The form could not be read (is it larger than the configured limit?)",
-                ),
-                &shell,
-            )
+            UiError::from(ApiError::new(
+                ErrorKind::PayloadTooLarge,
+                "The form could not be read (is it larger than the configured limit?)",
+            ))
         })?;
         let form = FormFields::parse(&bytes);
-        form.refuse_nul()
-            .map_err(|error| UiError::new(error, &shell))?;
+        form.refuse_nul()?;
         let given = form.get("csrf").unwrap_or_default();
         if !same_token(given, &who.csrf) {
-            return Err(UiError::new(
-                ApiError::new(
-                    ErrorKind::NoAccess,
-                    "This form is out of date or did not come from this site (its CSRF token is \
-                     missing or wrong); reload the page and try again",
-                ),
-                &shell,
-            )
+            return Err(UiError::from(ApiError::new(
+                ErrorKind::NoAccess,
+                "This form is out of date or did not come from this site (its CSRF token is \
+                 missing or wrong); reload the page and try again",
+            ))
             .into());
         }
         Ok(UiForm { who, form })
@@ -403,9 +411,7 @@ impl<A: WriteArea> FromRequest<Arc<AppState>> for UiWrite<A> {
 
     async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, NotSignedIn> {
         let UiForm { who, form } = UiForm::from_request(request, state).await?;
-        let shell = who.shell(Nav::None, "default");
-        access::authorize(who.credential, false, A::AREA)
-            .map_err(|error| UiError::new(error, &shell))?;
+        access::authorize(who.credential, false, A::AREA)?;
         Ok(UiWrite {
             who,
             form,

@@ -4,7 +4,8 @@
 //! settings (Admins) get the form.
 
 use super::controls::field;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
+use super::scope::{written, Done};
 use super::session::{InSettings, SignedIn, UiWrite};
 use crate::domain::access::Area;
 use crate::domain::ui_config::{self, Instance, UiConfig};
@@ -49,15 +50,10 @@ async fn settings_page(
     who: &SignedIn,
     draft: Option<&OriginsDraft>,
     status: StatusCode,
-) -> Response {
-    let shell = who.shell(Nav::Settings, "default");
-    if let Err(error) = who.authorize(true, Area::Settings) {
-        return UiError::new(error, &shell).into_response();
-    }
-    let config = match configuration(state).await {
-        Ok(config) => config,
-        Err(error) => return UiError::new(error, &shell).into_response(),
-    };
+) -> Result<Response, UiError> {
+    let shell = who.shell();
+    who.authorize(true, Area::Settings)?;
+    let config = configuration(state).await?;
     let may_change = who.authorize(false, Area::Settings).is_ok();
     let origins_text = draft.map_or_else(
         || config.frontend_api_origins.join("\n"),
@@ -134,11 +130,11 @@ async fn settings_page(
             }
         },
     );
-    who.finish(Page { status, markup })
+    Ok(Page { status, markup }.into_response())
 }
 
 /// `GET /admin/settings`.
-pub async fn page(State(state): State<Arc<AppState>>, who: SignedIn) -> Response {
+pub async fn page(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
     settings_page(&state, &who, None, StatusCode::OK).await
 }
 
@@ -146,7 +142,7 @@ pub async fn page(State(state): State<Arc<AppState>>, who: SignedIn) -> Response
 pub async fn save_origins(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite<InSettings>,
-) -> Response {
+) -> Result<Response, UiError> {
     let text = form.text("origins");
     let origins: Vec<String> = text
         .lines()
@@ -158,18 +154,18 @@ pub async fn save_origins(
         let mut tx = state.store.begin_write(&who.actor).await?;
         ui_config::set_frontend_api_origins(&mut tx, origins).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok(Done::to(
+            who.link("/admin/settings"),
+            "The allowed origins were saved.",
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link("/admin/settings")),
-        Err(error) if error.kind.status() == 400 => {
-            let draft = OriginsDraft {
-                text,
-                error: error.message,
-            };
-            settings_page(&state, &who, Some(&draft), StatusCode::BAD_REQUEST).await
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::Settings, "default")).into_response(),
-    }
+    written(done, async |error| {
+        let draft = OriginsDraft {
+            text: text.clone(),
+            error: error.message.clone(),
+        };
+        settings_page(&state, &who, Some(&draft), StatusCode::BAD_REQUEST).await
+    })
+    .await
 }

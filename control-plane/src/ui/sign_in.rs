@@ -3,6 +3,7 @@
 
 use super::controls::local_path;
 use super::page::{see_other, Page, Shell, UiError};
+use super::scope::carried_notice;
 use super::session::{
     anonymous_csrf_matches, anonymous_csrf_secret, cookie_value, csrf_of, ui_cookie, FormFields,
     UiForm, TOKEN_COOKIE,
@@ -106,13 +107,14 @@ pub async fn page(
     Query(next): Query<Next>,
     headers: HeaderMap,
 ) -> Result<Response, UiError> {
+    // A notice from the write before (a password change that ended every session) shows here too.
     let shell = Shell {
         base: state.base_path.clone(),
+        notice: carried_notice(&headers),
         ..Shell::default()
     };
     let next = local_path(&state.base_path, next.next.as_deref());
-    let (secret, set_cookie) = anonymous_csrf_secret(&headers, &state.base_path)
-        .map_err(|error| UiError::new(error, &shell))?;
+    let (secret, set_cookie) = anonymous_csrf_secret(&headers, &state.base_path)?;
     let form = SignInForm {
         username: "",
         next: &next,
@@ -148,18 +150,18 @@ pub async fn sign_in(
         ..Shell::default()
     };
     if let Err(error) = form.refuse_nul() {
-        return UiError::new(error, &shell).into_response();
+        return UiError::from(error).into_response();
     }
     let next = local_path(&state.base_path, form.get("next"));
     let username = form.text("username");
     let https = is_https(&headers);
     let allowed = match token_allowed(&state).await {
         Ok(allowed) => allowed,
-        Err(error) => return UiError::new(error, &shell).into_response(),
+        Err(error) => return UiError::from(error).into_response(),
     };
     let (secret, set_cookie) = match anonymous_csrf_secret(&headers, &state.base_path) {
         Ok(secret) => secret,
-        Err(error) => return UiError::new(error, &shell).into_response(),
+        Err(error) => return UiError::from(error).into_response(),
     };
     let csrf = csrf_of(&secret);
     let refuse = |message: &str, status: StatusCode| {
@@ -201,7 +203,7 @@ pub async fn sign_in(
             Err(error) if error.kind == ErrorKind::AuthenticationRequired => {
                 refuse("That admin token is not valid", StatusCode::UNAUTHORIZED)
             }
-            Err(error) => UiError::new(error, &shell).into_response(),
+            Err(error) => UiError::from(error).into_response(),
         };
     }
     if !state.password_auth {
@@ -235,7 +237,7 @@ pub async fn sign_in(
                 ErrorKind::AuthenticationRequired
                 | ErrorKind::RateLimit
                 | ErrorKind::Validation => refuse(&error.message, status),
-                _ => UiError::new(error, &shell).into_response(),
+                _ => UiError::from(error).into_response(),
             }
         }
     }

@@ -5,8 +5,9 @@
 
 use super::controls::{edit_rows, enter_saves, field};
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::paging::{PageQuery, Paged};
+use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::strategy_definitions::{
     self, CreateStrategyDefinition, StrategyDefinition, UpdateStrategyDefinition,
@@ -55,13 +56,12 @@ pub async fn list(
     who: SignedIn,
     Query(query): Query<PageQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Strategies, "default");
+    let shell = who.shell();
     let definitions = async {
         let mut conn = state.store.read().await?;
         strategy_definitions::list(&mut conn).await
     }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?
+    .await?
     .strategies;
     let paged = Paged::new(query.page, definitions.len());
     let markup = shell.render(
@@ -141,7 +141,7 @@ pub async fn list(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// One parameter row of the form, as typed.
@@ -247,7 +247,7 @@ fn form_page(
     error: Option<&ApiError>,
     status: StatusCode,
 ) -> Response {
-    let shell = who.shell(Nav::Strategies, "default");
+    let shell = who.shell();
     let mut fields = vec![("parameters", "parameters")];
     if editing.is_none() {
         fields.push(("name", "strategy-name"));
@@ -330,21 +330,14 @@ fn form_page(
             }
         },
     );
-    who.finish(Page { status, markup })
+    Page { status, markup }.into_response()
 }
 
 /// `GET /strategies/create`.
-pub async fn new_definition(who: SignedIn) -> Response {
-    if let Err(error) = who.ensure_may_write() {
-        return UiError::new(error, &who.shell(Nav::Strategies, "default")).into_response();
-    }
-    form_page(
-        &who,
-        None,
-        &DefinitionDraft::default(),
-        None,
-        StatusCode::OK,
-    )
+pub async fn new_definition(who: SignedIn) -> Result<Response, UiError> {
+    who.ensure_may_write()?;
+    let draft = DefinitionDraft::default();
+    Ok(form_page(&who, None, &draft, None, StatusCode::OK))
 }
 
 /// `GET /strategies/edit/<name>`: a built-in one is refused by the save, as by the API.
@@ -352,26 +345,12 @@ pub async fn edit_definition(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Path(name): Path<String>,
-) -> Response {
-    let shell = who.shell(Nav::Strategies, "default");
-    if let Err(error) = who.ensure_may_write() {
-        return UiError::new(error, &shell).into_response();
-    }
-    let found = async {
-        let mut conn = state.store.read().await?;
-        strategy_definitions::get(&mut conn, &name).await
-    }
-    .await;
-    match found {
-        Ok(definition) => form_page(
-            &who,
-            Some(&name),
-            &DefinitionDraft::of_definition(definition),
-            None,
-            StatusCode::OK,
-        ),
-        Err(error) => UiError::new(error, &shell).into_response(),
-    }
+) -> Result<Response, UiError> {
+    who.ensure_may_write()?;
+    let mut conn = state.store.read().await?;
+    let definition = strategy_definitions::get(&mut conn, &name).await?;
+    let draft = DefinitionDraft::of_definition(definition);
+    Ok(form_page(&who, Some(&name), &draft, None, StatusCode::OK))
 }
 
 async fn save(
@@ -379,7 +358,7 @@ async fn save(
     who: &SignedIn,
     editing: Option<&str>,
     form: &FormFields,
-) -> Response {
+) -> Result<Response, UiError> {
     let mut draft = DefinitionDraft::of_form(form);
     match form.get("intent").unwrap_or("save") {
         "save" => {}
@@ -390,7 +369,7 @@ async fn save(
                 &mut draft.parameters,
                 ParameterDraft::default,
             );
-            return form_page(who, editing, &draft, None, StatusCode::OK);
+            return Ok(form_page(who, editing, &draft, None, StatusCode::OK));
         }
     }
     let done = async {
@@ -419,25 +398,28 @@ async fn save(
             }
         }
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        let done = if editing.is_some() {
+            "saved"
+        } else {
+            "created"
+        };
+        Ok(Done::to(
+            who.link("/strategies"),
+            format!("Strategy {} {done}.", editing.unwrap_or(&draft.name)),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link("/strategies")),
-        Err(error) if matches!(error.kind.status(), 400 | 409) => {
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            form_page(who, editing, &draft, Some(&error), status)
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::Strategies, "default")).into_response(),
-    }
+    written(done, async |error| {
+        Ok(form_page(who, editing, &draft, Some(error), StatusCode::OK))
+    })
+    .await
 }
 
 /// `POST /strategies/create`.
 pub async fn create(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     save(&state, &who, None, &form).await
 }
 
@@ -446,7 +428,7 @@ pub async fn update(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     save(&state, &who, Some(&name), &form).await
 }
 
@@ -455,18 +437,17 @@ async fn set_deprecated(
     who: &SignedIn,
     name: &str,
     deprecated: bool,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        strategy_definitions::set_deprecated(&mut tx, name, deprecated).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/strategies")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Strategies, "default")).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    strategy_definitions::set_deprecated(&mut tx, name, deprecated).await?;
+    state.commit(tx).await?;
+    let now = if deprecated {
+        "deprecated"
+    } else {
+        "reactivated"
+    };
+    let done = Done::to(who.link("/strategies"), format!("Strategy {name} {now}."));
+    Ok(done.into_response())
 }
 
 /// `POST /strategies/<name>/deprecate`.
@@ -474,7 +455,7 @@ pub async fn deprecate(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     set_deprecated(&state, &who, &name, true).await
 }
 
@@ -483,7 +464,7 @@ pub async fn reactivate(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     set_deprecated(&state, &who, &name, false).await
 }
 
@@ -492,16 +473,10 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, .. }: UiWrite,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        strategy_definitions::delete(&mut tx, &name).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/strategies")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Strategies, "default")).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    strategy_definitions::delete(&mut tx, &name).await?;
+    state.commit(tx).await?;
+    let done = Done::to(who.link("/strategies"), format!("Strategy {name} deleted."));
+    Ok(done.into_response())
 }

@@ -7,12 +7,13 @@
 use super::constraint_editor::{
     constraint_fields, constraint_rows, constraints_of, edit_constraints, ConstraintDraft,
 };
-use super::controls::{enter_saves, field, with_notice};
+use super::controls::{enter_saves, field};
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
+use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
-use crate::domain::change_requests::{self, Outcome};
+use crate::domain::change_requests;
 use crate::domain::context_fields::{self, ContextField};
 use crate::domain::segments::{self, Segment};
 use crate::domain::strategies::{self, Strategy};
@@ -308,7 +309,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
         error,
         status,
     } = page;
-    let shell = who.shell(Nav::Flags, project);
+    let shell = who.shell();
     let editing = draft.id.is_some();
     let heading = if editing {
         "Edit strategy"
@@ -432,9 +433,7 @@ pub async fn page(
     Path((project, feature)): Path<(String, String)>,
     Query(query): Query<FormQuery>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Flags, &project);
-    let fail = |error: ApiError| UiError::new(error, &shell);
-    who.ensure_may_write().map_err(fail)?;
+    who.ensure_may_write()?;
     let draft = async {
         let mut conn = state.store.read().await?;
         match &query.strategy_id {
@@ -452,9 +451,8 @@ pub async fn page(
             }
         }
     }
-    .await
-    .map_err(fail)?;
-    let choices = choices(&state, &project).await.map_err(fail)?;
+    .await?;
+    let choices = choices(&state, &project).await?;
     let page = FormPage {
         project: &project,
         feature: &feature,
@@ -462,7 +460,7 @@ pub async fn page(
         error: None,
         status: StatusCode::OK,
     };
-    Ok(who.finish(render(&who, &choices, page)))
+    Ok(render(&who, &choices, page).into_response())
 }
 
 /// Both posts of the form: another constraint, one less, another strategy, or save.
@@ -471,12 +469,8 @@ async fn submit(
     who: &SignedIn,
     (project, feature): (&str, &str),
     form: &FormFields,
-) -> Response {
-    let shell = who.shell(Nav::Flags, project);
-    let choices = match choices(state, project).await {
-        Ok(choices) => choices,
-        Err(error) => return UiError::new(error, &shell).into_response(),
-    };
+) -> Result<Response, UiError> {
+    let choices = choices(state, project).await?;
     let mut draft = StrategyDraft::from_form(form);
     let intent = form.get("intent").unwrap_or("save");
     let redraw = |draft: &StrategyDraft, error: Option<&ApiError>, status: StatusCode| {
@@ -492,31 +486,27 @@ async fn submit(
     if edit_constraints(intent, &mut draft.constraints)
         || edit_variants(intent, VARIANT_PREFIX, &mut draft.variants)
     {
-        return redraw(&draft, None, StatusCode::OK);
+        return Ok(redraw(&draft, None, StatusCode::OK));
     }
     if intent != "save" {
-        return redraw(&draft, None, StatusCode::OK);
+        return Ok(redraw(&draft, None, StatusCode::OK));
     }
     let definition = choices.definitions.iter().find(|d| d.name == draft.name);
-    let input = match draft.to_input(definition) {
-        Ok(input) => input,
-        Err(error) => return redraw(&draft, Some(&error), StatusCode::BAD_REQUEST),
-    };
-    let change = match &draft.id {
-        None => Change::AddStrategy(input),
-        Some(id) => match Uuid::parse_str(id) {
-            Ok(id) => Change::UpdateStrategy(StrategyUpdate {
-                id,
-                strategy: input,
-            }),
-            Err(_) => {
-                return UiError::new(ApiError::not_found("No strategy with this id"), &shell)
-                    .into_response()
-            }
-        },
-    };
     let environment = draft.environment.clone();
     let done = async {
+        let input = draft.to_input(definition)?;
+        let (change, made) = match &draft.id {
+            None => (Change::AddStrategy(input), "added to"),
+            Some(id) => {
+                let id = Uuid::parse_str(id)
+                    .map_err(|_| ApiError::not_found("No strategy with this id"))?;
+                let update = StrategyUpdate {
+                    id,
+                    strategy: input,
+                };
+                (Change::UpdateStrategy(update), "saved in")
+            }
+        };
         let mut tx = state.store.begin_write(&who.actor).await?;
         let outcome = change_requests::make_or_propose(
             &mut tx,
@@ -526,18 +516,17 @@ async fn submit(
         )
         .await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(outcome)
+        Ok(Done::after_change(
+            who.link(&format!("/projects/{project}/features/{feature}")),
+            outcome,
+            format!("The strategy was {made} {environment}."),
+        ))
     }
     .await;
-    let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
-    match done {
-        Ok(Outcome::Made) => see_other(&flag_page),
-        Ok(Outcome::Proposed(id)) => see_other(&with_notice(&flag_page, &format!("proposed-{id}"))),
-        Err(error) if error.kind.status() == 400 => {
-            redraw(&draft, Some(&error), StatusCode::BAD_REQUEST)
-        }
-        Err(error) => UiError::new(error, &shell).into_response(),
-    }
+    written(done, async |error| {
+        Ok(redraw(&draft, Some(error), StatusCode::OK))
+    })
+    .await
 }
 
 /// `POST …/strategies/create` and `…/edit` (a posted `strategyId` says which strategy).
@@ -545,7 +534,7 @@ pub async fn save(
     State(state): State<Arc<AppState>>,
     Path((project, feature)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
-) -> Response {
+) -> Result<Response, UiError> {
     submit(&state, &who, (&project, &feature), &form).await
 }
 

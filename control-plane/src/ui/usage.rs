@@ -3,14 +3,14 @@
 //! as text and the hours behind it in a table. The numbers are `metrics::feature_usage`'s, the rows of
 //! `GET /api/admin/client-metrics/features/<flag>`, summed over applications.
 
-use super::page::{Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::session::SignedIn;
 use crate::domain::features;
 use crate::domain::metrics::{self, FeatureHour, HOUR_MS, MINUTE_BUCKETS_KEPT_MS};
 use crate::http::state::AppState;
 use crate::time::Timestamp;
 use axum::extract::{Path, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use maud::{html, Markup};
@@ -192,7 +192,7 @@ pub async fn page(
     who: SignedIn,
     Path((project, feature)): Path<(String, String)>,
 ) -> Result<Response, UiError> {
-    let shell = who.shell(Nav::Flags, &project);
+    let shell = who.shell();
     let now_ms = (state.clock)();
     let (flag, usage) = async {
         let flag = {
@@ -202,8 +202,7 @@ pub async fn page(
         let usage = metrics::feature_usage(&state.store, &feature, now_ms).await?;
         Ok::<_, ApiError>((flag, usage))
     }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+    .await?;
     let mut environments = per_environment(&usage.data);
     let mut shown: Vec<(String, EnvironmentUsage)> = flag
         .environments
@@ -290,7 +289,7 @@ pub async fn page(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 #[cfg(test)]

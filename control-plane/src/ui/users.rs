@@ -5,8 +5,9 @@
 use super::access_forms::{role_name, role_options};
 use super::controls::{field, when};
 use super::field_errors::FieldErrors;
-use super::page::{see_other, Nav, Page, UiError};
+use super::page::{Page, UiError};
 use super::paging::Paged;
+use super::scope::{written, Done};
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
 use crate::domain::roles::RoleReference;
@@ -14,7 +15,6 @@ use crate::domain::user_admin::{self, NewPassword};
 use crate::domain::users::{self, CreateUser, UpdateUser, User};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -33,25 +33,13 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/admin/users/{id}/delete", get(confirm_delete).post(delete))
 }
 
-/// The list's query: a page, and the notice of a write just done.
+/// The list's query: a page, and a filter.
 #[derive(Debug, Default, Deserialize)]
 pub struct UsersQuery {
     pub page: Option<usize>,
-    pub notice: Option<String>,
     /// Only the inactive users (`GET /api/admin/user-admin/inactive`'s rule): any value but empty.
     #[serde(default)]
     pub inactive: String,
-}
-
-/// The words of a notice code (an unknown code shows nothing, so no link can put words on a page).
-fn notice_text(code: Option<&str>) -> Option<&'static str> {
-    match code? {
-        "created" => Some("The user was created."),
-        "deleted" => Some("The user was deleted, with their sessions and personal access tokens."),
-        "saved" => Some("The user was saved."),
-        "password" => Some("The password was set; every session of the user has ended."),
-        _ => None,
-    }
 }
 
 /// How a user is named on a page.
@@ -94,19 +82,14 @@ fn role_field(id: &str, current: Option<i64>, errors: &FieldErrors) -> Markup {
     )
 }
 
-/// An error as a page of the users' section.
-fn fail(who: &SignedIn) -> impl Fn(ApiError) -> UiError + '_ {
-    move |error| UiError::new(error, &who.shell(Nav::Users, "default"))
-}
-
 /// `GET /admin/users`.
 pub async fn list(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Query(query): Query<UsersQuery>,
 ) -> Result<Response, UiError> {
-    who.authorize(true, Area::Access).map_err(fail(&who))?;
-    let shell = who.shell(Nav::Users, "default");
+    who.authorize(true, Area::Access)?;
+    let shell = who.shell();
     let only_inactive = !query.inactive.is_empty();
     let all = async {
         let mut conn = state.store.read().await?;
@@ -123,8 +106,7 @@ pub async fn list(
         }
         Ok::<_, ApiError>(all)
     }
-    .await
-    .map_err(|error| UiError::new(error, &shell))?;
+    .await?;
     let paged = Paged::new(query.page, all.len());
     let filter = if only_inactive { "&inactive=1" } else { "" };
     let markup = shell.render(
@@ -136,9 +118,6 @@ pub async fn list(
                     p.subtitle { "People who sign in, with their root role (a group may give a higher one)." }
                 }
                 a.button.primary href=(who.link("/admin/users/create")) { "New user" }
-            }
-            @if let Some(text) = notice_text(query.notice.as_deref()) {
-                p.notice role="status" { (text) }
             }
             form.filters method="get" action=(who.link("/admin/users")) role="search" aria-label="Filter users" {
                 label.check {
@@ -189,7 +168,7 @@ pub async fn list(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 fn new_user_page(who: &SignedIn, form: &FormFields, error: Option<&ApiError>) -> Markup {
@@ -207,7 +186,7 @@ fn new_user_page(who: &SignedIn, form: &FormFields, error: Option<&ApiError>) ->
         .get("rootRole")
         .and_then(|id| id.parse().ok())
         .or(Some(3));
-    who.shell(Nav::Users, "default").render(
+    who.shell().render(
         "New user",
         html! {
             div.page-head { div { h1 { "New user" } p.subtitle { a href=(who.link("/admin/users")) { "← Users" } } } }
@@ -234,9 +213,9 @@ fn new_user_page(who: &SignedIn, form: &FormFields, error: Option<&ApiError>) ->
 
 /// `GET /admin/users/create`.
 pub async fn new_user(who: SignedIn) -> Result<Response, UiError> {
-    who.authorize(false, Area::Access).map_err(fail(&who))?;
+    who.authorize(false, Area::Access)?;
     let markup = new_user_page(&who, &FormFields::default(), None);
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 fn role_of(form: &FormFields) -> RoleReference {
@@ -254,7 +233,7 @@ fn optional(form: &FormFields, name: &str) -> Option<String> {
 pub async fn create(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite<InAccess>,
-) -> Response {
+) -> Result<Response, UiError> {
     let input = CreateUser {
         username: optional(&form, "username"),
         email: optional(&form, "email"),
@@ -269,28 +248,24 @@ pub async fn create(
             None => None,
         };
         let mut tx = state.store.begin_write(&who.actor).await?;
-        users::create(&mut tx, input, password_hash).await?;
+        let created = users::create(&mut tx, input, password_hash).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok(Done::to(
+            who.link("/admin/users"),
+            format!("User {} created", display_name(&created)),
+        ))
     }
     .await;
-    match done {
-        Ok(()) => see_other(&who.link("/admin/users?notice=created")),
-        Err(error) if matches!(error.kind.status(), 400 | 409) => {
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let markup = new_user_page(&who, &form, Some(&error));
-            who.finish(Page { status, markup })
-        }
-        Err(error) => UiError::new(error, &who.shell(Nav::Users, "default")).into_response(),
-    }
+    written(done, async |error| {
+        Ok(Page::ok(new_user_page(&who, &form, Some(error))).into_response())
+    })
+    .await
 }
 
 /// What a user's page shows besides the user: the form just sent and its error, and which form it was.
 struct UserPageState<'a> {
     details: Option<(&'a FormFields, Option<&'a ApiError>)>,
     password_error: Option<&'a ApiError>,
-    notice: Option<&'a str>,
 }
 
 fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
@@ -327,7 +302,7 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
         "reset-password",
     );
     let base = who.link(&format!("/admin/users/{}", user.id));
-    who.shell(Nav::Users, "default").render(
+    who.shell().render(
         &name,
         html! {
             div.page-head {
@@ -338,9 +313,6 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
                         @if let Some(username) = &user.username { " · username " strong { (username) } }
                     }
                 }
-            }
-            @if let Some(text) = notice_text(page.notice) {
-                p.notice role="status" { (text) }
             }
             section.card.access aria-labelledby="details-title" {
                 h2 #details-title { "Details and root role" }
@@ -379,19 +351,9 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
     )
 }
 
-async fn load_user(state: &AppState, who: &SignedIn, id: i64) -> Result<User, UiError> {
-    async {
-        let mut conn = state.store.read().await?;
-        users::get(&mut conn, id).await
-    }
-    .await
-    .map_err(|error| UiError::new(error, &who.shell(Nav::Users, "default")))
-}
-
-/// The query of a user's page.
-#[derive(Debug, Default, Deserialize)]
-pub struct UserQuery {
-    pub notice: Option<String>,
+async fn load_user(state: &AppState, id: i64) -> Result<User, UiError> {
+    let mut conn = state.store.read().await?;
+    Ok(users::get(&mut conn, id).await?)
 }
 
 /// `GET /admin/users/<id>`.
@@ -399,17 +361,15 @@ pub async fn edit(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Path(id): Path<i64>,
-    Query(query): Query<UserQuery>,
 ) -> Result<Response, UiError> {
-    who.authorize(false, Area::Access).map_err(fail(&who))?;
-    let user = load_user(&state, &who, id).await?;
+    who.authorize(false, Area::Access)?;
+    let user = load_user(&state, id).await?;
     let page = UserPageState {
         details: None,
         password_error: None,
-        notice: query.notice.as_deref(),
     };
     let markup = user_page(&who, &user, page);
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `POST /admin/users/<id>`: name, e-mail and root role.
@@ -427,27 +387,21 @@ pub async fn update(
         let mut tx = state.store.begin_write(&who.actor).await?;
         users::update(&mut tx, id, input).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok(Done::to(
+            who.link(&format!("/admin/users/{id}")),
+            "The user was saved.",
+        ))
     }
     .await;
-    match done {
-        Ok(()) => Ok(see_other(
-            &who.link(&format!("/admin/users/{id}?notice=saved")),
-        )),
-        Err(error) if matches!(error.kind.status(), 400 | 409) => {
-            let user = load_user(&state, &who, id).await?;
-            let status =
-                StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let page = UserPageState {
-                details: Some((&form, Some(&error))),
-                password_error: None,
-                notice: None,
-            };
-            let markup = user_page(&who, &user, page);
-            Ok(who.finish(Page { status, markup }))
-        }
-        Err(error) => Err(UiError::new(error, &who.shell(Nav::Users, "default"))),
-    }
+    written(done, async |error| {
+        let user = load_user(&state, id).await?;
+        let page = UserPageState {
+            details: Some((&form, Some(error))),
+            password_error: None,
+        };
+        Ok(Page::ok(user_page(&who, &user, page)).into_response())
+    })
+    .await
 }
 
 /// `POST /admin/users/<id>/password`: the API's reset (`…/user-admin/<id>/change-password`).
@@ -466,28 +420,21 @@ pub async fn reset_password(
         let mut tx = state.store.begin_write(&who.actor).await?;
         user_admin::set_password(&mut tx, id, &hash).await?;
         state.commit(tx).await?;
-        Ok::<_, ApiError>(())
+        Ok(Done::to(
+            who.link(&format!("/admin/users/{id}")),
+            "The password was set; every session of the user has ended.",
+        ))
     }
     .await;
-    match done {
-        Ok(()) => Ok(see_other(
-            &who.link(&format!("/admin/users/{id}?notice=password")),
-        )),
-        Err(error) if error.kind.status() == 400 => {
-            let user = load_user(&state, &who, id).await?;
-            let page = UserPageState {
-                details: None,
-                password_error: Some(&error),
-                notice: None,
-            };
-            let markup = user_page(&who, &user, page);
-            Ok(who.finish(Page {
-                status: StatusCode::BAD_REQUEST,
-                markup,
-            }))
-        }
-        Err(error) => Err(UiError::new(error, &who.shell(Nav::Users, "default"))),
-    }
+    written(done, async |error| {
+        let user = load_user(&state, id).await?;
+        let page = UserPageState {
+            details: None,
+            password_error: Some(error),
+        };
+        Ok(Page::ok(user_page(&who, &user, page)).into_response())
+    })
+    .await
 }
 
 /// `GET /admin/users/<id>/delete`: a confirmation.
@@ -496,11 +443,11 @@ pub async fn confirm_delete(
     who: SignedIn,
     Path(id): Path<i64>,
 ) -> Result<Response, UiError> {
-    who.authorize(false, Area::Access).map_err(fail(&who))?;
-    let user = load_user(&state, &who, id).await?;
+    who.authorize(false, Area::Access)?;
+    let user = load_user(&state, id).await?;
     let name = display_name(&user);
     let back = who.link(&format!("/admin/users/{id}"));
-    let markup = who.shell(Nav::Users, "default").render(
+    let markup = who.shell().render(
         "Delete user",
         html! {
             section.card.form-narrow aria-labelledby="delete-title" {
@@ -516,7 +463,7 @@ pub async fn confirm_delete(
             }
         },
     );
-    Ok(who.finish(Page::ok(markup)))
+    Ok(Page::ok(markup).into_response())
 }
 
 /// `POST /admin/users/<id>/delete`.
@@ -524,16 +471,13 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(id): Path<i64>,
     UiWrite { who, .. }: UiWrite<InAccess>,
-) -> Response {
-    let done = async {
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        users::delete(&mut tx, id).await?;
-        state.commit(tx).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    match done {
-        Ok(()) => see_other(&who.link("/admin/users?notice=deleted")),
-        Err(error) => UiError::new(error, &who.shell(Nav::Users, "default")).into_response(),
-    }
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    users::delete(&mut tx, id).await?;
+    state.commit(tx).await?;
+    Ok(Done::to(
+        who.link("/admin/users"),
+        "The user was deleted, with their sessions and personal access tokens.",
+    )
+    .into_response())
 }

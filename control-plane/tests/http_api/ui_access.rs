@@ -173,14 +173,16 @@ async fn tokens_are_created_shown_once_and_revoked(db: TestDb) {
         .post(&confirm_path, &[("csrf", &confirm.csrf())])
         .await;
     assert_eq!(revoked.status, 303, "{}", revoked.text);
-    assert_eq!(
-        revoked.location.as_deref(),
-        Some("/admin/api?notice=revoked")
-    );
+    assert_eq!(revoked.location.as_deref(), Some("/admin/api"));
     assert!(!token_names(&server).await.contains(&name.to_owned()));
     assert_eq!(frontend_status(&server, &secret).await, 401);
-    let after = browser.get("/admin/api?notice=revoked").await;
-    assert!(after.expect(200).contains("The token was revoked"));
+    // The notice shows on the next page drawn, once.
+    let after = browser.get("/admin/api").await;
+    assert!(after.expect(200).contains(
+        "<p class=\"notice success\" role=\"status\">The token was revoked: it stops working"
+    ));
+    let again = browser.get("/admin/api").await;
+    assert!(!again.expect(200).contains("The token was revoked"));
     assert_eq!(browser.get(&confirm_path).await.status, 404);
     // A long list is paged.
     for index in 0..30 {
@@ -395,10 +397,10 @@ async fn users_are_created_changed_reset_and_deleted(db: TestDb) {
     assert_eq!(users[0]["rootRole"], 2);
     assert_eq!(users[0]["name"], "Ed <i>");
     let id = users[0]["id"].as_i64().unwrap();
-    let list = browser.get("/admin/users?notice=created").await;
+    let list = browser.get("/admin/users").await;
     let text = list.expect(200);
     assert!(text.contains("Ed &lt;i&gt;") && !text.contains("Ed <i>"));
-    assert!(text.contains("The user was created."));
+    assert!(text.contains("User Ed &lt;i&gt; created"), "{text}");
     assert!(text.contains("aria-label=\"Edit Ed &lt;i&gt;\""));
     // Root role and e-mail.
     let user_page = browser.get(&format!("/admin/users/{id}")).await;
