@@ -4,6 +4,7 @@
 //! `/api/admin/context…`.
 
 use super::controls::{edit_rows, enter_saves, field};
+use super::field_errors::FieldErrors;
 use super::page::{Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::scope::{written, Done};
@@ -18,7 +19,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use maud::html;
 use std::sync::Arc;
-use vexil_shared::{ApiError, ErrorKind};
+use vexil_shared::ApiError;
 
 /// This module's pages and form posts.
 pub fn routes() -> Router<Arc<AppState>> {
@@ -188,15 +189,13 @@ fn form_page(
     status: StatusCode,
 ) -> Response {
     let shell = who.shell();
-    let name_error = error
-        .filter(|error| error.message.starts_with("name") || error.kind == ErrorKind::NameExists)
-        .map(|error| error.message.as_str());
-    let values_error = error
-        .filter(|error| error.message.starts_with("legalValues"))
-        .map(|error| error.message.as_str());
-    let other_error = error
-        .filter(|_| name_error.is_none() && values_error.is_none())
-        .map(|error| error.message.as_str());
+    let errors = FieldErrors::of(
+        error,
+        &[("name", "context-name"), ("legalValues", "legal-values")],
+        "context-name",
+    );
+    let name_error = errors.at("context-name");
+    let values_error = errors.at("legal-values");
     let (heading, action) = match editing {
         Some(name) => (
             format!("Edit context field {name}"),
@@ -211,7 +210,7 @@ fn form_page(
                 h1 { (heading) }
                 p.subtitle { a href=(who.link("/context")) { "← Context fields" } }
             } }
-            @if let Some(message) = other_error { p.error-box role="alert" { (message) } }
+            (errors.general())
             form.form-narrow method="post" action=(action) novalidate {
                 (enter_saves("Save context field"))
                 input type="hidden" name="csrf" value=(who.csrf);

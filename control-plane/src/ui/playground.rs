@@ -174,15 +174,14 @@ impl Messages {
             .map(|(_, message)| message.as_str())
     }
 
-    /// The domain's message beside the field it names (`environment: …`, `context.appName …`).
+    /// The domain's message beside the field its path names (`environment`, `context.appName`).
     fn of(error: ApiError) -> Messages {
         let message = error.message;
+        let path = error.field.unwrap_or_default();
+        let path = path.strip_prefix("context.").unwrap_or(&path);
         let named = std::iter::once("environment")
             .chain(CONTEXT_FIELDS.iter().map(|(name, _, _)| *name))
-            .find(|name| {
-                message.starts_with(&format!("{name}:"))
-                    || message.starts_with(&format!("context.{name}"))
-            });
+            .find(|name| *name == path);
         match named {
             Some(name) => Messages {
                 field: Some((name.to_owned(), message)),
