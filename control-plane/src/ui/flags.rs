@@ -261,7 +261,7 @@ pub async fn list(
                 }
             } @else {
                 div.table-wrap {
-                    table {
+                    table.flag-table {
                         caption.skip { "Flags of project " (current.name) }
                         thead {
                             tr {
@@ -289,14 +289,14 @@ pub async fn list(
                                     }
                                     td.hide-narrow { (flag.feature_type) }
                                     td.hide-narrow { (flag.created_at.as_deref().map(when).unwrap_or_default()) }
-                                    td {
+                                    td.last-seen data-label="Last seen" {
                                         @match last_seen.get(&flag.name) {
                                             Some(at) => { (ago(*at, now_ms)) }
                                             None => { span.muted { "never" } }
                                         }
                                     }
                                     @for environment in &current.environments {
-                                        td {
+                                        td.env data-label=(environment) {
                                             @match flag.environments.iter().find(|e| &e.name == environment) {
                                                 Some(state) => {
                                                     (switch(&who, &format!("{} in {}", flag.name, environment), state.enabled,

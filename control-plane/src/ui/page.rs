@@ -221,6 +221,11 @@ impl Shell {
                     a.skip href="#main" { "Skip to content" }
                     header.top {
                         a.brand href=(self.link("/")) { "Vexil" }
+                        @if self.who.is_some() {
+                            // Narrow screens, with JavaScript: the navigation folds behind this button (vexil.js
+                            // shows it). Without JavaScript the navigation stays open, wrapped in rows.
+                            button.menu-toggle type="button" aria-expanded="false" aria-controls="main-nav" hidden { "Menu" }
+                        }
                         @if let Some(who) = &self.who {
                             form.signout method="post" action=(self.link("/logout")) {
                                 @if let Some(csrf) = &self.csrf {
@@ -236,7 +241,7 @@ impl Shell {
                     }
                     div.layout {
                         @if self.who.is_some() {
-                            nav.side aria-label="Main" {
+                            nav.side #main-nav aria-label="Main" {
                                 @for (heading, entries) in NAVIGATION {
                                     @let shown: Vec<_> = entries.iter().filter(|entry| self.may_read(entry.3)).collect();
                                     @if !shown.is_empty() {

@@ -19,6 +19,7 @@ mod ui_access;
 mod ui_changes;
 mod ui_config;
 mod ui_firefox;
+mod ui_narrow;
 mod ui_readme;
 mod ui_usage;
 mod usage_proxy;

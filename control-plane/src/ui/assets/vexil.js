@@ -81,3 +81,23 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
     }
   });
 }
+
+// Narrow screens: the navigation folds behind the Menu button (without JavaScript it stays open). Escape closes
+// it and gives the focus back to the button.
+const menu = document.querySelector("button.menu-toggle");
+const mainNav = document.getElementById("main-nav");
+if (menu && mainNav) {
+  document.documentElement.classList.add("has-menu");
+  menu.hidden = false;
+  const setOpen = (open) => {
+    menu.setAttribute("aria-expanded", String(open));
+    mainNav.classList.toggle("open", open);
+  };
+  menu.addEventListener("click", () => setOpen(menu.getAttribute("aria-expanded") !== "true"));
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && menu.getAttribute("aria-expanded") === "true") {
+      setOpen(false);
+      menu.focus();
+    }
+  });
+}
