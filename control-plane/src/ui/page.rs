@@ -14,7 +14,7 @@ use vexil_shared::{ApiError, ErrorKind};
 pub struct Shell {
     /// "" or "/x".
     pub base: String,
-    /// The signed-in user's name, when someone is.
+    /// Who is signed in, as the header names them (a user's name, "Admin token <name>"), when someone is.
     pub who: Option<String>,
     /// The CSRF token for the sign-out form.
     pub csrf: Option<String>,
@@ -232,7 +232,8 @@ impl Shell {
                                     input type="hidden" name="csrf" value=(csrf);
                                 }
                                 span.who { (who) }
-                                @if self.may_read(Area::OwnAccount) {
+                                // Signed in with a token: no account, so no profile to open.
+                                @if self.may_read(Area::OwnAccount) && !matches!(self.credential, Some(Credential::Token(_))) {
                                     (nav_link(Nav::Profile, self.link("/profile"), "Profile"))
                                 }
                                 button.link type="submit" { "Sign out" }

@@ -122,6 +122,8 @@ pub struct SignedIn {
     pub project: String,
     /// What the write before this request did (shown on the page drawn).
     pub notice: Option<Notice>,
+    /// Sign-in is off (`--auth-type none`): everyone is the admin, the CSRF secret is a cookie of its own.
+    pub sign_in_off: bool,
 }
 
 impl SignedIn {
@@ -130,7 +132,11 @@ impl SignedIn {
     pub fn shell(&self) -> Shell {
         Shell {
             base: self.base.clone(),
-            who: Some(self.actor.name.clone()),
+            who: Some(match self.credential {
+                Credential::User(_) => self.actor.name.clone(),
+                Credential::Token(_) if self.sign_in_off => "Sign-in off (--auth-type none)".to_owned(),
+                Credential::Token(_) => format!("Admin token {}", self.actor.name),
+            }),
             csrf: Some(self.csrf.clone()),
             current: self.current,
             project: self.project.clone(),
@@ -233,6 +239,7 @@ impl SignedIn {
                 current,
                 project,
                 notice,
+                sign_in_off: true,
             });
         }
         let session = cookie_value(&parts.headers, SESSION_COOKIE);
@@ -275,6 +282,7 @@ impl SignedIn {
             current,
             project,
             notice,
+            sign_in_off: false,
         })
     }
 }

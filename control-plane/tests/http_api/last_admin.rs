@@ -147,5 +147,12 @@ async fn the_admin_token_signs_in_while_users_exist(db: TestDb) {
     assert_eq!(signed.location.as_deref(), Some("/admin/users"));
     assert!(signed.set_cookies[0].starts_with("vexil-admin-token="));
     let users = browser.get("/admin/users").await;
-    assert!(users.expect(200).contains("ed"));
+    let text = users.expect(200);
+    assert!(text.contains("ed"));
+    // The header says a token is signed in, and offers no profile: a token has no account.
+    assert!(
+        text.contains("<span class=\"who\">Admin token init-admin-token-1</span>"),
+        "{text}"
+    );
+    assert!(!text.contains(">Profile</a>"), "{text}");
 }
