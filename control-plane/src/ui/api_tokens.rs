@@ -26,6 +26,7 @@ use vexil_shared::ApiError;
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/admin/api", get(list).post(create))
+        .route("/admin/api/create", get(new_token))
         .route("/admin/api/{hash}/revoke", get(confirm_revoke).post(revoke))
 }
 
@@ -63,14 +64,6 @@ impl Default for TokenDraft {
     }
 }
 
-/// Everything the tokens page draws besides the list.
-struct TokensView<'a> {
-    draft: &'a TokenDraft,
-    error: Option<&'a ApiError>,
-    created: Option<&'a ApiToken>,
-    page: Option<usize>,
-}
-
 fn projects_text(projects: &[String]) -> String {
     if projects.iter().any(|project| project == "*") {
         "All projects".to_owned()
@@ -79,34 +72,22 @@ fn projects_text(projects: &[String]) -> String {
     }
 }
 
+/// The tokens, page `page`, under the card of a token just created (its secret, once).
 async fn tokens_page(
     state: &AppState,
     who: &SignedIn,
-    view: TokensView<'_>,
+    page: Option<usize>,
+    created: Option<&ApiToken>,
     status: StatusCode,
 ) -> Result<Response, UiError> {
-    let shell = who.shell();
     who.authorize(true, Area::Access)?;
-    let (list, environments, all_projects) = {
+    let list = {
         let mut conn = state.store.read().await?;
-        let list = tokens::list_with_hashes(&mut conn).await?;
-        let environments = environments::list(&mut conn).await?.environments;
-        let projects = projects::list(&mut conn).await?.projects;
-        (list, environments, projects)
+        tokens::list_with_hashes(&mut conn).await?
     };
-    let paged = Paged::new(view.page, list.len());
-    let errors = FieldErrors::of(
-        view.error,
-        &[
-            ("tokenName", "token-name"),
-            ("type", "token-type"),
-            ("environment", "token-environment"),
-            ("projects", "token-projects"),
-        ],
-        "token-name",
-    );
-    let draft = view.draft;
-    let markup = shell.render(
+    let paged = Paged::new(page, list.len());
+    let may_create = who.authorize(false, Area::Access).is_ok();
+    let markup = who.shell().render(
         "API tokens",
         html! {
             div.page-head {
@@ -114,49 +95,12 @@ async fn tokens_page(
                     h1 { "API tokens" }
                     p.subtitle { "Secrets SDKs, edges and scripts use. A secret is shown once, when its token is created." }
                 }
-            }
-            @if let Some(created) = view.created {
-                (created_card(created))
-            }
-            section.card.access aria-labelledby="new-token-title" {
-                h2 #new-token-title { "New token" }
-                (errors.general())
-                form.form-narrow method="post" action=(who.link("/admin/api")) {
-                    input type="hidden" name="csrf" value=(who.csrf);
-                    (field("token-name", "Token name", errors.at("token-name"), None, html! {
-                        input #token-name type="text" name="name" value=(draft.name) required maxlength="100"
-                            aria-describedby="token-name-error";
-                    }))
-                    (field("token-type", "Token type", errors.at("token-type"), None, html! {
-                        select #token-type name="type" aria-describedby="token-type-error" {
-                            @for (value, text) in TOKEN_TYPES {
-                                option value=(value) selected[draft.token_type == value] { (text) }
-                            }
-                        }
-                    }))
-                    (field("token-environment", "Environment", errors.at("token-environment"),
-                        Some("Admin tokens are for all environments; an edge token may be for one or all"), html! {
-                        select #token-environment name="environment" aria-describedby="token-environment-hint token-environment-error" {
-                            option value="*" selected[draft.environment == "*"] { "All environments" }
-                            @for environment in &environments {
-                                option value=(environment.name) selected[draft.environment == environment.name] { (environment.name) }
-                            }
-                        }
-                    }))
-                    (field("token-projects", "Projects", errors.at("token-projects"),
-                        Some("Client and frontend tokens; pick several with Ctrl or Shift"), html! {
-                        select #token-projects name="projects" multiple size=(all_projects.len().clamp(1, 5) + 1)
-                            aria-describedby="token-projects-hint token-projects-error" {
-                            option value="*" selected[draft.projects.iter().any(|p| p == "*")] { "All projects" }
-                            @for project in &all_projects {
-                                option value=(project.id) selected[draft.projects.contains(&project.id)] { (project.name) }
-                            }
-                        }
-                    }))
-                    div.actions {
-                        button.primary type="submit" { "Create token" }
-                    }
+                @if may_create {
+                    a.button.primary href=(who.link("/admin/api/create")) { "New token" }
                 }
+            }
+            @if let Some(created) = created {
+                (created_card(created))
             }
             @if list.is_empty() {
                 div.empty { p { "No API tokens yet." } }
@@ -167,6 +111,80 @@ async fn tokens_page(
         },
     );
     Ok(Page { status, markup }.into_response())
+}
+
+/// The form for a new token (`draft`, refused with `error`).
+async fn create_page(
+    state: &AppState,
+    who: &SignedIn,
+    draft: &TokenDraft,
+    error: Option<&ApiError>,
+) -> Result<Response, UiError> {
+    who.authorize(false, Area::Access)?;
+    let (environments, all_projects) = {
+        let mut conn = state.store.read().await?;
+        let environments = environments::list(&mut conn).await?.environments;
+        let projects = projects::list(&mut conn).await?.projects;
+        (environments, projects)
+    };
+    let errors = FieldErrors::of(
+        error,
+        &[
+            ("tokenName", "token-name"),
+            ("type", "token-type"),
+            ("environment", "token-environment"),
+            ("projects", "token-projects"),
+        ],
+        "token-name",
+    );
+    let markup = who.shell().render(
+        "New API token",
+        html! {
+            div.page-head { div {
+                h1 { "New API token" }
+                p.subtitle { a href=(who.link("/admin/api")) { "← API tokens" } }
+            } }
+            (errors.general())
+            form.form-narrow method="post" action=(who.link("/admin/api")) {
+                input type="hidden" name="csrf" value=(who.csrf);
+                (field("token-name", "Token name", errors.at("token-name"), None, html! {
+                    input #token-name type="text" name="name" value=(draft.name) required maxlength="100"
+                        aria-describedby="token-name-error";
+                }))
+                (field("token-type", "Token type", errors.at("token-type"), None, html! {
+                    select #token-type name="type" aria-describedby="token-type-error" {
+                        @for (value, text) in TOKEN_TYPES {
+                            option value=(value) selected[draft.token_type == value] { (text) }
+                        }
+                    }
+                }))
+                (field("token-environment", "Environment", errors.at("token-environment"),
+                    Some("Admin tokens are for all environments; an edge token may be for one or all"), html! {
+                    select #token-environment name="environment" aria-describedby="token-environment-hint token-environment-error" {
+                        option value="*" selected[draft.environment == "*"] { "All environments" }
+                        @for environment in &environments {
+                            option value=(environment.name) selected[draft.environment == environment.name] { (environment.name) }
+                        }
+                    }
+                }))
+                (field("token-projects", "Projects", errors.at("token-projects"),
+                    Some("Client and frontend tokens; pick several with Ctrl or Shift"), html! {
+                    select #token-projects name="projects" multiple size=(all_projects.len().clamp(1, 5) + 1)
+                        aria-describedby="token-projects-hint token-projects-error" {
+                        option value="*" selected[draft.projects.iter().any(|p| p == "*")] { "All projects" }
+                        @for project in &all_projects {
+                            option value=(project.id) selected[draft.projects.contains(&project.id)] { (project.name) }
+                        }
+                    }
+                }))
+                div.actions {
+                    button.primary type="submit" { "Create token" }
+                    a href=(who.link("/admin/api")) { "Cancel" }
+                }
+            }
+        },
+    );
+    Ok(Page::ok(markup).into_response())
 }
 
 /// The new token's secret, once: a read-only field and a Copy button (`vexil.js` copies it).
@@ -238,14 +256,15 @@ pub async fn list(
     who: SignedIn,
     Query(query): Query<TokensQuery>,
 ) -> Result<Response, UiError> {
-    let draft = TokenDraft::default();
-    let view = TokensView {
-        draft: &draft,
-        error: None,
-        created: None,
-        page: query.page,
-    };
-    tokens_page(&state, &who, view, StatusCode::OK).await
+    tokens_page(&state, &who, query.page, None, StatusCode::OK).await
+}
+
+/// `GET /admin/api/create`: the form for a new token.
+pub async fn new_token(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+) -> Result<Response, UiError> {
+    create_page(&state, &who, &TokenDraft::default(), None).await
 }
 
 /// `POST /admin/api`: the token is created and the page answers with its secret (never in a URL).
@@ -283,25 +302,12 @@ pub async fn create(
         Ok(token) => token,
         Err(error) => {
             return written(Err(error), async |error| {
-                let view = TokensView {
-                    draft: &draft,
-                    error: Some(error),
-                    created: None,
-                    page: None,
-                };
-                tokens_page(&state, &who, view, StatusCode::OK).await
+                create_page(&state, &who, &draft, Some(error)).await
             })
             .await
         }
     };
-    let fresh = TokenDraft::default();
-    let view = TokensView {
-        draft: &fresh,
-        error: None,
-        created: Some(&token),
-        page: None,
-    };
-    tokens_page(&state, &who, view, StatusCode::CREATED).await
+    tokens_page(&state, &who, None, Some(&token), StatusCode::CREATED).await
 }
 
 /// `GET /admin/api/<hash>/revoke`: what the token is, and a button that revokes it.

@@ -23,6 +23,7 @@ use vexil_shared::ApiError;
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/environments", get(list).post(create))
+        .route("/environments/create", get(new_environment))
         .route("/environments/edit/{name}", get(edit).post(update))
         .route("/environments/{name}/switch", post(set_enabled))
         .route(
@@ -114,17 +115,9 @@ async fn all_environments(state: &AppState) -> Result<Vec<Environment>, ApiError
     Ok(environments::list(&mut conn).await?.environments)
 }
 
-/// The environments list, page `page`, with the form for a new one (`draft`, refused with `error`).
-fn list_page(
-    who: &SignedIn,
-    list: &[Environment],
-    page: Option<usize>,
-    draft: &EnvironmentDraft,
-    error: Option<&ApiError>,
-) -> Markup {
+/// The environments list, page `page`.
+fn list_page(who: &SignedIn, list: &[Environment], page: Option<usize>) -> Markup {
     let shell = who.shell();
-    let errors = placed(error, true);
-    let name_error = errors.at("environment-name");
     let paged = Paged::new(page, list.len());
     // A switch brings the same page back.
     let back = who.link(&format!("/environments?page={}", paged.page));
@@ -137,7 +130,7 @@ fn list_page(
                     p.subtitle { "Where flags are served: each project uses some of them, each flag is on or off in each." }
                 }
                 @if who.may_write {
-                    a.button.primary href="#new-environment-title" { "New environment" }
+                    a.button.primary href=(who.link("/environments/create")) { "New environment" }
                 }
             }
             @if list.is_empty() {
@@ -185,21 +178,34 @@ fn list_page(
                 }
                 (paged.pager(|page| who.link(&format!("/environments?page={page}"))))
             }
-            @if who.may_write {
-                section.card.form-narrow aria-labelledby="new-environment-title" {
-                    h2 #new-environment-title { "New environment" }
-                    (errors.general())
-                    form method="post" action=(who.link("/environments")) novalidate {
-                        input type="hidden" name="csrf" value=(who.csrf);
-                        (field("environment-name", "Environment name", name_error, Some("URL-safe characters; it cannot be renamed"), html! {
-                            input #environment-name type="text" name="name" value=(draft.name) required autocomplete="off"
-                                aria-describedby="environment-name-hint"
-                                aria-invalid=(if name_error.is_some() { "true" } else { "false" });
-                        }))
-                        (type_control(draft, errors.at("environment-type")))
-                        (sort_order_control(draft, errors.at("environment-sort-order")))
-                        div.actions { button.primary type="submit" { "Create environment" } }
-                    }
+        },
+    )
+}
+
+/// The form for a new environment (`draft`, refused with `error`).
+fn create_page(who: &SignedIn, draft: &EnvironmentDraft, error: Option<&ApiError>) -> Markup {
+    let errors = placed(error, true);
+    let name_error = errors.at("environment-name");
+    who.shell().render(
+        "New environment",
+        html! {
+            div.page-head { div {
+                h1 { "New environment" }
+                p.subtitle { a href=(who.link("/environments")) { "← Environments" } }
+            } }
+            (errors.general())
+            form.form-narrow method="post" action=(who.link("/environments")) novalidate {
+                input type="hidden" name="csrf" value=(who.csrf);
+                (field("environment-name", "Environment name", name_error, Some("URL-safe characters; it cannot be renamed"), html! {
+                    input #environment-name type="text" name="name" value=(draft.name) required autocomplete="off"
+                        aria-describedby="environment-name-hint"
+                        aria-invalid=(if name_error.is_some() { "true" } else { "false" });
+                }))
+                (type_control(draft, errors.at("environment-type")))
+                (sort_order_control(draft, errors.at("environment-sort-order")))
+                div.actions {
+                    button.primary type="submit" { "Create environment" }
+                    a href=(who.link("/environments")) { "Cancel" }
                 }
             }
         },
@@ -213,19 +219,14 @@ pub async fn list(
     Query(query): Query<PageQuery>,
 ) -> Result<Response, UiError> {
     let list = all_environments(&state).await?;
-    let draft = EnvironmentDraft::default();
-    Ok(Page::ok(list_page(&who, &list, query.page, &draft, None)).into_response())
+    Ok(Page::ok(list_page(&who, &list, query.page)).into_response())
 }
 
-/// The list with a refused new environment's form, its fields kept and the refusal placed.
-async fn refused_list(
-    state: &AppState,
-    who: &SignedIn,
-    draft: &EnvironmentDraft,
-    error: &ApiError,
-) -> Result<Response, UiError> {
-    let list = all_environments(state).await?;
-    Ok(Page::ok(list_page(who, &list, None, draft, Some(error))).into_response())
+/// `GET /environments/create`: the form for a new one.
+pub async fn new_environment(who: SignedIn) -> Result<Response, UiError> {
+    who.ensure_may_write()?;
+    let draft = EnvironmentDraft::default();
+    Ok(Page::ok(create_page(&who, &draft, None)).into_response())
 }
 
 /// `POST /environments`: a new environment.
@@ -251,7 +252,7 @@ pub async fn create(
     }
     .await;
     written(done, async |error| {
-        refused_list(&state, &who, &draft, error).await
+        Ok(Page::ok(create_page(&who, &draft, Some(error))).into_response())
     })
     .await
 }

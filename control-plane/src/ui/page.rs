@@ -69,7 +69,7 @@ impl Nav {
         let third = parts.next().unwrap_or_default();
         let nav = match (first, second) {
             ("" | "login", _) => Nav::Flags,
-            ("projects", None) => Nav::Projects,
+            ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,
                 "settings" | "environments" | "delete" => Nav::Projects,
@@ -312,6 +312,10 @@ pub struct UiError {
     pub error: ApiError,
 }
 
+/// An error on its way to the layer, which draws it in the caller's shell.
+#[derive(Clone)]
+pub struct PendingError(pub ApiError);
+
 impl From<ApiError> for UiError {
     fn from(error: ApiError) -> UiError {
         UiError { error }
@@ -327,9 +331,7 @@ impl From<crate::store::StoreError> for UiError {
 impl IntoResponse for UiError {
     fn into_response(self) -> Response {
         let mut response = StatusCode::INTERNAL_SERVER_ERROR.into_response();
-        response
-            .extensions_mut()
-            .insert(super::scope::PendingError(self.error));
+        response.extensions_mut().insert(PendingError(self.error));
         response
     }
 }

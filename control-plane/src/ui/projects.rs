@@ -31,6 +31,7 @@ use vexil_shared::ApiError;
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/projects", get(list).post(create))
+        .route("/create-project", get(new_project))
         .route(
             "/projects/{project}/settings",
             get(settings).post(save_settings),
@@ -99,32 +100,27 @@ pub async fn list(
         let encoded: String = url::form_urlencoded::byte_serialize(project.as_bytes()).collect();
         return Ok(see_other(&who.link(&format!("/projects/{encoded}"))));
     }
-    let (list, environments) = projects_and_environments(&state).await?;
+    let (list, _) = projects_and_environments(&state).await?;
+    Ok(Page::ok(list_page(&who, &list, query.page)).into_response())
+}
+
+/// `GET /create-project`: the form for a new project, using every environment to start with.
+pub async fn new_project(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+) -> Result<Response, UiError> {
+    who.ensure_may_write()?;
+    let (_, environments) = projects_and_environments(&state).await?;
     let draft = NewProject {
         environments: environments.iter().map(|one| one.name.clone()).collect(),
         ..NewProject::default()
     };
-    let markup = list_page(&who, &list, &environments, query.page, &draft, None);
-    Ok(Page::ok(markup).into_response())
+    Ok(Page::ok(create_page(&who, &environments, &draft, None)).into_response())
 }
 
-fn list_page(
-    who: &SignedIn,
-    list: &[Project],
-    environments: &[Environment],
-    page: Option<usize>,
-    draft: &NewProject,
-    error: Option<&ApiError>,
-) -> Markup {
+fn list_page(who: &SignedIn, list: &[Project], page: Option<usize>) -> Markup {
     let shell = who.shell();
     let paged = Paged::new(page, list.len());
-    // The message goes next to the field it is about: the id's rule or a taken id, the name's rule.
-    let errors = FieldErrors::of(
-        error,
-        &[("id", "project-id"), ("name", "project-name")],
-        "project-id",
-    );
-    let (id_error, name_error) = (errors.at("project-id"), errors.at("project-name"));
     shell.render(
         "Projects",
         html! {
@@ -134,7 +130,7 @@ fn list_page(
                     p.subtitle { "Each project holds its own flags and uses some of the environments." }
                 }
                 @if who.may_write {
-                    a.button.primary href="#new-project-title" { "New project" }
+                    a.button.primary href=(who.link("/create-project")) { "New project" }
                 }
             }
             div.table-wrap {
@@ -174,38 +170,59 @@ fn list_page(
                 }
             }
             (paged.pager(|page| who.link(&format!("/projects?page={page}"))))
-            @if who.may_write {
-                section.card.form-narrow.new-project aria-labelledby="new-project-title" {
-                    h2 #new-project-title { "New project" }
-                    (errors.general())
-                    form method="post" action=(who.link("/projects")) novalidate {
-                        input type="hidden" name="csrf" value=(who.csrf);
-                        (field("project-name", "Project name", name_error, None, html! {
-                            input #project-name type="text" name="name" value=(draft.name) required autocomplete="off"
-                                aria-invalid=(if name_error.is_some() { "true" } else { "false" });
-                        }))
-                        (field("project-id", "Project id", id_error, Some("Used in URLs and API tokens; empty: the name. URL-safe characters only."), html! {
-                            input #project-id type="text" name="id" value=(draft.id) autocomplete="off"
-                                aria-describedby="project-id-hint"
-                                aria-invalid=(if id_error.is_some() { "true" } else { "false" });
-                        }))
-                        (field("project-description", "Description", None, None, html! {
-                            textarea #project-description name="description" rows="2" { (draft.description) }
-                        }))
-                        fieldset {
-                            legend { "Environments it uses" }
-                            @for environment in environments {
-                                label.check {
-                                    input type="checkbox" name="environment" value=(environment.name)
-                                        checked[draft.environments.contains(&environment.name)];
-                                    (environment.name)
-                                }
-                            }
-                        }
-                        div.actions {
-                            button.primary type="submit" { "Create project" }
+        },
+    )
+}
+
+/// The form for a new project (`draft`, refused with `error`).
+fn create_page(
+    who: &SignedIn,
+    environments: &[Environment],
+    draft: &NewProject,
+    error: Option<&ApiError>,
+) -> Markup {
+    // The message goes next to the field it is about: the id's rule or a taken id, the name's rule.
+    let errors = FieldErrors::of(
+        error,
+        &[("id", "project-id"), ("name", "project-name")],
+        "project-id",
+    );
+    let (id_error, name_error) = (errors.at("project-id"), errors.at("project-name"));
+    who.shell().render(
+        "New project",
+        html! {
+            div.page-head { div {
+                h1 { "New project" }
+                p.subtitle { a href=(who.link("/projects")) { "← Projects" } }
+            } }
+            (errors.general())
+            form.form-narrow method="post" action=(who.link("/projects")) novalidate {
+                input type="hidden" name="csrf" value=(who.csrf);
+                (field("project-name", "Project name", name_error, None, html! {
+                    input #project-name type="text" name="name" value=(draft.name) required autocomplete="off"
+                        aria-invalid=(if name_error.is_some() { "true" } else { "false" });
+                }))
+                (field("project-id", "Project id", id_error, Some("Used in URLs and API tokens; empty: the name. URL-safe characters only."), html! {
+                    input #project-id type="text" name="id" value=(draft.id) autocomplete="off"
+                        aria-describedby="project-id-hint"
+                        aria-invalid=(if id_error.is_some() { "true" } else { "false" });
+                }))
+                (field("project-description", "Description", None, None, html! {
+                    textarea #project-description name="description" rows="2" { (draft.description) }
+                }))
+                fieldset {
+                    legend { "Environments it uses" }
+                    @for environment in environments {
+                        label.check {
+                            input type="checkbox" name="environment" value=(environment.name)
+                                checked[draft.environments.contains(&environment.name)];
+                            (environment.name)
                         }
                     }
+                }
+                div.actions {
+                    button.primary type="submit" { "Create project" }
+                    a href=(who.link("/projects")) { "Cancel" }
                 }
             }
         },
@@ -240,8 +257,8 @@ pub async fn create(
     }
     .await;
     written(done, async |error| {
-        let (list, environments) = projects_and_environments(&state).await?;
-        let markup = list_page(&who, &list, &environments, None, &draft, Some(error));
+        let (_, environments) = projects_and_environments(&state).await?;
+        let markup = create_page(&who, &environments, &draft, Some(error));
         Ok(Page::ok(markup).into_response())
     })
     .await

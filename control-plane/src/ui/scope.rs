@@ -11,64 +11,18 @@
 //!   form can show (400, 409) is the form again with its field errors; any other error is the error page.
 
 use super::controls::with_notice;
-use super::page::{see_other, Nav, Notice, Shell, UiError};
-use super::session::{cookie_value, ui_cookie};
+use super::page::{see_other, Nav, PendingError, Shell, UiError};
+use super::session::{cookie_value, ui_cookie, UiScope, NOTICE_COOKIE};
 use crate::domain::change_requests::Outcome;
 use crate::http::extract::is_https;
 use crate::http::state::AppState;
 use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_TYPE, SET_COOKIE};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use vexil_shared::ApiError;
-
-/// The cookie carrying a notice from a write to the page shown after it.
-pub const NOTICE_COOKIE: &str = "vexil-notice";
-
-/// What the layer learns while the handler runs: filled by the extractors, read on the way out.
-#[derive(Clone, Default)]
-pub struct UiScope(Arc<Mutex<ScopeState>>);
-
-#[derive(Default)]
-struct ScopeState {
-    /// The signed-in caller's shell (current entry and project from the path).
-    shell: Option<Shell>,
-    /// `Set-Cookie` values to add to the answer.
-    cookies: Vec<HeaderValue>,
-}
-
-impl UiScope {
-    fn with<T>(&self, f: impl FnOnce(&mut ScopeState) -> T) -> T {
-        let mut state = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        f(&mut state)
-    }
-
-    /// Records who the page is for (the shell an error is drawn in).
-    pub fn signed_in(&self, shell: &Shell) {
-        self.with(|state| state.shell = Some(shell.clone()));
-    }
-
-    /// Adds a `Set-Cookie` to the answer.
-    pub fn set_cookie(&self, cookie: HeaderValue) {
-        self.with(|state| state.cookies.push(cookie));
-    }
-}
-
-/// The notice a request carries from the write before it (its cookie), if any.
-pub fn carried_notice(headers: &axum::http::HeaderMap) -> Option<Notice> {
-    let value = cookie_value(headers, NOTICE_COOKIE)?;
-    let text: String = url::form_urlencoded::parse(format!("n={value}").as_bytes())
-        .next()
-        .map(|(_, text)| text.into_owned())?;
-    // At most a line: a notice is set by this binary only, but a cookie is the browser's.
-    let text: String = text.chars().filter(|c| !c.is_control()).take(300).collect();
-    (!text.is_empty()).then_some(Notice::Success(text))
-}
 
 /// An error's status as the page is sent with.
 fn status_of(error: &ApiError) -> StatusCode {
@@ -125,10 +79,6 @@ pub async fn ui_scope(
     }
     response
 }
-
-/// An error on its way to the layer, which draws it in the caller's shell.
-#[derive(Clone)]
-pub struct PendingError(pub ApiError);
 
 /// A notice on its way to the layer, which sends it in its cookie.
 #[derive(Clone)]

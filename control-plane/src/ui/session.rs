@@ -14,7 +14,6 @@
 //! form, posted before any credential exists, carries the token of that cookie too (login CSRF).
 
 use super::page::{Nav, Notice, Shell, UiError};
-use super::scope::{carried_notice, UiScope};
 use crate::domain::access::{self, Area, Caller, Credential};
 use crate::http::extract::{is_https, SESSION_COOKIE};
 use crate::http::state::AppState;
@@ -26,7 +25,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Redirect, Response};
 use cookie::{Cookie, SameSite};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use vexil_shared::token::sha256_hex;
 use vexil_shared::{ApiError, ErrorKind};
 
@@ -106,6 +105,52 @@ fn same_token(a: &str, b: &str) -> bool {
             == 0
 }
 
+/// The cookie carrying a notice from a write to the page shown after it.
+pub const NOTICE_COOKIE: &str = "vexil-notice";
+
+/// What the layer learns while the handler runs: filled by the extractors, read on the way out.
+#[derive(Clone, Default)]
+pub struct UiScope(Arc<Mutex<ScopeState>>);
+
+#[derive(Default)]
+pub(super) struct ScopeState {
+    /// The signed-in caller's shell (current entry and project from the path).
+    pub(super) shell: Option<Shell>,
+    /// `Set-Cookie` values to add to the answer.
+    pub(super) cookies: Vec<HeaderValue>,
+}
+
+impl UiScope {
+    pub(super) fn with<T>(&self, f: impl FnOnce(&mut ScopeState) -> T) -> T {
+        let mut state = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut state)
+    }
+
+    /// Records who the page is for (the shell an error is drawn in).
+    pub fn signed_in(&self, shell: &Shell) {
+        self.with(|state| state.shell = Some(shell.clone()));
+    }
+
+    /// Adds a `Set-Cookie` to the answer.
+    pub fn set_cookie(&self, cookie: HeaderValue) {
+        self.with(|state| state.cookies.push(cookie));
+    }
+}
+
+/// The notice a request carries from the write before it (its cookie), if any.
+pub fn carried_notice(headers: &axum::http::HeaderMap) -> Option<Notice> {
+    let value = cookie_value(headers, NOTICE_COOKIE)?;
+    let text: String = url::form_urlencoded::parse(format!("n={value}").as_bytes())
+        .next()
+        .map(|(_, text)| text.into_owned())?;
+    // At most a line: a notice is set by this binary only, but a cookie is the browser's.
+    let text: String = text.chars().filter(|c| !c.is_control()).take(300).collect();
+    (!text.is_empty()).then_some(Notice::Success(text))
+}
+
 /// The signed-in caller of a UI page.
 #[derive(Debug, Clone)]
 pub struct SignedIn {
@@ -134,7 +179,9 @@ impl SignedIn {
             base: self.base.clone(),
             who: Some(match self.credential {
                 Credential::User(_) => self.actor.name.clone(),
-                Credential::Token(_) if self.sign_in_off => "Sign-in off (--auth-type none)".to_owned(),
+                Credential::Token(_) if self.sign_in_off => {
+                    "Sign-in off (--auth-type none)".to_owned()
+                }
                 Credential::Token(_) => format!("Admin token {}", self.actor.name),
             }),
             csrf: Some(self.csrf.clone()),

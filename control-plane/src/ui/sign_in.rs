@@ -3,10 +3,10 @@
 
 use super::controls::local_path;
 use super::page::{see_other, Page, Shell, UiError};
-use super::scope::carried_notice;
+
 use super::session::{
-    anonymous_csrf_matches, anonymous_csrf_secret, cookie_value, csrf_of, ui_cookie, FormFields,
-    UiForm, TOKEN_COOKIE,
+    anonymous_csrf_matches, anonymous_csrf_secret, carried_notice, cookie_value, csrf_of,
+    ui_cookie, FormFields, UiForm, TOKEN_COOKIE,
 };
 use crate::domain::access::{self, Credential};
 use crate::domain::users::{self, Login, SignInBounds, SESSION_HOURS};

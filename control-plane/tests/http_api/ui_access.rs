@@ -119,6 +119,17 @@ async fn tokens_are_created_shown_once_and_revoked(db: TestDb) {
     let text = page.expect(200);
     for fragment in [
         "<h1>API tokens</h1>",
+        "href=\"/admin/api/create\">New token</a>",
+        "aria-label=\"Revoke init-frontend-token-1\"",
+        "aria-current=\"page\">API tokens</a>",
+    ] {
+        assert!(text.contains(fragment), "{fragment} in {text}");
+    }
+    // Creating is a page of its own, as every "New …" is.
+    let page = browser.get("/admin/api/create").await;
+    let text = page.expect(200);
+    for fragment in [
+        "<h1>New API token</h1>",
         "<label for=\"token-name\">Token name</label>",
         "<label for=\"token-type\">Token type</label>",
         "<label for=\"token-environment\">Environment</label>",
@@ -127,7 +138,6 @@ async fn tokens_are_created_shown_once_and_revoked(db: TestDb) {
         "<option value=\"frontend\">",
         "<option value=\"edge\">",
         "<option value=\"*\" selected>All projects</option>",
-        "aria-label=\"Revoke init-frontend-token-1\"",
         "aria-current=\"page\">API tokens</a>",
     ] {
         assert!(text.contains(fragment), "{fragment} in {text}");
@@ -287,6 +297,7 @@ async fn editors_and_viewers_are_refused_the_access_pages(db: TestDb) {
             "/admin/groups",
             "/admin/users/create",
             "/admin/groups/create",
+            "/admin/api/create",
         ] {
             let page = browser.get(path).await;
             let text = page.expect(403);
@@ -723,7 +734,7 @@ async fn without_authentication_there_is_no_own_account(db: TestDb) {
         .contains("An admin token has no user account"));
     // The access pages work as for an Admin.
     assert!(browser
-        .get("/admin/api")
+        .get("/admin/api/create")
         .await
         .expect(200)
         .contains(">Create token</button>"));

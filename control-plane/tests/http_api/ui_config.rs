@@ -89,8 +89,15 @@ async fn projects_settings_change_requests_and_delete(db: TestDb) {
         "<a href=\"/projects\" aria-current=\"page\">Projects</a>",
         "<a href=\"/projects/default\">Default</a>",
         "aria-label=\"Settings of Default\"",
+        "href=\"/create-project\">New project</a>",
+    ]);
+    let form = browser.get("/create-project").await;
+    form.expect(200);
+    form.assert_has(&[
+        "<a href=\"/projects\" aria-current=\"page\">Projects</a>",
         "<label for=\"project-name\">Project name</label>",
         "<label for=\"project-id\">Project id</label>",
+        "value=\"development\" checked",
         ">Create project</button>",
     ]);
     // The flag list's project picker still lands on the chosen project's flags.
@@ -284,6 +291,11 @@ async fn environments_context_fields_and_strategies(db: TestDb) {
     list.expect(200);
     list.assert_has(&[
         "role=\"switch\" aria-checked=\"true\" aria-label=\"development enabled\"",
+        "href=\"/environments/create\">New environment</a>",
+    ]);
+    let form = browser.get("/environments/create").await;
+    form.expect(200);
+    form.assert_has(&[
         "<label for=\"environment-name\">Environment name</label>",
         ">Create environment</button>",
     ]);

@@ -81,6 +81,8 @@ async function main() {
   await audit.check(page);
   await navigate(page, page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API tokens" }));
   await shot(page, "01-tokens");
+  await navigate(page, page.getByRole("link", { name: "New token" }));
+  await audit.check(page);
   await page.getByLabel("Token name").fill("web-shop");
   await page.getByLabel("Token type").selectOption("frontend");
   await page.getByLabel("Environment").selectOption("development");

@@ -73,6 +73,8 @@ async function run() {
 
   // A project that does not use development at first.
   await navigate(page, "Projects");
+  await press(page, page.getByRole("link", { name: "New project" }));
+  await audit.check(page);
   await page.getByLabel("Project name").fill("Web shop <b>two</b>");
   await page.getByLabel("Project id").fill("web");
   await page.getByLabel("Description").fill(
