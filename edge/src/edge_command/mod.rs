@@ -13,6 +13,7 @@ mod persistence;
 mod poller;
 mod routes;
 mod tokens;
+mod upstream_delta;
 mod upstream_http;
 mod validator;
 
