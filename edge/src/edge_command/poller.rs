@@ -96,9 +96,7 @@ pub async fn poll(
     let mut failures = 0u32;
     loop {
         let outcome = match reading {
-            Reading::Delta => {
-                delta_once(&http, &mirror, &token, &mut document, &mut etag).await
-            }
+            Reading::Delta => delta_once(&http, &mirror, &token, &mut document, &mut etag).await,
             Reading::Features => features_once(&http, &mirror, &token, &mut etag).await,
         };
         match outcome {

@@ -109,14 +109,14 @@ mod tests {
 
     #[test]
     fn a_hydration_then_changes_make_the_document() {
-        let feature = |name: &str, enabled: bool| {
-            serde_json::json!({"name": name, "enabled": enabled, "strategies": [], "project": "default"})
-        };
+        let feature = |name: &str, enabled: bool| serde_json::json!({"name": name, "enabled": enabled, "strategies": [], "project": "default"});
         let first = apply(
             None,
-            body(serde_json::json!({"events": [{"type": "hydration", "eventId": 3,
+            body(
+                serde_json::json!({"events": [{"type": "hydration", "eventId": 3,
                 "features": [feature("a", true), feature("b", true)],
-                "segments": [{"id": 1, "constraints": []}]}]})),
+                "segments": [{"id": 1, "constraints": []}]}]}),
+            ),
         )
         .unwrap();
         assert_eq!(names(&first), ["a", "b"]);

@@ -54,16 +54,30 @@ async fn in_front_of_a_vexil_control_plane_the_edge_reads_its_delta() {
         ("TOKENS", CLIENT_TOKEN),
         ("FEATURES_REFRESH_INTERVAL_SECONDS", "1"),
     ]);
-    eventually(Duration::from_secs(20), "the edge serves the first flag", || async {
-        edge_flags(&edge).await.iter().any(|f| f == "before-the-edge")
-    })
+    eventually(
+        Duration::from_secs(20),
+        "the edge serves the first flag",
+        || async {
+            edge_flags(&edge)
+                .await
+                .iter()
+                .any(|f| f == "before-the-edge")
+        },
+    )
     .await;
 
     create_enabled_flag(&control_plane, "after-the-edge").await;
     // The refresh interval plus 1 s.
-    eventually(Duration::from_secs(2), "the edge serves the new flag", || async {
-        edge_flags(&edge).await.iter().any(|f| f == "after-the-edge")
-    })
+    eventually(
+        Duration::from_secs(2),
+        "the edge serves the new flag",
+        || async {
+            edge_flags(&edge)
+                .await
+                .iter()
+                .any(|f| f == "after-the-edge")
+        },
+    )
     .await;
 
     let deltas = requests_on(&control_plane, "/api/client/delta").await;
