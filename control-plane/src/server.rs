@@ -116,6 +116,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         token_sightings: serving.token_sightings.clone(),
         playground: Default::default(),
         webhook_targets: config.webhooks.targets(),
+        serving: serving.clone(),
     });
     let app = http::router(
         routes.merge(crate::ui::router(&state)).with_state(state),

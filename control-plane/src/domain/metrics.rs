@@ -619,9 +619,12 @@ pub struct Evaluations {
     pub not_enabled: i64,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct Edges {
     pub edges: Vec<Edge>,
+    /// The Unleash Edge instances that report to this control plane (`POST /api/client/metrics/edge`).
+    pub unleash_edges: Vec<super::unleash_edges::UnleashEdge>,
 }
 
 /// `GET /api/admin/metrics/edges`.
@@ -642,7 +645,11 @@ pub async fn edges(store: &Store, now_ms: i64) -> Result<Edges, ApiError> {
             },
         })
         .collect();
-    Ok(Edges { edges })
+    let unleash_edges = super::unleash_edges::list(&mut conn).await?;
+    Ok(Edges {
+        edges,
+        unleash_edges,
+    })
 }
 
 /// How long the roll-up keeps what it drops.

@@ -41,6 +41,7 @@ pub mod strategy_usage;
 pub mod tags;
 pub mod tokens;
 pub mod ui_config;
+pub mod unleash_edges;
 pub mod user_admin;
 pub mod users;
 pub mod variants;

@@ -50,6 +50,9 @@ pub struct AppState {
     pub playground: CompiledDocuments,
     /// Which addresses webhooks may target (`--allow-private-webhook-targets`).
     pub webhook_targets: WebhookTargets,
+    /// What this process's SDK routes serve: the tokens an SDK-side route of the control plane's own checks
+    /// (`extract::ClientTokenEnvironment`).
+    pub serving: Arc<vexil_serving::ServingState>,
 }
 
 impl AppState {

@@ -424,8 +424,8 @@ pub struct RolledUp {
 
 /// Rolls minute buckets before `minutes_before_ms` up into hours (at most `max_variants` variant names per
 /// hour bucket, as per minute), drops hours before `hours_before_ms`, forgets edge batches and evaluations
-/// before `minutes_before_ms`, and drops applications, instances, seen flag names and registrations last seen
-/// before `clients_before_ms` (within the caller's transaction).
+/// before `minutes_before_ms`, and drops applications, instances, seen flag names, registrations and Unleash
+/// Edge instances last seen before `clients_before_ms` (within the caller's transaction).
 pub async fn roll_up(
     conn: &mut AnyConnection,
     minutes_before_ms: i64,
@@ -508,6 +508,7 @@ pub async fn roll_up(
         "DELETE FROM client_instances WHERE last_seen_ms < $1",
         "DELETE FROM client_seen_toggles WHERE last_seen_ms < $1",
         "DELETE FROM client_application_registrations WHERE last_seen_ms < $1",
+        "DELETE FROM unleash_edge_instances WHERE last_report_ms < $1",
     ] {
         clients_pruned += sqlx::query(sql)
             .bind(clients_before_ms)

@@ -27,6 +27,7 @@ pub mod strategies;
 pub mod strategy_definitions;
 pub mod tags;
 pub mod tokens;
+pub mod unleash_edges;
 pub mod users;
 pub mod variants;
 mod write;

@@ -1,10 +1,13 @@
 //! `/edges`: every edge that reported (`metrics::edges`, as `GET /api/admin/metrics/edges`), with how many
-//! revisions its applied one is behind the revision this control plane publishes.
+//! revisions its applied one is behind the revision this control plane publishes: Vexil's own edges (their
+//! gRPC usage reports) and the Unleash Edge instances in front of this control plane (their
+//! `POST /api/client/metrics/edge` reports).
 
 use super::controls::{ago, when};
 use super::page::{Page, UiError};
 use super::session::SignedIn;
 use crate::domain::metrics;
+use crate::domain::unleash_edges::UnleashEdge;
 use crate::http::state::AppState;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -36,7 +39,8 @@ fn lag(applied: i64, current: i64) -> Markup {
 pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
     let shell = who.shell();
     let now_ms = (state.clock)();
-    let edges = metrics::edges(&state.store, now_ms).await?.edges;
+    let all = metrics::edges(&state.store, now_ms).await?;
+    let edges = all.edges;
     let current = i64::try_from(state.published.borrow().revision()).unwrap_or(i64::MAX);
     let markup = shell.render(
         "Edges",
@@ -47,6 +51,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                     p.subtitle { "The edges serving SDKs, as their last reports describe them. This control plane publishes revision " strong { (current) } "." }
                 }
             }
+            h2 #vexil-edges { "Vexil edges" }
             @if edges.is_empty() {
                 div.empty {
                     p { "No edge has reported yet." }
@@ -55,8 +60,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
             } @else {
                 // Focusable, so that a keyboard can scroll it where it is wider than a phone.
                 div.table-wrap tabindex="0" role="group" aria-label="Edges, scrolls sideways on narrow screens" {
-                    table {
-                        caption.skip { "Edges" }
+                    table aria-labelledby="vexil-edges" {
                         thead { tr {
                             th scope="col" { "Edge" }
                             th scope="col" { "Version" }
@@ -86,7 +90,72 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                     }
                 }
             }
+            (unleash_edges(&all.unleash_edges, current, now_ms))
         },
     );
     Ok(Page::ok(markup).into_response())
+}
+
+/// The Unleash Edge instances, as their latest reports describe them.
+fn unleash_edges(instances: &[UnleashEdge], current: i64, now_ms: i64) -> Markup {
+    html! {
+        h2 #unleash-edges { "Unleash Edge" }
+        @if instances.is_empty() {
+            div.empty {
+                p { "No Unleash Edge has reported." }
+                p { "An Unleash Edge whose UPSTREAM_URL is this control plane reports every minute, with the first of its tokens." }
+            }
+        } @else {
+            div.table-wrap tabindex="0" role="group" aria-label="Unleash Edge instances, scrolls sideways on narrow screens" {
+                table aria-labelledby="unleash-edges" {
+                    thead { tr {
+                        th scope="col" { "Instance" }
+                        th scope="col" { "Version" }
+                        th scope="col" { "Revision" }
+                        th scope="col" { "Last report" }
+                        th scope="col" { "Requests since its previous report" }
+                        th scope="col" { "Streaming clients" }
+                        th scope="col" { "Reports" }
+                    } }
+                    tbody {
+                        @for edge in instances {
+                            tr {
+                                td.flag-name { (edge.app_name) br; code { (edge.identifier) } }
+                                td { (edge.edge_version) }
+                                td {
+                                    @match edge.revision() {
+                                        Some(revision) => {
+                                            @let revision = i64::try_from(revision).unwrap_or(i64::MAX);
+                                            (revision) " " (lag(revision, current))
+                                        }
+                                        None => { span.muted { "not reported" } }
+                                    }
+                                }
+                                td {
+                                    @match crate::time::Timestamp::parse(&edge.last_report) {
+                                        Ok(at) => { time datetime=(edge.last_report) title=(when(&edge.last_report)) { (ago(at.millis(), now_ms)) } }
+                                        Err(_) => { (edge.last_report) }
+                                    }
+                                }
+                                td {
+                                    (edge.requests_since_last_report())
+                                    @for (route, stats) in &edge.details.requests_since_last_report {
+                                        br; span.muted { code { (route) } " " (stats.requests_200) " · " (stats.requests_304) " not modified" }
+                                    }
+                                }
+                                td { (edge.connected_streaming_clients) }
+                                td {
+                                    @match &edge.via {
+                                        Some(via) => { "through " code { (via) } }
+                                        None => { "itself" }
+                                    }
+                                    ", " (edge.environment)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -212,6 +212,7 @@ async fn the_openapi_document_covers_every_route() {
         ("/api/client/register", "post"),
         ("/api/client/metrics", "post"),
         ("/api/client/metrics/bulk", "post"),
+        ("/api/client/metrics/edge", "post"),
         ("/edge/validate", "post"),
         ("/api/frontend/client/metrics", "post"),
         ("/api/frontend/client/register", "post"),

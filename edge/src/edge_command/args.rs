@@ -72,7 +72,8 @@ pub struct EdgeArgs {
     /// Seconds an upstream request may take.
     #[arg(long, env = "UPSTREAM_REQUEST_TIMEOUT", default_value_t = 5)]
     pub upstream_request_timeout: u64,
-    /// Accepted for compatibility: this edge always serves delta and streaming to its SDKs.
+    /// Accepted for compatibility: this edge always serves delta and streaming to its SDKs, and reads its
+    /// upstream's delta wherever the upstream has one.
     #[arg(long, env = "STREAMING", default_value_t = false)]
     pub streaming: bool,
     /// Accepted for compatibility (see `--streaming`).

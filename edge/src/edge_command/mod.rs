@@ -1,6 +1,7 @@
 //! `vexil-edge edge`: a drop-in Unleash Edge. Configured by Unleash Edge's flags and environment variables
 //! ([`args`]), it mirrors any Unleash server (or a Vexil control plane) through the routes Unleash Edge
-//! uses ([`upstream_http`]): one [`poller`] per startup token feeds the [`mirror`], which advances the
+//! uses ([`upstream_http`]): one [`poller`] per startup token (reading the upstream's delta where it has one,
+//! [`upstream_delta`], else its features document) feeds the [`mirror`], which advances the
 //! serving state, so everything `vexil-edge serve` serves (frontend and client API, delta and streaming,
 //! OFREP) answers from it; SDK tokens are validated upstream ([`validator`]); SDK metrics are forwarded
 //! ([`metrics_forwarder`]); the state is backed up to a folder or Redis ([`persistence`]); [`routes`] adds
@@ -13,6 +14,7 @@ mod persistence;
 mod poller;
 mod routes;
 mod tokens;
+mod upstream_delta;
 mod upstream_http;
 mod validator;
 

@@ -1,5 +1,6 @@
-//! The calls this edge makes to its upstream Unleash (Unleash Edge's routes): `GET /api/client/features`
-//! with `If-None-Match`, `POST /api/client/register`, `POST /edge/validate`, `POST /api/client/metrics/bulk`.
+//! The calls this edge makes to its upstream Unleash (Unleash Edge's routes): `GET /api/client/delta` (where
+//! the upstream has it) or `GET /api/client/features`, with `If-None-Match`, `POST /api/client/register`,
+//! `POST /edge/validate`, `POST /api/client/metrics/bulk`.
 //! Every call carries Unleash Edge's identifying headers (`UNLEASH-APPNAME`, `UNLEASH-INSTANCEID`,
 //! `UNLEASH-CONNECTION-ID`, `Unleash-Client-Spec`), a `vexil-edge/<version>` user agent and the
 //! `CUSTOM_CLIENT_HEADERS`; a token goes in `TOKEN_HEADER`.
@@ -11,6 +12,7 @@ use vexil_shared::FeaturesDocument;
 
 use super::args::EdgeArgs;
 use super::tokens::TokenScope;
+use super::upstream_delta::{DeltaBody, DeltaEvent};
 
 /// The client specification version this edge's engine implements.
 const CLIENT_SPEC: &str = "6.1.0";
@@ -41,6 +43,16 @@ pub enum Fetched {
     },
 }
 
+/// The answer to a delta fetch.
+#[derive(Debug)]
+pub enum DeltaFetched {
+    NotModified,
+    Updated {
+        events: Vec<DeltaEvent>,
+        etag: Option<String>,
+    },
+}
+
 /// Why a call failed.
 #[derive(Debug)]
 pub enum CallError {
@@ -48,13 +60,15 @@ pub enum CallError {
     Status(StatusCode),
     /// No answer (connection, timeout) or an unreadable one.
     Transport(String),
+    /// An answer whose body is not what the route answers.
+    Unreadable(String),
 }
 
 impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CallError::Status(status) => write!(f, "the upstream answered {status}"),
-            CallError::Transport(error) => f.write_str(error),
+            CallError::Transport(error) | CallError::Unreadable(error) => f.write_str(error),
         }
     }
 }
@@ -158,6 +172,44 @@ impl UnleashHttp {
                 let document = FeaturesDocument::from_json(&text)
                     .map_err(|e| CallError::Transport(format!("the features document: {e}")))?;
                 Ok(Fetched::Updated { document, etag })
+            }
+            status => Err(CallError::Status(status)),
+        }
+    }
+
+    /// `GET /api/client/delta` with `token`: the changes since the answer whose `ETag` was `etag` (none: a
+    /// hydration); `NotModified` when there are none. An unreadable answer is [`CallError::Unreadable`].
+    pub async fn delta(&self, token: &str, etag: Option<&str>) -> Result<DeltaFetched, CallError> {
+        let mut request = self
+            .client
+            .get(self.url("/api/client/delta"))
+            .header(&self.token_header, token)
+            .header(
+                "unleash-interval",
+                self.refresh_interval.as_millis().to_string(),
+            );
+        if let Some(etag) = etag {
+            request = request.header("if-none-match", etag);
+        }
+        let response = self.send(request).await?;
+        match response.status() {
+            StatusCode::NOT_MODIFIED => Ok(DeltaFetched::NotModified),
+            status if status.is_success() => {
+                let etag = response
+                    .headers()
+                    .get("etag")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let text = response
+                    .text()
+                    .await
+                    .map_err(|e| CallError::Transport(without_url(e).to_string()))?;
+                let body: DeltaBody = vexil_shared::model::from_json_path(&text)
+                    .map_err(|e| CallError::Unreadable(format!("the delta: {e}")))?;
+                Ok(DeltaFetched::Updated {
+                    events: body.events,
+                    etag,
+                })
             }
             status => Err(CallError::Status(status)),
         }
