@@ -160,7 +160,7 @@ async fn each_event_reads_as_a_sentence(db: TestDb) {
             &format!("{token}created the context field <a href=\"/context/edit/region\">region</a>"),
             "created the server SDK token <a href=\"/admin/api\">web-shop</a> for <strong class=\"place\">development</strong>",
             &format!("{token}added the user <a href=\"/admin/users/1\">Anna Berg</a>"),
-            "<span class=\"actor\">System</span> created the environment <strong class=\"place\">production</strong> (production)",
+            "<span class=\"actor\">System</span> created the environment <strong class=\"place\">production</strong></span>",
             // The time: how long ago, the exact time as its title.
             "<time class=\"event-time\" datetime=\"",
             "UTC\">just now</time>",

@@ -47,7 +47,9 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
             match verb {
                 "created" => html! {
                     "created the environment " (name)
-                    @if let Some(kind) = text(event, "type") { " (" (kind) ")" }
+                    @if let Some(kind) = text(event, "type").filter(|kind| Some(kind) != text(event, "name").as_ref()) {
+                        " (" (kind) ")"
+                    }
                 },
                 "updated" if enabled(&event.data) != enabled(&event.pre_data) => html! {
                     @if enabled(&event.data) == Some(Value::Bool(false)) { "disabled" } @else { "enabled" }
@@ -244,6 +246,7 @@ fn token_kind(kind: Option<&str>) -> &'static str {
         Some("client") => "server SDK token",
         Some("frontend") => "frontend token",
         Some("admin") => "admin token",
+        Some("edge") => "edge token",
         _ => "API token",
     }
 }
