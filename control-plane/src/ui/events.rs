@@ -2,7 +2,8 @@
 //! project, flag and author through `domain::search::events` (the search of `GET /api/admin/search/events`),
 //! each with what it changed. The filters are a GET form, so a filtered page can be linked.
 
-use super::event_log::event_item;
+use super::event_log::{event_days, DayHeading};
+use super::event_sentence::Context;
 use super::page::{Page, UiError};
 use super::session::SignedIn;
 use crate::domain::access;
@@ -183,20 +184,7 @@ pub async fn log(
                     }
                 }
             } @else {
-                ol.events.event-log aria-label="Events" {
-                    @for event in &found.events {
-                        @let about = match (&event.project, &event.feature_name) {
-                            (Some(project), Some(flag)) => Some(html! {
-                                "· flag " a href=(who.link(&format!("/projects/{project}/features/{flag}"))) { (flag) }
-                                " in project " (project)
-                            }),
-                            (Some(project), None) => Some(html! { "· project " (project) }),
-                            (None, Some(flag)) => Some(html! { "· flag " (flag) }),
-                            (None, None) => None,
-                        };
-                        (event_item(event, about))
-                    }
-                }
+                (event_days(&found.events, &Context { base: &who.base, on_flag_page: false }, DayHeading::H2))
                 div.pager {
                     span { "Showing " (first_shown) "–" (last_shown) " of " (total) }
                     nav aria-label="Pages" {

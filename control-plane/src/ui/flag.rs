@@ -5,7 +5,8 @@
 use super::constraint_editor::single_valued;
 use super::controls::{enter_saves, field, notice, switch, when};
 use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
-use super::event_log::event_item;
+use super::event_log::{event_days, DayHeading};
+use super::event_sentence::Context;
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Page, UiError};
 use super::scope::{written, Done};
@@ -320,7 +321,7 @@ async fn draw(
                 @if events.is_empty() {
                     p.muted { "No events yet." }
                 } @else {
-                    ol.events { @for event in &events { (event_item(event, None)) } }
+                    (event_days(&events, &Context { base: &who.base, on_flag_page: true }, DayHeading::H3))
                 }
             }
         },

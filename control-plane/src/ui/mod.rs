@@ -22,6 +22,7 @@ pub mod diff;
 pub mod edges;
 pub mod environments;
 pub mod event_log;
+pub mod event_sentence;
 pub mod events;
 pub mod field_errors;
 pub mod flag;

@@ -161,7 +161,7 @@ async fn token_sign_in_flag_list_and_escaping(db: TestDb) {
         "aria-label=\"Add strategy to production\"",
         ">Archive flag</a>",
         ">Event log</h2>",
-        "feature-created",
+        "created the flag <span class=\"subject\">checkout</span>",
     ] {
         assert!(page.has(fragment), "{fragment}");
     }

@@ -131,7 +131,7 @@ async fn a_change_request_goes_from_draft_to_applied(db: TestDb) {
     let page = ed.get(&page_path).await;
     let text = page.expect(200);
     assert!(
-        text.contains("enabled: <span class=\"removed\"><del>false</del></span> → <span class=\"added\"><ins>true</ins></span>"),
+        text.contains("enabled: </span><del class=\"removed\"><span class=\"sr-only\">was </span>off</del> → <ins class=\"added\"><span class=\"sr-only\">now </span>on</ins>"),
         "{text}"
     );
     assert!(text.contains(">careful</a>: Turn on"), "{text}");
@@ -299,7 +299,7 @@ async fn a_change_request_goes_from_draft_to_applied(db: TestDb) {
     let page = ed.get(&page_path).await;
     assert!(page.has(">Applied</span>"));
     assert!(
-        page.has("What it proposed:</p><ul class=\"diff\" aria-label=\"What changed\"><li>enabled: <span class=\"added\"><ins>true</ins></span>"),
+        page.has("What it proposed:</p><ul class=\"diff\" aria-label=\"What changed\"><li><span class=\"diff-path\">enabled: </span><ins class=\"added\"><span class=\"sr-only\">now </span>on</ins>"),
         "{}",
         page.text
     );

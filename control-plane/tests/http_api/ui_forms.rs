@@ -675,8 +675,8 @@ async fn dependency_changes_are_proposed_where_change_requests_are_on(db: TestDb
     assert!(page.contains(">lone</a>: Add a dependency"), "{page}");
     assert!(page.contains(">child</a>: Remove a dependency"), "{page}");
     for line in [
-        "dependencies.parent.variants[0]: <span class=\"added\"><ins>&quot;blue&quot;</ins></span>",
-        "dependencies.parent.enabled: <span class=\"removed\"><del>true</del></span>",
+        "dependencies › parent › variants 1: </span><ins class=\"added\"><span class=\"sr-only\">now </span>blue</ins>",
+        "dependencies › parent › enabled: </span><del class=\"removed\"><span class=\"sr-only\">was </span>on</del>",
     ] {
         assert!(page.contains(line), "{line} in {page}");
     }

@@ -425,9 +425,10 @@ async fn the_event_log_filters_and_pages(db: TestDb) {
     assert_has(
         &gamma,
         &[
-            "<strong>feature-created</strong> · flag <a href=\"/projects/other/features/gamma\">gamma</a> in project other",
-            "aria-label=\"What changed\"",
-            "description: <span class=\"added\"><ins>",
+            "created the flag <a href=\"/projects/other/features/gamma\">gamma</a> (project <a href=\"/projects/other\">other</a>)",
+            "<summary aria-describedby=\"event-",
+            ">Show the change</summary><ul class=\"diff\" aria-label=\"What changed\">",
+            "description: </span><ins class=\"added\"><span class=\"sr-only\">now </span>&lt;script&gt;",
             "Showing 1–1 of 1",
             "value=\"gamma\"",
         ],
@@ -439,11 +440,11 @@ async fn the_event_log_filters_and_pages(db: TestDb) {
     assert_has(
         &projects,
         &[
-            "<strong>project-created</strong> · project other",
+            "created the project <a href=\"/projects/other\">Other &lt;script&gt;",
             "<option value=\"project-created\" selected>project-created</option>",
         ],
     );
-    assert!(!projects.contains("<strong>feature-created</strong>"));
+    assert!(!projects.contains("created the flag"));
     let in_other = browser.page("/history?project=other").await;
     assert_has(
         &in_other,

@@ -1,6 +1,7 @@
-//! The README's pictures of the admin UI (`docs/images/ui-flag-list.png`, `docs/images/ui-flag-page.png`),
-//! taken by `js/readme-shots.cjs` in Chromium from the real binaries, with data a product team would have:
-//! flags of several types with descriptions, rollouts with constraints, a segment, variants, usage. Every run
+//! The README's pictures of the admin UI (`docs/images/ui-flag-list.png`, `docs/images/ui-flag-page.png`,
+//! `docs/images/ui-event-log.png`), taken by `js/readme-shots.cjs` in Chromium from the real binaries, with
+//! data a product team would have: flags of several types with descriptions, rollouts with constraints, a
+//! segment, variants, usage, and a flag switched on in the UI by a person. Every run
 //! of the tests takes them again, so the README shows today's UI; commit them when they change.
 
 use crate::processes::{admin, request, Process, CLIENT_TOKEN};
@@ -197,7 +198,7 @@ async fn the_readme_pictures_show_todays_ui() {
     let (checkpoint, _) = walk.next().await;
     assert_eq!(checkpoint, "done");
     walk.finish().await;
-    for picture in ["ui-flag-list.png", "ui-flag-page.png"] {
+    for picture in ["ui-flag-list.png", "ui-flag-page.png", "ui-event-log.png"] {
         let metadata = std::fs::metadata(images.join(picture)).unwrap();
         assert!(
             metadata.modified().unwrap() >= started,

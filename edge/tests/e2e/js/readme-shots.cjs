@@ -1,5 +1,5 @@
 // The README's pictures of the admin UI, taken from the real binaries with realistic data so that they show
-// today's UI: the flag list and a flag's page, 1280 px wide, light theme. Run by edge/tests/e2e/ui_readme.rs,
+// today's UI: the flag list, a flag's page and the event log, 1280 px wide, light theme. Run by edge/tests/e2e/ui_readme.rs,
 // which seeds the data through the admin API. Each page is also audited (audit.cjs) and checked to show what
 // the picture is meant to show before it is taken.
 //
@@ -47,6 +47,23 @@ async function main() {
       fail(`the flag page has no heading ${flag}`);
     await audit.check(page);
     await page.screenshot({ path: `${images}/ui-flag-page.png` });
+
+    // The event log after anna switched a flag on from the list: one sentence per event, by day.
+    await page.getByRole("link", { name: "Flags", exact: true }).click();
+    await page.waitForURL(/\/projects\/default$/);
+    await Promise.all([
+      page.waitForEvent("load"),
+      page.getByRole("switch", { name: "search-autocomplete in production" }).click(),
+    ]);
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Events" }).click();
+    await page.waitForURL(/\/history$/);
+    const today = page.getByRole("list", { name: "Today" });
+    const switched = today.getByRole("listitem").filter({ hasText: "anna switched search-autocomplete on in production" });
+    if ((await switched.count()) !== 1) fail("the event log does not say that anna switched search-autocomplete on");
+    const rollout = today.getByRole("listitem").filter({ hasText: "added a gradual rollout of 50% to pricing-page-v2 in production" });
+    if ((await rollout.count()) !== 1) fail("the event log does not say what rollout pricing-page-v2 got");
+    await audit.check(page);
+    await page.screenshot({ path: `${images}/ui-event-log.png` });
     audit.finish();
   } finally {
     await browser.close();

@@ -114,11 +114,13 @@ async function run() {
   await page.getByLabel("Flag").fill(flag);
   await follow(page, page.getByRole("button", { name: "Filter" }));
   expect(page.url().includes(`flag=${flag}`), `a linkable filter: ${page.url()}`);
-  const events = page.getByRole("list", { name: "Events" }).locator(":scope > li");
+  // Each event one line by day ("Today"), what it changed behind "Show the change".
+  const events = page.getByRole("list", { name: "Today" }).locator(":scope > li");
   const texts = await events.allInnerTexts();
   expect(texts.length > 0 && texts.every((text) => text.includes(flag)), `only the flag's events: ${texts}`);
-  const created = events.filter({ hasText: "feature-created" });
-  await created.getByRole("list", { name: "What changed" }).getByText(`name: "${flag}"`).first().waitFor();
+  const created = events.filter({ hasText: `created the flag ${flag}` });
+  await created.getByText("Show the change", { exact: true }).click();
+  await created.getByRole("list", { name: "What changed" }).getByRole("listitem").filter({ hasText: `name: now ${flag}` }).waitFor();
   await capture(page, "06-events");
   await page.getByLabel("Event type").selectOption("feature-created");
   await follow(page, page.getByRole("button", { name: "Filter" }));
