@@ -159,6 +159,30 @@ fn value_message(
     })
 }
 
+/// The refusal beside constraint `index`'s values: over this instance's limit of values per constraint
+/// (`ExceedsLimit` at `constraints[index].values`), said with the numbers; any other as [`FieldErrors`]
+/// words it.
+fn values_message(
+    errors: &FieldErrors,
+    index: usize,
+    constraint: &ConstraintDraft,
+    max_values: Option<u32>,
+) -> Option<String> {
+    let id = format!("c{index}-values");
+    let placed = errors.at(&id)?.to_owned();
+    match (errors.refusal_at(&id), max_values) {
+        (Some((path, ErrorKind::ExceedsLimit)), Some(limit))
+            if path == format!("constraints[{index}].values") =>
+        {
+            let given = constraint.to_constraint().values.len();
+            Some(format!(
+                "Too many values: {given} given, at most {limit} per constraint on this instance."
+            ))
+        }
+        _ => Some(placed),
+    }
+}
+
 /// The constraint editor (the strategy form's and the segment form's): each constraint's context field,
 /// operator, values or value (a date-time picker for dates), case-insensitive and inverted switches, Remove;
 /// the context field's legal values offered when it has some; a refusal beside the control it names
@@ -166,7 +190,7 @@ fn value_message(
 pub fn constraint_rows(
     context_fields: &[ContextField],
     constraints: &[ConstraintDraft],
-    editable: bool,
+    (editable, max_values): (bool, Option<u32>),
     errors: &FieldErrors,
 ) -> Markup {
     html! {
@@ -191,6 +215,7 @@ pub fn constraint_rows(
                 .map(|f| f.legal_values.iter().map(|v| v.value.clone()).collect())
                 .unwrap_or_default();
             @let value_error = value_message(errors, index, constraint, !legal.is_empty());
+            @let values_error = values_message(errors, index, constraint, max_values);
             fieldset.constraint-box {
                 legend { "Constraint " (index + 1) }
                 div.constraint {
@@ -228,7 +253,7 @@ pub fn constraint_rows(
                         }
                     } @else {
                         div.values {
-                            (field(&id("values"), "Values", errors.at(&id("values")),
+                            (field(&id("values"), "Values", values_error.as_deref(),
                                 Some(&if legal.is_empty() { "One per line, or comma-separated".to_owned() } else { format!("One per line, or comma-separated. Legal values: {}", legal.join(", ")) }),
                                 html! {
                                     textarea id=(id("values")) name=(key("values")) rows="2"

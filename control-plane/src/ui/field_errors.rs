@@ -38,19 +38,24 @@ impl FieldErrors {
             return FieldErrors::default();
         };
         let field = if error.kind == ErrorKind::NameExists {
-            Some(clash.to_owned())
+            None
         } else {
             error.field.as_deref().and_then(|path| {
                 fields
                     .iter()
                     .filter(|(body_field, _)| names(path, body_field.as_ref()))
                     .max_by_key(|(body_field, _)| body_field.as_ref().len())
-                    .map(|(_, id)| id.as_ref().to_owned())
             })
         };
         let message = match (&field, error.field.as_deref()) {
-            (Some(_), Some(path)) => readable(path, &error.message),
+            (Some((body_field, _)), Some(path)) => {
+                readable(path, &error.message, body_field.as_ref() == path)
+            }
             _ => error.message.clone(),
+        };
+        let field = match error.kind {
+            ErrorKind::NameExists => Some(clash.to_owned()),
+            _ => field.map(|(_, id)| id.as_ref().to_owned()),
         };
         FieldErrors {
             field,
@@ -94,11 +99,17 @@ impl FieldErrors {
 
 /// `message` with its leading `path` (an API name: with `.`, `[` or a capital) put as people read it: `path:
 /// rest` → "rest" (the control's label says which field), `path rest` → "<label> rest".
-fn readable(path: &str, message: &str) -> String {
+///
+/// Beside a control of a part of the field (`parameters` for `parameters[0].name`), the path is kept in
+/// words instead, as it says which part: "Parameter 1 name must be …".
+fn readable(path: &str, message: &str, own_control: bool) -> String {
     let api_name = path.contains(['.', '[']) || path.chars().any(char::is_uppercase);
     let Some(rest) = message.strip_prefix(path).filter(|_| api_name) else {
         return message.to_owned();
     };
+    if !own_control && (rest.starts_with(": ") || rest.starts_with(' ')) {
+        return format!("{}{rest}", located(path));
+    }
     if let Some(rest) = rest.strip_prefix(": ").filter(|rest| !rest.is_empty()) {
         return rest.to_owned();
     }
@@ -106,6 +117,30 @@ fn readable(path: &str, message: &str) -> String {
         return format!("{}{rest}", field_label(path));
     }
     message.to_owned()
+}
+
+/// A path in words: `parameters[0].name` → "Parameter 1 name", `segments[2]` → "Segment 3".
+fn located(path: &str) -> String {
+    let words: Vec<String> = path
+        .split('.')
+        .map(|segment| match segment.split_once('[') {
+            Some((list, index)) => {
+                let number = index
+                    .trim_end_matches(']')
+                    .parse::<usize>()
+                    .map_or(0, |i| i + 1);
+                let item = field_label(list);
+                format!("{} {number}", item.strip_suffix('s').unwrap_or(&item))
+            }
+            None => field_label(segment).to_lowercase(),
+        })
+        .collect();
+    let joined = words.join(" ");
+    let mut characters = joined.chars();
+    match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => joined,
+    }
 }
 
 /// Whether a message's `path` is about `field`: the same, or inside it.
@@ -175,6 +210,10 @@ mod tests {
         assert_eq!(
             placed("constraints[1].values", "the values: x"),
             "the values: x"
+        );
+        assert_eq!(
+            placed("constraints[2].value", "constraints[2].value: no"),
+            "Constraint 3 value: no"
         );
         // The message is not read: a path-like message without a field path goes above the form.
         let unplaced = ApiError::validation("constraints[1].values: too many");

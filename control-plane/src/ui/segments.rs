@@ -196,7 +196,7 @@ async fn segment_form(
                 }))
                 fieldset {
                     legend { "Constraints" }
-                    (constraint_rows(&context_fields, &draft.constraints, true, &errors))
+                    (constraint_rows(&context_fields, &draft.constraints, (true, None), &errors))
                     button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
                 }
                 div.actions {

@@ -105,7 +105,7 @@ pub async fn list(
                                         @for parameter in &definition.parameters {
                                             div {
                                                 @let label = parameter_label(&parameter.name);
-                                                (label) @if label != parameter.name { " " code.api-name { (parameter.name) } }
+                                                @if label != parameter.name { (label) " " code.api-name { (parameter.name) } } @else { code { (parameter.name) } }
                                                 " " span.muted { (type_name(parameter.parameter_type)) }
                                                 @if parameter.required { " " span.badge { "required" } }
                                             }

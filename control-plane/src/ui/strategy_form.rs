@@ -170,6 +170,8 @@ struct Choices {
     definitions: Vec<StrategyDefinition>,
     context_fields: Vec<ContextField>,
     segments: Vec<Segment>,
+    /// This instance's limit of values per constraint.
+    max_values: u32,
 }
 
 async fn choices(state: &AppState, project: &str) -> Result<Choices, ApiError> {
@@ -192,6 +194,7 @@ async fn choices(state: &AppState, project: &str) -> Result<Choices, ApiError> {
         definitions,
         context_fields,
         segments,
+        max_values: state.limits.constraint_values,
     })
 }
 
@@ -355,7 +358,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 }
                 fieldset {
                     legend { "Constraints" }
-                    (constraint_rows(&choices.context_fields, &draft.constraints, true, &errors))
+                    (constraint_rows(&choices.context_fields, &draft.constraints, (true, Some(choices.max_values)), &errors))
                     button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
                 }
                 fieldset {

@@ -38,5 +38,6 @@ mod ui_changes;
 mod ui_config;
 mod ui_forms;
 mod ui_usage;
+mod ui_vocabulary;
 mod unleash_edge_api;
 mod unleash_operations;
