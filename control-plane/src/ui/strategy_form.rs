@@ -13,7 +13,7 @@ use super::page::{Page, UiError};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
-use super::vocabulary::{parameter_label, stickiness_label, StrategyNames};
+use super::vocabulary::{parameter_hint, parameter_label, stickiness_label, StrategyNames};
 use crate::domain::change_requests;
 use crate::domain::context_fields::{self, ContextField};
 use crate::domain::segments::{self, Segment};
@@ -209,13 +209,13 @@ fn parameter_control(
             @let id = format!("param-{}", parameter.name);
             @let name = format!("param.{}", parameter.name);
             @let value = draft.parameters.get(&parameter.name).cloned().unwrap_or_default();
-            @let hint = Some(parameter.description.as_str()).filter(|hint| !hint.is_empty());
+            @let hint = parameter_hint(&parameter.name).or(Some(parameter.description.as_str()).filter(|hint| !hint.is_empty()));
             @let error = errors.at(&id);
             @let invalid = errors.invalid(&id);
             @let described = if hint.is_some() { format!("{id}-hint {id}-error") } else { format!("{id}-error") };
             @if parameter.name == "stickiness" {
-                (field(&id, "Stickiness", error, None, html! {
-                    select id=(id) name=(name) aria-describedby=(format!("{id}-error")) aria-invalid=(invalid) {
+                (field(&id, "Stickiness", error, hint, html! {
+                    select id=(id) name=(name) aria-describedby=(described) aria-invalid=(invalid) {
                         @for option in ["default", "userId", "sessionId", "random"].into_iter().map(str::to_owned)
                             .chain(choices.context_fields.iter().filter(|f| f.stickiness && !["userId", "sessionId"].contains(&f.name.as_str())).map(|f| f.name.clone())) {
                             option value=(option) selected[option == value] { (stickiness_label(&option)) }

@@ -84,6 +84,17 @@ pub fn parameter_label(parameter: &str) -> String {
     .to_owned()
 }
 
+/// What a built-in parameter does, where the definition's own description (Unleash's) says it poorly.
+pub fn parameter_hint(parameter: &str) -> Option<&'static str> {
+    match parameter {
+        "stickiness" => {
+            Some("What keeps a person in or out of the rollout from one visit to the next")
+        }
+        "groupId" => Some("Strategies with the same group and rollout reach the same people"),
+        _ => None,
+    }
+}
+
 /// A stickiness value as the strategy form offers it.
 pub fn stickiness_label(value: &str) -> String {
     match value {

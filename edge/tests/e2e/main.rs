@@ -21,4 +21,5 @@ mod ui_config;
 mod ui_firefox;
 mod ui_readme;
 mod ui_usage;
+mod ui_vocabulary;
 mod usage_proxy;
