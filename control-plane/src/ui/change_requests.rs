@@ -4,14 +4,17 @@
 //! machine allows to this caller (`change_requests::possible_states`: the same decision
 //! `PUT …/change-requests/<id>/state` makes). A caller who may not change configuration sees no control.
 
+use super::change_preview::{in_words, Words};
 use super::controls::{field, when};
 use super::diff::diff_list;
 use super::page::{see_other, Page, Shell, UiError};
 use super::scope::Done;
 use super::session::{SignedIn, UiWrite};
+use super::vocabulary::StrategyNames;
 use crate::domain::change_requests::{
     self, ChangePreview, ChangeRequest, ChangeRequestListing, CommentInput, StateInput,
 };
+use crate::domain::{segments, strategy_definitions};
 use crate::http::state::AppState;
 use crate::model::change_request::ChangeRequestState;
 use axum::extract::{Path, Query, State};
@@ -195,6 +198,7 @@ fn request_table(
 struct RequestPage<'a> {
     request: &'a ChangeRequest,
     previews: &'a [ChangePreview],
+    words: &'a Words,
     possible: &'a [ChangeRequestState],
     error: Option<&'a str>,
     comment: &'a str,
@@ -263,13 +267,19 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                         @if !open {
                             // A closed request is not compared with the flag as it is now.
                             p.muted { "What it proposed:" }
-                            (diff_list(None, preview.after.as_ref()))
+                            @match in_words(view.words, preview, None, preview.after.as_ref()) {
+                                Some(words) => { (words) }
+                                None => { (diff_list(None, preview.after.as_ref())) }
+                            }
                         } @else if preview.before.is_none() && preview.after.is_some() && preview.action != "addStrategy" {
                             p.muted { @if preview.segment.is_some() { "The segment no longer exists." } @else { "The flag no longer exists here." } }
                         } @else if preview.before == preview.after {
                             p.muted { "Same as the current state." }
                         } @else {
-                            (diff_list(preview.before.as_ref(), preview.after.as_ref()))
+                            @match in_words(view.words, preview, preview.before.as_ref(), preview.after.as_ref()) {
+                                Some(words) => { (words) }
+                                None => { (diff_list(preview.before.as_ref(), preview.after.as_ref())) }
+                            }
                         }
                     }
                 }
@@ -323,14 +333,28 @@ async fn load(
     who: &SignedIn,
     project: &str,
     id: &str,
-) -> Result<(ChangeRequest, Vec<ChangePreview>, Vec<ChangeRequestState>), ApiError> {
+) -> Result<Loaded, ApiError> {
     let id = request_id(project, id)?;
     let mut conn = state.store.read().await?;
     let request = change_requests::get(&mut conn, project, id).await?;
     let previews = change_requests::preview(&mut conn, &request).await?;
     let possible = change_requests::possible_states(&mut conn, project, id, &who.actor).await?;
-    Ok((request, previews, possible))
+    let definitions = strategy_definitions::list(&mut conn).await?.strategies;
+    let segments = segments::list(&mut conn).await?.segments;
+    let words = Words {
+        strategies: StrategyNames::of(&definitions),
+        segments: segments.into_iter().map(|s| (s.id, s.name)).collect(),
+    };
+    Ok((request, previews, possible, words))
 }
+
+/// A request, its changes' previews, the caller's possible state changes and the names the previews use.
+type Loaded = (
+    ChangeRequest,
+    Vec<ChangePreview>,
+    Vec<ChangeRequestState>,
+    Words,
+);
 
 /// The request page again after a refused form: with the message, in the refusal's status.
 async fn refused(
@@ -342,7 +366,7 @@ async fn refused(
 ) -> Response {
     let shell = who.shell();
     let status = StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-    let (request, previews, possible) = match load(state, who, project, id).await {
+    let (request, previews, possible, words) = match load(state, who, project, id).await {
         Ok(loaded) => loaded,
         Err(_) => return UiError::from(error).into_response(),
     };
@@ -352,6 +376,7 @@ async fn refused(
         RequestPage {
             request: &request,
             previews: &previews,
+            words: &words,
             possible: &possible,
             error: comment.is_none().then_some(error.message.as_str()),
             comment: comment.unwrap_or_default(),
@@ -368,13 +393,14 @@ pub async fn page(
     Path((project, id)): Path<(String, String)>,
 ) -> Result<Response, UiError> {
     let shell = who.shell();
-    let (request, previews, possible) = load(&state, &who, &project, &id).await?;
+    let (request, previews, possible, words) = load(&state, &who, &project, &id).await?;
     let markup = request_page(
         &who,
         &shell,
         RequestPage {
             request: &request,
             previews: &previews,
+            words: &words,
             possible: &possible,
             error: None,
             comment: "",

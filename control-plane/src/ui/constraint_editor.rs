@@ -5,18 +5,12 @@
 use super::controls::{edit_rows, field};
 use super::field_errors::FieldErrors;
 use super::session::FormFields;
+use super::vocabulary::{context_field_label, operator_phrase, single_valued};
 use crate::domain::context_fields::ContextField;
 use crate::model::constraint::Constraint;
 use maud::{html, Markup};
 use vexil_shared::engine::OPERATORS;
-
-/// Operators that compare one value (the rest take a list).
-pub fn single_valued(operator: &str) -> bool {
-    operator.starts_with("NUM_")
-        || operator.starts_with("DATE_")
-        || operator.starts_with("SEMVER_")
-        || operator == "REGEX"
-}
+use vexil_shared::ErrorKind;
 
 /// The constraints of a posted form (`constraintCount`, then `c<i>.contextName`, `c<i>.operator`, …).
 pub fn constraints_of(form: &FormFields) -> Vec<ConstraintDraft> {
@@ -132,6 +126,63 @@ pub fn constraint_fields(constraints: &[ConstraintDraft]) -> Vec<(String, String
     fields
 }
 
+/// The refusal beside constraint `index`'s one value: where the engine could not read it (the error's path
+/// is `constraints[index].value`, the field has no legal values to break), what the operator needs, in
+/// words; any other refusal as [`FieldErrors`] words it.
+fn value_message(
+    errors: &FieldErrors,
+    index: usize,
+    constraint: &ConstraintDraft,
+    has_legal_values: bool,
+) -> Option<String> {
+    let id = format!("c{index}-value");
+    let placed = errors.at(&id)?.to_owned();
+    let Some((path, ErrorKind::Validation)) = errors.refusal_at(&id) else {
+        return Some(placed);
+    };
+    if path != format!("constraints[{index}].value") || has_legal_values {
+        return Some(placed);
+    }
+    let operator = constraint.operator.as_str();
+    let needed = match operator {
+        _ if operator.starts_with("NUM_") => "a number, such as 18 or 2.5",
+        _ if operator.starts_with("DATE_") => "a date and time",
+        _ if operator.starts_with("SEMVER_") => "a version such as 1.2.3",
+        "REGEX" => "a regular expression",
+        _ => return Some(placed),
+    };
+    let typed = constraint.value.trim();
+    Some(if typed.is_empty() {
+        format!("Enter {needed}.")
+    } else {
+        format!("“{typed}” is not {needed}.")
+    })
+}
+
+/// The refusal beside constraint `index`'s values: over this instance's limit of values per constraint
+/// (`ExceedsLimit` at `constraints[index].values`), said with the numbers; any other as [`FieldErrors`]
+/// words it.
+fn values_message(
+    errors: &FieldErrors,
+    index: usize,
+    constraint: &ConstraintDraft,
+    max_values: Option<u32>,
+) -> Option<String> {
+    let id = format!("c{index}-values");
+    let placed = errors.at(&id)?.to_owned();
+    match (errors.refusal_at(&id), max_values) {
+        (Some((path, ErrorKind::ExceedsLimit)), Some(limit))
+            if path == format!("constraints[{index}].values") =>
+        {
+            let given = constraint.to_constraint().values.len();
+            Some(format!(
+                "Too many values: {given} given, at most {limit} per constraint on this instance."
+            ))
+        }
+        _ => Some(placed),
+    }
+}
+
 /// The constraint editor (the strategy form's and the segment form's): each constraint's context field,
 /// operator, values or value (a date-time picker for dates), case-insensitive and inverted switches, Remove;
 /// the context field's legal values offered when it has some; a refusal beside the control it names
@@ -139,14 +190,18 @@ pub fn constraint_fields(constraints: &[ConstraintDraft]) -> Vec<(String, String
 pub fn constraint_rows(
     context_fields: &[ContextField],
     constraints: &[ConstraintDraft],
-    editable: bool,
+    (editable, max_values): (bool, Option<u32>),
     errors: &FieldErrors,
 ) -> Markup {
     html! {
         input type="hidden" name="constraintCount" value=(constraints.len());
         p.field-error #constraints-error aria-live="polite" { @if let Some(error) = errors.at("constraints") { (error) } }
         datalist #context-fields {
-            @for context_field in context_fields { option value=(context_field.name) {} }
+            @for context_field in context_fields {
+                @let label = context_field_label(&context_field.name);
+                @if label == context_field.name { option value=(context_field.name) {} }
+                @else { option value=(context_field.name) label=(label) {} }
+            }
         }
         @if constraints.is_empty() {
             p.muted { "No constraints: every context matches." }
@@ -159,6 +214,8 @@ pub fn constraint_rows(
                 .find(|f| f.name == constraint.context_name)
                 .map(|f| f.legal_values.iter().map(|v| v.value.clone()).collect())
                 .unwrap_or_default();
+            @let value_error = value_message(errors, index, constraint, !legal.is_empty());
+            @let values_error = values_message(errors, index, constraint, max_values);
             fieldset.constraint-box {
                 legend { "Constraint " (index + 1) }
                 div.constraint {
@@ -169,22 +226,23 @@ pub fn constraint_rows(
                     }))
                     (field(&id("operator"), "Operator", errors.at(&id("operator")), None, html! {
                         select id=(id("operator")) name=(key("operator")) data-autosubmit="refresh-form"
+                            title=(format!("API operator: {}", constraint.operator))
                             aria-describedby=(described("operator")) aria-invalid=(errors.invalid(&id("operator"))) {
                             @for operator in OPERATORS {
-                                option value=(operator) selected[operator == constraint.operator] { (operator) }
+                                option value=(operator) selected[operator == constraint.operator] { (operator_phrase(operator, false)) }
                             }
                         }
                     }))
                     @if single_valued(&constraint.operator) {
                         @if constraint.operator.starts_with("DATE_") {
-                            (field(&id("value"), "Value", errors.at(&id("value")), Some("Date and time, UTC"), html! {
+                            (field(&id("value"), "Value", value_error.as_deref(), Some("Date and time, UTC"), html! {
                                 input id=(id("value")) type="datetime-local" name=(key("value"))
                                     value=(constraint.value.get(..16).unwrap_or(&constraint.value))
                                     aria-describedby=(format!("{}-hint {}", id("value"), described("value")))
                                     aria-invalid=(errors.invalid(&id("value")));
                             }))
                         } @else {
-                            (field(&id("value"), "Value", errors.at(&id("value")), None, html! {
+                            (field(&id("value"), "Value", value_error.as_deref(), None, html! {
                                 input id=(id("value")) type="text" name=(key("value")) value=(constraint.value)
                                     list=(format!("{}-legal", id("value")))
                                     aria-describedby=(described("value")) aria-invalid=(errors.invalid(&id("value")));
@@ -195,7 +253,7 @@ pub fn constraint_rows(
                         }
                     } @else {
                         div.values {
-                            (field(&id("values"), "Values", errors.at(&id("values")),
+                            (field(&id("values"), "Values", values_error.as_deref(),
                                 Some(&if legal.is_empty() { "One per line, or comma-separated".to_owned() } else { format!("One per line, or comma-separated. Legal values: {}", legal.join(", ")) }),
                                 html! {
                                     textarea id=(id("values")) name=(key("values")) rows="2"

@@ -5,7 +5,14 @@
 //! ids; the longest path that the error's path starts with (whole segments: it is followed by nothing, `.`
 //! or `[`) wins, so `constraints[1].values` finds control `c1-values` and `variants` the variants group. The control is drawn with `aria-invalid` and `aria-describedby` naming `<id>-error`, the
 //! element [`super::controls::field`] draws with the message.
+//!
+//! Beside its control a message reads as people write it: where it starts with its own field path (the
+//! error's [`ApiError::field`], not a guess from the text) and that path is an API name (`context.appName`,
+//! `constraints[0].values`, `tokenName`), the path becomes the field's label ([`field_label`]):
+//! "context.appName is required" → "Application is required", "constraints[0].values: x" → "x". The JSON
+//! API's messages are unchanged; above the form (no control) the message stays whole.
 
+use super::vocabulary::field_label;
 use maud::{html, Markup};
 use vexil_shared::{ApiError, ErrorKind};
 
@@ -14,6 +21,9 @@ use vexil_shared::{ApiError, ErrorKind};
 pub struct FieldErrors {
     field: Option<String>,
     message: Option<String>,
+    /// The error's own field path and kind, for a form that words a refusal its own way.
+    path: Option<String>,
+    kind: Option<ErrorKind>,
 }
 
 impl FieldErrors {
@@ -28,20 +38,37 @@ impl FieldErrors {
             return FieldErrors::default();
         };
         let field = if error.kind == ErrorKind::NameExists {
-            Some(clash.to_owned())
+            None
         } else {
             error.field.as_deref().and_then(|path| {
                 fields
                     .iter()
                     .filter(|(body_field, _)| names(path, body_field.as_ref()))
                     .max_by_key(|(body_field, _)| body_field.as_ref().len())
-                    .map(|(_, id)| id.as_ref().to_owned())
             })
+        };
+        let message = match (&field, error.field.as_deref()) {
+            (Some((body_field, _)), Some(path)) => {
+                readable(path, &error.message, body_field.as_ref() == path)
+            }
+            _ => error.message.clone(),
+        };
+        let field = match error.kind {
+            ErrorKind::NameExists => Some(clash.to_owned()),
+            _ => field.map(|(_, id)| id.as_ref().to_owned()),
         };
         FieldErrors {
             field,
-            message: Some(error.message.clone()),
+            message: Some(message),
+            path: error.field.clone(),
+            kind: Some(error.kind),
         }
+    }
+
+    /// The path of the body field the error is about, and its kind, when the error sits beside control `id`.
+    pub fn refusal_at(&self, id: &str) -> Option<(&str, ErrorKind)> {
+        self.at(id)?;
+        Some((self.path.as_deref()?, self.kind?))
     }
 
     /// The message shown beside control `id`.
@@ -67,6 +94,52 @@ impl FieldErrors {
                 p.error-box role="alert" { (message) }
             }
         }
+    }
+}
+
+/// `message` with its leading `path` (an API name: with `.`, `[` or a capital) put as people read it: `path:
+/// rest` → "rest" (the control's label says which field), `path rest` → "<label> rest".
+///
+/// Beside a control of a part of the field (`parameters` for `parameters[0].name`), the path is kept in
+/// words instead, as it says which part: "Parameter 1 name must be …".
+fn readable(path: &str, message: &str, own_control: bool) -> String {
+    let api_name = path.contains(['.', '[']) || path.chars().any(char::is_uppercase);
+    let Some(rest) = message.strip_prefix(path).filter(|_| api_name) else {
+        return message.to_owned();
+    };
+    if !own_control && (rest.starts_with(": ") || rest.starts_with(' ')) {
+        return format!("{}{rest}", located(path));
+    }
+    if let Some(rest) = rest.strip_prefix(": ").filter(|rest| !rest.is_empty()) {
+        return rest.to_owned();
+    }
+    if rest.starts_with(' ') {
+        return format!("{}{rest}", field_label(path));
+    }
+    message.to_owned()
+}
+
+/// A path in words: `parameters[0].name` → "Parameter 1 name", `segments[2]` → "Segment 3".
+fn located(path: &str) -> String {
+    let words: Vec<String> = path
+        .split('.')
+        .map(|segment| match segment.split_once('[') {
+            Some((list, index)) => {
+                let number = index
+                    .trim_end_matches(']')
+                    .parse::<usize>()
+                    .map_or(0, |i| i + 1);
+                let item = field_label(list);
+                format!("{} {number}", item.strip_suffix('s').unwrap_or(&item))
+            }
+            None => field_label(segment).to_lowercase(),
+        })
+        .collect();
+    let joined = words.join(" ");
+    let mut characters = joined.chars();
+    match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => joined,
     }
 }
 
@@ -120,6 +193,28 @@ mod tests {
         assert_eq!(place("constraints[10].values"), "c10-values");
         assert_eq!(place("constraints[2].operator"), "constraints");
         assert_eq!(place("constraintsx"), "");
+        // Beside its control, the message loses its path (an API name) or reads it as a label.
+        let placed = |path: &str, message: &str| {
+            let error = ApiError::invalid_field(path, message);
+            let errors = FieldErrors::of(Some(&error), &fields, "x");
+            errors.message.unwrap_or_default()
+        };
+        assert_eq!(
+            placed("constraints[1].values", "constraints[1].values: too many"),
+            "too many"
+        );
+        assert_eq!(
+            placed("constraints[1].value", "constraints[1].value is required"),
+            "Value is required"
+        );
+        assert_eq!(
+            placed("constraints[1].values", "the values: x"),
+            "the values: x"
+        );
+        assert_eq!(
+            placed("constraints[2].value", "constraints[2].value: no"),
+            "Constraint 3 value: no"
+        );
         // The message is not read: a path-like message without a field path goes above the form.
         let unplaced = ApiError::validation("constraints[1].values: too many");
         assert_eq!(FieldErrors::of(Some(&unplaced), &fields, "x").field, None);

@@ -2,7 +2,6 @@
 //! order (edit, delete, Move up/Move down, add), its variants, its settings, archive with a confirmation,
 //! and its event log with what each event changed. Also the variants form of one environment.
 
-use super::constraint_editor::single_valued;
 use super::controls::{enter_saves, field, notice, switch, when};
 use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
 use super::event_log::{event_days, DayHeading};
@@ -12,6 +11,7 @@ use super::page::{see_other, Page, UiError};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
+use super::vocabulary::{strategy_heading, Rule, StrategyNames};
 use crate::domain::access;
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::dependencies;
@@ -19,6 +19,7 @@ use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::segments;
 use crate::domain::strategies::{self, Strategy};
+use crate::domain::strategy_definitions;
 use crate::domain::variants;
 use crate::http::state::AppState;
 use crate::model::change_request::Change;
@@ -81,39 +82,17 @@ pub struct FlagQuery {
     notice: Option<String>,
 }
 
-/// A strategy's rule in words: its parameters, constraints and segments.
+/// A strategy's rule in words: its summary, its constraints and segments as chips, its variants.
 fn strategy_summary(strategy: &Strategy, segment_names: &HashMap<i64, String>) -> Markup {
-    html! {
-        ul {
-            @for (name, value) in &strategy.parameters {
-                @if !value.is_empty() {
-                    li {
-                        @if name == "rollout" || name == "percentage" { (name) ": " strong { (value) "%" } }
-                        @else { (name) ": " code { (value) } }
-                    }
-                }
-            }
-            @for constraint in &strategy.constraints {
-                li {
-                    code { (constraint.context_name) }
-                    @if constraint.inverted { " NOT" }
-                    " " (constraint.operator) " "
-                    @if single_valued(&constraint.operator) {
-                        code { (constraint.value.clone().unwrap_or_default()) }
-                    } @else {
-                        code { "[" (constraint.values.join(", ")) "]" }
-                    }
-                    @if constraint.case_insensitive { " (case insensitive)" }
-                }
-            }
-            @for id in &strategy.segments {
-                li { "segment " strong { (segment_names.get(id).cloned().unwrap_or_else(|| format!("#{id}"))) } }
-            }
-            @if !strategy.variants.is_empty() {
-                li { "variants: " (strategy.variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")) }
-            }
-        }
+    Rule {
+        name: &strategy.name,
+        parameters: &strategy.parameters,
+        constraints: &strategy.constraints,
+        segments: &strategy.segments,
+        segment_names,
+        variants: strategy.variants.iter().map(|v| v.name.as_str()).collect(),
     }
+    .markup()
 }
 
 /// What the flag page shows besides the flag: segment names, the flag's events, and the parents it could
@@ -121,6 +100,7 @@ fn strategy_summary(strategy: &Strategy, segment_names: &HashMap<i64, String>) -
 struct Loaded {
     flag: Feature,
     segment_names: HashMap<i64, String>,
+    strategy_names: StrategyNames,
     events: Vec<Event>,
     /// The first [`PARENT_SUGGESTIONS`] possible parents, and whether there are more.
     parent_options: (Vec<String>, bool),
@@ -148,6 +128,8 @@ async fn load(
         .into_iter()
         .map(|segment| (segment.id, segment.name))
         .collect();
+    let definitions = strategy_definitions::list(&mut conn).await?.strategies;
+    let strategy_names = StrategyNames::of(&definitions);
     let query = EventQuery {
         feature: Some(feature.to_owned()),
         limit: Some(EVENTS_SHOWN),
@@ -158,6 +140,7 @@ async fn load(
     Ok(Loaded {
         flag,
         segment_names,
+        strategy_names,
         events,
         parent_options,
     })
@@ -194,6 +177,7 @@ async fn draw(
     let Loaded {
         flag,
         segment_names,
+        strategy_names,
         events,
         parent_options,
     } = load(state, who, project, feature).await?;
@@ -242,8 +226,7 @@ async fn draw(
                                     data-index=(index) data-draggable[who.may_write] {
                                     div.strategy-head {
                                         span.title {
-                                            (index + 1) ". " (strategy.title.clone().filter(|t| !t.is_empty()).unwrap_or(strategy.name.clone()))
-                                            @if strategy.title.as_deref().is_some_and(|t| !t.is_empty()) { " " span.muted { "(" (strategy.name) ")" } }
+                                            (index + 1) ". " (strategy_heading(&strategy_names, &strategy.name, strategy.title.as_deref()))
                                             @if strategy.disabled { " " span.disabled-note { "disabled" } }
                                         }
                                         @if who.may_write {

@@ -13,6 +13,7 @@ pub mod api_tokens;
 pub mod applications;
 pub mod archive;
 pub mod assets;
+pub mod change_preview;
 pub mod change_requests;
 pub mod constraint_editor;
 pub mod context_fields;
@@ -43,6 +44,7 @@ pub mod strategy_form;
 pub mod usage;
 pub mod users;
 pub mod variant_editor;
+pub mod vocabulary;
 
 use crate::http::state::AppState;
 use axum::http::header::{HeaderName, HeaderValue};

@@ -6,15 +6,15 @@
 //! reloadable, and needs no CSRF token. "Add property" submits the same form back with one more row, so it
 //! works without JavaScript.
 
-use super::constraint_editor::single_valued;
 use super::controls::field;
 use super::page::{Page, UiError};
 use super::session::{FormFields, SignedIn};
+use super::vocabulary::{field_label, strategy_heading, strategy_summary, Said, StrategyNames};
 use crate::domain::playground::{
     self, PlaygroundConstraint, PlaygroundFeature, PlaygroundPage, PlaygroundRequest,
     PlaygroundStrategy,
 };
-use crate::domain::{environments, projects};
+use crate::domain::{environments, projects, strategy_definitions};
 use crate::http::state::AppState;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
@@ -36,10 +36,10 @@ const PAGE_SIZE: usize = 50;
 
 /// The standard context fields: (query name, label, hint).
 const CONTEXT_FIELDS: [(&str, &str, Option<&str>); 5] = [
-    ("userId", "User id", None),
-    ("sessionId", "Session id", None),
-    ("remoteAddress", "Remote address", Some("An IP address")),
-    ("appName", "App name", None),
+    ("userId", "User ID", None),
+    ("sessionId", "Session ID", None),
+    ("remoteAddress", "IP address", Some("e.g. 192.0.2.10")),
+    ("appName", "Application", None),
     (
         "currentTime",
         "Current time",
@@ -174,46 +174,36 @@ impl Messages {
             .map(|(_, message)| message.as_str())
     }
 
-    /// The domain's message beside the field its path names (`environment`, `context.appName`).
+    /// The domain's refusal beside the field its path names (`environment`, `context.appName`), worded as
+    /// people read it ("Application is required"); any other above the form.
     fn of(error: ApiError) -> Messages {
-        let message = error.message;
-        let path = error.field.unwrap_or_default();
-        let path = path.strip_prefix("context.").unwrap_or(&path);
+        let path = error.field.as_deref().unwrap_or_default();
         let named = std::iter::once("environment")
             .chain(CONTEXT_FIELDS.iter().map(|(name, _, _)| *name))
-            .find(|name| *name == path);
+            .find(|name| path == *name || path.strip_prefix("context.") == Some(*name));
         match named {
-            Some(name) => Messages {
-                field: Some((name.to_owned(), message)),
-                ..Messages::default()
-            },
+            Some(name) => {
+                let message = match error.message.strip_prefix(path) {
+                    Some(rest) if rest.starts_with(": ") => rest[2..].to_owned(),
+                    Some(rest) if rest.starts_with(' ') => format!("{}{rest}", field_label(path)),
+                    _ => error.message.clone(),
+                };
+                Messages {
+                    field: Some((name.to_owned(), message)),
+                    ..Messages::default()
+                }
+            }
             None => Messages {
-                general: Some(message),
+                general: Some(error.message),
                 ..Messages::default()
             },
         }
     }
 }
 
-/// `context operator values` as the strategy form shows a constraint.
+/// A constraint as the flag page shows it ("country is one of NO, SE").
 fn constraint_text(constraint: &PlaygroundConstraint) -> String {
-    let values = if single_valued(&constraint.operator) {
-        constraint.value.clone().unwrap_or_default()
-    } else {
-        format!("[{}]", constraint.values.join(", "))
-    };
-    format!(
-        "{}{} {} {}{}",
-        constraint.context_name,
-        if constraint.inverted { " NOT" } else { "" },
-        constraint.operator,
-        values,
-        if constraint.case_insensitive {
-            " (case insensitive)"
-        } else {
-            ""
-        }
-    )
+    Said::from(constraint).text()
 }
 
 fn verdict(result: bool) -> &'static str {
@@ -240,7 +230,7 @@ fn decided_by(strategy: &PlaygroundStrategy) -> String {
             let mut parts: Vec<String> = strategy
                 .constraints
                 .iter()
-                .map(|c| format!("constraint {} (true)", constraint_text(c)))
+                .map(|c| format!("“{}” (true)", constraint_text(c)))
                 .collect();
             parts.extend(
                 strategy
@@ -256,7 +246,7 @@ fn decided_by(strategy: &PlaygroundStrategy) -> String {
         }
         _ => match (failed_constraint, failed_segment) {
             (Some(constraint), _) => format!(
-                "Not matched: decided by constraint {} (false)",
+                "Not matched: decided by “{}” (false)",
                 constraint_text(constraint)
             ),
             (None, Some(segment)) => {
@@ -272,23 +262,20 @@ fn decided_by(strategy: &PlaygroundStrategy) -> String {
 fn constraint_items(constraints: &[PlaygroundConstraint]) -> Markup {
     html! {
         @for constraint in constraints {
+            @let said = Said::from(constraint);
             li class=(if constraint.result { "passed" } else { "failed" }) {
-                code { (constraint_text(constraint)) } ": " strong { (verdict(constraint.result)) }
+                span.chip title=(said.api_form()) { (said.text()) } ": " strong { (verdict(constraint.result)) }
             }
         }
     }
 }
 
-fn strategy_item(strategy: &PlaygroundStrategy) -> Markup {
-    let title = strategy
-        .title
-        .clone()
-        .filter(|title| !title.is_empty())
-        .unwrap_or_else(|| strategy.name.clone());
+fn strategy_item(names: &StrategyNames, strategy: &PlaygroundStrategy) -> Markup {
+    let summary = strategy_summary(&strategy.name, &strategy.parameters);
     html! {
         li {
-            strong { (title) }
-            @if strategy.title.as_deref().is_some_and(|t| !t.is_empty()) { " " span.muted { "(" (strategy.name) ")" } }
+            strong { (strategy_heading(names, &strategy.name, strategy.title.as_deref())) }
+            @if !summary.is_empty() { " " span.muted { "· " (summary) } }
             p.decided { (decided_by(strategy)) }
             @if !strategy.constraints.is_empty() || !strategy.segments.is_empty() {
                 ul.explain {
@@ -307,7 +294,12 @@ fn strategy_item(strategy: &PlaygroundStrategy) -> Markup {
     }
 }
 
-fn feature_card(who: &SignedIn, environment: &str, feature: &PlaygroundFeature) -> Markup {
+fn feature_card(
+    who: &SignedIn,
+    names: &StrategyNames,
+    environment: &str,
+    feature: &PlaygroundFeature,
+) -> Markup {
     let variant = feature
         .variant
         .get("name")
@@ -341,7 +333,7 @@ fn feature_card(who: &SignedIn, environment: &str, feature: &PlaygroundFeature) 
             } @else {
                 ol.strategies-explained {
                     @for strategy in &feature.strategies.data {
-                        (strategy_item(strategy))
+                        (strategy_item(names, strategy))
                     }
                 }
             }
@@ -361,10 +353,16 @@ pub async fn page(
         let mut conn = state.store.read().await?;
         let environments = environments::list(&mut conn).await?.environments;
         let projects = projects::list(&mut conn).await?.projects;
-        Ok::<_, ApiError>((conn, environments, projects))
+        let definitions = strategy_definitions::list(&mut conn).await?.strategies;
+        Ok::<_, ApiError>((
+            conn,
+            environments,
+            projects,
+            StrategyNames::of(&definitions),
+        ))
     }
     .await;
-    let (mut conn, environments, all_projects) = loaded?;
+    let (mut conn, environments, all_projects, names) = loaded?;
     let first = environments
         .iter()
         .find(|environment| environment.enabled)
@@ -462,7 +460,7 @@ pub async fn page(
                 }
             }
             @if let Some(answer) = &answer {
-                (results(&who, &form, answer))
+                (results(&who, &names, &form, answer))
             } @else if !refused {
                 div.empty { p { "Fill in a context and press Evaluate to see every flag's answer." } }
             }
@@ -476,7 +474,12 @@ pub async fn page(
     Ok(Page { status, markup }.into_response())
 }
 
-fn results(who: &SignedIn, form: &ContextForm, answer: &PlaygroundPage) -> Markup {
+fn results(
+    who: &SignedIn,
+    names: &StrategyNames,
+    form: &ContextForm,
+    answer: &PlaygroundPage,
+) -> Markup {
     let (total, on, page, shown) = (answer.total, answer.enabled, answer.page, &answer.features);
     let pages = total.div_ceil(PAGE_SIZE).max(1);
     html! {
@@ -489,7 +492,7 @@ fn results(who: &SignedIn, form: &ContextForm, answer: &PlaygroundPage) -> Marku
                 div.empty { p { "No flags in the chosen projects." } }
             }
             @for feature in shown {
-                (feature_card(who, &form.environment, feature))
+                (feature_card(who, names, &form.environment, feature))
             }
             @if pages > 1 {
                 div.pager {

@@ -10,6 +10,7 @@ use super::page::{Page, UiError};
 use super::paging::{ListQuery, Paged};
 use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
+use super::vocabulary::constraint_chip;
 use crate::domain::segments::{Segment, SegmentInput};
 use crate::domain::{change_requests, context_fields, segments, strategy_usage};
 use crate::http::state::AppState;
@@ -97,9 +98,11 @@ pub async fn list(
                                         }
                                     }
                                     td {
-                                        @for constraint in &segment.constraints {
-                                            div { code { (constraint.context_name) " " (constraint.operator) " "
-                                                (constraint.value.clone().unwrap_or_else(|| constraint.values.join(", "))) } }
+                                        @if segment.constraints.is_empty() { span.muted { "none: everyone" } }
+                                        @else {
+                                            ul.chips aria-label=(format!("Conditions of {}, all must match", segment.name)) {
+                                                @for constraint in &segment.constraints { li { (constraint_chip(constraint)) } }
+                                            }
                                         }
                                     }
                                     td {
@@ -193,7 +196,7 @@ async fn segment_form(
                 }))
                 fieldset {
                     legend { "Constraints" }
-                    (constraint_rows(&context_fields, &draft.constraints, true, &errors))
+                    (constraint_rows(&context_fields, &draft.constraints, (true, None), &errors))
                     button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
                 }
                 div.actions {

@@ -9,6 +9,7 @@ use super::page::{Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
+use super::vocabulary::{parameter_label, StrategyNames};
 use crate::domain::strategy_definitions::{
     self, CreateStrategyDefinition, StrategyDefinition, UpdateStrategyDefinition,
 };
@@ -64,6 +65,7 @@ pub async fn list(
     .await?
     .strategies;
     let paged = Paged::new(query.page, definitions.len());
+    let names = StrategyNames::of(&definitions);
     let markup = shell.render(
         "Strategies",
         html! {
@@ -89,11 +91,11 @@ pub async fn list(
                         } }
                         tbody {
                             @for definition in paged.slice(&definitions) {
-                                @let title = definition.display_name.clone().filter(|title| !title.is_empty()).unwrap_or(definition.name.clone());
+                                @let title = names.name(&definition.name).to_owned();
                                 tr {
                                     td.flag-name {
                                         strong { (title) }
-                                        @if title != definition.name { " " code { (definition.name) } }
+                                        @if title != definition.name { " " code.api-name { (definition.name) } }
                                         @if let Some(description) = definition.description.as_deref().filter(|d| !d.is_empty()) {
                                             p.desc { (description) }
                                         }
@@ -102,7 +104,9 @@ pub async fn list(
                                         @if definition.parameters.is_empty() { span.muted { "none" } }
                                         @for parameter in &definition.parameters {
                                             div {
-                                                code { (parameter.name) } " " span.muted { (type_name(parameter.parameter_type)) }
+                                                @let label = parameter_label(&parameter.name);
+                                                @if label != parameter.name { (label) " " code.api-name { (parameter.name) } } @else { code { (parameter.name) } }
+                                                " " span.muted { (type_name(parameter.parameter_type)) }
                                                 @if parameter.required { " " span.badge { "required" } }
                                             }
                                         }

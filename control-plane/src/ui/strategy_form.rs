@@ -13,6 +13,7 @@ use super::page::{Page, UiError};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
+use super::vocabulary::{parameter_hint, parameter_label, stickiness_label, StrategyNames};
 use crate::domain::change_requests;
 use crate::domain::context_fields::{self, ContextField};
 use crate::domain::segments::{self, Segment};
@@ -169,6 +170,8 @@ struct Choices {
     definitions: Vec<StrategyDefinition>,
     context_fields: Vec<ContextField>,
     segments: Vec<Segment>,
+    /// This instance's limit of values per constraint.
+    max_values: u32,
 }
 
 async fn choices(state: &AppState, project: &str) -> Result<Choices, ApiError> {
@@ -191,20 +194,8 @@ async fn choices(state: &AppState, project: &str) -> Result<Choices, ApiError> {
         definitions,
         context_fields,
         segments,
+        max_values: state.limits.constraint_values,
     })
-}
-
-fn label_of(parameter: &str) -> String {
-    match parameter {
-        "rollout" => "Rollout".to_owned(),
-        "stickiness" => "Stickiness".to_owned(),
-        "groupId" => "Group id".to_owned(),
-        "userIds" => "User ids".to_owned(),
-        "IPs" => "IP addresses".to_owned(),
-        "hostNames" => "Host names".to_owned(),
-        "percentage" => "Percentage".to_owned(),
-        other => other.to_owned(),
-    }
 }
 
 fn parameter_control(
@@ -218,29 +209,29 @@ fn parameter_control(
             @let id = format!("param-{}", parameter.name);
             @let name = format!("param.{}", parameter.name);
             @let value = draft.parameters.get(&parameter.name).cloned().unwrap_or_default();
-            @let hint = Some(parameter.description.as_str()).filter(|hint| !hint.is_empty());
+            @let hint = parameter_hint(&parameter.name).or(Some(parameter.description.as_str()).filter(|hint| !hint.is_empty()));
             @let error = errors.at(&id);
             @let invalid = errors.invalid(&id);
             @let described = if hint.is_some() { format!("{id}-hint {id}-error") } else { format!("{id}-error") };
             @if parameter.name == "stickiness" {
-                (field(&id, "Stickiness", error, None, html! {
-                    select id=(id) name=(name) aria-describedby=(format!("{id}-error")) aria-invalid=(invalid) {
+                (field(&id, "Stickiness", error, hint, html! {
+                    select id=(id) name=(name) aria-describedby=(described) aria-invalid=(invalid) {
                         @for option in ["default", "userId", "sessionId", "random"].into_iter().map(str::to_owned)
                             .chain(choices.context_fields.iter().filter(|f| f.stickiness && !["userId", "sessionId"].contains(&f.name.as_str())).map(|f| f.name.clone())) {
-                            option value=(option) selected[option == value] { (option) }
+                            option value=(option) selected[option == value] { (stickiness_label(&option)) }
                         }
                     }
                 }))
             } @else {
                 @match parameter.parameter_type {
                     ParameterType::Percentage => {
-                        (field(&id, &label_of(&parameter.name), error, Some("0 to 100 %"), html! {
+                        (field(&id, &parameter_label(&parameter.name), error, Some("0 to 100 %"), html! {
                             input id=(id) type="number" name=(name) min="0" max="100" step="1" value=(value)
                                 aria-describedby=(format!("{id}-hint {id}-error")) aria-invalid=(invalid);
                         }))
                     }
                     ParameterType::List => {
-                        (field(&id, &label_of(&parameter.name), error, Some("Comma-separated"), html! {
+                        (field(&id, &parameter_label(&parameter.name), error, Some("Comma-separated"), html! {
                             textarea id=(id) name=(name) rows="2" aria-describedby=(format!("{id}-hint {id}-error"))
                                 aria-invalid=(invalid) { (value) }
                         }))
@@ -248,17 +239,17 @@ fn parameter_control(
                     ParameterType::Boolean => {
                         input type="hidden" name=(name) value="false";
                         label.check { input id=(id) type="checkbox" name=(name) value="true" checked[value == "true"]
-                            aria-describedby=(format!("{id}-error")) aria-invalid=(invalid); (label_of(&parameter.name)) }
+                            aria-describedby=(format!("{id}-error")) aria-invalid=(invalid); (parameter_label(&parameter.name)) }
                         p.field-error id=(format!("{id}-error")) aria-live="polite" { @if let Some(error) = error { (error) } }
                     }
                     ParameterType::Number => {
-                        (field(&id, &label_of(&parameter.name), error, hint, html! {
+                        (field(&id, &parameter_label(&parameter.name), error, hint, html! {
                             input id=(id) type="number" name=(name) value=(value)
                                 aria-describedby=(described) aria-invalid=(invalid);
                         }))
                     }
                     ParameterType::String => {
-                        (field(&id, &label_of(&parameter.name), error, hint, html! {
+                        (field(&id, &parameter_label(&parameter.name), error, hint, html! {
                             input id=(id) type="text" name=(name) value=(value)
                                 aria-describedby=(described) aria-invalid=(invalid);
                         }))
@@ -327,6 +318,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
     };
     let definition = choices.definitions.iter().find(|d| d.name == draft.name);
     let errors = FieldErrors::of(error, &form_fields(definition, draft), "strategy");
+    let names = StrategyNames::of(&choices.definitions);
     let markup = shell.render(
         heading,
         html! {
@@ -347,11 +339,11 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 @if let Some(id) = &draft.id { input type="hidden" name="strategyId" value=(id); }
                 (field("strategy", "Strategy", errors.at("strategy"), definition.and_then(|d| d.description.as_deref()), html! {
                     select #strategy name="strategy" data-autosubmit="refresh-form" aria-describedby="strategy-hint strategy-error"
-                        aria-invalid=(errors.invalid("strategy")) {
+                        title=(format!("API name: {}", draft.name)) aria-invalid=(errors.invalid("strategy")) {
                         @for candidate in &choices.definitions {
                             @if !candidate.deprecated || candidate.name == draft.name {
                                 option value=(candidate.name) selected[candidate.name == draft.name] {
-                                    (candidate.display_name.clone().unwrap_or(candidate.name.clone()))
+                                    (names.name(&candidate.name))
                                 }
                             }
                         }
@@ -366,7 +358,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 }
                 fieldset {
                     legend { "Constraints" }
-                    (constraint_rows(&choices.context_fields, &draft.constraints, true, &errors))
+                    (constraint_rows(&choices.context_fields, &draft.constraints, (true, Some(choices.max_values)), &errors))
                     button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
                 }
                 fieldset {

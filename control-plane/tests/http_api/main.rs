@@ -39,5 +39,6 @@ mod ui_config;
 mod ui_event_log;
 mod ui_forms;
 mod ui_usage;
+mod ui_vocabulary;
 mod unleash_edge_api;
 mod unleash_operations;

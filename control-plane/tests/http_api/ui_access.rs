@@ -235,7 +235,7 @@ async fn token_form_errors_stay_beside_their_fields(db: TestDb) {
     empty.expect(400);
     assert!(empty
         .text_of("token-name-error")
-        .contains("tokenName must be 1 to 100"));
+        .contains("Token name must be 1 to 100"));
     let unknown = browser
         .post(
             "/admin/api",

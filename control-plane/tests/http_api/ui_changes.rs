@@ -357,7 +357,8 @@ async fn the_playground_names_what_decided(db: TestDb) {
     let text = empty.expect(200);
     for fragment in [
         "<label for=\"environment\">Environment</label>",
-        "<label for=\"userId\">User id</label>",
+        "<label for=\"userId\">User ID</label>",
+        "<label for=\"appName\">Application</label>",
         "<legend>Projects</legend>",
         ">Add property</button>",
         ">Evaluate</button>",
@@ -397,7 +398,7 @@ async fn the_playground_names_what_decided(db: TestDb) {
         "{text}"
     );
     assert!(
-        text.contains("Matched: decided by constraint country IN [NO] (true)"),
+        text.contains("Matched: decided by “country is one of NO” (true)"),
         "{text}"
     );
     let off = browser.get(&query("SE")).await;
@@ -407,7 +408,7 @@ async fn the_playground_names_what_decided(db: TestDb) {
         "{text}"
     );
     assert!(
-        text.contains("Not matched: decided by constraint country IN [NO] (false)"),
+        text.contains("Not matched: decided by “country is one of NO” (false)"),
         "{text}"
     );
 
@@ -428,7 +429,7 @@ async fn the_playground_names_what_decided(db: TestDb) {
         .await;
     let text = no_app.expect(400);
     assert!(
-        text.contains("id=\"appName-error\" aria-live=\"polite\">context.appName is required</p>"),
+        text.contains("id=\"appName-error\" aria-live=\"polite\">Application is required</p>"),
         "{text}"
     );
     assert!(text.contains("name=\"userId\" value=\"kept\""));

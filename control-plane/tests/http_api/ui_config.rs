@@ -328,7 +328,7 @@ async fn environments_context_fields_and_strategies(db: TestDb) {
         )
         .await;
     assert!(no_number.expect(400).contains(
-        "id=\"environment-sort-order-error\" aria-live=\"polite\">sortOrder must be a whole number"
+        "id=\"environment-sort-order-error\" aria-live=\"polite\">Sort order must be a whole number"
     ));
     assert_eq!(
         server.get("/api/admin/environments/staging").await.status,
@@ -567,7 +567,7 @@ async fn environments_context_fields_and_strategies(db: TestDb) {
     let text = blank.expect(400);
     assert!(
         text.contains(
-            "id=\"parameters-error\" aria-live=\"polite\">parameters[0].name must be 1 to 100"
+            "id=\"parameters-error\" aria-live=\"polite\">Parameter 1 name must be 1 to 100"
         ),
         "{text}"
     );
@@ -953,8 +953,16 @@ async fn long_configuration_lists_are_paged(db: TestDb) {
         .unwrap()
         .iter()
         .map(|strategy| {
-            strategy["displayName"]
-                .as_str()
+            // The built-ins by the UI's names (ui::vocabulary), the custom ones by their title or name.
+            let built_in = match strategy["name"].as_str().unwrap() {
+                "default" => Some("Standard (on for everyone)"),
+                "userWithId" => Some("User IDs"),
+                "gradualRolloutUserId" => Some("Gradual rollout by user ID"),
+                "gradualRolloutSessionId" => Some("Gradual rollout by session ID"),
+                _ => None,
+            };
+            built_in
+                .or(strategy["displayName"].as_str())
                 .filter(|title| !title.is_empty())
                 .unwrap_or_else(|| strategy["name"].as_str().unwrap())
                 .to_owned()

@@ -23,4 +23,5 @@ mod ui_firefox;
 mod ui_narrow;
 mod ui_readme;
 mod ui_usage;
+mod ui_vocabulary;
 mod usage_proxy;

@@ -45,6 +45,10 @@ async function main() {
     await page.waitForURL(new RegExp(`/features/${flag}$`));
     if ((await page.getByRole("heading", { name: flag }).count()) === 0)
       fail(`the flag page has no heading ${flag}`);
+    // Its strategies in words, each constraint as a chip (ui::vocabulary).
+    for (const words of ["Nordic customers first · Gradual rollout", "25% of users, group " + flag, "country is one of NO, SE, DK"]) {
+      if ((await page.getByText(words, { exact: true }).count()) === 0) fail(`the flag page does not show "${words}"`);
+    }
     await audit.check(page);
     await page.screenshot({ path: `${images}/ui-flag-page.png` });
 

@@ -132,19 +132,19 @@ async function main() {
   await ed.page.waitForURL(/\/playground$/);
   await screenshot(ed.page, "08-playground-empty");
   await ed.page.getByLabel("Environment").selectOption("development");
-  await ed.page.getByLabel("User id").fill("u1");
+  await ed.page.getByLabel("User ID").fill("u1");
   await submitWith(ed.page, ed.page.getByRole("button", { name: "Add property", exact: true }));
   await ed.page.getByLabel("Property name").fill("country");
   await ed.page.getByLabel("Property value").fill("NO");
   await submitWith(ed.page, ed.page.getByRole("button", { name: "Evaluate", exact: true }));
   const nordic = ed.page.getByRole("article", { name: "Flag nordic" });
   await nordic.getByText("On", { exact: true }).waitFor();
-  await nordic.getByText("Matched: decided by constraint country IN [NO] (true)").waitFor();
+  await nordic.getByText("Matched: decided by “country is one of NO” (true)").waitFor();
   await screenshot(ed.page, "09-playground-on");
   await ed.page.getByLabel("Property value").fill("SE");
   await submitWith(ed.page, ed.page.getByRole("button", { name: "Evaluate", exact: true }));
   await nordic.getByText("Off", { exact: true }).waitFor();
-  await nordic.getByText("Not matched: decided by constraint country IN [NO] (false)").waitFor();
+  await nordic.getByText("Not matched: decided by “country is one of NO” (false)").waitFor();
   await screenshot(ed.page, "10-playground-off");
 
   await browser.close();
