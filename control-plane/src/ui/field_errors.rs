@@ -119,9 +119,10 @@ fn readable(path: &str, message: &str, own_control: bool) -> String {
     message.to_owned()
 }
 
-/// A path in words: `parameters[0].name` → "Parameter 1 name", `segments[2]` → "Segment 3".
+/// A path in words: `parameters[0].name` → "Parameter 1 name", `segments[2]` → "Segment 3",
+/// `legalValues[1].value` → "Legal value 2".
 fn located(path: &str) -> String {
-    let words: Vec<String> = path
+    let mut words: Vec<String> = path
         .split('.')
         .map(|segment| match segment.split_once('[') {
             Some((list, index)) => {
@@ -135,6 +136,12 @@ fn located(path: &str) -> String {
             None => field_label(segment).to_lowercase(),
         })
         .collect();
+    // "Legal value 2 value" says "value" twice: the item's own name is enough ("Legal value 2").
+    if let [.., item, last] = words.as_slice() {
+        if item.to_lowercase().contains(last.as_str()) {
+            words.pop();
+        }
+    }
     let joined = words.join(" ");
     let mut characters = joined.chars();
     match characters.next() {
@@ -173,6 +180,13 @@ mod tests {
         let other = ApiError::validation("something else");
         let placed = FieldErrors::of(Some(&other), &fields, "token-name");
         assert!(placed.general().into_string().contains("something else"));
+    }
+
+    #[test]
+    fn paths_read_as_words() {
+        assert_eq!(located("parameters[0].name"), "Parameter 1 name");
+        assert_eq!(located("segments[2]"), "Segment 3");
+        assert_eq!(located("legalValues[1].value"), "Legal value 2");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 pub const VALUES_SHOWN: usize = 5;
 
 /// The name people read of a built-in strategy.
-fn built_in_strategy(name: &str) -> Option<&'static str> {
+pub fn built_in_strategy(name: &str) -> Option<&'static str> {
     Some(match name {
         "default" => "Standard (on for everyone)",
         "flexibleRollout" => "Gradual rollout",

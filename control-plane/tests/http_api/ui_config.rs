@@ -440,7 +440,9 @@ async fn environments_context_fields_and_strategies(db: TestDb) {
         .await;
     let text = twice.expect(400);
     assert!(
-        text.contains("id=\"legal-values-error\" aria-live=\"polite\">legalValues[1].value: eu is listed twice"),
+        text.contains(
+            "id=\"legal-values-error\" aria-live=\"polite\">Legal value 2: eu is listed twice"
+        ),
         "{text}"
     );
     assert_eq!(server.get("/api/admin/context/region").await.status, 404);

@@ -1,26 +1,33 @@
-//! Activation strategies in people's words, from the name the API gives them and their parameters
-//! (`flexibleRollout` with `rollout: 50` → "gradual rollout of 50%"). Self-contained (plain strings in,
-//! strings out), so any page may use it.
+//! Activation strategies in a sentence's words: the names of [`crate::ui::vocabulary`] (every page's), in
+//! lower case mid-sentence, with a gradual rollout's percentage (`flexibleRollout` with `rollout: 50` →
+//! "gradual rollout of 50%").
 
+use crate::ui::vocabulary::built_in_strategy;
 use serde_json::Value;
 
-/// A strategy's name as people read it: `flexibleRollout` → "gradual rollout of 50%" (when its parameters
-/// give the percentage), `default` → "standard (on for everyone)", `userWithId` → "user IDs",
-/// `remoteAddress` → "IPs", `applicationHostname` → "hosts"; a custom strategy keeps its own name.
+/// A strategy's name mid-sentence: `flexibleRollout` → "gradual rollout of 50%" (when its parameters give
+/// the percentage), `default` → "standard (on for everyone)", `userWithId` → "user IDs", `remoteAddress` →
+/// "IPs"; a custom strategy keeps its own name.
 pub fn strategy_name(name: &str, parameters: Option<&Value>) -> String {
-    match name {
-        "flexibleRollout"
-        | "gradualRolloutRandom"
-        | "gradualRolloutSessionId"
-        | "gradualRolloutUserId" => match rollout_of(name, parameters) {
-            Some(percent) => format!("gradual rollout of {percent}"),
-            None => "gradual rollout".to_owned(),
-        },
-        "default" => "standard (on for everyone)".to_owned(),
-        "userWithId" => "user IDs".to_owned(),
-        "remoteAddress" => "IPs".to_owned(),
-        "applicationHostname" => "hosts".to_owned(),
-        other => other.to_owned(),
+    let Some(built_in) = built_in_strategy(name) else {
+        return name.to_owned();
+    };
+    let named = mid_sentence(built_in);
+    match rollout_of(name, parameters) {
+        Some(percent) => format!("{named} of {percent}"),
+        None => named,
+    }
+}
+
+/// "Gradual rollout" → "gradual rollout"; "IPs" stays (an abbreviation keeps its capitals).
+fn mid_sentence(name: &str) -> String {
+    let mut chars = name.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if second.is_lowercase() => first
+            .to_lowercase()
+            .chain(name[first.len_utf8()..].chars())
+            .collect(),
+        _ => name.to_owned(),
     }
 }
 
@@ -71,7 +78,7 @@ mod tests {
         assert_eq!(strategy_name("flexibleRollout", None), "gradual rollout");
         assert_eq!(
             strategy_name("gradualRolloutUserId", Some(&json!({"percentage": 10}))),
-            "gradual rollout of 10%"
+            "gradual rollout by user ID of 10%"
         );
         assert_eq!(strategy_name("default", None), "standard (on for everyone)");
         assert_eq!(strategy_name("userWithId", None), "user IDs");
