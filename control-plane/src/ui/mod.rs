@@ -35,6 +35,7 @@ pub mod playground;
 pub mod profile;
 pub mod projects;
 pub mod scope;
+pub mod search;
 pub mod segments;
 pub mod session;
 pub mod settings;
@@ -84,6 +85,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(strategy_form::routes())
         .merge(segments::routes())
         .merge(archive::routes())
+        .merge(search::routes())
         // Access: API tokens, users, groups, the signed-in user's profile.
         .merge(api_tokens::routes())
         .merge(users::routes())

@@ -225,6 +225,11 @@ impl Shell {
                             // Narrow screens, with JavaScript: the navigation folds behind this button (vexil.js
                             // shows it). Without JavaScript the navigation stays open, wrapped in rows.
                             button.menu-toggle type="button" aria-expanded="false" aria-controls="main-nav" hidden { "Menu" }
+                            // One search from every page; "/" focuses it (vexil.js).
+                            form.global-search method="get" action=(self.link("/search")) role="search" {
+                                input #global-search type="search" name="q" aria-label="Search flags, segments and projects"
+                                    placeholder="Search  /" autocomplete="off" aria-keyshortcuts="/";
+                            }
                         }
                         @if let Some(who) = &self.who {
                             form.signout method="post" action=(self.link("/logout")) {

@@ -14,6 +14,7 @@ crate::on_sqlite_and_postgres!(
     a_protected_environment_gets_a_change_request_draft,
     strategy_form_variants_archive_and_revive,
     archive_and_segments_are_searched_and_paged,
+    one_search_finds_flags_segments_and_projects,
 );
 
 async fn signed_in_with_token(server: &Server) -> Browser {
@@ -788,4 +789,66 @@ async fn archive_and_segments_are_searched_and_paged(db: TestDb) {
         .page("/segments?query=nothing")
         .await
         .contains("No segment matches \u{201c}nothing\u{201d}."));
+}
+
+async fn one_search_finds_flags_segments_and_projects(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    server
+        .post(
+            "/api/admin/projects",
+            json!({"id": "shop", "name": "Web shop", "description": "Checkout and cart"}),
+        )
+        .await
+        .expect(201);
+    for (project, name, description) in [
+        ("shop", "checkout-v2", "One-page checkout"),
+        ("default", "dark-mode", "A darker theme, also at checkout"),
+        ("default", "search-box", "Unrelated"),
+    ] {
+        server
+            .post(
+                &format!("/api/admin/projects/{project}/features"),
+                json!({"name": name, "description": description}),
+            )
+            .await
+            .expect(201);
+    }
+    server
+        .post(
+            "/api/admin/segments",
+            json!({"name": "checkout-testers", "constraints": []}),
+        )
+        .await
+        .expect(201);
+    let mut browser = signed_in_with_token(&server).await;
+    // The header of every page has the search.
+    let list = browser.get("/projects/default").await;
+    assert!(list.expect(200).contains(
+        "<form class=\"global-search\" method=\"get\" action=\"/search\" role=\"search\">"
+    ));
+    let found = browser.get("/search?q=CHECKOUT").await;
+    let text = found.expect(200);
+    for fragment in [
+        "<p id=\"search-count\" role=\"status\">4 matches.</p>",
+        "Flags (2)",
+        "<a href=\"/projects/shop/features/checkout-v2\">checkout-v2</a>",
+        "<a href=\"/projects/default/features/dark-mode\">dark-mode</a>",
+        "Segments (1)",
+        ">checkout-testers</a>",
+        "Projects (1)",
+        "<a href=\"/projects/shop\">Web shop</a>",
+    ] {
+        assert!(text.contains(fragment), "{fragment} in {text}");
+    }
+    assert!(!text.contains("search-box"), "{text}");
+    // Text is text: a comma or markup finds nothing and is shown escaped.
+    let nothing = browser.get("/search?q=%3Cb%3Ex%2Cy").await;
+    let text = nothing.expect(200);
+    assert!(text.contains("Nothing matches “&lt;b&gt;x,y”."), "{text}");
+    // Empty: the form only.
+    assert!(!browser
+        .get("/search?q=")
+        .await
+        .expect(200)
+        .contains("search-count"));
 }

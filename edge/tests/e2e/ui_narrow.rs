@@ -2,6 +2,7 @@
 //! the Menu button folds the navigation at 390 px, no page scrolls sideways, the flag list's switches stay on
 //! the screen and long names break after hyphens only; with JavaScript off every page of the navigation opens
 //! and a switch flipped by its form says so on the next page. Screenshots go to the walk's folder.
+//! Also the one search of every page (`js/search-walk.cjs`): "/", typing, Enter, Tab to a result.
 
 use crate::processes::{admin, Process};
 use crate::ui::{chromium, screenshots, Walk};
@@ -65,4 +66,48 @@ async fn the_ui_on_a_phone_and_without_javascript() {
         let path = shots.join(format!("{shot}.png"));
         assert!(path.exists(), "{} was not saved", path.display());
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_search_from_every_page() {
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("vexil.db").display());
+    let control_plane = Process::control_plane(&url, &[]);
+    admin(
+        &control_plane,
+        "POST",
+        "/api/admin/user-admin",
+        Some(
+            json!({"username": "anna", "password": "correct horse battery", "rootRole": "Viewer"}),
+        ),
+    )
+    .await;
+    for (name, description) in [
+        ("express-checkout", "Pay in one step"),
+        ("dark-mode", "A darker theme"),
+    ] {
+        admin(
+            &control_plane,
+            "POST",
+            "/api/admin/projects/default/features",
+            Some(json!({"name": name, "description": description})),
+        )
+        .await;
+    }
+    let shots = screenshots();
+    let mut walk = Walk::start(
+        "search-walk.cjs",
+        &control_plane.base,
+        &[
+            ("CHROMIUM", &chromium),
+            ("SCREENSHOTS", shots.to_str().unwrap()),
+            ("WORDS", "one step"),
+            ("FLAG", "express-checkout"),
+        ],
+    );
+    let (checkpoint, _) = walk.next().await;
+    assert_eq!(checkpoint, "done");
+    walk.finish().await;
+    assert!(shots.join("search-results-390.png").exists());
 }

@@ -101,3 +101,17 @@ if (menu && mainNav) {
     }
   });
 }
+
+// "/" anywhere but in a field goes to the header's search, as on many sites.
+const globalSearch = document.getElementById("global-search");
+if (globalSearch) {
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    const typing = target instanceof HTMLElement &&
+      (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+    if (event.key === "/" && !typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
+      event.preventDefault();
+      globalSearch.focus();
+    }
+  });
+}
