@@ -79,6 +79,12 @@ pub struct Config {
     )]
     pub database_url: String,
 
+    /// Where SDKs reach Vexil (your edges' address behind their load balancer, e.g.
+    /// `https://flags.example.com`), for the UI's "Connect an SDK" snippets; default: this control plane's
+    /// own address, which serves the SDK routes too.
+    #[arg(long, env = "VEXIL_SDK_URL", value_parser = parse_sdk_url)]
+    pub sdk_url: Option<String>,
+
     /// Serve every route under this path (`/x`), reported as baseUriPath.
     #[arg(long, env = "VEXIL_BASE_PATH", default_value = "", value_parser = parse_base_path)]
     pub base_path: String,
@@ -165,6 +171,17 @@ pub enum Command {
 }
 
 /// "" or "/x…" without a trailing slash; "x" and "/x/" are read as "/x".
+fn parse_sdk_url(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text.trim()).map_err(|error| format!("not a URL: {error}"))?;
+    if !matches!(url.scheme(), "http" | "https")
+        || url.query().is_some()
+        || url.fragment().is_some()
+    {
+        return Err("an http(s) URL without a query, e.g. https://flags.example.com".to_owned());
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
 fn parse_base_path(text: &str) -> Result<String, String> {
     let trimmed = text.trim().trim_matches('/');
     if trimmed.is_empty() {
@@ -179,6 +196,21 @@ fn parse_base_path(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sdk_urls_are_http_without_a_trailing_slash() {
+        assert_eq!(
+            parse_sdk_url("https://flags.example.com/").unwrap(),
+            "https://flags.example.com"
+        );
+        assert_eq!(
+            parse_sdk_url("http://edge:3063/x").unwrap(),
+            "http://edge:3063/x"
+        );
+        assert!(parse_sdk_url("ftp://x").is_err());
+        assert!(parse_sdk_url("https://x/?a=1").is_err());
+        assert!(parse_sdk_url("nope").is_err());
+    }
 
     #[test]
     fn base_paths_are_normalised() {

@@ -111,6 +111,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         limits: config.limits.clone(),
         published: publisher.watch(),
         trust_proxy: config.trust_proxy,
+        sdk_url: config.sdk_url.clone(),
         sign_in: Default::default(),
         password_work: Default::default(),
         token_sightings: serving.token_sightings.clone(),

@@ -405,6 +405,7 @@ mod tests {
             ))
             .1,
             trust_proxy: false,
+            sdk_url: None,
             token_sightings: Default::default(),
             playground: Default::default(),
             sign_in: Default::default(),

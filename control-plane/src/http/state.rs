@@ -39,6 +39,8 @@ pub struct AppState {
     pub published: watch::Receiver<Arc<Published>>,
     /// With `--trust-proxy`: the caller's address is the first `X-Forwarded-For` hop.
     pub trust_proxy: bool,
+    /// Where SDKs reach Vexil, for the UI's snippets (`--sdk-url`); `None`: this control plane.
+    pub sdk_url: Option<String>,
     /// Failed sign-ins, counted in this process's memory.
     pub sign_in: SignInThrottle,
     /// Password hashing and checking, bounded in concurrency and memory.

@@ -259,12 +259,39 @@ pub async fn list(
     tokens_page(&state, &who, query.page, None, StatusCode::OK).await
 }
 
-/// `GET /admin/api/create`: the form for a new token.
+/// What a link may fill the new-token form with (the "Connect an SDK" page's links).
+#[derive(Debug, Default, Deserialize)]
+pub struct TokenPrefill {
+    name: Option<String>,
+    #[serde(rename = "type")]
+    token_type: Option<String>,
+    environment: Option<String>,
+    projects: Option<String>,
+}
+
+/// `GET /admin/api/create`: the form for a new token, filled in as the query says.
 pub async fn new_token(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
+    Query(prefill): Query<TokenPrefill>,
 ) -> Result<Response, UiError> {
-    create_page(&state, &who, &TokenDraft::default(), None).await
+    let mut draft = TokenDraft::default();
+    if let Some(name) = prefill.name {
+        draft.name = name;
+    }
+    if let Some(kind) = prefill
+        .token_type
+        .filter(|kind| TOKEN_TYPES.iter().any(|(k, _)| k == kind))
+    {
+        draft.token_type = kind;
+    }
+    if let Some(environment) = prefill.environment {
+        draft.environment = environment;
+    }
+    if let Some(projects) = prefill.projects {
+        draft.projects = vec![projects];
+    }
+    create_page(&state, &who, &draft, None).await
 }
 
 /// `POST /admin/api`: the token is created and the page answers with its secret (never in a URL).

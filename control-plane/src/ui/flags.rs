@@ -254,9 +254,13 @@ pub async fn list(
                         a href=(who.link(&format!("/projects/{project}"))) { "Clear the filters" }
                     } @else {
                         p { "No flags in this project yet." }
-                        @if who.may_write {
-                            a.button.primary href=(who.link(&format!("/projects/{project}/create-flag"))) { "Create the first flag" }
+                        div.row-actions {
+                            @if who.may_write {
+                                a.button.primary href=(who.link(&format!("/projects/{project}/create-flag"))) { "Create the first flag" }
+                            }
+                            a.button href=(who.link(&format!("/projects/{project}/connect"))) { "Connect an SDK" }
                         }
+                        p.muted { "Create a flag, then connect your app: the SDK asks for the project's flags with a token." }
                     }
                 }
             } @else {

@@ -15,6 +15,7 @@ pub mod archive;
 pub mod assets;
 pub mod change_preview;
 pub mod change_requests;
+pub mod connect_sdk;
 pub mod constraint_editor;
 pub mod context_fields;
 pub mod controls;
@@ -82,6 +83,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(assets::routes())
         .merge(flags::routes())
         .merge(flag::routes())
+        .merge(connect_sdk::routes())
         .merge(strategy_form::routes())
         .merge(segments::routes())
         .merge(archive::routes())

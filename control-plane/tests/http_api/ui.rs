@@ -15,6 +15,7 @@ crate::on_sqlite_and_postgres!(
     strategy_form_variants_archive_and_revive,
     archive_and_segments_are_searched_and_paged,
     one_search_finds_flags_segments_and_projects,
+    a_new_project_shows_how_to_connect_an_sdk,
 );
 
 async fn signed_in_with_token(server: &Server) -> Browser {
@@ -851,4 +852,68 @@ async fn one_search_finds_flags_segments_and_projects(db: TestDb) {
         .await
         .expect(200)
         .contains("search-count"));
+}
+
+async fn a_new_project_shows_how_to_connect_an_sdk(db: TestDb) {
+    let server = Server::start(&db, &["--sdk-url", "https://flags.example.com/"]).await;
+    server
+        .post(
+            "/api/admin/projects",
+            json!({"id": "shop", "name": "Web shop"}),
+        )
+        .await
+        .expect(201);
+    let mut browser = signed_in_with_token(&server).await;
+    // The empty list says what comes next.
+    let empty = browser.get("/projects/shop").await;
+    let text = empty.expect(200);
+    assert!(text.contains("Create the first flag"), "{text}");
+    assert!(
+        text.contains("<a class=\"button\" href=\"/projects/shop/connect\">Connect an SDK</a>"),
+        "{text}"
+    );
+    let page = browser.get("/projects/shop/connect").await;
+    let text = page.expect(200);
+    for fragment in [
+        "<h1>Connect an SDK</h1>",
+        "<code id=\"sdk-url\">https://flags.example.com</code>",
+        "url: &quot;https://flags.example.com/api/frontend&quot;",
+        "url: &quot;https://flags.example.com/api/&quot;",
+        "appName: &quot;shop-web&quot;",
+        "button type=\"button\" data-copy=\"snippet-browser\"",
+        // The start-up tokens read project default only.
+        "<p class=\"muted\">No token reads this project yet.</p>",
+        "href=\"/admin/api/create?type=frontend&amp;projects=shop&amp;environment=development&amp;name=shop-web\"",
+    ] {
+        assert!(text.contains(fragment), "{fragment} in {text}");
+    }
+    // The link opens the token form filled in.
+    let form = browser
+        .get("/admin/api/create?type=frontend&projects=shop&environment=development&name=shop-web")
+        .await;
+    let text = form.expect(200);
+    for fragment in [
+        "name=\"name\" value=\"shop-web\"",
+        "<option value=\"frontend\" selected>",
+        "<option value=\"shop\" selected>Web shop</option>",
+    ] {
+        assert!(text.contains(fragment), "{fragment} in {text}");
+    }
+    // An unknown type is not taken from a link.
+    let odd = browser.get("/admin/api/create?type=root").await;
+    assert!(odd
+        .expect(200)
+        .contains("<option value=\"client\" selected>"));
+    let default = browser.get("/projects/default/connect").await;
+    let text = default.expect(200);
+    assert!(
+        text.contains("<strong>init-frontend-token-1</strong>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<strong>init-client-token-1</strong>"),
+        "{text}"
+    );
+    assert!(!text.contains("init-admin-token-1</strong>"), "{text}");
+    assert_eq!(browser.get("/projects/nope/connect").await.status, 404);
 }

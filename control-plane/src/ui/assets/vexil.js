@@ -73,10 +73,11 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
     if (!field) return;
     const status = button.closest(".field")?.querySelector(".copy-status");
     try {
-      await navigator.clipboard.writeText(field.value);
+      await navigator.clipboard.writeText("value" in field ? field.value : field.textContent);
       if (status) status.textContent = "Copied to the clipboard.";
     } catch (_) {
-      field.select();
+      if ("select" in field) field.select();
+      else window.getSelection().selectAllChildren(field);
       if (status) status.textContent = "Select and copy the secret (the clipboard is not available).";
     }
   });

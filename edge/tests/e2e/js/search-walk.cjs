@@ -1,6 +1,6 @@
 // The one search of every page, in Chromium through playwright-core, as a person uses it: "/" focuses the
 // header's search field, the words are typed and Enter pressed, Tab reaches the first result and Enter opens
-// it. Run by edge/tests/e2e/ui_narrow.rs (the_search_from_every_page), which seeded the flags it names.
+// it; then a project's "Connect an SDK" page, a snippet copied by keyboard. Run by edge/tests/e2e/ui_narrow.rs (the_search_from_every_page), which seeded the flags it names.
 //
 // Environment: VEXIL_URL, CHROMIUM, SCREENSHOTS, WORDS (what to type), FLAG (the flag that must be found
 // first). Prints {"checkpoint": "done"}.
@@ -48,6 +48,15 @@ async function main() {
     expect(box && box.width > 300, "the header's search is not full width at 390 px");
     await page.screenshot({ path: `${folder}/search-results-390.png`, fullPage: true });
     await audit.check(page);
+    // A project's "Connect an SDK": its snippets are copied by keyboard.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(base + "/projects/default/connect");
+    await audit.check(page);
+    const copy = page.getByRole("button", { name: "Copy", description: /In the browser/ });
+    await copy.focus();
+    await page.keyboard.press("Enter");
+    await page.locator(".snippet .copy-status").filter({ hasText: /Cop|Select/ }).first().waitFor();
+    await page.screenshot({ path: `${folder}/connect-sdk-1280.png`, fullPage: true });
     audit.finish();
   } finally {
     await browser.close();
