@@ -55,7 +55,7 @@ pub fn switch(who: &SignedIn, label: &str, enabled: bool, action: &str, back: &s
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="enabled" value=(if enabled { "false" } else { "true" });
                 input type="hidden" name="back" value=(back);
-                button type="submit" role="switch" id=[id] aria-checked=(if enabled { "true" } else { "false" })
+                button type="submit" id=[id] role="switch" aria-checked=(if enabled { "true" } else { "false" })
                     aria-label=(label) title=(label) {}
             }
         } @else {
