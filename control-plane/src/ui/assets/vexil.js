@@ -66,9 +66,13 @@ async function redraw(form, submitter) {
   const body = new URLSearchParams(data);
   const post = form.method.toLowerCase() === "post";
   const url = post ? form.action : form.action.split("?")[0] + "?" + body;
-  const active = document.activeElement;
-  const changed = active && active !== document.body ? active.id : "";
   const automatic = submitter.hidden;
+  // What is typed while the answer is on its way is kept: those controls' values go to the redrawn form.
+  const typed = new Map();
+  const note = (event) => {
+    if (event.target.name) typed.set(event.target.name, event.target);
+  };
+  form.addEventListener("input", note);
   form.setAttribute("aria-busy", "true");
   let fresh = null;
   try {
@@ -91,6 +95,15 @@ async function redraw(form, submitter) {
     form.submit();
     return;
   }
+  form.removeEventListener("input", note);
+  for (const [name, control] of typed) {
+    const same = fresh.querySelector(`[name="${CSS.escape(name)}"]:not([type=hidden])`);
+    if (!same || same.type !== control.type) continue;
+    if (control.type === "checkbox") same.checked = control.checked;
+    else same.value = control.value;
+  }
+  const active = document.activeElement;
+  const changed = active && active !== document.body ? active.id : "";
   const marked = automatic ? null : fresh.querySelector("[autofocus]");
   const target = (marked && marked.id) || changed;
   for (const element of fresh.querySelectorAll("[autofocus]")) element.removeAttribute("autofocus");
