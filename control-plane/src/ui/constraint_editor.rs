@@ -266,7 +266,7 @@ pub fn constraint_rows(
                             (field(&id("values"), "Values", values_error.as_deref(),
                                 Some(&if legal.is_empty() { "One per line, or comma-separated".to_owned() } else { format!("One per line, or comma-separated. Legal values: {}", legal.join(", ")) }),
                                 html! {
-                                    textarea id=(id("values")) name=(key("values")) rows="2"
+                                    textarea id=(id("values")) name=(key("values")) rows=(constraint.values.lines().count().clamp(2, 8))
                                         aria-describedby=(format!("{}-hint {}", id("values"), described("values")))
                                         aria-invalid=(errors.invalid(&id("values"))) { (constraint.values) }
                                 }))

@@ -220,10 +220,12 @@ async fn draw(
                                         &format!("{base}#{}", switch_id(feature, &environment.name))))
                                 }
                                 @if who.may_write {
-                                    a.button href=(format!("{base}/strategies/create?environmentId={}", environment.name))
-                                        aria-label=(format!("Add strategy to {}", environment.name)) { "Add strategy" }
+                                    div.row-actions {
+                                        a.button href=(format!("{base}/strategies/create?environmentId={}", environment.name))
+                                            aria-label=(format!("Add strategy to {}", environment.name)) { "Add strategy" }
+                                        @if environment.strategies.len() > 1 { (copy_menu(who, &base, (&environment.name, None), &others)) }
+                                    }
                                 }
-                                @if environment.strategies.len() > 1 { (copy_menu(who, &base, (&environment.name, None), &others)) }
                             }
                             @if environment.strategies.is_empty() {
                                 p.muted { "No strategies: when on, the flag is on for everyone in " (environment.name) "." }

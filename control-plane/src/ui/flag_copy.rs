@@ -57,7 +57,7 @@ pub fn copy_menu(
     html! {
         @if who.may_write && !targets.is_empty() {
             details.copy-menu {
-                summary { (summary) span.skip { (what) } }
+                summary { (summary) span.sr-only { (what) } }
                 form.copy-targets method="post" action=(format!("{base}/strategies/copy")) {
                     input type="hidden" name="csrf" value=(who.csrf);
                     input type="hidden" name="environment" value=(from);

@@ -189,7 +189,7 @@ pub async fn list(
                     @if all_projects.len() > 1 {
                         form method="get" action=(who.link("/projects")) {
                             label for="project-picker" { "Project " }
-                            span.skip #project-picker-hint {}
+                            span.sr-only #project-picker-hint {}
                             select #project-picker name="project" data-navigate aria-describedby="project-picker-hint" {
                                 @for candidate in &all_projects {
                                     (select_option(&candidate.id, &candidate.name, &project))
@@ -247,7 +247,7 @@ pub async fn list(
                     }
                 }
                 button type="submit" data-no-script { "Apply" }
-                p.skip #flag-count role="status" aria-live="polite" {}
+                p.sr-only #flag-count role="status" aria-live="polite" {}
             }
             @if let Some(message) = &search_error {
                 p.error-box role="alert" { (message) }

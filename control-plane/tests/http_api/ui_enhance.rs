@@ -326,8 +326,8 @@ async fn strategies_are_copied_to_another_environment(db: TestDb) {
     let page = browser.get(FLAG).await;
     let csrf = page.csrf();
     for offered in [
-        "<summary>Copy to…<span class=\"skip\"> strategy 1 of development</span></summary>",
-        "<summary>Copy all to…<span class=\"skip\"> the strategies of development</span></summary>",
+        "<summary>Copy to…<span class=\"sr-only\"> strategy 1 of development</span></summary>",
+        "<summary>Copy all to…<span class=\"sr-only\"> the strategies of development</span></summary>",
         "<button type=\"submit\" name=\"to\" value=\"production\">Copy to production</button>",
     ] {
         assert!(page.has(offered), "{offered}: {}", page.text);

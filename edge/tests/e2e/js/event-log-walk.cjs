@@ -76,7 +76,7 @@ async function run() {
   await page.getByRole("link", { name: "Add strategy to development" }).click();
   await page.getByLabel("Rollout").fill("50");
   await audit.check(page);
-  await Promise.all([page.waitForURL(/\/features\/new-checkout$/), page.getByLabel("Rollout").press("Enter")]);
+  await Promise.all([page.waitForURL(/\/features\/new-checkout#env-development$/), page.getByLabel("Rollout").press("Enter")]);
 
   // The Events page: sentences by day.
   await submit(page, page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Events" }));
