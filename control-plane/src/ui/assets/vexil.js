@@ -64,8 +64,10 @@ async function redraw(form, submitter) {
   const data = new FormData(form);
   if (submitter.name) data.append(submitter.name, submitter.value);
   const body = new URLSearchParams(data);
-  const post = form.method.toLowerCase() === "post";
-  const url = post ? form.action : form.action.split("?")[0] + "?" + body;
+  // Read as attributes: a control named "action" (the playground's buttons) hides the form's own properties.
+  const action = new URL(form.getAttribute("action") || location.href, location.href);
+  const post = (form.getAttribute("method") || "get").toLowerCase() === "post";
+  const url = post ? action.href : action.origin + action.pathname + "?" + body;
   const automatic = submitter.hidden;
   // What is typed while the answer is on its way is kept: those controls' values go to the redrawn form.
   const typed = new Map();
@@ -134,7 +136,8 @@ if (filters) {
   const follow = async () => {
     const query = new URLSearchParams();
     for (const [name, value] of new FormData(filters)) if (value !== "") query.append(name, value);
-    const url = filters.action.split("?")[0] + (query.size > 0 ? "?" + query : "");
+    const action = new URL(filters.getAttribute("action") || location.href, location.href);
+    const url = action.origin + action.pathname + (query.size > 0 ? "?" + query : "");
     if (controller) controller.abort();
     controller = new AbortController();
     let page;

@@ -128,13 +128,13 @@ async function main() {
   // flexibleRollout 50 % with country IN [NO, SE] in development.
   await page.getByRole("link", { name: "Add strategy to development" }).click();
   if ((await page.getByLabel("Strategy").inputValue()) !== "flexibleRollout") fail("not flexibleRollout");
-  await page.getByLabel("Rollout").fill("50");
+  await page.getByLabel("Rollout", { exact: true }).fill("50");
   await page.getByLabel("Stickiness").selectOption("userId");
   await inPlace(page, () => page.getByRole("button", { name: "Add constraint" }).click());
   await page.getByLabel("Context field").fill("country");
   await inPlace(page, () => page.getByLabel("Operator").selectOption("IN"));
   await page.getByLabel("Values").fill("NO, SE");
-  if ((await page.getByLabel("Rollout").inputValue()) !== "50") fail("the rollout typed was lost");
+  if ((await page.getByLabel("Rollout", { exact: true }).inputValue()) !== "50") fail("the rollout typed was lost");
   await shot(page, "04-strategy-form");
   // Enter in a text field presses the form's first submit button: it saves (the constraint is kept, the edge
   // checks it at rollout-50), never "Remove constraint 1".
@@ -176,7 +176,7 @@ async function main() {
   if (!refused.some((entry) => entry.startsWith("400 ")) || !refused.every(expected))
     fail(`unexpected answers: ${refused.join("; ")}`);
   await page.getByLabel("Context field").fill("country");
-  await page.getByLabel("Rollout").fill("100");
+  await page.getByLabel("Rollout", { exact: true }).fill("100");
   await audit.check(page);
   await page.getByRole("button", { name: "Save strategy" }).click();
   await page.waitForURL(/\/features\/checkout-v2(#[\w-]+)?$/);

@@ -93,12 +93,12 @@ async function main() {
   if (stickiness !== "Default (userId, then sessionId, then random)") fail(`stickiness reads ${stickiness}`);
 
   // Typed as a person does: the rollout, then "Add constraint" by keyboard.
-  await page.getByLabel("Rollout").focus();
+  await page.getByLabel("Rollout", { exact: true }).focus();
   await page.keyboard.press("Control+A");
   await page.keyboard.type("50");
   await page.getByRole("button", { name: "Add constraint" }).focus();
   await inPlace(page, () => page.keyboard.press("Enter"));
-  if ((await page.getByLabel("Rollout").inputValue()) !== "50") fail("the rollout typed was lost");
+  if ((await page.getByLabel("Rollout", { exact: true }).inputValue()) !== "50") fail("the rollout typed was lost");
   await page.getByLabel("Context field").focus();
   await page.keyboard.type("email");
   // Tab to the operator and type its first letter: "ends with" is chosen, and the form is drawn again for it.
