@@ -106,7 +106,9 @@ async fn redrawn_forms_focus_the_row_added_or_the_one_in_a_removed_ones_place(db
     create_flag(&server, "checkout").await;
     let mut browser = signed_in(&server).await;
     let form = browser
-        .get(&format!("{FLAG}/strategies/create?environmentId=development"))
+        .get(&format!(
+            "{FLAG}/strategies/create?environmentId=development"
+        ))
         .await;
     let csrf = form.csrf();
     assert!(focused(&form).is_empty(), "a first visit focuses nothing");
@@ -231,7 +233,10 @@ async fn redrawn_forms_focus_the_row_added_or_the_one_in_a_removed_ones_place(db
     assert_eq!(focused(&playground), ["property-name-0"]);
     assert!(tag(&playground, "playground-form").contains("data-redraw"));
     let add_property = &playground.text[playground.text.find("value=\"add\"").unwrap() - 80..];
-    assert!(add_property[..120].contains("formnovalidate"), "{add_property}");
+    assert!(
+        add_property[..120].contains("formnovalidate"),
+        "{add_property}"
+    );
 
     // Saved: the number is what the server reads, and the browser lands on the strategy's environment.
     let saved = browser.post(&path, &with(&[("intent", "save")])).await;
@@ -262,7 +267,11 @@ async fn writes_come_back_to_the_control_used_and_the_script_hooks_are_there(db:
     let csrf = list.csrf();
     let filters = tag(&list, "flag-count");
     assert!(filters.contains("role=\"status\""), "{filters}");
-    assert!(list.has("data-live-search data-total=\"1\""), "{}", list.text);
+    assert!(
+        list.has("data-live-search data-total=\"1\""),
+        "{}",
+        list.text
+    );
     assert!(list.has("<button type=\"submit\" data-no-script>Apply</button>"));
     let picker = tag(&list, "project-picker");
     assert!(picker.contains("data-navigate"), "{picker}");
@@ -278,7 +287,10 @@ async fn writes_come_back_to_the_control_used_and_the_script_hooks_are_there(db:
             &[
                 ("csrf", &csrf),
                 ("enabled", "true"),
-                ("back", "/projects/default?query=check&page=1#switch--checkout--development"),
+                (
+                    "back",
+                    "/projects/default?query=check&page=1#switch--checkout--development",
+                ),
             ],
         )
         .await;
@@ -289,7 +301,10 @@ async fn writes_come_back_to_the_control_used_and_the_script_hooks_are_there(db:
     // The flag page's switches land on themselves too.
     let page = browser.get(FLAG).await;
     let flag_switch = tag(&page, "switch--checkout--production");
-    assert!(flag_switch.contains("aria-checked=\"false\""), "{flag_switch}");
+    assert!(
+        flag_switch.contains("aria-checked=\"false\""),
+        "{flag_switch}"
+    );
     assert!(page.has("value=\"/projects/default/features/checkout#switch--checkout--production\""));
     // Where change requests hold the switch back, the notice joins the query, before the fragment.
     server
@@ -305,7 +320,10 @@ async fn writes_come_back_to_the_control_used_and_the_script_hooks_are_there(db:
             &[
                 ("csrf", &csrf),
                 ("enabled", "true"),
-                ("back", "/projects/default/features/checkout#switch--checkout--production"),
+                (
+                    "back",
+                    "/projects/default/features/checkout#switch--checkout--production",
+                ),
             ],
         )
         .await;
@@ -393,7 +411,10 @@ async fn strategies_are_copied_to_another_environment(db: TestDb) {
         )
         .await;
     assert_eq!(missing.status, 404, "{}", missing.text);
-    assert_eq!(strategies(&server, "checkout", "development").await.len(), 2);
+    assert_eq!(
+        strategies(&server, "checkout", "development").await.len(),
+        2
+    );
 
     // Change requests on in production: the copies join the caller's draft instead.
     server
@@ -443,20 +464,29 @@ async fn a_flag_is_cloned_from_its_page_and_through_the_api(db: TestDb) {
         .expect(200);
     let mut browser = signed_in(&server).await;
     let page = browser.get(FLAG).await;
-    assert!(page.has(&format!("<a class=\"button\" href=\"{FLAG}/clone\">Clone</a>")));
+    assert!(page.has(&format!(
+        "<a class=\"button\" href=\"{FLAG}/clone\">Clone</a>"
+    )));
     let form = browser.get(&format!("{FLAG}/clone")).await;
     assert_eq!(form.status, 200, "{}", form.text);
     let csrf = form.csrf();
     assert!(form.has("<h1>Clone checkout</h1>"));
     let name = tag(&form, "clone-name");
-    assert!(name.contains("value=\"checkout-copy\"") && name.contains("autofocus"), "{name}");
+    assert!(
+        name.contains("value=\"checkout-copy\"") && name.contains("autofocus"),
+        "{name}"
+    );
     assert!(tag(&form, "replace-group-hint").starts_with("<p"));
     assert!(form.has("name=\"replaceGroupId\" value=\"true\" checked"));
 
     let cloned = browser
         .post(
             &format!("{FLAG}/clone"),
-            &[("csrf", &csrf), ("name", "checkout-two"), ("replaceGroupId", "true")],
+            &[
+                ("csrf", &csrf),
+                ("name", "checkout-two"),
+                ("replaceGroupId", "true"),
+            ],
         )
         .await;
     assert_eq!(cloned.status, 303, "{}", cloned.text);
@@ -473,20 +503,31 @@ async fn a_flag_is_cloned_from_its_page_and_through_the_api(db: TestDb) {
     assert_eq!(stored["environments"][0]["enabled"], true);
     // Unticked: the group id stays the source's.
     let kept = browser
-        .post(&format!("{FLAG}/clone"), &[("csrf", &csrf), ("name", "checkout-same")])
+        .post(
+            &format!("{FLAG}/clone"),
+            &[("csrf", &csrf), ("name", "checkout-same")],
+        )
         .await;
     assert_eq!(kept.status, 303, "{}", kept.text);
     let copy = strategies(&server, "checkout-same", "development").await;
     assert_eq!(copy[0]["parameters"]["groupId"], "checkout");
     // Refusals beside the name, what was typed kept.
     let taken = browser
-        .post(&format!("{FLAG}/clone"), &[("csrf", &csrf), ("name", "checkout-two")])
+        .post(
+            &format!("{FLAG}/clone"),
+            &[("csrf", &csrf), ("name", "checkout-two")],
+        )
         .await;
     assert_eq!(taken.status, 409, "{}", taken.text);
     let control = tag(&taken, "clone-name");
-    assert!(control.contains("aria-invalid=\"true\"") && control.contains("value=\"checkout-two\""));
+    assert!(
+        control.contains("aria-invalid=\"true\"") && control.contains("value=\"checkout-two\"")
+    );
     let bad = browser
-        .post(&format!("{FLAG}/clone"), &[("csrf", &csrf), ("name", "bad name!")])
+        .post(
+            &format!("{FLAG}/clone"),
+            &[("csrf", &csrf), ("name", "bad name!")],
+        )
         .await;
     assert_eq!(bad.status, 400, "{}", bad.text);
     assert!(tag(&bad, "clone-name").contains("aria-invalid=\"true\""));
@@ -496,7 +537,10 @@ async fn a_flag_is_cloned_from_its_page_and_through_the_api(db: TestDb) {
     // The admin API's route, Unleash's body: {name, replaceGroupId}.
     let clone = format!("/api/admin{FLAG}/clone");
     let answer = server
-        .post(&clone, json!({"name": "checkout-api", "replaceGroupId": false}))
+        .post(
+            &clone,
+            json!({"name": "checkout-api", "replaceGroupId": false}),
+        )
         .await;
     let created = answer.expect(200);
     assert_eq!(created["name"], "checkout-api");

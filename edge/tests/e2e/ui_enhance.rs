@@ -107,7 +107,11 @@ async fn people_keep_their_place_and_copy_strategies_and_flags() {
         .unwrap()
         .iter()
         .any(|environment| environment["name"] == "production" && environment["enabled"] == true);
-    assert!(production_on, "the clone is on where the flag was: {}", flag.body);
+    assert!(
+        production_on,
+        "the clone is on where the flag was: {}",
+        flag.body
+    );
 
     walk.resume().await;
     let (checkpoint, _) = walk.next().await;
