@@ -77,6 +77,27 @@ pub fn input_of(row: StrategyRow) -> StrategyInput {
     }
 }
 
+/// The body that adds a copy of `strategy` (to another environment, as Unleash's "Copy to"): everything but
+/// its id and place, which the copy gets after the last strategy there.
+pub fn copy_of(strategy: &Strategy) -> StrategyInput {
+    StrategyInput {
+        name: strategy.name.clone(),
+        title: strategy.title.clone(),
+        disabled: Some(strategy.disabled),
+        sort_order: None,
+        constraints: Some(strategy.constraints.clone()),
+        parameters: Some(
+            strategy
+                .parameters
+                .iter()
+                .map(|(key, value)| (key.clone(), Value::String(value.clone())))
+                .collect(),
+        ),
+        variants: Some(strategy.variants.clone()),
+        segments: Some(strategy.segments.clone()),
+    }
+}
+
 /// The strategies of a flag in an environment, in sortOrder.
 pub async fn list_rows(
     conn: &mut AnyConnection,

@@ -2,7 +2,7 @@
 //! playground): each constraint's context field, operator, values or value, switches and Remove, posted back
 //! as `constraintCount` and `c<i>.<field>`; "Add constraint" and "Remove" redraw the form with what was typed.
 
-use super::controls::{edit_rows, field};
+use super::controls::{edit_rows, field, row_focus};
 use super::field_errors::FieldErrors;
 use super::session::FormFields;
 use super::vocabulary::{context_field_label, operator_phrase, single_valued};
@@ -39,6 +39,14 @@ pub fn edit_constraints(intent: &str, constraints: &mut Vec<ConstraintDraft>) ->
     edit_rows(intent, "constraint", constraints, || ConstraintDraft {
         operator: "IN".to_owned(),
         ..ConstraintDraft::default()
+    })
+}
+
+/// Where the focus goes after `intent` redrew the form: the added constraint's context field, or the one
+/// in the removed one's place ([`row_focus`]).
+pub fn constraint_focus(intent: &str, constraints: &[ConstraintDraft]) -> Option<String> {
+    row_focus(intent, "constraint", constraints.len(), |index| {
+        format!("c{index}-context")
     })
 }
 
@@ -186,12 +194,14 @@ fn values_message(
 /// The constraint editor (the strategy form's and the segment form's): each constraint's context field,
 /// operator, values or value (a date-time picker for dates), case-insensitive and inverted switches, Remove;
 /// the context field's legal values offered when it has some; a refusal beside the control it names
-/// ([`constraint_fields`]).
+/// ([`constraint_fields`]); `focus`, the id of the control that takes the focus ([`constraint_focus`]).
+/// The caller's "Add constraint" button has the id `add-constraint`.
 pub fn constraint_rows(
     context_fields: &[ContextField],
     constraints: &[ConstraintDraft],
     (editable, max_values): (bool, Option<u32>),
     errors: &FieldErrors,
+    focus: Option<&str>,
 ) -> Markup {
     html! {
         input type="hidden" name="constraintCount" value=(constraints.len());
@@ -216,12 +226,12 @@ pub fn constraint_rows(
                 .unwrap_or_default();
             @let value_error = value_message(errors, index, constraint, !legal.is_empty());
             @let values_error = values_message(errors, index, constraint, max_values);
-            fieldset.constraint-box {
+            fieldset.constraint-box id=(format!("c{index}")) {
                 legend { "Constraint " (index + 1) }
                 div.constraint {
                     (field(&id("context"), "Context field", errors.at(&id("context")), None, html! {
                         input id=(id("context")) type="text" name=(key("contextName")) value=(constraint.context_name)
-                            list="context-fields" autocomplete="off"
+                            list="context-fields" autocomplete="off" autofocus[focus == Some(id("context").as_str())]
                             aria-describedby=(described("context")) aria-invalid=(errors.invalid(&id("context")));
                     }))
                     (field(&id("operator"), "Operator", errors.at(&id("operator")), None, html! {
@@ -256,7 +266,7 @@ pub fn constraint_rows(
                             (field(&id("values"), "Values", values_error.as_deref(),
                                 Some(&if legal.is_empty() { "One per line, or comma-separated".to_owned() } else { format!("One per line, or comma-separated. Legal values: {}", legal.join(", ")) }),
                                 html! {
-                                    textarea id=(id("values")) name=(key("values")) rows="2"
+                                    textarea id=(id("values")) name=(key("values")) rows=(constraint.values.lines().count().clamp(2, 8))
                                         aria-describedby=(format!("{}-hint {}", id("values"), described("values")))
                                         aria-invalid=(errors.invalid(&id("values"))) { (constraint.values) }
                                 }))

@@ -3,7 +3,7 @@
 //! custom one (built-ins show no Delete; the domain refuses them anyway). The same domain functions as
 //! `/api/admin/context…`.
 
-use super::controls::{edit_rows, enter_saves, field};
+use super::controls::{edit_rows, enter_saves, field, row_focus};
 use super::field_errors::FieldErrors;
 use super::page::{Page, UiError};
 use super::paging::{PageQuery, Paged};
@@ -128,6 +128,8 @@ struct FieldDraft {
     description: String,
     stickiness: bool,
     legal_values: Vec<(String, String)>,
+    /// The control that takes the focus (after a legal value was added or removed).
+    focus: Option<String>,
 }
 
 impl FieldDraft {
@@ -141,6 +143,7 @@ impl FieldDraft {
                 .into_iter()
                 .map(|legal| (legal.value, legal.description.unwrap_or_default()))
                 .collect(),
+            focus: None,
         }
     }
 
@@ -159,6 +162,7 @@ impl FieldDraft {
                     )
                 })
                 .collect(),
+            focus: None,
         }
     }
 
@@ -189,6 +193,7 @@ fn form_page(
     status: StatusCode,
 ) -> Response {
     let shell = who.shell();
+    let focus = draft.focus.as_deref();
     let errors = FieldErrors::of(
         error,
         &[("name", "context-name"), ("legalValues", "legal-values")],
@@ -211,7 +216,7 @@ fn form_page(
                 p.subtitle { a href=(who.link("/context")) { "← Context fields" } }
             } }
             (errors.general())
-            form.form-narrow method="post" action=(action) novalidate {
+            form.form-narrow #context-field-form method="post" action=(action) novalidate data-redraw {
                 (enter_saves("Save context field"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 @if editing.is_none() {
@@ -235,9 +240,11 @@ fn form_page(
                         p.muted { "No legal values: constraints may test any value." }
                     }
                     @for (index, (value, description)) in draft.legal_values.iter().enumerate() {
+                        @let id = format!("v{index}-value");
                         div.legal-value {
-                            (field(&format!("v{index}-value"), &format!("Legal value {}", index + 1), None, None, html! {
-                                input id=(format!("v{index}-value")) type="text" name=(format!("v{index}.value")) value=(value) autocomplete="off";
+                            (field(&id, &format!("Legal value {}", index + 1), None, None, html! {
+                                input id=(id) type="text" name=(format!("v{index}.value")) value=(value) autocomplete="off"
+                                    autofocus[focus == Some(id.as_str())];
                             }))
                             (field(&format!("v{index}-description"), &format!("Description of legal value {}", index + 1), None, None, html! {
                                 input id=(format!("v{index}-description")) type="text" name=(format!("v{index}.description")) value=(description);
@@ -249,7 +256,8 @@ fn form_page(
                     p.field-error #legal-values-error aria-live="polite" {
                         @if let Some(message) = values_error { (message) }
                     }
-                    button type="submit" formnovalidate name="intent" value="add-value" { "Add legal value" }
+                    button #add-value type="submit" formnovalidate name="intent" value="add-value"
+                        autofocus[focus == Some("add-value")] { "Add legal value" }
                 }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save context field" }
@@ -297,6 +305,9 @@ async fn save(
         "save" => {}
         intent => {
             edit_rows(intent, "value", &mut draft.legal_values, Default::default);
+            draft.focus = row_focus(intent, "value", draft.legal_values.len(), |index| {
+                format!("v{index}-value")
+            });
             return Ok(form_page(who, editing, &draft, None, StatusCode::OK));
         }
     }

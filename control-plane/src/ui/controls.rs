@@ -32,23 +32,30 @@ fn is_local_path(base: &str, path: &str) -> bool {
         && under_base
 }
 
-/// `path` with `notice=<notice>` added to its query.
+/// `path` with `notice=<notice>` added to its query (before its `#fragment`, if any).
 pub fn with_notice(path: &str, notice: &str) -> String {
     let encoded: String = url::form_urlencoded::byte_serialize(notice.as_bytes()).collect();
+    let (path, fragment) = match path.split_once('#') {
+        Some((path, fragment)) => (path, format!("#{fragment}")),
+        None => (path, String::new()),
+    };
     let separator = if path.contains('?') { '&' } else { '?' };
-    format!("{path}{separator}notice={encoded}")
+    format!("{path}{separator}notice={encoded}{fragment}")
 }
 
 /// A flag's switch in an environment: a form posting the opposite state, its button a `switch` named
-/// `label`. A caller who may not write sees the state as text, with no control.
+/// `label`. A caller who may not write sees the state as text, with no control. Where `back` ends in a
+/// `#fragment`, that is the button's id: the page drawn after the switch lands on it (and the script gives
+/// it the focus again).
 pub fn switch(who: &SignedIn, label: &str, enabled: bool, action: &str, back: &str) -> Markup {
+    let id = back.split_once('#').map(|(_, fragment)| fragment);
     html! {
         @if who.may_write {
             form.switch-form method="post" action=(action) {
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="enabled" value=(if enabled { "false" } else { "true" });
                 input type="hidden" name="back" value=(back);
-                button type="submit" role="switch" aria-checked=(if enabled { "true" } else { "false" })
+                button type="submit" id=[id] role="switch" aria-checked=(if enabled { "true" } else { "false" })
                     aria-label=(label) title=(label) {}
             }
         } @else {
@@ -147,6 +154,37 @@ fn plural(count: i64, unit: &str) -> String {
     }
 }
 
+/// The id of a flag's switch in an environment on a page (the `#fragment` its `back` carries).
+pub fn switch_id(flag: &str, environment: &str) -> String {
+    format!("switch--{flag}--{environment}")
+}
+
+/// The control a form redrawn by `intent` gives the focus to (drawn with `autofocus`, so the page lands on
+/// it without JavaScript too): after `add-<row>` the new row's first field, after `remove-<row>-<i>` the
+/// first field of the row that took its place (or of the last row), and with no row left the Add button,
+/// whose id is its intent (`add-<row>`). `rows` is the number of rows after the edit; `first_field(i)` the
+/// id of row `i`'s first field. None for any other intent.
+pub fn row_focus(
+    intent: &str,
+    row: &str,
+    rows: usize,
+    first_field: impl Fn(usize) -> String,
+) -> Option<String> {
+    let add = format!("add-{row}");
+    if intent == add {
+        return rows.checked_sub(1).map(first_field);
+    }
+    let removed = intent
+        .strip_prefix("remove-")
+        .and_then(|rest| rest.strip_prefix(row))
+        .and_then(|rest| rest.strip_prefix('-'))
+        .and_then(|index| index.parse::<usize>().ok())?;
+    Some(match rows {
+        0 => add,
+        _ => first_field(removed.min(rows - 1)),
+    })
+}
+
 /// A form's rows edited without JavaScript, by posting the form back: intent `add-<row>` appends
 /// `new_row()`, `remove-<row>-<index>` removes that row (an index past the end changes nothing). Whether
 /// `intent` was one of these: the form is then drawn again, nothing saved.
@@ -213,6 +251,7 @@ mod tests {
         assert_eq!(local_path("/x", Some("/y")), "/x/");
         assert_eq!(with_notice("/a", "x y"), "/a?notice=x+y");
         assert_eq!(with_notice("/a?b=1", "z"), "/a?b=1&notice=z");
+        assert_eq!(with_notice("/a#env-x", "z"), "/a?notice=z#env-x");
     }
 
     #[test]
@@ -234,5 +273,28 @@ mod tests {
             assert!(!edit_rows(other, "value", &mut rows, || 0), "{other}");
         }
         assert_eq!(rows, [1, 3, 9]);
+    }
+
+    #[test]
+    fn the_focus_goes_to_the_row_added_or_to_the_one_in_the_removed_ones_place() {
+        let first = |index: usize| format!("c{index}-context");
+        assert_eq!(
+            row_focus("add-constraint", "constraint", 3, first).as_deref(),
+            Some("c2-context")
+        );
+        assert_eq!(
+            row_focus("remove-constraint-1", "constraint", 3, first).as_deref(),
+            Some("c1-context")
+        );
+        assert_eq!(
+            row_focus("remove-constraint-3", "constraint", 3, first).as_deref(),
+            Some("c2-context")
+        );
+        assert_eq!(
+            row_focus("remove-constraint-0", "constraint", 0, first).as_deref(),
+            Some("add-constraint")
+        );
+        assert_eq!(row_focus("save", "constraint", 3, first), None);
+        assert_eq!(row_focus("add-sv", "constraint", 3, first), None);
     }
 }

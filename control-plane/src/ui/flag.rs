@@ -2,15 +2,18 @@
 //! order (edit, delete, Move up/Move down, add), its variants, its settings, archive with a confirmation,
 //! and its event log with what each event changed. Also the variants form of one environment.
 
-use super::controls::{enter_saves, field, notice, switch, when};
+use super::controls::{enter_saves, field, notice, switch, switch_id, when};
 use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
 use super::event_log::{event_days, DayHeading};
 use super::event_sentence::Context;
 use super::field_errors::FieldErrors;
+use super::flag_copy::copy_menu;
 use super::page::{see_other, Page, UiError};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
-use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
+use super::variant_editor::{
+    drafts_of, edit_variants, variant_fields, variant_focus, variant_rows, VariantDraft,
+};
 use super::vocabulary::{strategy_heading, Rule, StrategyNames};
 use crate::domain::access;
 use crate::domain::change_requests::{self, Outcome};
@@ -197,24 +200,31 @@ async fn draw(
                         p { (description) }
                     }
                 }
-                a.button href=(format!("{base}/metrics")) { "Usage" }
+                div.actions {
+                    a.button href=(format!("{base}/metrics")) { "Usage" }
+                    @if who.may_write { a.button href=(format!("{base}/clone")) { "Clone" } }
+                }
             }
             (notice(notice_code, &who.link(&format!("/projects/{project}/change-requests"))))
             section aria-labelledby="environments-title" {
                 h2.skip #environments-title { "Environments" }
                 div.env-grid {
                     @for environment in &flag.environments {
+                        @let others: Vec<&str> = flag.environments.iter().map(|other| other.name.as_str()).filter(|other| *other != environment.name).collect();
                         section.card aria-labelledby=(format!("env-{}", environment.name)) {
                             div.card-head {
                                 div.switch-line {
                                     h2 id=(format!("env-{}", environment.name)) { (environment.name) }
                                     (switch(who, &format!("Enabled in {}", environment.name), environment.enabled,
                                         &who.link(&format!("/projects/{project}/features/{feature}/environments/{}/switch", environment.name)),
-                                        &base))
+                                        &format!("{base}#{}", switch_id(feature, &environment.name))))
                                 }
                                 @if who.may_write {
-                                    a.button href=(format!("{base}/strategies/create?environmentId={}", environment.name))
-                                        aria-label=(format!("Add strategy to {}", environment.name)) { "Add strategy" }
+                                    div.row-actions {
+                                        a.button href=(format!("{base}/strategies/create?environmentId={}", environment.name))
+                                            aria-label=(format!("Add strategy to {}", environment.name)) { "Add strategy" }
+                                        @if environment.strategies.len() > 1 { (copy_menu(who, &base, (&environment.name, None), &others)) }
+                                    }
                                 }
                             }
                             @if environment.strategies.is_empty() {
@@ -247,6 +257,7 @@ async fn draw(
                                                     input type="hidden" name="strategyId" value=(strategy.id);
                                                     button.danger type="submit" { "Delete" }
                                                 }
+                                                (copy_menu(who, &base, (&environment.name, Some((&strategy.id, index))), &others))
                                             }
                                         }
                                     }
@@ -462,7 +473,7 @@ fn variants_form(
     who: &SignedIn,
     (project, feature, environment): (&str, &str, &str),
     drafts: &[VariantDraft],
-    error: Option<&ApiError>,
+    (error, focus): (Option<&ApiError>, Option<&str>),
     status: StatusCode,
 ) -> Page {
     let shell = who.shell();
@@ -482,17 +493,19 @@ fn variants_form(
                 }
             }
             (errors.general())
-            form.form-narrow method="post" action=(format!("{base}/variants")) {
+            form.form-narrow #variants-form method="post" action=(format!("{base}/variants")) data-redraw {
                 @if who.may_write { (enter_saves("Save variants")) }
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(environment);
                 @if drafts.is_empty() {
                     p.muted { "No variants: SDKs get the flag's on/off only." }
                 }
-                (variant_rows(who.may_write, FLAG_PREFIX, drafts, true, &errors))
+                (variant_rows(who.may_write, FLAG_PREFIX, drafts, (true, focus), &errors))
                 @if who.may_write {
                     div.actions {
-                        button type="submit" formnovalidate name="intent" value=(format!("add-{FLAG_PREFIX}")) { "Add variant" }
+                        @let add = format!("add-{FLAG_PREFIX}");
+                        button id=(add) type="submit" formnovalidate name="intent" value=(add)
+                            autofocus[focus == Some(add.as_str())] { "Add variant" }
                         button.primary type="submit" name="intent" value="save" { "Save variants" }
                         a href=(base) { "Cancel" }
                     }
@@ -521,7 +534,7 @@ pub async fn variants_page(
         feature.as_str(),
         query.environment.as_str(),
     );
-    Ok(variants_form(&who, place, &drafts, None, StatusCode::OK).into_response())
+    Ok(variants_form(&who, place, &drafts, (None, None), StatusCode::OK).into_response())
 }
 
 /// `POST …/variants`: add or remove a row (drawn again), or save through the API's variants write (or a
@@ -536,7 +549,15 @@ pub async fn save_variants(
     let place = (project.as_str(), feature.as_str(), environment.as_str());
     let intent = form.get("intent").unwrap_or("save");
     if edit_variants(intent, FLAG_PREFIX, &mut drafts) || intent != "save" {
-        return Ok(variants_form(&who, place, &drafts, None, StatusCode::OK).into_response());
+        let focus = variant_focus(intent, FLAG_PREFIX, &drafts);
+        let page = variants_form(
+            &who,
+            place,
+            &drafts,
+            (None, focus.as_deref()),
+            StatusCode::OK,
+        );
+        return Ok(page.into_response());
     }
     let done = async {
         let variants = drafts
@@ -561,7 +582,8 @@ pub async fn save_variants(
     }
     .await;
     written(done, async |error| {
-        Ok(variants_form(&who, place, &drafts, Some(error), StatusCode::OK).into_response())
+        let page = variants_form(&who, place, &drafts, (Some(error), None), StatusCode::OK);
+        Ok(page.into_response())
     })
     .await
 }

@@ -2,7 +2,7 @@
 //! environment, last seen), the new-flag form (`/projects/<project>/create-flag`) and the switch
 //! (`POST …/features/<flag>/environments/<environment>/switch`), which the flag page uses too.
 
-use super::controls::{ago, field, local_path, notice, switch, when};
+use super::controls::{ago, field, local_path, notice, switch, switch_id, when};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Page, UiError};
 use super::scope::{written, Done};
@@ -189,13 +189,14 @@ pub async fn list(
                     @if all_projects.len() > 1 {
                         form method="get" action=(who.link("/projects")) {
                             label for="project-picker" { "Project " }
-                            select #project-picker name="project" {
+                            span.sr-only #project-picker-hint {}
+                            select #project-picker name="project" data-navigate aria-describedby="project-picker-hint" {
                                 @for candidate in &all_projects {
                                     (select_option(&candidate.id, &candidate.name, &project))
                                 }
                             }
                             " "
-                            button type="submit" { "Open" }
+                            button type="submit" data-no-script { "Open" }
                         }
                     }
                     @if who.may_write {
@@ -204,7 +205,10 @@ pub async fn list(
                 }
             }
             (notice(query.notice.as_deref(), &who.link(&format!("/projects/{project}/change-requests"))))
-            form.filters method="get" action=(who.link(&format!("/projects/{project}"))) role="search" {
+            // With JavaScript the list follows the filters as they change (the script replaces what follows
+            // this form with the list drawn for them, and says how many match in #flag-count).
+            form.filters method="get" action=(who.link(&format!("/projects/{project}"))) role="search"
+                data-live-search data-total=(total) {
                 div.field {
                     label for="search" { "Search flags" }
                     input #search type="search" name="query" value=(query.query)
@@ -242,7 +246,8 @@ pub async fn list(
                         (select_option("stale", "Stale first", &query.sort))
                     }
                 }
-                button type="submit" { "Apply" }
+                button type="submit" data-no-script { "Apply" }
+                p.sr-only #flag-count role="status" aria-live="polite" {}
             }
             @if let Some(message) = &search_error {
                 p.error-box role="alert" { (message) }
@@ -305,7 +310,7 @@ pub async fn list(
                                                 Some(state) => {
                                                     (switch(&who, &format!("{} in {}", flag.name, environment), state.enabled,
                                                         &who.link(&format!("/projects/{project}/features/{}/environments/{environment}/switch", flag.name)),
-                                                        &here))
+                                                        &format!("{here}#{}", switch_id(&flag.name, environment))))
                                                 }
                                                 None => { span.muted { "–" } }
                                             }

@@ -28,6 +28,7 @@ pub mod event_sentence;
 pub mod events;
 pub mod field_errors;
 pub mod flag;
+pub mod flag_copy;
 pub mod flags;
 pub mod groups;
 pub mod page;
@@ -84,6 +85,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(flags::routes())
         .merge(flag::routes())
         .merge(connect_sdk::routes())
+        .merge(flag_copy::routes())
         .merge(strategy_form::routes())
         .merge(segments::routes())
         .merge(archive::routes())

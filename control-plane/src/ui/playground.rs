@@ -404,7 +404,7 @@ pub async fn page(
                 }
             }
             @if let Some(message) = &messages.general { p.error-box role="alert" { (message) } }
-            form.playground-form method="get" action=(who.link("/playground")) {
+            form.playground-form #playground-form method="get" action=(who.link("/playground")) data-redraw {
                 div.playground-fields {
                     (field("environment", "Environment", messages.for_field("environment"), None, html! {
                         select #environment name="environment" aria-describedby="environment-error" {
@@ -456,7 +456,7 @@ pub async fn page(
                 }
                 div.actions {
                     button.primary type="submit" name="action" value="evaluate" { "Evaluate" }
-                    button type="submit" name="action" value="add" { "Add property" }
+                    button type="submit" formnovalidate name="action" value="add" { "Add property" }
                 }
             }
             @if let Some(answer) = &answer {

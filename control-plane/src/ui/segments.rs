@@ -2,7 +2,8 @@
 //! used; create and edit with the constraint editor; delete.
 
 use super::constraint_editor::{
-    constraint_fields, constraint_rows, constraints_of, edit_constraints, ConstraintDraft,
+    constraint_fields, constraint_focus, constraint_rows, constraints_of, edit_constraints,
+    ConstraintDraft,
 };
 use super::controls::{enter_saves, field};
 use super::field_errors::FieldErrors;
@@ -144,6 +145,8 @@ struct SegmentDraft {
     description: String,
     project: String,
     constraints: Vec<ConstraintDraft>,
+    /// The control that takes the focus (after a constraint was added or removed).
+    focus: Option<String>,
 }
 
 async fn segment_form(
@@ -155,6 +158,7 @@ async fn segment_form(
     status: StatusCode,
 ) -> Result<Response, UiError> {
     let shell = who.shell();
+    let focus = draft.focus.as_deref();
     let mut conn = state.store.read().await?;
     let context_fields = context_fields::list(&mut conn).await?;
     drop(conn);
@@ -179,7 +183,7 @@ async fn segment_form(
         html! {
             div.page-head { div { h1 { (heading) } p.subtitle { a href=(who.link("/segments")) { "← Segments" } } } }
             (errors.general())
-            form.form-narrow method="post" action=(action) {
+            form.form-narrow #segment-form method="post" action=(action) data-redraw {
                 (enter_saves("Save segment"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 (field("segment-name", "Name", errors.at("segment-name"), None, html! {
@@ -196,12 +200,14 @@ async fn segment_form(
                 }))
                 fieldset {
                     legend { "Constraints" }
-                    (constraint_rows(&context_fields, &draft.constraints, (true, None), &errors))
-                    button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
+                    (constraint_rows(&context_fields, &draft.constraints, (true, None), &errors, focus))
+                    button #add-constraint type="submit" formnovalidate name="intent" value="add-constraint"
+                        autofocus[focus == Some("add-constraint")] { "Add constraint" }
                 }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save segment" }
-                    button #refresh-form type="submit" formnovalidate name="intent" value="refresh" { "Update form" }
+                    button #refresh-form type="submit" formnovalidate name="intent" value="refresh"
+                        autofocus[focus == Some("refresh-form")] { "Update form" }
                     a href=(who.link("/segments")) { "Cancel" }
                 }
             }
@@ -247,6 +253,7 @@ pub async fn edit_segment(
             .iter()
             .map(ConstraintDraft::of)
             .collect(),
+        focus: None,
     };
     segment_form(&state, &who, Some(id), &draft, None, StatusCode::OK).await
 }
@@ -262,9 +269,12 @@ async fn save_segment(
         description: form.text("description"),
         project: form.text("project").trim().to_owned(),
         constraints: constraints_of(form),
+        focus: None,
     };
     let intent = form.get("intent").unwrap_or("save");
     if edit_constraints(intent, &mut draft.constraints) || intent != "save" {
+        draft.focus = constraint_focus(intent, &draft.constraints)
+            .or_else(|| (intent != "save").then(|| "refresh-form".to_owned()));
         return segment_form(state, who, id, &draft, None, StatusCode::OK).await;
     }
     let input = SegmentInput {

@@ -5,14 +5,17 @@
 //! refusal draws the form again with the message. A strategy's delete and moves are the flag page's.
 
 use super::constraint_editor::{
-    constraint_fields, constraint_rows, constraints_of, edit_constraints, ConstraintDraft,
+    constraint_fields, constraint_focus, constraint_rows, constraints_of, edit_constraints,
+    ConstraintDraft,
 };
 use super::controls::{enter_saves, field};
 use super::field_errors::FieldErrors;
 use super::page::{Page, UiError};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
-use super::variant_editor::{drafts_of, edit_variants, variant_fields, variant_rows, VariantDraft};
+use super::variant_editor::{
+    drafts_of, edit_variants, variant_fields, variant_focus, variant_rows, VariantDraft,
+};
 use super::vocabulary::{parameter_hint, parameter_label, stickiness_label, StrategyNames};
 use crate::domain::change_requests;
 use crate::domain::context_fields::{self, ContextField};
@@ -225,9 +228,18 @@ fn parameter_control(
             } @else {
                 @match parameter.parameter_type {
                     ParameterType::Percentage => {
-                        (field(&id, &parameter_label(&parameter.name), error, Some("0 to 100 %"), html! {
-                            input id=(id) type="number" name=(name) min="0" max="100" step="1" value=(value)
-                                aria-describedby=(format!("{id}-hint {id}-error")) aria-invalid=(invalid);
+                        @let label = parameter_label(&parameter.name);
+                        (field(&id, &label, error, Some("0 to 100 %"), html! {
+                            div.percentage {
+                                // The slider is the script's (kept in step with the number, which is sent):
+                                // without JavaScript it stays hidden.
+                                input id=(format!("{id}-slider")) type="range" min="0" max="100" step="1"
+                                    value=(value.parse::<u8>().unwrap_or(0).min(100)) hidden
+                                    data-mirrors=(id) aria-label=(format!("{label} slider"))
+                                    aria-describedby=(format!("{id}-hint"));
+                                input id=(id) type="number" name=(name) min="0" max="100" step="1" value=(value)
+                                    aria-describedby=(format!("{id}-hint {id}-error")) aria-invalid=(invalid);
+                            }
                         }))
                     }
                     ParameterType::List => {
@@ -266,6 +278,8 @@ struct FormPage<'a> {
     draft: &'a StrategyDraft,
     error: Option<&'a ApiError>,
     status: StatusCode,
+    /// The control that takes the focus (after a row was added or removed).
+    focus: Option<String>,
 }
 
 /// Where the strategy form's controls are, for [`FieldErrors`]: the body's `name`, `title`,
@@ -299,7 +313,9 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
         draft,
         error,
         status,
+        focus,
     } = page;
+    let focus = focus.as_deref();
     let shell = who.shell();
     let editing = draft.id.is_some();
     let heading = if editing {
@@ -332,7 +348,7 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 }
             }
             (errors.general())
-            form.form-narrow method="post" action=(action) {
+            form.form-narrow #strategy-form method="post" action=(action) data-redraw {
                 (enter_saves("Save strategy"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(draft.environment);
@@ -358,8 +374,9 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 }
                 fieldset {
                     legend { "Constraints" }
-                    (constraint_rows(&choices.context_fields, &draft.constraints, (true, Some(choices.max_values)), &errors))
-                    button type="submit" formnovalidate name="intent" value="add-constraint" { "Add constraint" }
+                    (constraint_rows(&choices.context_fields, &draft.constraints, (true, Some(choices.max_values)), &errors, focus))
+                    button #add-constraint type="submit" formnovalidate name="intent" value="add-constraint"
+                        autofocus[focus == Some("add-constraint")] { "Add constraint" }
                 }
                 fieldset {
                     legend { "Segments" }
@@ -377,13 +394,16 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                 }
                 fieldset {
                     legend { "Strategy variants" }
-                    (variant_rows(true, VARIANT_PREFIX, &draft.variants, false, &errors))
-                    button type="submit" formnovalidate name="intent" value=(format!("add-{VARIANT_PREFIX}")) { "Add strategy variant" }
+                    (variant_rows(true, VARIANT_PREFIX, &draft.variants, (false, focus), &errors))
+                    @let add = format!("add-{VARIANT_PREFIX}");
+                    button id=(add) type="submit" formnovalidate name="intent" value=(add)
+                        autofocus[focus == Some(add.as_str())] { "Add strategy variant" }
                 }
                 label.check { input type="checkbox" name="disabled" value="true" checked[draft.disabled]; "Disabled" }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save strategy" }
-                    button #refresh-form type="submit" formnovalidate name="intent" value="refresh" { "Update form" }
+                    button #refresh-form type="submit" formnovalidate name="intent" value="refresh"
+                        autofocus[focus == Some("refresh-form")] { "Update form" }
                     a href=(who.link(&format!("/projects/{project}/features/{feature}"))) { "Cancel" }
                 }
             }
@@ -451,6 +471,7 @@ pub async fn page(
         draft: &draft,
         error: None,
         status: StatusCode::OK,
+        focus: None,
     };
     Ok(render(&who, &choices, page).into_response())
 }
@@ -465,23 +486,27 @@ async fn submit(
     let choices = choices(state, project).await?;
     let mut draft = StrategyDraft::from_form(form);
     let intent = form.get("intent").unwrap_or("save");
-    let redraw = |draft: &StrategyDraft, error: Option<&ApiError>, status: StatusCode| {
+    let redraw = |draft: &StrategyDraft, error: Option<&ApiError>, focus: Option<String>| {
         let page = FormPage {
             project,
             feature,
             draft,
             error,
-            status,
+            status: StatusCode::OK,
+            focus,
         };
         render(who, &choices, page).into_response()
     };
-    if edit_constraints(intent, &mut draft.constraints)
-        || edit_variants(intent, VARIANT_PREFIX, &mut draft.variants)
-    {
-        return Ok(redraw(&draft, None, StatusCode::OK));
+    if edit_constraints(intent, &mut draft.constraints) {
+        let focus = constraint_focus(intent, &draft.constraints);
+        return Ok(redraw(&draft, None, focus));
+    }
+    if edit_variants(intent, VARIANT_PREFIX, &mut draft.variants) {
+        let focus = variant_focus(intent, VARIANT_PREFIX, &draft.variants);
+        return Ok(redraw(&draft, None, focus));
     }
     if intent != "save" {
-        return Ok(redraw(&draft, None, StatusCode::OK));
+        return Ok(redraw(&draft, None, Some("refresh-form".to_owned())));
     }
     let definition = choices.definitions.iter().find(|d| d.name == draft.name);
     let environment = draft.environment.clone();
@@ -508,17 +533,17 @@ async fn submit(
         )
         .await?;
         state.commit(tx).await?;
+        // Back on the flag page at the environment the strategy is in.
         Ok(Done::after_change(
-            who.link(&format!("/projects/{project}/features/{feature}")),
+            who.link(&format!(
+                "/projects/{project}/features/{feature}#env-{environment}"
+            )),
             outcome,
             format!("The strategy was {made} {environment}."),
         ))
     }
     .await;
-    written(done, async |error| {
-        Ok(redraw(&draft, Some(error), StatusCode::OK))
-    })
-    .await
+    written(done, async |error| Ok(redraw(&draft, Some(error), None))).await
 }
 
 /// `POST …/strategies/create` and `…/edit` (a posted `strategyId` says which strategy).

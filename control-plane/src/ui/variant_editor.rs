@@ -2,7 +2,7 @@
 //! variants) share: each variant's name, weight (percent; empty shares what fixed weights leave), stickiness,
 //! payload type and payload, and overrides; "Add" and "Remove" post the form back.
 
-use super::controls::field;
+use super::controls::{field, row_focus};
 use super::field_errors::FieldErrors;
 use super::session::FormFields;
 use crate::model::variant::{
@@ -174,6 +174,14 @@ pub fn edit_variants(intent: &str, prefix: &str, drafts: &mut Vec<VariantDraft>)
     false
 }
 
+/// Where the focus goes after `intent` redrew the form: the added variant's name, or the one in the removed
+/// one's place ([`row_focus`]).
+pub fn variant_focus(intent: &str, prefix: &str, drafts: &[VariantDraft]) -> Option<String> {
+    row_focus(intent, prefix, drafts.len(), |index| {
+        format!("{prefix}{index}-name")
+    })
+}
+
 /// Where the editor's controls are, for [`FieldErrors`]: `variants[i].<field>` → variant `i`'s control
 /// (`payload.type` its payload type, any other `payload` its payload); `variants` and `variants[i]` → the
 /// editor as a whole (a message about the weights together, for one, is shown there and describes every
@@ -207,11 +215,13 @@ pub fn variant_fields(
 
 /// The rows of the editor (the "Add" button is the caller's, which knows its wording), a refusal beside
 /// the control it names ([`variant_fields`]).
+/// `focus` is the id of the control that takes the focus ([`variant_focus`]); the caller's "Add" button has
+/// the id `add-<prefix>`.
 pub fn variant_rows(
     editable: bool,
     prefix: &str,
     drafts: &[VariantDraft],
-    with_overrides: bool,
+    (with_overrides, focus): (bool, Option<&str>),
     errors: &FieldErrors,
 ) -> Markup {
     let group = format!("{prefix}-variants");
@@ -225,10 +235,11 @@ pub fn variant_rows(
             @let key = |name: &str| format!("{prefix}{index}.{name}");
             @let id = |name: &str| format!("{prefix}{index}-{name}");
             @let described = |name: &str| format!("{}-error", id(name));
-            fieldset {
+            fieldset id=(format!("{prefix}{index}")) {
                 legend { "Variant " (index + 1) }
                 (field(&id("name"), "Variant name", errors.at(&id("name")), None, html! {
                     input id=(id("name")) type="text" name=(key("name")) value=(draft.name) disabled[!editable]
+                        autofocus[focus == Some(id("name").as_str())]
                         aria-describedby=(described("name")) aria-invalid=(errors.invalid(&id("name")));
                 }))
                 (field(&id("weight"), "Weight", errors.at(&id("weight")), Some("Percent; leave empty to share what the fixed weights leave"), html! {

@@ -36,6 +36,7 @@ mod ui_access;
 mod ui_browser;
 mod ui_changes;
 mod ui_config;
+mod ui_enhance;
 mod ui_event_log;
 mod ui_forms;
 mod ui_usage;

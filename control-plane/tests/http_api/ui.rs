@@ -535,7 +535,7 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
         .await;
     assert_eq!(
         saved.location.as_deref(),
-        Some("/vexil/projects/default/features/rollout"),
+        Some("/vexil/projects/default/features/rollout#env-development"),
         "{}",
         saved.text
     );

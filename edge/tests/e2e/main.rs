@@ -18,6 +18,7 @@ mod ui;
 mod ui_access;
 mod ui_changes;
 mod ui_config;
+mod ui_enhance;
 mod ui_event_log;
 mod ui_firefox;
 mod ui_narrow;

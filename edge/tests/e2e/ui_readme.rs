@@ -1,5 +1,6 @@
 //! The README's pictures of the admin UI (`docs/images/ui-flag-list.png`, `docs/images/ui-flag-page.png`,
-//! `docs/images/ui-event-log.png`), taken by `js/readme-shots.cjs` in Chromium from the real binaries, with
+//! `docs/images/ui-strategy-form.png` — also `ui-strategy-form-<width>-<scheme>.png`, 1280 and 390 px, light
+//! and dark —, `docs/images/ui-event-log.png`), taken by `js/readme-shots.cjs` in Chromium from the real binaries, with
 //! data a product team would have: flags of several types with descriptions, rollouts with constraints, a
 //! segment, variants, usage, and a flag switched on in the UI by a person. Every run
 //! of the tests takes them again, so the README shows today's UI; commit them when they change.
@@ -198,7 +199,18 @@ async fn the_readme_pictures_show_todays_ui() {
     let (checkpoint, _) = walk.next().await;
     assert_eq!(checkpoint, "done");
     walk.finish().await;
-    for picture in ["ui-flag-list.png", "ui-flag-page.png", "ui-event-log.png"] {
+    let mut pictures = vec![
+        "ui-flag-list.png".to_owned(),
+        "ui-flag-page.png".to_owned(),
+        "ui-strategy-form.png".to_owned(),
+        "ui-event-log.png".to_owned(),
+    ];
+    for width in [1280, 390] {
+        for scheme in ["light", "dark"] {
+            pictures.push(format!("ui-strategy-form-{width}-{scheme}.png"));
+        }
+    }
+    for picture in &pictures {
         let metadata = std::fs::metadata(images.join(picture)).unwrap();
         assert!(
             metadata.modified().unwrap() >= started,

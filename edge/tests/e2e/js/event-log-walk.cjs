@@ -74,9 +74,9 @@ async function run() {
   await page.waitForURL(/\/features\/new-checkout$/);
   await audit.check(page);
   await page.getByRole("link", { name: "Add strategy to development" }).click();
-  await page.getByLabel("Rollout").fill("50");
+  await page.getByLabel("Rollout", { exact: true }).fill("50");
   await audit.check(page);
-  await Promise.all([page.waitForURL(/\/features\/new-checkout$/), page.getByLabel("Rollout").press("Enter")]);
+  await Promise.all([page.waitForURL(/\/features\/new-checkout#env-development$/), page.getByLabel("Rollout", { exact: true }).press("Enter")]);
 
   // The Events page: sentences by day.
   await submit(page, page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Events" }));

@@ -1,5 +1,6 @@
 // The README's pictures of the admin UI, taken from the real binaries with realistic data so that they show
-// today's UI: the flag list, a flag's page and the event log, 1280 px wide, light theme. Run by edge/tests/e2e/ui_readme.rs,
+// today's UI: the flag list, a flag's page, the strategy form (also at 390 px and dark) and the event log,
+// 1280 px wide, light theme. Run by edge/tests/e2e/ui_readme.rs,
 // which seeds the data through the admin API. Each page is also audited (audit.cjs) and checked to show what
 // the picture is meant to show before it is taken.
 //
@@ -51,6 +52,27 @@ async function main() {
     }
     await audit.check(page);
     await page.screenshot({ path: `${images}/ui-flag-page.png` });
+
+    // The strategy form of its first production strategy: the rollout's slider beside its number, the
+    // constraint's field, operator and values; at 1280 and 390 px, light and dark.
+    await Promise.all([
+      page.waitForEvent("load"),
+      page.getByRole("article", { name: "Strategy 1 in production" }).getByRole("link", { name: "Edit" }).click(),
+    ]);
+    const slider = page.getByRole("slider", { name: "Rollout slider" });
+    if (!(await slider.isVisible()) || (await slider.inputValue()) !== "25") fail("the rollout slider does not show 25");
+    if ((await page.getByLabel("Values").inputValue()) !== "NO\nSE\nDK") fail("the constraint's values are not shown");
+    await audit.check(page);
+    await page.screenshot({ path: `${images}/ui-strategy-form.png`, fullPage: true });
+    for (const scheme of ["light", "dark"]) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const [width, height] of [[1280, 800], [390, 844]]) {
+        await page.setViewportSize({ width, height });
+        await page.screenshot({ path: `${images}/ui-strategy-form-${width}-${scheme}.png`, fullPage: true });
+      }
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // The event log after anna switched a flag on from the list: one sentence per event, by day.
     await page.getByRole("link", { name: "Flags", exact: true }).click();

@@ -41,6 +41,16 @@ async function submitWith(page, locator) {
   await Promise.all([page.waitForEvent("load"), locator.click()]);
 }
 
+// Runs `action`, which redraws a form in place (the script's data-redraw forms: no page load), and waits
+// until the redrawn form is there.
+async function inPlace(page, action) {
+  await page.evaluate(() => {
+    for (const form of document.querySelectorAll("form[data-redraw]")) form.dataset.walkOld = "yes";
+  });
+  await action();
+  await page.waitForSelector("form[data-redraw]:not([data-walk-old])");
+}
+
 // A browser context of its own per person: `path` asks for the sign-in, which leads back to it.
 async function personAt(browser, username, path, problems) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -133,7 +143,7 @@ async function main() {
   await screenshot(ed.page, "08-playground-empty");
   await ed.page.getByLabel("Environment").selectOption("development");
   await ed.page.getByLabel("User ID").fill("u1");
-  await submitWith(ed.page, ed.page.getByRole("button", { name: "Add property", exact: true }));
+  await inPlace(ed.page, () => ed.page.getByRole("button", { name: "Add property", exact: true }).click());
   await ed.page.getByLabel("Property name").fill("country");
   await ed.page.getByLabel("Property value").fill("NO");
   await submitWith(ed.page, ed.page.getByRole("button", { name: "Evaluate", exact: true }));

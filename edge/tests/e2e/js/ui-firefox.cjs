@@ -70,6 +70,16 @@ async function choose(page, name, value) {
   if (chosen[0] !== value) fail(`"${value}" is not an option of ${name}`);
 }
 
+// Runs `action`, which redraws a form in place (the script's data-redraw forms), and waits for the redrawn
+// form.
+async function inPlace(page, action) {
+  await page.evaluate(() => {
+    for (const form of document.querySelectorAll("form[data-redraw]")) form.dataset.walkOld = "yes";
+  });
+  await action();
+  await page.waitForSelector("form[data-redraw]:not([data-walk-old])", { timeout: 10000 });
+}
+
 // Clicks a control that loads another page (a link, or a form's submit button) and waits for that page.
 async function follow(page, element) {
   await Promise.all([page.waitForNavigation(), element.click()]);
@@ -79,9 +89,15 @@ async function switchState(page, name) {
   return (await byName(page, name, "switch")).evaluate((node) => node.getAttribute("aria-checked"));
 }
 
-// Tabs from the top of the page to the switch `name` (at most 100 presses) and presses `key` on it (" " is
-// Space: puppeteer over BiDi knows it by its value only).
+// Tabs from the top of the page to the switch `name` (at most 100 presses; none when it has the focus) and
+// presses `key` on it (" " is Space: puppeteer over BiDi knows it by its value only).
 async function toggleByKeyboard(page, name, key) {
+  // After a switch the page comes back with the focus on it (its #fragment): the key at once.
+  const focusedNow = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute("aria-label"));
+  if (focusedNow === name) {
+    await Promise.all([page.waitForNavigation(), page.keyboard.press(key)]);
+    return;
+  }
   await page.evaluate(() => document.activeElement && document.activeElement.blur());
   for (let presses = 0; presses < 100; presses++) {
     await page.keyboard.press("Tab");
@@ -176,16 +192,18 @@ async function main() {
   const strategy = await (await control(page, "Strategy")).evaluate((node) => node.value);
   if (strategy !== "flexibleRollout") fail(`the new strategy is ${strategy}, not flexibleRollout`);
   await fill(page, "Rollout", "100");
-  await follow(page, await byName(page, "Add constraint", "button"));
+  // With JavaScript "Add constraint" and the operator redraw the form in place (no page load).
+  const addConstraint = await byName(page, "Add constraint", "button");
+  await inPlace(page, () => addConstraint.click());
   await fill(page, "Context field", "country");
   // The operator decides which value fields the form shows, so choosing it posts the form back.
-  await Promise.all([page.waitForNavigation(), choose(page, "Operator", "IN")]);
+  await inPlace(page, () => choose(page, "Operator", "IN"));
   await fill(page, "Values", "NO, SE");
   const rollout = await (await control(page, "Rollout")).evaluate((node) => node.value);
   if (rollout !== "100") fail(`the rollout typed was lost: ${rollout}`);
   await shot(page, "05-strategy-form");
   await follow(page, await byName(page, "Save strategy", "button"));
-  if (!page.url().endsWith(`/features/${FLAG}`)) fail(`not back on the flag's page: ${page.url()}`);
+  if (!page.url().endsWith(`/features/${FLAG}#env-development`)) fail(`not back on the flag's page: ${page.url()}`);
   // Switching on an environment without strategies gave it the default strategy (100 % for everyone, as
   // Unleash does), so the new one is second; deleting the default leaves only the constrained one.
   const text = async (name) =>
@@ -203,6 +221,8 @@ async function main() {
   await toggleByKeyboard(page, "Enabled in development", " ");
   if ((await switchState(page, "Enabled in development")) !== "false") fail("Space did not turn the switch off");
   await checkpoint("keyboard-off");
+  const refocused = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute("aria-label"));
+  if (refocused !== "Enabled in development") fail(`after the switch the focus is on ${refocused}, not the switch`);
   await toggleByKeyboard(page, "Enabled in development", "Enter");
   if ((await switchState(page, "Enabled in development")) !== "true") fail("Enter did not turn the switch on");
   await checkpoint("keyboard-on");

@@ -50,6 +50,16 @@ async function pressAndLoad(page, key) {
   await Promise.all([page.waitForEvent("load"), page.keyboard.press(key)]);
 }
 
+// Runs `action`, which redraws a form in place (the script's data-redraw forms: no page load), and waits
+// until the redrawn form is there.
+async function inPlace(page, action) {
+  await page.evaluate(() => {
+    for (const form of document.querySelectorAll("form[data-redraw]")) form.dataset.walkOld = "yes";
+  });
+  await action();
+  await page.waitForSelector("form[data-redraw]:not([data-walk-old])");
+}
+
 async function main() {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM,
@@ -83,12 +93,12 @@ async function main() {
   if (stickiness !== "Default (userId, then sessionId, then random)") fail(`stickiness reads ${stickiness}`);
 
   // Typed as a person does: the rollout, then "Add constraint" by keyboard.
-  await page.getByLabel("Rollout").focus();
+  await page.getByLabel("Rollout", { exact: true }).focus();
   await page.keyboard.press("Control+A");
   await page.keyboard.type("50");
   await page.getByRole("button", { name: "Add constraint" }).focus();
-  await pressAndLoad(page, "Enter");
-  if ((await page.getByLabel("Rollout").inputValue()) !== "50") fail("the rollout typed was lost");
+  await inPlace(page, () => page.keyboard.press("Enter"));
+  if ((await page.getByLabel("Rollout", { exact: true }).inputValue()) !== "50") fail("the rollout typed was lost");
   await page.getByLabel("Context field").focus();
   await page.keyboard.type("email");
   // Tab to the operator and type its first letter: "ends with" is chosen, and the form is drawn again for it.
@@ -100,7 +110,7 @@ async function main() {
     if (!options.includes(words)) fail(`no operator reads "${words}": ${options.join(" | ")}`);
   }
   if (options.some((text) => /^[A-Z_]+$/.test(text))) fail(`an operator reads as the API's name: ${options}`);
-  await pressAndLoad(page, "e");
+  await inPlace(page, () => page.keyboard.press("e"));
   const picked = await page.getByLabel("Operator").evaluate((select) => [select.value, select.selectedOptions[0].textContent]);
   if (picked[0] !== "STR_ENDS_WITH" || picked[1] !== "ends with") fail(`the operator chosen: ${picked}`);
   if ((await page.getByLabel("Context field").inputValue()) !== "email") fail("the context field typed was lost");
@@ -115,7 +125,7 @@ async function main() {
   // Enter in the context field saves (the form's first submit button is "Save strategy").
   await page.getByLabel("Context field").focus();
   await pressAndLoad(page, "Enter");
-  if (!page.url().endsWith(`/features/${flag}`)) fail(`not back on the flag page: ${page.url()}`);
+  if (!page.url().endsWith(`/features/${flag}#env-development`)) fail(`not back on the flag page: ${page.url()}`);
   await checkpoint("saved");
 
   // The flag page: the strategy by its name and summary, the constraint as a chip found by its words.
