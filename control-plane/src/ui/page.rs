@@ -227,8 +227,8 @@ impl Shell {
                             button.menu-toggle type="button" aria-expanded="false" aria-controls="main-nav" hidden { "Menu" }
                             // One search from every page; "/" focuses it (vexil.js).
                             form.global-search method="get" action=(self.link("/search")) role="search" {
-                                input #global-search type="search" name="q" aria-label="Search flags, segments and projects"
-                                    placeholder="Search  /" autocomplete="off" aria-keyshortcuts="/";
+                                input #global-search type="search" name="q" aria-label="Search everything"
+                                    placeholder="Search flags, segments, projects  /" autocomplete="off" aria-keyshortcuts="/";
                             }
                         }
                         @if let Some(who) = &self.who {

@@ -31,7 +31,7 @@ async function main() {
     await page.waitForURL(/\/projects\/default$/);
     await audit.check(page);
     await page.keyboard.press("/");
-    const field = page.getByRole("searchbox", { name: "Search flags, segments and projects" });
+    const field = page.getByRole("searchbox", { name: "Search everything" });
     expect(await field.evaluate((input) => input === document.activeElement), "/ did not focus the search");
     await page.keyboard.type(process.env.WORDS);
     await Promise.all([page.waitForURL(/\/search\?q=/), page.keyboard.press("Enter")]);
@@ -44,7 +44,7 @@ async function main() {
     await audit.check(page);
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(base + "/search?q=" + encodeURIComponent(process.env.WORDS));
-    const box = await page.getByRole("searchbox", { name: "Search flags, segments and projects" }).boundingBox();
+    const box = await page.getByRole("searchbox", { name: "Search everything" }).boundingBox();
     expect(box && box.width > 300, "the header's search is not full width at 390 px");
     await page.screenshot({ path: `${folder}/search-results-390.png`, fullPage: true });
     await audit.check(page);
