@@ -19,6 +19,7 @@ pub mod feature_lookup;
 pub mod feature_switch;
 pub mod feature_types;
 pub mod features;
+pub mod flag_summaries;
 pub mod first_start;
 pub mod groups;
 pub mod import_export;

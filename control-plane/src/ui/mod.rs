@@ -27,6 +27,8 @@ pub mod event_sentence;
 pub mod events;
 pub mod field_errors;
 pub mod flag;
+pub mod flag_summary;
+pub mod flag_tags;
 pub mod flags;
 pub mod groups;
 pub mod page;
@@ -81,6 +83,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(assets::routes())
         .merge(flags::routes())
         .merge(flag::routes())
+        .merge(flag_tags::routes())
         .merge(strategy_form::routes())
         .merge(segments::routes())
         .merge(archive::routes())
