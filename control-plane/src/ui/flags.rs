@@ -173,7 +173,8 @@ pub async fn list(
         .collect();
     let last_seen = metrics::last_seen(&mut conn, &names).await?;
     let summaries = flag_summaries::of_flags(&mut conn, &names).await?;
-    let strategy_names = StrategyNames::of(&strategy_definitions::list(&mut conn).await?.strategies);
+    let strategy_names =
+        StrategyNames::of(&strategy_definitions::list(&mut conn).await?.strategies);
     drop(conn);
     let now_ms = (state.clock)();
     let page = query.page.unwrap_or(1).max(1);

@@ -549,7 +549,10 @@ mod tests {
         assert_eq!(served_summary(&names, true, &[everyone]), "on for everyone");
         let mut users = strategy("userWithId", &[("userIds", "anna")], 0);
         users.segments = vec![4];
-        assert_eq!(served_summary(&names, true, &[users]), "User IDs · 1 segment");
+        assert_eq!(
+            served_summary(&names, true, &[users]),
+            "User IDs · 1 segment"
+        );
         assert_eq!(
             served_summary(&names, true, &[strategy("default", &[], 1)]),
             "100% · 1 constraint"

@@ -37,6 +37,7 @@ mod ui_browser;
 mod ui_changes;
 mod ui_config;
 mod ui_event_log;
+mod ui_flag_list;
 mod ui_forms;
 mod ui_usage;
 mod ui_vocabulary;

@@ -346,7 +346,9 @@ pub async fn search(
             .get_mut(&pending.feature_name)
             .and_then(|list| list.iter_mut().find(|env| env.name == pending.environment))
         {
-            environment.change_request_ids.push(pending.change_request_id);
+            environment
+                .change_request_ids
+                .push(pending.change_request_id);
         }
     }
     let mut segment_ids: HashMap<String, BTreeSet<i64>> = HashMap::new();
