@@ -39,13 +39,13 @@ impl Served<'_> {
                 [id] => {
                     a.badge.pending href=(format!("{requests}/{id}")) {
                         "change pending"
-                        span.sr-only { ": change request #" (id) " for " (self.flag) " in " (self.environment) }
+                        span.sr-only { " (change request #" (id) " for " (self.flag) " in " (self.environment) ")" }
                     }
                 }
                 many => {
                     a.badge.pending href=(requests) {
                         (many.len()) " changes pending"
-                        span.sr-only { ": change requests for " (self.flag) " in " (self.environment) }
+                        span.sr-only { " (change requests for " (self.flag) " in " (self.environment) ")" }
                     }
                 }
             }

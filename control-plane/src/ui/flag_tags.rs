@@ -58,11 +58,6 @@ pub fn section(
         draft.tag_type.as_str()
     };
     let value_error = errors.at("tag-value");
-    let described = if value_error.is_some() {
-        "tag-value-hint tag-value-error"
-    } else {
-        "tag-value-hint"
-    };
     html! {
         section.card #tags aria-labelledby="tags-title" {
             h2 #tags-title { "Tags" }
@@ -100,9 +95,10 @@ pub fn section(
                             }
                         }
                     }))
-                    (field("tag-value", "Value", value_error, Some("2 to 50 characters"), html! {
+                    (field("tag-value", "Value", value_error, None, html! {
                         input #tag-value type="text" name="value" value=(draft.value) required autocomplete="off"
-                            aria-describedby=(described) aria-invalid=(errors.invalid("tag-value"));
+                            minlength="2" maxlength="50" aria-describedby="tag-value-error"
+                            aria-invalid=(errors.invalid("tag-value"));
                     }))
                     button type="submit" { "Add tag" }
                 }

@@ -296,7 +296,11 @@ pub async fn list(
                                         }
                                     }
                                     td.hide-narrow { (flag.feature_type) }
-                                    td.hide-narrow { (flag.created_at.as_deref().map(when).unwrap_or_default()) }
+                                    td.hide-narrow {
+                                        @if let Some(created) = flag.created_at.as_deref() {
+                                            time datetime=(created) title=(when(created)) { (created.get(..10).unwrap_or(created)) }
+                                        }
+                                    }
                                     td.last-seen data-label="Last seen" {
                                         @match last_seen.get(&flag.name) {
                                             Some(at) => { (ago(*at, now_ms)) }

@@ -152,7 +152,7 @@ async fn the_list_sums_up_each_environment_and_who_changed_a_flag_last(db: TestD
     );
     assert!(
         production.contains(&format!(
-            "href=\"/projects/default/change-requests/{id}\">change pending<span class=\"sr-only\">: change request #{id} for half in production</span>"
+            "href=\"/projects/default/change-requests/{id}\">change pending<span class=\"sr-only\"> (change request #{id} for half in production)</span>"
         )),
         "{production}"
     );

@@ -20,6 +20,7 @@ mod ui_changes;
 mod ui_config;
 mod ui_event_log;
 mod ui_firefox;
+mod ui_flag_list;
 mod ui_narrow;
 mod ui_readme;
 mod ui_usage;
