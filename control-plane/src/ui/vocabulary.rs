@@ -539,10 +539,13 @@ mod tests {
     fn an_environment_is_summed_up_in_a_few_words() {
         let names = StrategyNames::default();
         let half = strategy("flexibleRollout", &[("rollout", "50")], 2);
-        assert_eq!(served_summary(&names, false, &[half.clone()]), "off");
+        assert_eq!(
+            served_summary(&names, false, std::slice::from_ref(&half)),
+            "off"
+        );
         assert_eq!(served_summary(&names, true, &[]), "on for everyone");
         assert_eq!(
-            served_summary(&names, true, &[half.clone()]),
+            served_summary(&names, true, std::slice::from_ref(&half)),
             "50% · 2 constraints"
         );
         let everyone = strategy("flexibleRollout", &[("rollout", "100")], 0);
