@@ -381,6 +381,7 @@ async fn main() {
         "/projects/default".to_owned(),
         "/projects/default?query=checkout".to_owned(),
         "/projects/default?type=release&state=stale&sort=created".to_owned(),
+        "/projects/default?sort=changed".to_owned(),
         format!("/projects/default?page={}", flags / 25),
         "/projects/default/create-flag".to_owned(),
         format!("/projects/default/features/{one_flag}"),

@@ -20,6 +20,7 @@ pub mod feature_switch;
 pub mod feature_types;
 pub mod features;
 pub mod first_start;
+pub mod flag_summaries;
 pub mod groups;
 pub mod import_export;
 pub mod instance;

@@ -1,6 +1,6 @@
 //! A flag's page (`/projects/<project>/features/<flag>`): per environment its switch and strategies in
-//! order (edit, delete, Move up/Move down, add), its variants, its settings, archive with a confirmation,
-//! and its event log with what each event changed. Also the variants form of one environment.
+//! order (edit, delete, Move up/Move down, add) under what it serves there in a few words, its variants, its
+//! tags (`flag_tags`), its settings, archive with a confirmation, and its event log with what each event changed. Also the variants form of one environment.
 
 use super::controls::{enter_saves, field, notice, switch, switch_id, when};
 use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
@@ -8,6 +8,8 @@ use super::event_log::{event_days, DayHeading};
 use super::event_sentence::Context;
 use super::field_errors::FieldErrors;
 use super::flag_copy::copy_menu;
+use super::flag_summary::Served;
+use super::flag_tags::{section as tags_section, TagDraft};
 use super::page::{see_other, Page, UiError};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
@@ -20,9 +22,11 @@ use crate::domain::change_requests::{self, Outcome};
 use crate::domain::dependencies;
 use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
+use crate::domain::flag_summaries;
 use crate::domain::segments;
 use crate::domain::strategies::{self, Strategy};
 use crate::domain::strategy_definitions;
+use crate::domain::tags::{self, Tag, TagType};
 use crate::domain::variants;
 use crate::http::state::AppState;
 use crate::model::change_request::Change;
@@ -107,6 +111,11 @@ struct Loaded {
     events: Vec<Event>,
     /// The first [`PARENT_SUGGESTIONS`] possible parents, and whether there are more.
     parent_options: (Vec<String>, bool),
+    tags: Vec<Tag>,
+    /// The tag types to choose from (for who may add a tag).
+    tag_types: Vec<TagType>,
+    /// environment → the change requests waiting to change the flag there.
+    pending: HashMap<String, Vec<i64>>,
 }
 
 /// Possible parents a flag's page suggests (a project of 5,000 flags would otherwise send them all).
@@ -140,12 +149,22 @@ async fn load(
     };
     let personal = access::personal_fields(who.credential);
     let events = events::list(&mut conn, query, personal).await?.events;
+    let tags = tags::feature_tags(&mut conn, feature).await?.tags;
+    let tag_types = if who.may_write {
+        tags::list_types(&mut conn).await?.tag_types
+    } else {
+        Vec::new()
+    };
+    let pending = flag_summaries::pending_change_requests(&mut conn, feature).await?;
     Ok(Loaded {
         flag,
         segment_names,
         strategy_names,
         events,
         parent_options,
+        tags,
+        tag_types,
+        pending,
     })
 }
 
@@ -163,18 +182,21 @@ pub async fn page(
         (&project, &feature),
         query.notice.as_deref(),
         dependency,
+        (&TagDraft::default(), None),
     )
     .await?;
     Ok(Page::ok(page).into_response())
 }
 
-/// The flag page's markup; `dependency` is the add-dependency form as typed, with its refusal.
-async fn draw(
+/// The flag page's markup; `dependency` and `tag` are the add-dependency and add-tag forms as typed, with
+/// their refusal.
+pub(super) async fn draw(
     state: &AppState,
     who: &SignedIn,
     (project, feature): (&str, &str),
     notice_code: Option<&str>,
     dependency: (&DependencyDraft, Option<&ApiError>),
+    tag: (&TagDraft, Option<&ApiError>),
 ) -> Result<Markup, UiError> {
     let shell = who.shell();
     let Loaded {
@@ -183,6 +205,9 @@ async fn draw(
         strategy_names,
         events,
         parent_options,
+        tags,
+        tag_types,
+        pending,
     } = load(state, who, project, feature).await?;
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let summary = &flag.summary;
@@ -226,6 +251,12 @@ async fn draw(
                                         @if environment.strategies.len() > 1 { (copy_menu(who, &base, (&environment.name, None), &others)) }
                                     }
                                 }
+                            }
+                            p.env-summary {
+                                (Served { project, flag: feature, environment: &environment.name, enabled: environment.enabled,
+                                    strategies: &environment.strategies,
+                                    pending: pending.get(&environment.name).map(Vec::as_slice).unwrap_or_default() }
+                                    .markup(who, &strategy_names))
                             }
                             @if environment.strategies.is_empty() {
                                 p.muted { "No strategies: when on, the flag is on for everyone in " (environment.name) "." }
@@ -279,6 +310,7 @@ async fn draw(
             (dependencies_section(who, &base, |name| who.link(&format!("/projects/{project}/features/{name}")),
                 &Dependencies { dependencies: &flag.dependencies, children: &flag.children, parent_options: &parent_options.0, more_parents: parent_options.1 },
                 dependency))
+            (tags_section(who, &base, &tags, &tag_types, tag))
             section.card aria-labelledby="settings-title" {
                 h2 #settings-title { "Settings" }
                 @if who.may_write {
@@ -336,7 +368,8 @@ pub async fn add_dependency(
     let done = write_dependency_change(&state, &who, (&project, &feature), change, made).await;
     let redraw = async |error: &ApiError| {
         let place = (project.as_str(), feature.as_str());
-        let markup = draw(&state, &who, place, None, (&draft, Some(error))).await?;
+        let tag = (&TagDraft::default(), None);
+        let markup = draw(&state, &who, place, None, (&draft, Some(error)), tag).await?;
         Ok(Page::ok(markup).into_response())
     };
     match done {

@@ -1,18 +1,20 @@
 //! The flag list of a project (`/projects/<project>`: search, filters, sort, pages, a switch per
-//! environment, last seen), the new-flag form (`/projects/<project>/create-flag`) and the switch
+//! environment with what it serves and a pending change request, last seen, last changed), the new-flag form (`/projects/<project>/create-flag`) and the switch
 //! (`POST …/features/<flag>/environments/<environment>/switch`), which the flag page uses too.
 
 use super::controls::{ago, field, local_path, notice, switch, switch_id, when};
 use super::field_errors::FieldErrors;
+use super::flag_summary::{last_changed, Served};
 use super::page::{see_other, Page, UiError};
 use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
+use super::vocabulary::StrategyNames;
 use crate::domain::change_requests;
 use crate::domain::features::{
     self, CreateFeature, FeatureType, ValidateFeatureName, FEATURE_TYPES,
 };
 use crate::domain::search::features::{search, FeatureSearchQuery};
-use crate::domain::{metrics, projects};
+use crate::domain::{flag_summaries, metrics, projects, strategy_definitions};
 use crate::http::state::AppState;
 use crate::model::change_request::Change;
 use axum::extract::{Path, Query, State};
@@ -76,6 +78,7 @@ impl ListQuery {
             "stale" => ("stale", "desc"),
             "created" => ("createdAt", "desc"),
             "created-asc" => ("createdAt", "asc"),
+            "changed" => ("updatedAt", "desc"),
             _ => ("name", "asc"),
         };
         FeatureSearchQuery {
@@ -169,6 +172,9 @@ pub async fn list(
         .map(|flag| flag.name.clone())
         .collect();
     let last_seen = metrics::last_seen(&mut conn, &names).await?;
+    let summaries = flag_summaries::of_flags(&mut conn, &names).await?;
+    let strategy_names =
+        StrategyNames::of(&strategy_definitions::list(&mut conn).await?.strategies);
     drop(conn);
     let now_ms = (state.clock)();
     let page = query.page.unwrap_or(1).max(1);
@@ -242,6 +248,7 @@ pub async fn list(
                         (select_option("name-desc", "Name (Z–A)", &query.sort))
                         (select_option("created", "Newest first", &query.sort))
                         (select_option("created-asc", "Oldest first", &query.sort))
+                        (select_option("changed", "Last changed", &query.sort))
                         (select_option("type", "Type", &query.sort))
                         (select_option("stale", "Stale first", &query.sort))
                     }
@@ -278,6 +285,7 @@ pub async fn list(
                                 th.hide-narrow scope="col" { "Type" }
                                 th.hide-narrow scope="col" { "Created" }
                                 th scope="col" { "Last seen" }
+                                th.hide-narrow scope="col" { "Last changed" }
                                 @for environment in &current.environments {
                                     th scope="col" { (environment) }
                                 }
@@ -297,20 +305,32 @@ pub async fn list(
                                         }
                                     }
                                     td.hide-narrow { (flag.feature_type) }
-                                    td.hide-narrow { (flag.created_at.as_deref().map(when).unwrap_or_default()) }
+                                    td.hide-narrow {
+                                        @if let Some(created) = flag.created_at.as_deref() {
+                                            time datetime=(created) title=(when(created)) { (created.get(..10).unwrap_or(created)) }
+                                        }
+                                    }
                                     td.last-seen data-label="Last seen" {
                                         @match last_seen.get(&flag.name) {
                                             Some(at) => { (ago(*at, now_ms)) }
                                             None => { span.muted { "never" } }
                                         }
                                     }
+                                    td.last-changed data-label="Last changed" {
+                                        (last_changed(summaries.last_change(&flag.name), now_ms))
+                                    }
                                     @for environment in &current.environments {
                                         td.env data-label=(environment) {
                                             @match flag.environments.iter().find(|e| &e.name == environment) {
                                                 Some(state) => {
-                                                    (switch(&who, &format!("{} in {}", flag.name, environment), state.enabled,
-                                                        &who.link(&format!("/projects/{project}/features/{}/environments/{environment}/switch", flag.name)),
-                                                        &format!("{here}#{}", switch_id(&flag.name, environment))))
+                                                    div.env-state {
+                                                        (switch(&who, &format!("{} in {}", flag.name, environment), state.enabled,
+                                                            &who.link(&format!("/projects/{project}/features/{}/environments/{environment}/switch", flag.name)),
+                                                            &format!("{here}#{}", switch_id(&flag.name, environment))))
+                                                        (Served { project: &project, flag: &flag.name, environment,
+                                                            enabled: state.enabled, strategies: summaries.strategies(&flag.name, environment),
+                                                            pending: &state.change_request_ids }.markup(&who, &strategy_names))
+                                                    }
                                                 }
                                                 None => { span.muted { "–" } }
                                             }

@@ -1,10 +1,12 @@
 //! The admin UI's words for the API's names: strategies ("Gradual rollout" for `flexibleRollout`), a
 //! strategy's one-line summary, constraint operators ("is one of" for `IN`), parameters, stickiness, context
 //! fields ("User ID" for `userId`), a field path in a refusal, and a constraint as a chip ("country is one of
-//! NO, SE") whose title keeps the API's form (`country IN [NO, SE]`) for engineers. Every page that names one
-//! of these takes the words from here.
+//! NO, SE") whose title keeps the API's form (`country IN [NO, SE]`) for engineers, and what a flag serves in
+//! an environment in a few words ("50% · 2 constraints"). Every page that names one of these takes the words
+//! from here.
 
 use crate::domain::playground::PlaygroundConstraint;
+use crate::domain::strategies::Strategy;
 use crate::domain::strategy_definitions::StrategyDefinition;
 use crate::model::constraint::Constraint;
 use maud::{html, Markup};
@@ -370,6 +372,62 @@ pub fn strategy_summary(name: &str, parameters: &BTreeMap<String, String>) -> St
     }
 }
 
+/// What a flag serves in an environment, in a few words (the flag list's cells, the top of an environment on
+/// the flag's page): "off", "on for everyone", "50% · 2 constraints", "User IDs · 1 segment", "3 strategies";
+/// disabled strategies do not count, and with every strategy disabled the flag is off.
+pub fn served_summary(names: &StrategyNames, enabled: bool, strategies: &[Strategy]) -> String {
+    if !enabled {
+        return "off".to_owned();
+    }
+    let active: Vec<&Strategy> = strategies.iter().filter(|s| !s.disabled).collect();
+    match active.as_slice() {
+        [] if strategies.is_empty() => "on for everyone".to_owned(),
+        [] => "off: every strategy disabled".to_owned(),
+        [one] => one_rule(names, one),
+        many => format!("{} strategies", many.len()),
+    }
+}
+
+/// One strategy in brief: its share or kind, then how many constraints and segments it has.
+fn one_rule(names: &StrategyNames, strategy: &Strategy) -> String {
+    let percent = |key: &str| {
+        let value = strategy
+            .parameters
+            .get(key)
+            .map(|value| value.trim())
+            .filter(|value| !value.is_empty())
+            .unwrap_or("100");
+        (value != "100").then(|| format!("{value}%"))
+    };
+    let kind = match strategy.name.as_str() {
+        "default" => None,
+        "flexibleRollout" => percent("rollout"),
+        "gradualRolloutUserId" | "gradualRolloutSessionId" | "gradualRolloutRandom" => {
+            percent("percentage")
+        }
+        other => Some(names.name(other).to_owned()),
+    };
+    let counted = |count: usize, what: &str| match count {
+        0 => None,
+        1 => Some(format!("1 {what}")),
+        _ => Some(format!("{count} {what}s")),
+    };
+    let conditions: Vec<String> = [
+        counted(strategy.constraints.len(), "constraint"),
+        counted(strategy.segments.len(), "segment"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match (kind, conditions.is_empty()) {
+        (None, true) => "on for everyone".to_owned(),
+        (kind, _) => std::iter::once(kind.unwrap_or_else(|| "100%".to_owned()))
+            .chain(conditions)
+            .collect::<Vec<_>>()
+            .join(" · "),
+    }
+}
+
 /// A strategy's rule as a page shows it: the one-line summary, then its conditions (every one must match)
 /// as chips (constraints, then segments by name), then its variants' names.
 pub struct Rule<'a> {
@@ -455,6 +513,61 @@ mod tests {
         let said = Said::from(&long);
         assert_eq!(said.text(), "country is one of c0, c1, c2, c3, c4 +12 more");
         assert!(said.api_form().ends_with("c15, c16]"));
+    }
+
+    fn strategy(name: &str, parameters: &[(&str, &str)], constraints: usize) -> Strategy {
+        Strategy {
+            id: String::new(),
+            name: name.to_owned(),
+            title: None,
+            disabled: false,
+            feature_name: "f".to_owned(),
+            sort_order: 0,
+            segments: Vec::new(),
+            constraints: (0..constraints)
+                .map(|_| constraint("IN", &["NO"], None))
+                .collect(),
+            variants: Vec::new(),
+            parameters: parameters
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn an_environment_is_summed_up_in_a_few_words() {
+        let names = StrategyNames::default();
+        let half = strategy("flexibleRollout", &[("rollout", "50")], 2);
+        assert_eq!(
+            served_summary(&names, false, std::slice::from_ref(&half)),
+            "off"
+        );
+        assert_eq!(served_summary(&names, true, &[]), "on for everyone");
+        assert_eq!(
+            served_summary(&names, true, std::slice::from_ref(&half)),
+            "50% · 2 constraints"
+        );
+        let everyone = strategy("flexibleRollout", &[("rollout", "100")], 0);
+        assert_eq!(served_summary(&names, true, &[everyone]), "on for everyone");
+        let mut users = strategy("userWithId", &[("userIds", "anna")], 0);
+        users.segments = vec![4];
+        assert_eq!(
+            served_summary(&names, true, &[users]),
+            "User IDs · 1 segment"
+        );
+        assert_eq!(
+            served_summary(&names, true, &[strategy("default", &[], 1)]),
+            "100% · 1 constraint"
+        );
+        let mut paused = half.clone();
+        paused.disabled = true;
+        assert_eq!(
+            served_summary(&names, true, &[paused.clone()]),
+            "off: every strategy disabled"
+        );
+        let three = [half.clone(), half.clone(), half.clone(), paused];
+        assert_eq!(served_summary(&names, true, &three), "3 strategies");
     }
 
     #[test]

@@ -38,6 +38,7 @@ mod ui_changes;
 mod ui_config;
 mod ui_enhance;
 mod ui_event_log;
+mod ui_flag_list;
 mod ui_forms;
 mod ui_usage;
 mod ui_vocabulary;

@@ -21,6 +21,7 @@ mod ui_config;
 mod ui_enhance;
 mod ui_event_log;
 mod ui_firefox;
+mod ui_flag_list;
 mod ui_narrow;
 mod ui_readme;
 mod ui_usage;

@@ -1,8 +1,9 @@
 //! The README's pictures of the admin UI (`docs/images/ui-flag-list.png`, `docs/images/ui-flag-page.png`,
 //! `docs/images/ui-strategy-form.png` — also `ui-strategy-form-<width>-<scheme>.png`, 1280 and 390 px, light
-//! and dark —, `docs/images/ui-event-log.png`), taken by `js/readme-shots.cjs` in Chromium from the real binaries, with
-//! data a product team would have: flags of several types with descriptions, rollouts with constraints, a
-//! segment, variants, usage, and a flag switched on in the UI by a person. Every run
+//! and dark —, `docs/images/ui-event-log.png`), taken by `js/readme-shots.cjs` in Chromium from the real
+//! binaries, with data a product team would have: flags of several types with descriptions and tags, rollouts
+//! with constraints, a segment, variants, usage, a change request waiting, and a flag switched on in the UI by
+//! a person. Every run
 //! of the tests takes them again, so the README shows today's UI; commit them when they change.
 
 use crate::processes::{admin, request, Process, CLIENT_TOKEN};
@@ -157,6 +158,39 @@ async fn seed(control_plane: &Process) {
     ] {
         switch_on(control_plane, flag, environment).await;
     }
+    // Tags, and a change request waiting to switch pricing-page-v2 on in development (the list's badge).
+    for (flag, value) in [
+        ("new-checkout", "checkout"),
+        ("pricing-page-v2", "growth"),
+        ("dark-mode", "beta"),
+    ] {
+        admin(
+            control_plane,
+            "POST",
+            &format!("/api/admin/features/{flag}/tags"),
+            Some(json!({"type": "simple", "value": value})),
+        )
+        .await;
+    }
+    let development = "/api/admin/projects/default/environments/development";
+    admin(
+        control_plane,
+        "PUT",
+        &format!("{development}/change-requests/config"),
+        Some(json!({"changeRequestsEnabled": true, "requiredApprovals": 1})),
+    )
+    .await;
+    let waiting = admin(
+        control_plane,
+        "POST",
+        &format!("{development}/change-requests"),
+        Some(
+            json!({"feature": "pricing-page-v2", "action": "updateEnabled",
+            "payload": {"enabled": true}}),
+        ),
+    )
+    .await;
+    assert_eq!(waiting.status, 200, "{}", waiting.body);
     // Usage from a server SDK in development, so the list shows when flags were last seen.
     let now = chrono::Utc::now();
     let metrics = request(

@@ -3,6 +3,7 @@
 use super::{parse_dated, parse_page, parse_set, parse_words, Operators};
 use crate::domain::events::EventType;
 use crate::domain::tags::Tag;
+use crate::model::change_request::ChangeRequestState;
 use crate::store::search::features::{
     self as search_store, EnvironmentState, FeatureOrder, FeatureSearch, TagFilter, TagRule,
 };
@@ -44,8 +45,8 @@ pub struct FeatureSearchQuery {
     /// `IS_BEFORE:yyyy-MM-dd` or `IS_ON_OR_AFTER:yyyy-MM-dd` (UTC).
     #[param(rename = "createdAt", example = "IS_ON_OR_AFTER:2026-01-28")]
     pub created_at: Option<String>,
-    /// `name`, `type`, `project`, `stale`, `createdAt` (the default) or `archivedAt` (for archived flags;
-    /// Vexil's addition); ties are sorted by name.
+    /// `name`, `type`, `project`, `stale`, `createdAt` (the default), or Vexil's additions `archivedAt` (for
+    /// archived flags) and `updatedAt` (the flag's latest event: its last change); ties are sorted by name.
     #[param(rename = "sortBy", example = "name")]
     pub sort_by: Option<String>,
     /// `asc` (the default) or `desc`.
@@ -157,9 +158,10 @@ impl FeatureSearchQuery {
             Some("project") => FeatureOrder::Project,
             Some("stale") => FeatureOrder::Stale,
             Some("archivedAt") => FeatureOrder::ArchivedAt,
+            Some("updatedAt") => FeatureOrder::UpdatedAt,
             Some(other) => {
                 return Err(ApiError::validation(format!(
-                    "sortBy must be one of name, type, project, stale, createdAt, archivedAt; got \"{other}\""
+                    "sortBy must be one of name, type, project, stale, createdAt, archivedAt, updatedAt; got \"{other}\""
                 )))
             }
         };
@@ -302,6 +304,17 @@ pub struct FeatureSearchEnvironment {
     pub sort_order: i64,
     pub has_strategies: bool,
     pub has_enabled_strategies: bool,
+    /// The change requests waiting to change the flag here (Draft, In review or Approved), oldest first.
+    pub change_request_ids: Vec<i64>,
+}
+
+/// The states of a change request that still waits: not applied, cancelled or rejected.
+pub fn pending_states() -> Vec<&'static str> {
+    ChangeRequestState::ALL
+        .into_iter()
+        .filter(|state| !state.is_final())
+        .map(ChangeRequestState::as_str)
+        .collect()
 }
 
 /// The flags matching the query, in its order, with the number of matches.
@@ -325,7 +338,18 @@ pub async fn search(
                 sort_order: row.sort_order,
                 has_strategies: false,
                 has_enabled_strategies: false,
+                change_request_ids: Vec::new(),
             });
+    }
+    for pending in search_store::pending_changes(conn, &names, &pending_states()).await? {
+        if let Some(environment) = environments
+            .get_mut(&pending.feature_name)
+            .and_then(|list| list.iter_mut().find(|env| env.name == pending.environment))
+        {
+            environment
+                .change_request_ids
+                .push(pending.change_request_id);
+        }
     }
     let mut segment_ids: HashMap<String, BTreeSet<i64>> = HashMap::new();
     for strategy in search_store::strategies(conn, &names).await? {

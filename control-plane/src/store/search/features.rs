@@ -1,9 +1,11 @@
 //! SQL of `GET /api/admin/search/features`: the page of matching flags and their count, then what the page
-//! shows of each flag (its environments, strategies and creator), read for the page's flags only.
+//! shows of each flag (its environments, strategies, creator, pending change requests, and for the admin
+//! UI its latest change), each read in one query for the page's flags only.
 
 use super::{name_list, Conditions, Match, Value};
 use crate::store::encoding::{flag, json};
 use crate::store::features::FeatureRow;
+use crate::store::strategies::StrategyRow;
 use crate::store::StoreError;
 use crate::time::Timestamp;
 use sqlx::any::AnyRow;
@@ -18,6 +20,8 @@ pub enum FeatureOrder {
     Stale,
     CreatedAt,
     ArchivedAt,
+    /// The flag's latest event (its last change); a flag without events first.
+    UpdatedAt,
 }
 
 impl FeatureOrder {
@@ -29,6 +33,10 @@ impl FeatureOrder {
             FeatureOrder::Stale => "f.stale",
             FeatureOrder::CreatedAt => "f.created_at",
             FeatureOrder::ArchivedAt => "f.archived_at",
+            // Event ids grow with time; the index (feature_name, id) answers each flag's MAX at once.
+            FeatureOrder::UpdatedAt => {
+                "COALESCE((SELECT MAX(e.id) FROM events e WHERE e.feature_name = f.name), 0)"
+            }
         }
     }
 }
@@ -259,6 +267,91 @@ pub async fn strategies(
     let sql = format!(
         "SELECT feature_name, environment, disabled, segments FROM feature_strategies \
          WHERE feature_name IN ({list})"
+    );
+    Ok(conditions
+        .bind_rows(sqlx::query_as(&sql))
+        .fetch_all(conn)
+        .await?)
+}
+
+/// The strategies of these flags, every environment, by flag, environment and sortOrder (what an
+/// environment serves, in brief, on the admin UI's flag list).
+pub async fn rules(
+    conn: &mut AnyConnection,
+    names: &[String],
+) -> Result<Vec<StrategyRow>, StoreError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conditions = Conditions::default();
+    let list = name_list(&mut conditions, names);
+    let sql = format!(
+        "SELECT id, feature_name, environment, name, title, disabled, sort_order, constraints, parameters, \
+         variants, segments, created_at FROM feature_strategies WHERE feature_name IN ({list}) \
+         ORDER BY feature_name, environment, sort_order, created_at, id"
+    );
+    Ok(conditions
+        .bind_rows(sqlx::query_as(&sql))
+        .fetch_all(conn)
+        .await?)
+}
+
+/// A flag's latest event: who recorded it and when.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct LatestEventRow {
+    pub feature_name: String,
+    pub created_by: String,
+    pub created_at: Timestamp,
+}
+
+/// The latest event of each of these flags that has one.
+pub async fn latest_events(
+    conn: &mut AnyConnection,
+    names: &[String],
+) -> Result<Vec<LatestEventRow>, StoreError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conditions = Conditions::default();
+    let list = name_list(&mut conditions, names);
+    let sql = format!(
+        "SELECT feature_name, created_by, created_at FROM events WHERE id IN \
+         (SELECT MAX(id) FROM events WHERE feature_name IN ({list}) GROUP BY feature_name)"
+    );
+    Ok(conditions
+        .bind_rows(sqlx::query_as(&sql))
+        .fetch_all(conn)
+        .await?)
+}
+
+/// A change request in `states` with a change to a flag: the flag, the request's environment and id.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct PendingChangeRow {
+    pub feature_name: String,
+    pub environment: String,
+    pub change_request_id: i64,
+}
+
+/// The change requests in `states` (not yet applied, cancelled or rejected) that change these flags, by id.
+pub async fn pending_changes(
+    conn: &mut AnyConnection,
+    names: &[String],
+    states: &[&str],
+) -> Result<Vec<PendingChangeRow>, StoreError> {
+    if names.is_empty() || states.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conditions = Conditions::default();
+    let list = name_list(&mut conditions, names);
+    let states: Vec<String> = states
+        .iter()
+        .map(|state| conditions.bind(Value::Text((*state).to_owned())))
+        .collect();
+    let sql = format!(
+        "SELECT DISTINCT c.feature AS feature_name, r.environment, r.id AS change_request_id \
+         FROM change_requests r JOIN change_request_changes c ON c.change_request_id = r.id \
+         WHERE r.state IN ({}) AND c.feature IN ({list}) ORDER BY r.id",
+        states.join(", ")
     );
     Ok(conditions
         .bind_rows(sqlx::query_as(&sql))

@@ -39,6 +39,10 @@ async function main() {
       if ((await page.getByRole("link", { name, exact: true }).count()) === 0)
         fail(`the flag list does not show ${name}`);
     }
+    // What each environment serves in a few words, and the change request waiting (ui::flag_summary).
+    for (const words of ["2 strategies", "100% · 1 segment", "change pending"]) {
+      if ((await page.getByText(words).count()) === 0) fail(`the flag list does not show "${words}"`);
+    }
     await audit.check(page);
     await page.screenshot({ path: `${images}/ui-flag-list.png` });
 
