@@ -30,6 +30,7 @@ pub mod field_errors;
 pub mod flag;
 pub mod flag_copy;
 pub mod flag_summary;
+pub mod flag_tag_writes;
 pub mod flag_tags;
 pub mod flags;
 pub mod groups;
@@ -88,7 +89,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(flag::routes())
         .merge(connect_sdk::routes())
         .merge(flag_copy::routes())
-        .merge(flag_tags::routes())
+        .merge(flag_tag_writes::routes())
         .merge(strategy_form::routes())
         .merge(segments::routes())
         .merge(archive::routes())
