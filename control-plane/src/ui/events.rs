@@ -91,6 +91,34 @@ impl LogQuery {
     }
 }
 
+/// An event type as the filter lists it: `feature-environment-enabled` → "Flag environment enabled".
+fn type_in_words(event_type: &str) -> String {
+    let words: Vec<&str> = event_type
+        .split('-')
+        .map(|word| match word {
+            "feature" => "flag",
+            "api" => "API",
+            "pat" => "personal access token",
+            other => other,
+        })
+        .collect();
+    let joined = words.join(" ");
+    let mut chars = joined.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => joined,
+    }
+}
+
+/// An author of the filter: one name, or the names that share one author id (API tokens and the system
+/// record the same id, as Unleash's events do), said as such.
+fn author_in_words(names: &[String]) -> String {
+    match names {
+        [one] => one.clone(),
+        several => format!("{} (one author id)", several.join(" or ")),
+    }
+}
+
 fn select_option(value: &str, text: &str, current: &str) -> Markup {
     html! { option value=(value) selected[value == current.trim()] { (text) } }
 }
@@ -143,7 +171,7 @@ pub async fn log(
                     select #filter-event-type name="type" {
                         (select_option("", "Any type", &query.event_type))
                         @for event_type in EventType::ALL {
-                            (select_option(event_type.as_str(), event_type.as_str(), &query.event_type))
+                            (select_option(event_type.as_str(), &type_in_words(event_type.as_str()), &query.event_type))
                         }
                     }
                 }
@@ -165,7 +193,7 @@ pub async fn log(
                     select #filter-author name="author" {
                         (select_option("", "Anyone", &query.author))
                         @for (id, names) in &authors {
-                            (select_option(&id.to_string(), &names.join(", "), &query.author))
+                            (select_option(&id.to_string(), &author_in_words(names), &query.author))
                         }
                     }
                 }
@@ -201,4 +229,23 @@ pub async fn log(
         },
     );
     Ok(Page::ok(markup).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn filter_options_read_as_words() {
+        assert_eq!(
+            super::type_in_words("feature-environment-enabled"),
+            "Flag environment enabled"
+        );
+        assert_eq!(
+            super::type_in_words("api-token-created"),
+            "API token created"
+        );
+        assert_eq!(
+            super::author_in_words(&["init-admin-token-1".to_owned(), "system".to_owned()]),
+            "init-admin-token-1 or system (one author id)"
+        );
+    }
 }

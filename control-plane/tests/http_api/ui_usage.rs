@@ -411,7 +411,7 @@ async fn the_event_log_filters_and_pages(db: TestDb) {
             &format!("Showing 1–25 of {total}"),
             "Next page</a>",
             "<option value=\"other\">Other &lt;script&gt;alert(1)&lt;/script&gt;</option>",
-            "<option value=\"feature-created\">feature-created</option>",
+            "<option value=\"feature-created\">Flag created</option>",
         ],
     );
     // Newest first, as the API.
@@ -441,7 +441,7 @@ async fn the_event_log_filters_and_pages(db: TestDb) {
         &projects,
         &[
             "created the project <a href=\"/projects/other\">Other &lt;script&gt;",
-            "<option value=\"project-created\" selected>project-created</option>",
+            "<option value=\"project-created\" selected>Project created</option>",
         ],
     );
     assert!(!projects.contains("created the flag"));
