@@ -228,7 +228,7 @@ impl Shell {
                             // One search from every page; "/" focuses it (vexil.js).
                             form.global-search method="get" action=(self.link("/search")) role="search" {
                                 input #global-search type="search" name="q" aria-label="Search everything"
-                                    placeholder="Search flags, segments, projects  /" autocomplete="off" aria-keyshortcuts="/";
+                                    placeholder="Search  (press /)" autocomplete="off" aria-keyshortcuts="/";
                             }
                         }
                         @if let Some(who) = &self.who {
