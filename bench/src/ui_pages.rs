@@ -407,6 +407,8 @@ async fn main() {
         "/admin/users/5".to_owned(),
         "/admin/groups".to_owned(),
         "/profile".to_owned(),
+        "/search?q=checkout".to_owned(),
+        "/projects/default/connect".to_owned(),
         "/projects".to_owned(),
         "/projects/default/settings".to_owned(),
         "/environments".to_owned(),
