@@ -143,11 +143,17 @@ impl UnleashHttp {
             .map_err(|e| CallError::Transport(without_url(e).to_string()))
     }
 
-    /// `GET /api/client/features` with `token`; `NotModified` when `etag` still holds.
-    pub async fn features(&self, token: &str, etag: Option<&str>) -> Result<Fetched, CallError> {
+    /// A conditional `GET` of `path` with `token`, as the SDK polls do: `None` when `etag` still holds, else the
+    /// answer's body and `ETag`.
+    async fn poll(
+        &self,
+        path: &str,
+        token: &str,
+        etag: Option<&str>,
+    ) -> Result<Option<(String, Option<String>)>, CallError> {
         let mut request = self
             .client
-            .get(self.url("/api/client/features"))
+            .get(self.url(path))
             .header(&self.token_header, token)
             .header(
                 "unleash-interval",
@@ -158,7 +164,7 @@ impl UnleashHttp {
         }
         let response = self.send(request).await?;
         match response.status() {
-            StatusCode::NOT_MODIFIED => Ok(Fetched::NotModified),
+            StatusCode::NOT_MODIFIED => Ok(None),
             status if status.is_success() => {
                 let etag = response
                     .headers()
@@ -169,50 +175,34 @@ impl UnleashHttp {
                     .text()
                     .await
                     .map_err(|e| CallError::Transport(without_url(e).to_string()))?;
-                let document = FeaturesDocument::from_json(&text)
-                    .map_err(|e| CallError::Transport(format!("the features document: {e}")))?;
-                Ok(Fetched::Updated { document, etag })
+                Ok(Some((text, etag)))
             }
             status => Err(CallError::Status(status)),
         }
     }
 
+    /// `GET /api/client/features` with `token`; `NotModified` when `etag` still holds.
+    pub async fn features(&self, token: &str, etag: Option<&str>) -> Result<Fetched, CallError> {
+        let Some((text, etag)) = self.poll("/api/client/features", token, etag).await? else {
+            return Ok(Fetched::NotModified);
+        };
+        let document = FeaturesDocument::from_json(&text)
+            .map_err(|e| CallError::Transport(format!("the features document: {e}")))?;
+        Ok(Fetched::Updated { document, etag })
+    }
+
     /// `GET /api/client/delta` with `token`: the changes since the answer whose `ETag` was `etag` (none: a
     /// hydration); `NotModified` when there are none. An unreadable answer is [`CallError::Unreadable`].
     pub async fn delta(&self, token: &str, etag: Option<&str>) -> Result<DeltaFetched, CallError> {
-        let mut request = self
-            .client
-            .get(self.url("/api/client/delta"))
-            .header(&self.token_header, token)
-            .header(
-                "unleash-interval",
-                self.refresh_interval.as_millis().to_string(),
-            );
-        if let Some(etag) = etag {
-            request = request.header("if-none-match", etag);
-        }
-        let response = self.send(request).await?;
-        match response.status() {
-            StatusCode::NOT_MODIFIED => Ok(DeltaFetched::NotModified),
-            status if status.is_success() => {
-                let etag = response
-                    .headers()
-                    .get("etag")
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_owned);
-                let text = response
-                    .text()
-                    .await
-                    .map_err(|e| CallError::Transport(without_url(e).to_string()))?;
-                let body: DeltaBody = vexil_shared::model::from_json_path(&text)
-                    .map_err(|e| CallError::Unreadable(format!("the delta: {e}")))?;
-                Ok(DeltaFetched::Updated {
-                    events: body.events,
-                    etag,
-                })
-            }
-            status => Err(CallError::Status(status)),
-        }
+        let Some((text, etag)) = self.poll("/api/client/delta", token, etag).await? else {
+            return Ok(DeltaFetched::NotModified);
+        };
+        let body: DeltaBody = vexil_shared::model::from_json_path(&text)
+            .map_err(|e| CallError::Unreadable(format!("the delta: {e}")))?;
+        Ok(DeltaFetched::Updated {
+            events: body.events,
+            etag,
+        })
     }
 
     /// `POST /api/client/register`: this edge, as an application of `scope`'s environment.
