@@ -11,7 +11,7 @@
 //!   form can show (400, 409) is the form again with its field errors; any other error is the error page.
 
 use super::controls::with_notice;
-use super::page::{see_other, Nav, PendingError, Shell, UiError};
+use super::page::{see_other, PendingError, Shell, UiError};
 use super::session::{cookie_value, ui_cookie, UiScope, NOTICE_COOKIE};
 use crate::domain::change_requests::Outcome;
 use crate::http::extract::is_https;
@@ -36,7 +36,6 @@ pub async fn ui_scope(
     next: Next,
 ) -> Response {
     let scope = UiScope::default();
-    let path = request.uri().path().to_owned();
     let had_notice = cookie_value(request.headers(), NOTICE_COOKIE).is_some();
     let https = is_https(request.headers());
     request.extensions_mut().insert(scope.clone());
@@ -44,11 +43,11 @@ pub async fn ui_scope(
     let (shell, cookies) =
         scope.with(|scope| (scope.shell.take(), std::mem::take(&mut scope.cookies)));
     if let Some(PendingError(error)) = response.extensions_mut().remove::<PendingError>() {
+        // The caller's shell (its navigation entry already the path's), or, before anyone is known, the bare one.
         let mut shell = shell.unwrap_or_else(|| Shell {
             base: state.base_path.clone(),
             ..Shell::default()
         });
-        (shell.current, shell.project) = Nav::of_path(&path);
         shell.notice = None;
         let status = status_of(&error);
         response = super::page::error_page(&shell, &error, status).into_response();
