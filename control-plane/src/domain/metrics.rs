@@ -600,6 +600,39 @@ pub async fn feature_usage(
     })
 }
 
+/// One hour of a flag's evaluations by edges (the frontend API and OFREP) in one environment, summed over edges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedHour {
+    /// The start of the hour, Unix ms.
+    pub hour_ms: i64,
+    pub environment: String,
+    pub enabled: i64,
+    pub disabled: i64,
+}
+
+/// What edges served of one flag to frontend and OFREP clients per hour and environment over the hours that
+/// overlap the last 48 h. Kept apart from the SDKs' reports ([`feature_usage`]): a browser SDK that reports its
+/// own counts is in both, so the two are shown side by side, never added up.
+pub async fn feature_served(
+    store: &Store,
+    name: &str,
+    now_ms: i64,
+) -> Result<Vec<ServedHour>, ApiError> {
+    let mut conn = store.read().await?;
+    let from = now_ms - MINUTE_BUCKETS_KEPT_MS;
+    let from = from - from.rem_euclid(HOUR_MS);
+    Ok(sql::hourly_evaluations(&mut conn, name, from, now_ms)
+        .await?
+        .into_iter()
+        .map(|h| ServedHour {
+            hour_ms: h.hour.millis(),
+            environment: h.environment,
+            enabled: h.enabled_count,
+            disabled: h.disabled_count,
+        })
+        .collect())
+}
+
 /// An edge as its reports describe it.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -686,8 +719,8 @@ pub async fn roll_up(
     Ok(rolled)
 }
 
-/// When an SDK last reported each of `names` (any application, any environment), Unix ms; flags never
-/// reported are absent. The flag list's "last seen".
+/// When an SDK last reported each of `names` or an edge last served it to a frontend or OFREP client (any
+/// application, any environment), Unix ms; flags never seen are absent. The flag list's "last seen".
 pub async fn last_seen(
     conn: &mut sqlx::AnyConnection,
     names: &[String],

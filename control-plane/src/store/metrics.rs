@@ -286,9 +286,66 @@ pub async fn add_evaluations(
         .bind(e.minute_ms)
         .bind(count(e.enabled))
         .bind(count(e.disabled))
+        .execute(&mut *conn)
+        .await?;
+    if e.enabled > 0 || e.disabled > 0 {
+        sqlx::query(
+            "INSERT INTO flags_served_by_edges (feature_name, environment, last_served_ms) VALUES ($1, $2, $3) \
+             ON CONFLICT (feature_name, environment) DO UPDATE SET \
+               last_served_ms = CASE WHEN excluded.last_served_ms > flags_served_by_edges.last_served_ms \
+                 THEN excluded.last_served_ms ELSE flags_served_by_edges.last_served_ms END",
+        )
+        .bind(&e.feature_name)
+        .bind(&e.environment)
+        .bind(e.minute_ms)
         .execute(conn)
         .await?;
+    }
     Ok(())
+}
+
+/// One flag's edge evaluations (frontend API and OFREP) per hour and environment in `[from_ms, to_ms]`,
+/// summed over edges; they are kept as minutes for 48 hours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HourlyEvaluations {
+    /// The start of the hour.
+    pub hour: Timestamp,
+    pub environment: String,
+    pub enabled_count: i64,
+    pub disabled_count: i64,
+}
+
+impl FromRow<'_, AnyRow> for HourlyEvaluations {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(HourlyEvaluations {
+            hour: millis(row, "hour_ms")?,
+            environment: row.try_get("environment")?,
+            enabled_count: row.try_get("enabled_count")?,
+            disabled_count: row.try_get("disabled_count")?,
+        })
+    }
+}
+
+pub async fn hourly_evaluations(
+    conn: &mut AnyConnection,
+    feature_name: &str,
+    from_ms: i64,
+    to_ms: i64,
+) -> Result<Vec<HourlyEvaluations>, StoreError> {
+    let sql = format!(
+        "SELECT minute_ms - (minute_ms % 3600000) AS hour_ms, environment, {} AS enabled_count, \
+           {} AS disabled_count FROM edge_evaluation_minutes \
+         WHERE feature_name = $1 AND minute_ms >= $2 AND minute_ms <= $3 \
+         GROUP BY minute_ms - (minute_ms % 3600000), environment ORDER BY hour_ms, environment",
+        saturating_sum("enabled_count"),
+        saturating_sum("disabled_count"),
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(feature_name)
+        .bind(from_ms)
+        .bind(to_ms)
+        .fetch_all(conn)
+        .await?)
 }
 
 /// Sums per flag and application over the minute buckets in `[from_ms, to_ms]`.
@@ -507,6 +564,7 @@ pub async fn roll_up(
         "DELETE FROM client_applications WHERE last_seen_ms < $1",
         "DELETE FROM client_instances WHERE last_seen_ms < $1",
         "DELETE FROM client_seen_toggles WHERE last_seen_ms < $1",
+        "DELETE FROM flags_served_by_edges WHERE last_served_ms < $1",
         "DELETE FROM client_application_registrations WHERE last_seen_ms < $1",
         "DELETE FROM unleash_edge_instances WHERE last_report_ms < $1",
     ] {
@@ -522,8 +580,8 @@ pub async fn roll_up(
     })
 }
 
-/// When an SDK last reported each of `names` (the latest over every application), in Unix ms; flags never
-/// reported are absent.
+/// When an SDK last reported each of `names` or an edge last served it to a frontend or OFREP client (the
+/// latest of all), in Unix ms; flags never seen are absent.
 pub async fn last_seen_of(
     conn: &mut AnyConnection,
     names: &[String],
@@ -536,8 +594,12 @@ pub async fn last_seen_of(
         .collect::<Vec<_>>()
         .join(", ");
     let sql = format!(
-        "SELECT feature_name, MAX(last_seen_ms) AS last_seen_ms FROM client_seen_toggles \
-         WHERE feature_name IN ({list}) GROUP BY feature_name"
+        "SELECT feature_name, MAX(last_seen_ms) AS last_seen_ms FROM ( \
+             SELECT feature_name, last_seen_ms FROM client_seen_toggles WHERE feature_name IN ({list}) \
+             UNION ALL \
+             SELECT feature_name, last_served_ms AS last_seen_ms FROM flags_served_by_edges \
+             WHERE feature_name IN ({list}) \
+           ) AS seen GROUP BY feature_name"
     );
     let mut query = sqlx::query(&sql);
     for name in names {

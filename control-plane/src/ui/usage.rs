@@ -1,12 +1,15 @@
 //! A flag's usage (`/projects/<project>/features/<flag>/metrics`, Unleash's URL): per environment, the SDKs'
 //! yes/no counts per hour over the last 48 hours as a server-rendered SVG bar chart (no script), with its totals
-//! as text and the hours behind it in a table. The numbers are `metrics::feature_usage`'s, the rows of
-//! `GET /api/admin/client-metrics/features/<flag>`, summed over applications.
+//! as text and the hours behind it in a table; beside them, what edges served of the flag to frontend and OFREP
+//! clients. The SDKs' numbers are `metrics::feature_usage`'s, the rows of
+//! `GET /api/admin/client-metrics/features/<flag>`, summed over applications; the edges' are
+//! `metrics::feature_served`'s. The two are never added up: a browser SDK that reports its own counts through
+//! `/api/frontend/client/metrics` was also served by an edge.
 
 use super::page::{Page, UiError};
 use super::session::SignedIn;
 use crate::domain::features;
-use crate::domain::metrics::{self, FeatureHour, HOUR_MS, MINUTE_BUCKETS_KEPT_MS};
+use crate::domain::metrics::{self, FeatureHour, ServedHour, HOUR_MS, MINUTE_BUCKETS_KEPT_MS};
 use crate::http::state::AppState;
 use crate::time::Timestamp;
 use axum::extract::{Path, State};
@@ -72,6 +75,25 @@ fn per_environment(rows: &[FeatureHour]) -> BTreeMap<String, EnvironmentUsage> {
     environments
 }
 
+/// The edges' evaluations per environment and hour (on counted as yes, off as no).
+fn served_per_environment(rows: &[ServedHour]) -> BTreeMap<String, EnvironmentUsage> {
+    let mut environments: BTreeMap<String, EnvironmentUsage> = BTreeMap::new();
+    for row in rows {
+        let usage = environments.entry(row.environment.clone()).or_default();
+        let counts = usage.hours.entry(row.hour_ms).or_default();
+        counts.yes = counts.yes.saturating_add(row.enabled);
+        counts.no = counts.no.saturating_add(row.disabled);
+    }
+    environments
+}
+
+/// What one environment's card shows: the SDKs' reports and the edges' evaluations.
+#[derive(Debug, Default)]
+struct EnvironmentCard {
+    reported: EnvironmentUsage,
+    served: EnvironmentUsage,
+}
+
 /// The hours the chart shows: from the first hour `feature_usage` reads to the current one.
 fn hours_shown(now_ms: i64) -> Vec<i64> {
     let first = now_ms - MINUTE_BUCKETS_KEPT_MS;
@@ -122,7 +144,7 @@ fn plural(count: i64, one: &str, many: &str) -> String {
 /// `id` prefixes the ids of the title and description (environment names an SDK reports may hold spaces).
 fn chart(
     id: &str,
-    (flag, environment): (&str, &str),
+    (series, flag, environment): (&str, &str, &str),
     usage: &EnvironmentUsage,
     hours: &[i64],
 ) -> Markup {
@@ -143,7 +165,7 @@ fn chart(
     html! {
         svg.usage-chart viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) role="img"
             aria-labelledby=(format!("{id}-title {id}-desc")) preserveAspectRatio="xMidYMid meet" {
-            title id=(format!("{id}-title")) { "Usage of " (flag) " in " (environment) ", per hour" }
+            title id=(format!("{id}-title")) { (series) " " (flag) " in " (environment) ", per hour" }
             desc id=(format!("{id}-desc")) {
                 "Last 48 hours: " (totals.yes) " yes and " (totals.no) " no"
                 ", in " (plural(usage.hours.len() as i64, "hour", "hours")) " with counts."
@@ -194,29 +216,44 @@ pub async fn page(
 ) -> Result<Response, UiError> {
     let shell = who.shell();
     let now_ms = (state.clock)();
-    let (flag, usage) = async {
+    let (flag, usage, served) = async {
         let flag = {
             let mut conn = state.store.read().await?;
             features::get(&mut conn, &project, &feature).await?
         };
         let usage = metrics::feature_usage(&state.store, &feature, now_ms).await?;
-        Ok::<_, ApiError>((flag, usage))
+        let served = metrics::feature_served(&state.store, &feature, now_ms).await?;
+        Ok::<_, ApiError>((flag, usage, served))
     }
     .await?;
-    let mut environments = per_environment(&usage.data);
-    let mut shown: Vec<(String, EnvironmentUsage)> = flag
+    let mut reported = per_environment(&usage.data);
+    let mut served = served_per_environment(&served);
+    let mut shown: Vec<(String, EnvironmentCard)> = flag
         .environments
         .iter()
         .map(|environment| {
-            let usage = environments.remove(&environment.name).unwrap_or_default();
-            (environment.name.clone(), usage)
+            let card = EnvironmentCard {
+                reported: reported.remove(&environment.name).unwrap_or_default(),
+                served: served.remove(&environment.name).unwrap_or_default(),
+            };
+            (environment.name.clone(), card)
         })
         .collect();
-    // Environments an SDK reported that the flag's project does not have: shown too, after the others.
-    shown.extend(environments);
+    // Environments an SDK reported (or an edge served) that the flag's project does not have: shown too,
+    // after the others.
+    let mut others: BTreeMap<String, EnvironmentCard> = BTreeMap::new();
+    for (environment, usage) in reported {
+        others.entry(environment).or_default().reported = usage;
+    }
+    for (environment, usage) in served {
+        others.entry(environment).or_default().served = usage;
+    }
+    shown.extend(others);
     let hours = hours_shown(now_ms);
     let flag_page = who.link(&format!("/projects/{project}/features/{feature}"));
-    let counted = shown.iter().any(|(_, usage)| !usage.hours.is_empty());
+    let counted = shown
+        .iter()
+        .any(|(_, card)| !card.reported.hours.is_empty() || !card.served.hours.is_empty());
     let markup = shell.render(
         &format!("Usage of {feature}"),
         html! {
@@ -225,63 +262,38 @@ pub async fn page(
                 div {
                     h1 { "Usage" }
                     p.subtitle {
-                        "What SDKs counted for " strong { (feature) } " per hour over the last 48 hours, "
-                        "per environment (times in UTC)."
+                        "What SDKs reported for " strong { (feature) } ", and what edges served of it to browsers "
+                        "and apps (frontend API, OFREP), per hour over the last 48 hours, per environment (times in UTC)."
                     }
                 }
             }
             @if !counted {
                 div.empty {
                     p { "No usage counted for this flag in the last 48 hours." }
-                    p { "SDKs report their yes/no counts to an edge or to the control plane with a client token; the counts show here within a minute or two." }
+                    p { "Server SDKs report their yes/no counts to an edge or to the control plane with a client token; browsers and apps asking an edge's frontend API or OFREP are counted by the edge. Either shows here within a minute or two." }
                 }
             } @else {
                 ul.legend aria-label="Legend" {
                     li { span.swatch.yes {} "yes: the flag was on" }
                     li { span.swatch.no {} "no: the flag was off" }
                 }
-                @for (index, (environment, usage)) in shown.iter().enumerate() {
+                @for (index, (environment, card)) in shown.iter().enumerate() {
                     section.card aria-labelledby=(format!("usage-env-{index}")) {
                         div.card-head {
                             h2 id=(format!("usage-env-{index}")) { (environment) }
-                            @let totals = usage.totals();
-                            p.usage-totals {
-                                strong { (totals.yes) } " yes · " strong { (totals.no) } " no"
-                            }
                         }
-                        @if usage.hours.is_empty() {
+                        @if card.reported.hours.is_empty() && card.served.hours.is_empty() {
                             p.muted { "Nothing counted in " (environment) " in the last 48 hours." }
-                        } @else {
-                            div.chart-wrap tabindex="0" role="group" aria-label=(format!("Chart of {environment}, scrolls sideways on narrow screens")) { (chart(&format!("usage-chart-{index}"), (&feature, environment), usage, &hours)) }
+                        }
+                        @if !card.reported.hours.is_empty() {
+                            (series(&who, SeriesKind::Reported, index, (&feature, environment), &card.reported, &hours))
+                        }
+                        @if !card.served.hours.is_empty() {
+                            (series(&who, SeriesKind::Served, index, (&feature, environment), &card.served, &hours))
+                        }
+                        @if !card.reported.hours.is_empty() && !card.served.hours.is_empty() {
                             p.muted {
-                                "Reported by "
-                                @for (index, application) in usage.applications.iter().enumerate() {
-                                    @if index > 0 { ", " }
-                                    a href=(who.link(&format!("/applications/{}", metrics::path_segment(application)))) { (application) }
-                                }
-                                "."
-                            }
-                            details {
-                                summary { "Show the numbers" }
-                                div.table-wrap {
-                                    table {
-                                        caption.skip { "Counts per hour in " (environment) "; hours with no count are left out" }
-                                        thead { tr {
-                                            th scope="col" { "Hour (UTC)" }
-                                            th scope="col" { "Yes" }
-                                            th scope="col" { "No" }
-                                        } }
-                                        tbody {
-                                            @for (hour, counts) in usage.hours.iter().rev() {
-                                                tr {
-                                                    td { (hour_text(*hour)) }
-                                                    td { (counts.yes) }
-                                                    td { (counts.no) }
-                                                }
-                                            }
-                                        }
-                                    }
-                                }
+                                "The two are not added up: a browser SDK that reports its own counts is in both."
                             }
                         }
                     }
@@ -290,6 +302,86 @@ pub async fn page(
         },
     );
     Ok(Page::ok(markup).into_response())
+}
+
+/// Which of an environment's two series a chart shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SeriesKind {
+    /// The SDKs' own yes/no reports.
+    Reported,
+    /// The edges' frontend and OFREP evaluations.
+    Served,
+}
+
+/// One series of an environment's card: its heading with the totals, the chart, who counted, the numbers.
+fn series(
+    who: &SignedIn,
+    kind: SeriesKind,
+    index: usize,
+    (feature, environment): (&str, &str),
+    usage: &EnvironmentUsage,
+    hours: &[i64],
+) -> Markup {
+    let (id, heading, title) = match kind {
+        SeriesKind::Reported => (
+            format!("usage-chart-{index}"),
+            "Reported by SDKs",
+            "SDK counts of",
+        ),
+        SeriesKind::Served => (
+            format!("served-chart-{index}"),
+            "Served by edges to browsers and apps",
+            "Edge evaluations of",
+        ),
+    };
+    let totals = usage.totals();
+    html! {
+        div.usage-series {
+            h3.usage-series-head {
+                (heading) " "
+                span.usage-totals { strong { (totals.yes) } " yes · " strong { (totals.no) } " no" }
+            }
+            div.chart-wrap tabindex="0" role="group" aria-label=(format!("{heading}: chart of {environment}, scrolls sideways on narrow screens")) {
+                (chart(&id, (title, feature, environment), usage, hours))
+            }
+            @match kind {
+                SeriesKind::Reported => p.muted {
+                    "Reported by "
+                    @for (index, application) in usage.applications.iter().enumerate() {
+                        @if index > 0 { ", " }
+                        a href=(who.link(&format!("/applications/{}", metrics::path_segment(application)))) { (application) }
+                    }
+                    "."
+                },
+                SeriesKind::Served => p.muted {
+                    "Counted by the edges as they answered the frontend API and OFREP ("
+                    a href=(who.link("/edges")) { "Edges" } ")."
+                },
+            }
+            details {
+                summary { "Show the numbers" }
+                div.table-wrap {
+                    table {
+                        caption.skip { (heading) " per hour in " (environment) "; hours with no count are left out" }
+                        thead { tr {
+                            th scope="col" { "Hour (UTC)" }
+                            th scope="col" { "Yes" }
+                            th scope="col" { "No" }
+                        } }
+                        tbody {
+                            @for (hour, counts) in usage.hours.iter().rev() {
+                                tr {
+                                    td { (hour_text(*hour)) }
+                                    td { (counts.yes) }
+                                    td { (counts.no) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ crate::on_sqlite_and_postgres!(
     a_flags_usage_chart_shows_the_apis_counts,
     applications_and_edges_as_reported,
     the_event_log_filters_and_pages,
+    what_edges_serve_is_usage_beside_the_sdks_reports,
 );
 
 async fn signed_in(server: &Server) -> Browser {
@@ -127,7 +128,7 @@ async fn a_flags_usage_chart_shows_the_apis_counts(db: TestDb) {
             "<h2 id=\"usage-env-0\">development</h2>",
             "<strong>7</strong> yes · <strong>3</strong> no",
             "role=\"img\" aria-labelledby=\"usage-chart-0-title usage-chart-0-desc\"",
-            "<title id=\"usage-chart-0-title\">Usage of checkout in development, per hour</title>",
+            "<title id=\"usage-chart-0-title\">SDK counts of checkout in development, per hour</title>",
             "Last 48 hours: 7 yes and 3 no, in 1 hour with counts.",
             "<summary>Show the numbers</summary>",
             "<th scope=\"col\">Hour (UTC)</th>",
@@ -511,4 +512,113 @@ async fn the_event_log_filters_and_pages(db: TestDb) {
         &viewer.page("/projects/other/features/gamma/metrics").await,
         &["No usage counted for this flag in the last 48 hours."],
     );
+}
+
+fn this_minute_ms() -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as i64;
+    now - now % 60_000
+}
+
+/// Issue 30 §7: the frontend/OFREP evaluations an edge reports set the flag's last seen on the flag list and
+/// fill its usage page, as their own series beside the SDKs' reports (never added to them: the SDK metrics
+/// APIs keep counting exactly what SDKs reported), once however often the batch is retried. (Frontend requests
+/// to a real edge reaching the control plane are edge/tests/e2e's.)
+async fn what_edges_serve_is_usage_beside_the_sdks_reports(db: TestDb) {
+    let server = Server::start(&db, &["--init-edge-tokens", EDGE_TOKEN]).await;
+    for name in ["banner", "checkout"] {
+        server
+            .post(
+                "/api/admin/projects/default/features",
+                json!({"name": name}),
+            )
+            .await
+            .expect(201);
+    }
+    let mut browser = signed_in(&server).await;
+    let usage_page = "/projects/default/features/banner/metrics";
+    assert_has(&browser.page(usage_page).await, &["No usage counted"]);
+    let list = browser.page("/projects/default").await;
+    assert_eq!(list.matches(">never<").count(), 2, "{list}");
+
+    let evaluated = |batch_id: &str| v1::UsageBatch {
+        edge_id: "edge-frontend".to_owned(),
+        batch_id: batch_id.to_owned(),
+        applied_revision: 1,
+        edge_version: "0.1.0".to_owned(),
+        evaluations: vec![v1::EvaluationCount {
+            environment: "development".to_owned(),
+            feature_name: "banner".to_owned(),
+            minute_ms: this_minute_ms(),
+            enabled: 7,
+            disabled: 3,
+        }],
+        ..v1::UsageBatch::default()
+    };
+    // The same batch twice (an edge retrying after a lost answer) counts once.
+    report(&server, evaluated("b-1")).await;
+    report(&server, evaluated("b-1")).await;
+
+    let list = browser.page("/projects/default").await;
+    assert_eq!(
+        list.matches(">never<").count(),
+        1,
+        "checkout is still never seen: {list}"
+    );
+    let page = browser.page(usage_page).await;
+    assert!(!page.contains("No usage counted"), "{page}");
+    assert_has(
+        &page,
+        &[
+            "Served by edges to browsers and apps <span class=\"usage-totals\"><strong>7</strong> yes · <strong>3</strong> no",
+            "Edge evaluations of banner in development, per hour",
+        ],
+    );
+    assert!(
+        !page.contains("Reported by SDKs"),
+        "no SDK reported: {page}"
+    );
+
+    // An SDK's own report shows beside it, and the SDK APIs count only what SDKs reported.
+    client_post(
+        &server,
+        "/api/client/register",
+        register_body("web", "tab-1"),
+    )
+    .await;
+    client_post(
+        &server,
+        "/api/client/metrics",
+        metrics_body("web", "tab-1", json!({"banner": {"yes": 2, "no": 1}})),
+    )
+    .await;
+    let page = browser.page(usage_page).await;
+    assert_has(
+        &page,
+        &[
+            "Reported by SDKs <span class=\"usage-totals\"><strong>2</strong> yes · <strong>1</strong> no",
+            "<strong>7</strong> yes · <strong>3</strong> no",
+            "The two are not added up",
+        ],
+    );
+    let last_hour = server
+        .get("/api/admin/metrics/feature-toggles")
+        .await
+        .expect(200)["lastHour"]
+        .clone();
+    assert_eq!(last_hour["banner"], json!({"yes": 2, "no": 1}));
+    let hours = server
+        .get("/api/admin/client-metrics/features/banner")
+        .await
+        .expect(200)["data"]
+        .clone();
+    let apps: Vec<&str> = hours
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|hour| hour["appName"].as_str())
+        .collect();
+    assert_eq!(apps, ["web"], "{hours}");
 }

@@ -142,6 +142,47 @@ async fn the_usage_pages_in_chromium() {
         application.body["instances"][0]["instanceId"],
         "walk-instance-1"
     );
+    // A browser app asks the edge's frontend API four times: the edge counts what it served and reports it,
+    // and the flag's usage page shows it beside the SDK's own counts (issue 30 §7).
+    let frontend = admin(
+        &control_plane,
+        "POST",
+        "/api/admin/api-tokens",
+        Some(json!({"tokenName": "walk-web", "type": "frontend", "environment": "development", "projects": ["default"]})),
+    )
+    .await;
+    let frontend = frontend.body["secret"]
+        .as_str()
+        .expect("the secret")
+        .to_owned();
+    eventually(
+        limit,
+        "the edge serves the flag to the frontend token",
+        || async {
+            let answer = get(&format!("{}/api/frontend", edge.base), Some(&frontend)).await;
+            answer.status == 200 && answer.body["toggles"][0]["name"] == FLAG
+        },
+    )
+    .await;
+    for _ in 0..3 {
+        let answer = get(&format!("{}/api/frontend", edge.base), Some(&frontend)).await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+    }
+    eventually(
+        limit,
+        "the control plane has the edge's evaluations",
+        || async {
+            let edges = admin(&control_plane, "GET", "/api/admin/metrics/edges", None).await;
+            edges.body["edges"].as_array().is_some_and(|edges| {
+                edges.iter().any(|edge| {
+                    edge["edgeId"] == EDGE_ID && edge["evaluationsLastHour"]["enabled"] == 4
+                })
+            })
+        },
+    )
+    .await;
+    // They are not SDK counts.
+    assert_eq!(stored_counts(&control_plane).await, (7, 3));
     // The control plane's revision, as its API serves it; the edge reports it has applied it.
     let revision = served_revision(&control_plane, &token)
         .await
@@ -170,6 +211,7 @@ async fn the_usage_pages_in_chromium() {
             ("YES", "7"),
             ("NO", "3"),
             ("YES_AFTER", "12"),
+            ("SERVED", "4"),
         ],
     );
     loop {

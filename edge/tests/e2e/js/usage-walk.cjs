@@ -5,7 +5,8 @@
 // ("continue") before going on; screenshots go to $SCREENSHOTS as usage-NN-<page>-<width>.png.
 //
 // Environment: VEXIL_URL, CHROMIUM, SCREENSHOTS, and what the test arranged: FLAG, APP, EDGE_ID, REVISION,
-// YES, NO (the counts posted before the walk), YES_AFTER (the yes count after the checkpoint "usage").
+// YES, NO (the counts posted before the walk), YES_AFTER (the yes count after the checkpoint "usage"), SERVED
+// (how often the edge served the flag to a frontend token before the walk).
 
 const { chromium } = require("playwright-core");
 const readline = require("node:readline");
@@ -50,7 +51,7 @@ async function follow(page, locator) {
 
 async function run() {
   const [flag, app, edgeId, revision] = ["FLAG", "APP", "EDGE_ID", "REVISION"].map(env);
-  const [yes, no, yesAfter] = ["YES", "NO", "YES_AFTER"].map(env);
+  const [yes, no, yesAfter, served] = ["YES", "NO", "YES_AFTER", "SERVED"].map(env);
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM,
     args: ["--no-sandbox", "--disable-dev-shm-usage"],
@@ -74,22 +75,28 @@ async function run() {
   await follow(page, page.getByRole("link", { name: "Usage", exact: true }));
   expect(page.url().endsWith(`/projects/default/features/${flag}/metrics`), `usage URL: ${page.url()}`);
   const development = page.getByRole("region", { name: "development" });
-  const totals = (await development.locator(".usage-totals").innerText()).trim();
+  // Two series, never added up: what the SDK reported and what the edge served to the browser app.
+  const reported = development.locator(".usage-series").filter({ has: page.getByRole("heading", { name: /^Reported by SDKs/ }) });
+  const totals = (await reported.locator(".usage-totals").innerText()).trim();
   expect(totals === `${yes} yes · ${no} no`, `development totals: ${totals}`);
-  const chart = development.getByRole("img", { name: `Usage of ${flag} in development, per hour` });
+  const chart = development.getByRole("img", { name: `SDK counts of ${flag} in development, per hour` });
   await chart.waitFor();
+  const servedSeries = development.locator(".usage-series").filter({ has: page.getByRole("heading", { name: /^Served by edges/ }) });
+  const servedTotals = (await servedSeries.locator(".usage-totals").innerText()).trim();
+  expect(servedTotals === `${served} yes · 0 no`, `served by edges: ${servedTotals}`);
+  await development.getByRole("img", { name: `Edge evaluations of ${flag} in development, per hour` }).waitFor();
   await capture(page, "01-flag-usage");
   await page.emulateMedia({ colorScheme: "dark" });
   await page.screenshot({ path: `${folder}/usage-02-flag-usage-dark-1280.png`, fullPage: true });
   await page.emulateMedia({ colorScheme: "light" });
-  await development.getByText("Show the numbers").click();
-  const cells = await development.getByRole("table").locator("tbody tr").first().locator("td").allInnerTexts();
+  await reported.getByText("Show the numbers").click();
+  const cells = await reported.getByRole("table").locator("tbody tr").first().locator("td").allInnerTexts();
   expect(cells[1] === yes && cells[2] === no, `the hour's row: ${cells}`);
 
   // More counts arrive through the edge while the page is open.
   await reached("usage");
   await page.reload();
-  const later = (await development.locator(".usage-totals").innerText()).trim();
+  const later = (await reported.locator(".usage-totals").innerText()).trim();
   expect(later === `${yesAfter} yes · ${no} no`, `totals after more counts: ${later}`);
 
   // Applications → the app that registered through the edge → its instance and the flag it uses.
