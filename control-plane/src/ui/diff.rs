@@ -131,8 +131,22 @@ fn value(path: &str, value: &Value) -> Markup {
                 }
             }
             Value::Array(_) | Value::Object(_) => { span.none { "none" } }
-            Value::Number(number) => { (number) }
+            Value::Number(number) => {
+                @match number.as_i64().filter(|_| last == "weight" && path.contains("variants")) {
+                    Some(weight) => { (weight_percent(weight)) }
+                    None => { (number) }
+                }
+            }
         }
+    }
+}
+
+/// A variant's weight (thousandths) as the variant form shows it: 500 → "50%", 333 → "33.3%".
+fn weight_percent(weight: i64) -> String {
+    if weight % 10 == 0 {
+        format!("{}%", weight / 10)
+    } else {
+        format!("{:.1}%", weight as f64 / 10.0)
     }
 }
 
@@ -239,5 +253,21 @@ mod tests {
         );
         assert!(!shown.contains("created at"), "what no one set: {shown}");
         assert!(changes(Some(&before), Some(&before)).is_none());
+    }
+
+    #[test]
+    fn variant_weights_read_as_percentages() {
+        let before =
+            json!({"variants": [{"name": "a", "weight": 500}, {"name": "b", "weight": 500}]});
+        let after = json!({"variants": [{"name": "a", "weight": 700}, {"name": "b", "weight": 333}],
+            "weight": 7});
+        let shown = changes(Some(&before), Some(&after)).unwrap().into_string();
+        assert!(shown.contains("was </span>50%</del>"), "{shown}");
+        assert!(shown.contains("now </span>70%</ins>"), "{shown}");
+        assert!(shown.contains("now </span>33.3%</ins>"), "{shown}");
+        assert!(
+            shown.contains("now </span>7</ins>"),
+            "not a variant's: {shown}"
+        );
     }
 }
