@@ -83,12 +83,16 @@ pub enum EventType {
     FeatureDependencyAdded,
     FeatureDependencyRemoved,
     FeatureDependenciesRemoved,
+    FeatureFavorited,
+    FeatureUnfavorited,
+    ProjectFavorited,
+    ProjectUnfavorited,
     FeaturesImported,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 74] = [
+    pub const ALL: [EventType; 78] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -162,6 +166,10 @@ impl EventType {
         EventType::FeatureDependencyAdded,
         EventType::FeatureDependencyRemoved,
         EventType::FeatureDependenciesRemoved,
+        EventType::FeatureFavorited,
+        EventType::FeatureUnfavorited,
+        EventType::ProjectFavorited,
+        EventType::ProjectUnfavorited,
         EventType::FeaturesImported,
     ];
 
@@ -257,6 +265,10 @@ impl EventType {
             EventType::FeatureDependencyAdded => "feature-dependency-added",
             EventType::FeatureDependencyRemoved => "feature-dependency-removed",
             EventType::FeatureDependenciesRemoved => "feature-dependencies-removed",
+            EventType::FeatureFavorited => "feature-favorited",
+            EventType::FeatureUnfavorited => "feature-unfavorited",
+            EventType::ProjectFavorited => "project-favorited",
+            EventType::ProjectUnfavorited => "project-unfavorited",
             EventType::FeaturesImported => "features-imported",
         }
     }

@@ -13,6 +13,7 @@ pub mod context_fields;
 pub mod dependencies;
 pub mod environments;
 pub mod events;
+pub mod favorites;
 pub mod feature_batches;
 pub mod feature_clone;
 pub mod feature_lookup;

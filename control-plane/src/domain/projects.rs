@@ -4,6 +4,7 @@ use super::events::{payload, EventType};
 use super::limits::{self, Limits};
 use crate::model::name;
 use crate::store::environments as environment_store;
+use crate::store::favorites::Favorite;
 use crate::store::projects::{self as project_store, ProjectRow};
 use crate::store::segments as segment_store;
 use crate::store::{NewEvent, WriteTx};
@@ -46,6 +47,10 @@ pub struct Project {
     pub feature_count: i64,
     pub created_at: String,
     pub updated_at: Option<String>,
+    /// True when the caller marked it a favourite (in the list; never for an API token, which has no user);
+    /// absent otherwise, so that the events' project payloads do not carry it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub favorite: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -118,6 +123,7 @@ async fn view(conn: &mut AnyConnection, row: ProjectRow) -> Result<Project, ApiE
         feature_count,
         created_at: row.created_at.to_string(),
         updated_at: row.updated_at.map(|at| at.to_string()),
+        favorite: false,
     })
 }
 
@@ -137,6 +143,18 @@ pub async fn list(conn: &mut AnyConnection) -> Result<ProjectList, ApiError> {
         version: 1,
         projects,
     })
+}
+
+/// The projects as the user `user_id` sees them: their favourites marked and first, each part in the list's
+/// order (a negative id, an API token: none).
+pub async fn list_for(conn: &mut AnyConnection, user_id: i64) -> Result<ProjectList, ApiError> {
+    let mut list = list(conn).await?;
+    let favorites = super::favorites::of_user(conn, Favorite::Project, user_id).await?;
+    for project in &mut list.projects {
+        project.favorite = favorites.contains(&project.id);
+    }
+    list.projects.sort_by_key(|project| !project.favorite);
+    Ok(list)
 }
 
 pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Project, ApiError> {

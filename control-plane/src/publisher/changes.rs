@@ -66,7 +66,7 @@ enum Scope {
     Flag,
     Tokens,
     Settings,
-    /// Nothing the edges hold (users, groups, addons, change-request bookkeeping: an applied change
+    /// Nothing the edges hold (users, groups, favourites, addons, change-request bookkeeping: an applied change
     /// request's writes record their own events; tag types and a tag no flag carries yet).
     Nothing,
     Everything,
@@ -115,6 +115,10 @@ fn scope(event_type: EventType) -> Scope {
         | GroupDeleted
         | GroupUserAdded
         | GroupUserRemoved
+        | FeatureFavorited
+        | FeatureUnfavorited
+        | ProjectFavorited
+        | ProjectUnfavorited
         | ChangeRequestConfigurationUpdated
         | ChangeRequestCreated
         | ChangeRequestDiscarded

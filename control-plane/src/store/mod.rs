@@ -16,6 +16,7 @@ pub mod dependencies;
 mod encoding;
 pub mod environments;
 pub mod events;
+pub mod favorites;
 pub mod features;
 pub mod groups;
 pub mod metrics;

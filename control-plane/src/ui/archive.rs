@@ -44,11 +44,13 @@ pub async fn list(
     };
     let (list, paged) = async {
         let mut conn = state.store.read().await?;
-        let mut result = feature_search::search(&mut conn, &search(asked)).await?;
+        let mut result =
+            feature_search::search(&mut conn, &search(asked), who.actor.user_id).await?;
         let paged = Paged::new(Some(asked), usize::try_from(result.total).unwrap_or(0));
         if paged.page != asked {
             // Past the end: the last page.
-            result = feature_search::search(&mut conn, &search(paged.page)).await?;
+            result =
+                feature_search::search(&mut conn, &search(paged.page), who.actor.user_id).await?;
         }
         Ok::<_, ApiError>((result.features, paged))
     }

@@ -6,6 +6,7 @@ use super::controls::{enter_saves, field, notice, switch, switch_id, when};
 use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
 use super::event_log::{event_days, DayHeading};
 use super::event_sentence::Context;
+use super::favorites::{star, star_id};
 use super::field_errors::FieldErrors;
 use super::flag_copy::copy_menu;
 use super::flag_summary::Served;
@@ -21,6 +22,7 @@ use crate::domain::access;
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::dependencies;
 use crate::domain::events::{self, Event, EventQuery};
+use crate::domain::favorites;
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::flag_summaries;
 use crate::domain::segments;
@@ -32,6 +34,7 @@ use crate::http::state::AppState;
 use crate::model::change_request::Change;
 use crate::model::dependency::RemoveDependency;
 use crate::model::strategy::StrategySortOrder;
+use crate::store::favorites::Favorite;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -116,6 +119,8 @@ struct Loaded {
     tag_types: Vec<TagType>,
     /// environment → the change requests waiting to change the flag there.
     pending: HashMap<String, Vec<i64>>,
+    /// Whether the signed-in user marked it a favourite.
+    favorite: bool,
 }
 
 /// Possible parents a flag's page suggests (a project of 5,000 flags would otherwise send them all).
@@ -156,6 +161,9 @@ async fn load(
         Vec::new()
     };
     let pending = flag_summaries::pending_change_requests(&mut conn, feature).await?;
+    let favorite = favorites::of_user(&mut conn, Favorite::Feature, who.actor.user_id)
+        .await?
+        .contains(feature);
     Ok(Loaded {
         flag,
         segment_names,
@@ -165,6 +173,7 @@ async fn load(
         tags,
         tag_types,
         pending,
+        favorite,
     })
 }
 
@@ -208,6 +217,7 @@ pub(super) async fn draw(
         tags,
         tag_types,
         pending,
+        favorite,
     } = load(state, who, project, feature).await?;
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let summary = &flag.summary;
@@ -217,7 +227,10 @@ pub(super) async fn draw(
             p { a href=(who.link(&format!("/projects/{project}"))) { "← Flags of " (project) } }
             div.page-head {
                 div {
-                    h1 { (summary.name) @if summary.stale { " " span.badge.stale { "stale" } } }
+                    div.title-row {
+                        (star(who, &summary.name, favorite, &format!("{base}/favorite"), &format!("{base}#{}", star_id(&summary.name))))
+                        h1 { (summary.name) @if summary.stale { " " span.badge.stale { "stale" } } }
+                    }
                     p.subtitle {
                         (summary.feature_type) " flag in project " (project) " · created " (when(&summary.created_at))
                     }

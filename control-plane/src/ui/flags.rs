@@ -3,6 +3,7 @@
 //! (`POST …/features/<flag>/environments/<environment>/switch`), which the flag page uses too.
 
 use super::controls::{ago, field, local_path, notice, switch, switch_id, when};
+use super::favorites::{star, star_id};
 use super::field_errors::FieldErrors;
 use super::flag_summary::{last_changed, Served};
 use super::page::{see_other, Page, UiError};
@@ -95,6 +96,7 @@ impl ListQuery {
             sort_order: Some(sort_order.to_owned()),
             offset: Some((self.page.unwrap_or(1).saturating_sub(1) * PAGE_SIZE).to_string()),
             limit: Some(PAGE_SIZE.to_string()),
+            favorites_first: Some("true".to_owned()),
             ..FeatureSearchQuery::default()
         }
     }
@@ -129,11 +131,13 @@ impl ListQuery {
 /// `GET /`: the flag list of the first project.
 pub async fn home(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
     let mut conn = state.store.read().await?;
-    let list = projects::list(&mut conn).await?;
+    // The first favourite project, else the default one, else the first.
+    let list = projects::list_for(&mut conn, who.actor.user_id).await?;
     let first = list
         .projects
         .iter()
-        .find(|project| project.id == "default")
+        .find(|project| project.favorite)
+        .or(list.projects.iter().find(|project| project.id == "default"))
         .or(list.projects.first())
         .map(|project| project.id.clone())
         .unwrap_or_else(|| "default".to_owned());
@@ -154,18 +158,21 @@ pub async fn list(
     let shell = who.shell();
     let mut conn = state.store.read().await?;
     let current = projects::get(&mut conn, &project).await?;
-    let all_projects = projects::list(&mut conn).await?.projects;
-    let (result, search_error) = match search(&mut conn, &query.to_search(&project)).await {
-        Ok(result) => (result, None),
-        Err(error) if error.kind == ErrorKind::Validation => (
-            crate::domain::search::features::FeatureSearchResult {
-                features: Vec::new(),
-                total: 0,
-            },
-            Some(error.message),
-        ),
-        Err(error) => return Err(error.into()),
-    };
+    let all_projects = projects::list_for(&mut conn, who.actor.user_id)
+        .await?
+        .projects;
+    let (result, search_error) =
+        match search(&mut conn, &query.to_search(&project), who.actor.user_id).await {
+            Ok(result) => (result, None),
+            Err(error) if error.kind == ErrorKind::Validation => (
+                crate::domain::search::features::FeatureSearchResult {
+                    features: Vec::new(),
+                    total: 0,
+                },
+                Some(error.message),
+            ),
+            Err(error) => return Err(error.into()),
+        };
     let names: Vec<String> = result
         .features
         .iter()
@@ -295,6 +302,9 @@ pub async fn list(
                             @for flag in &result.features {
                                 tr {
                                     td.flag-name {
+                                        (star(&who, &flag.name, flag.favorite,
+                                            &who.link(&format!("/projects/{project}/features/{}/favorite", flag.name)),
+                                            &format!("{here}#{}", star_id(&flag.name))))
                                         a href=(who.link(&format!("/projects/{project}/features/{}", flag.name))) { (flag.name) }
                                         @if flag.stale { " " span.badge.stale { "stale" } }
                                         @if let Some(description) = flag.description.as_deref().filter(|d| !d.is_empty()) {

@@ -26,6 +26,7 @@ pub mod environments;
 pub mod event_log;
 pub mod event_sentence;
 pub mod events;
+pub mod favorites;
 pub mod field_errors;
 pub mod flag;
 pub mod flag_copy;
@@ -90,6 +91,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(connect_sdk::routes())
         .merge(flag_copy::routes())
         .merge(flag_tag_writes::routes())
+        .merge(favorites::routes())
         .merge(strategy_form::routes())
         .merge(segments::routes())
         .merge(archive::routes())

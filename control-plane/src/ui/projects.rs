@@ -5,6 +5,7 @@
 //! configuration routes.
 
 use super::controls::{field, switch};
+use super::favorites::{star, star_id};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Page, UiError};
 use super::paging::Paged;
@@ -83,9 +84,12 @@ impl NewProject {
 
 async fn projects_and_environments(
     state: &AppState,
+    who: &SignedIn,
 ) -> Result<(Vec<Project>, Vec<Environment>), ApiError> {
     let mut conn = state.store.read().await?;
-    let projects = projects::list(&mut conn).await?.projects;
+    let projects = projects::list_for(&mut conn, who.actor.user_id)
+        .await?
+        .projects;
     let environments = environments::list(&mut conn).await?.environments;
     Ok((projects, environments))
 }
@@ -100,7 +104,7 @@ pub async fn list(
         let encoded: String = url::form_urlencoded::byte_serialize(project.as_bytes()).collect();
         return Ok(see_other(&who.link(&format!("/projects/{encoded}"))));
     }
-    let (list, _) = projects_and_environments(&state).await?;
+    let (list, _) = projects_and_environments(&state, &who).await?;
     Ok(Page::ok(list_page(&who, &list, query.page)).into_response())
 }
 
@@ -110,7 +114,7 @@ pub async fn new_project(
     who: SignedIn,
 ) -> Result<Response, UiError> {
     who.ensure_may_write()?;
-    let (_, environments) = projects_and_environments(&state).await?;
+    let (_, environments) = projects_and_environments(&state, &who).await?;
     let draft = NewProject {
         environments: environments.iter().map(|one| one.name.clone()).collect(),
         ..NewProject::default()
@@ -146,6 +150,9 @@ fn list_page(who: &SignedIn, list: &[Project], page: Option<usize>) -> Markup {
                         @for project in paged.slice(list) {
                             tr {
                                 td.flag-name {
+                                    (star(who, &project.name, project.favorite,
+                                        &who.link(&format!("/projects/{}/favorite", project.id)),
+                                        &format!("{}#{}", who.link(&format!("/projects?page={}", paged.page)), star_id(&project.id))))
                                     a href=(who.link(&format!("/projects/{}", project.id))) { (project.name) }
                                     @if let Some(description) = project.description.as_deref().filter(|d| !d.is_empty()) {
                                         p.desc { (description) }
@@ -257,7 +264,7 @@ pub async fn create(
     }
     .await;
     written(done, async |error| {
-        let (_, environments) = projects_and_environments(&state).await?;
+        let (_, environments) = projects_and_environments(&state, &who).await?;
         let markup = create_page(&who, &environments, &draft, Some(error));
         Ok(Page::ok(markup).into_response())
     })

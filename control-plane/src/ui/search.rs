@@ -51,9 +51,10 @@ pub async fn page(
             query: Some(text.replace(',', " ")),
             sort_by: Some("name".to_owned()),
             limit: Some(FLAGS_SHOWN.to_string()),
+            favorites_first: Some("true".to_owned()),
             ..FeatureSearchQuery::default()
         };
-        let flags = search(&mut conn, &flag_query).await?;
+        let flags = search(&mut conn, &flag_query, who.actor.user_id).await?;
         let segments: Vec<_> = segments::list(&mut conn)
             .await?
             .segments
@@ -62,7 +63,7 @@ pub async fn page(
                 holds(Some(&segment.name), &words) || holds(segment.description.as_deref(), &words)
             })
             .collect();
-        let projects: Vec<_> = projects::list(&mut conn)
+        let projects: Vec<_> = projects::list_for(&mut conn, who.actor.user_id)
             .await?
             .projects
             .into_iter()

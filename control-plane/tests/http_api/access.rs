@@ -874,7 +874,8 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
         .split('/')
         .next()
         .unwrap();
-    let own_account = area == "user";
+    // The caller's own account, and their favourites (each user's own: Viewers too, no admin token).
+    let own_account = area == "user" || path.ends_with("/favorites");
     let access = matches!(area, "user-admin" | "groups" | "api-tokens");
     // Switching change requests on or off is the Admins' alone (issue 29 §1.2), like a settings change.
     let settings = matches!(area, "ui-config" | "settings" | "addons")

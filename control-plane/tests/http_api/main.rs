@@ -16,6 +16,7 @@ mod change_requests;
 mod configuration;
 mod crash;
 mod dependencies;
+mod favorites;
 mod flag_lifecycle;
 mod hardening;
 mod import_command;

@@ -335,6 +335,16 @@ async fn the_openapi_document_covers_every_route() {
             "get",
         ),
         ("/api/admin/projects/{projectId}/dependencies", "get"),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/favorites",
+            "post",
+        ),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/favorites",
+            "delete",
+        ),
+        ("/api/admin/projects/{projectId}/favorites", "post"),
+        ("/api/admin/projects/{projectId}/favorites", "delete"),
     ];
     let paths = document["paths"].as_object().unwrap();
     let documented: usize = paths

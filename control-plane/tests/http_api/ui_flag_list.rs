@@ -71,10 +71,12 @@ fn cell<'a>(row: &'a str, label: &str) -> &'a str {
 
 /// The flags' names in the list's order.
 fn order(page: &str) -> Vec<String> {
-    page.split("<td class=\"flag-name\"><a href=\"")
+    // Each name cell holds the flag's star (a form, for a signed-in user) and then its link.
+    page.split("<td class=\"flag-name\">")
         .skip(1)
-        .map(|rest| {
-            let name = &rest[rest.find('>').unwrap() + 1..];
+        .map(|cell| {
+            let link = &cell[cell.find("<a href=\"").unwrap()..];
+            let name = &link[link.find('>').unwrap() + 1..];
             name[..name.find('<').unwrap()].to_owned()
         })
         .collect()

@@ -1,8 +1,9 @@
 //! The flag list and a flag's page at a glance (issue 30 §6) in a real browser against the real binary:
 //! `js/flag-list-walk.cjs` reads per environment what a flag serves, the "change pending" badge of the change
 //! request waiting in production, and who changed a flag last (sorting by it), at 1280 and 390 px; then adds
-//! a tag on the flag's page by keyboard (after a refused value) and removes it with Tab and Enter. This test
-//! checks the tags the admin API stores at each step. Screenshots go to
+//! a tag on the flag's page by keyboard (after a refused value) and removes it with Tab and Enter; marks the
+//! flag a favourite with its star (listed first) and unmarks it in the list. This test checks the tags the
+//! admin API stores and the favourite events at each step. Screenshots go to
 //! `target/ui-screenshots/flag-list-*.png`.
 
 use crate::processes::{admin, Process};
@@ -20,6 +21,32 @@ async fn tags(control_plane: &Process) -> serde_json::Value {
     )
     .await;
     answer.body["tags"].clone()
+}
+
+/// The favourite events of FLAG, newest first: (type, who).
+async fn favourite_events(control_plane: &Process) -> Vec<(String, String)> {
+    let answer = admin(
+        control_plane,
+        "GET",
+        &format!("/api/admin/events/{FLAG}"),
+        None,
+    )
+    .await;
+    answer.body["events"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter(|event| {
+            event["type"]
+                .as_str()
+                .is_some_and(|t| t.contains("favorited"))
+        })
+        .map(|event| {
+            let field = |name: &str| event[name].as_str().unwrap_or_default().to_owned();
+            (field("type"), field("createdBy"))
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,9 +119,17 @@ async fn the_flag_list_says_what_each_environment_serves_and_tags_are_added_by_k
     );
     walk.resume().await;
     let (checkpoint, _) = walk.next().await;
+    assert_eq!(checkpoint, "favourite");
+    assert_eq!(
+        favourite_events(&control_plane).await,
+        [("feature-favorited".to_owned(), "alice".to_owned())]
+    );
+    walk.resume().await;
+    let (checkpoint, _) = walk.next().await;
     assert_eq!(checkpoint, "done");
     walk.finish().await;
     assert_eq!(tags(&control_plane).await, json!([]));
+    assert_eq!(favourite_events(&control_plane).await.len(), 2);
     for page in ["list", "page"] {
         for width in [1280, 390] {
             for theme in ["light", "dark"] {

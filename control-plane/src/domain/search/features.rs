@@ -2,8 +2,10 @@
 
 use super::{parse_dated, parse_page, parse_set, parse_words, Operators};
 use crate::domain::events::EventType;
+use crate::domain::favorites;
 use crate::domain::tags::Tag;
 use crate::model::change_request::ChangeRequestState;
+use crate::store::favorites::Favorite;
 use crate::store::search::features::{
     self as search_store, EnvironmentState, FeatureOrder, FeatureSearch, TagFilter, TagRule,
 };
@@ -58,6 +60,10 @@ pub struct FeatureSearchQuery {
     /// At most this many flags, default 50, at most 1000.
     #[param(example = "50")]
     pub limit: Option<String>,
+    /// `true`: the caller's favourite flags first, each part in the order asked; `false` (the default): no
+    /// such grouping.
+    #[param(rename = "favoritesFirst", example = "true")]
+    pub favorites_first: Option<String>,
 }
 
 impl FeatureSearchQuery {
@@ -81,6 +87,7 @@ impl FeatureSearchQuery {
                 "sortOrder" => &mut query.sort_order,
                 "offset" => &mut query.offset,
                 "limit" => &mut query.limit,
+                "favoritesFirst" => &mut query.favorites_first,
                 _ => continue,
             };
             if slot.replace(value).is_some() {
@@ -92,7 +99,9 @@ impl FeatureSearchQuery {
         Ok(query)
     }
 
-    fn to_search(&self) -> Result<FeatureSearch, ApiError> {
+    /// The search of the user `user_id` (whose favourites may come first; an API token, with a negative id,
+    /// has none).
+    fn to_search(&self, user_id: i64) -> Result<FeatureSearch, ApiError> {
         let terms = self
             .query
             .as_deref()
@@ -174,6 +183,16 @@ impl FeatureSearchQuery {
                 )))
             }
         };
+        let favorites_first = match self.favorites_first.as_deref() {
+            None | Some("false") => None,
+            Some("true") => (user_id >= 0).then_some(user_id),
+            Some(other) => {
+                return Err(ApiError::invalid_field(
+                    "favoritesFirst",
+                    format!("favoritesFirst must be true or false; got \"{other}\""),
+                ))
+            }
+        };
         let (offset, limit) = parse_page(self.offset.as_deref(), self.limit.as_deref())?;
         Ok(FeatureSearch {
             terms,
@@ -187,6 +206,7 @@ impl FeatureSearchQuery {
             created_from,
             order,
             descending,
+            favorites_first,
             offset,
             limit,
         })
@@ -267,7 +287,7 @@ pub struct FeatureSearchItem {
     pub feature_type: String,
     pub project: String,
     pub stale: bool,
-    /// Always false: Vexil has no favorites.
+    /// Whether the caller marked it a favourite (always false for an API token: it has no user).
     pub favorite: bool,
     pub impression_data: bool,
     pub created_at: Option<String>,
@@ -317,12 +337,14 @@ pub fn pending_states() -> Vec<&'static str> {
         .collect()
 }
 
-/// The flags matching the query, in its order, with the number of matches.
+/// The flags matching the query, in its order, with the number of matches, as the user `user_id` sees them
+/// (their favourites marked; a negative id: an API token, no favourites).
 pub async fn search(
     conn: &mut AnyConnection,
     query: &FeatureSearchQuery,
+    user_id: i64,
 ) -> Result<FeatureSearchResult, ApiError> {
-    let search = query.to_search()?;
+    let search = query.to_search(user_id)?;
     let (rows, total) = search_store::search(conn, &search).await?;
     let names: Vec<String> = rows.iter().map(|row| row.name.clone()).collect();
     let mut environments: HashMap<String, Vec<FeatureSearchEnvironment>> = HashMap::new();
@@ -386,6 +408,7 @@ pub async fn search(
         );
     }
     let (parents, children) = search_store::dependency_roles(conn, &names).await?;
+    let favorites = favorites::of_user(conn, Favorite::Feature, user_id).await?;
     let mut tags: HashMap<String, Vec<Tag>> = HashMap::new();
     for row in tag_store::of_features(conn, &names).await? {
         tags.entry(row.feature_name).or_default().push(Tag {
@@ -422,7 +445,7 @@ pub async fn search(
                 } else {
                     None
                 },
-                favorite: false,
+                favorite: favorites.contains(&row.name),
                 created_at: Some(row.created_at.to_string()),
                 archived_at: row.archived_at.map(|at| at.to_string()),
                 name: row.name,
@@ -455,7 +478,7 @@ mod tests {
             ("unknown", "x"),
         ]))
         .unwrap();
-        let search = query.to_search().unwrap();
+        let search = query.to_search(1).unwrap();
         assert_eq!(
             search.states,
             vec![
@@ -493,7 +516,7 @@ mod tests {
             ("project", "default"),
         ] {
             let query = FeatureSearchQuery::from_pairs(pairs(&[(name, value)])).unwrap();
-            assert!(query.to_search().is_err(), "{name}={value}");
+            assert!(query.to_search(1).is_err(), "{name}={value}");
         }
     }
 }

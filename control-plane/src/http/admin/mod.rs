@@ -8,6 +8,7 @@ pub mod context_fields;
 pub mod dependencies;
 pub mod environments;
 pub mod events;
+pub mod favorites;
 pub mod feature_batches;
 pub mod features;
 pub mod groups;
@@ -42,6 +43,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
     users::sign_in_router()
         .merge(area(OwnAccount, users::account_router()))
         .merge(area(OwnAccount, own_account::router()))
+        .merge(area(OwnAccount, favorites::router()))
         .merge(area(Access, users::router()))
         .merge(area(Access, user_admin::router()))
         .merge(area(Access, groups::router()))

@@ -45,10 +45,10 @@ pub struct ProjectEnvironmentPath {
 )]
 pub async fn list(
     State(state): State<Arc<AppState>>,
-    _: AdminActor,
+    AdminActor(actor): AdminActor,
 ) -> Result<Json<ProjectList>, ApiError> {
     let mut conn = state.store.read().await?;
-    Ok(Json(projects::list(&mut conn).await?))
+    Ok(Json(projects::list_for(&mut conn, actor.user_id).await?))
 }
 
 #[utoipa::path(

@@ -29,12 +29,14 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
 )]
 pub async fn search_features(
     State(state): State<Arc<AppState>>,
-    _: AdminActor,
+    AdminActor(actor): AdminActor,
     QueryParams(pairs): QueryParams<Vec<(String, String)>>,
 ) -> Result<Json<FeatureSearchResult>, ApiError> {
     let query = FeatureSearchQuery::from_pairs(pairs)?;
     let mut conn = state.store.read().await?;
-    Ok(Json(features::search(&mut conn, &query).await?))
+    Ok(Json(
+        features::search(&mut conn, &query, actor.user_id).await?,
+    ))
 }
 
 #[utoipa::path(

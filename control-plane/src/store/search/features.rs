@@ -85,6 +85,8 @@ pub struct FeatureSearch {
     pub created_from: Option<Timestamp>,
     pub order: FeatureOrder,
     pub descending: bool,
+    /// The user whose favourite flags come first (then the others), each part in `order`.
+    pub favorites_first: Option<i64>,
     pub offset: i64,
     pub limit: i64,
 }
@@ -170,9 +172,19 @@ pub async fn search(
     let clause = conditions.clause();
     let direction = if search.descending { "DESC" } else { "ASC" };
     let order = search.order.column();
+    // A user id is a number: written into the statement, it leaves the bound parameters as the count's.
+    let favorites = search
+        .favorites_first
+        .map(|user_id| {
+            format!(
+                "CASE WHEN EXISTS (SELECT 1 FROM favorite_features ff WHERE ff.user_id = {user_id} \
+                 AND ff.feature_name = f.name) THEN 0 ELSE 1 END, "
+            )
+        })
+        .unwrap_or_default();
     let sql = format!(
         "SELECT f.name, f.project_id, f.type, f.description, f.stale, f.impression_data, f.created_at, \
-         f.archived_at FROM features f {clause} ORDER BY {order} {direction}, f.name {direction} \
+         f.archived_at FROM features f {clause} ORDER BY {favorites}{order} {direction}, f.name {direction} \
          LIMIT {} OFFSET {}",
         search.limit, search.offset
     );

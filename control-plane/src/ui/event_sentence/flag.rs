@@ -70,6 +70,8 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
                 }
             }
         }
+        "feature-favorited" => html! { "marked " (flag) " as a favourite" (place) },
+        "feature-unfavorited" => html! { "removed " (flag) " from their favourites" (place) },
         "feature-tagged" => html! { "tagged " (flag) " with " (tag(event)) (place) },
         "feature-untagged" => html! { "removed the tag " (tag(event)) " from " (flag) (place) },
         "feature-dependency-added" => dependency_added(event, context, flag, place),

@@ -209,6 +209,8 @@ fn project_action(event: &Event, context: &Context, verb: &str) -> Option<Markup
         "created" => html! { "created the project " (name) },
         "updated" => changed(event, "the project", name),
         "deleted" => html! { "deleted the project " (name) },
+        "favorited" => html! { "marked the project " (name) " as a favourite" },
+        "unfavorited" => html! { "removed the project " (name) " from their favourites" },
         _ => return None,
     })
 }

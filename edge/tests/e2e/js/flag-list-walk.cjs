@@ -3,10 +3,11 @@
 // change request waiting there, and "Last changed" names who and when (also in the 390 px cards, where no
 // page scrolls sideways). On the flag's page, by keyboard only: the same summary at the top of each
 // environment; a tag typed too short is refused with what was typed kept, typed again and added with Enter;
-// then Tab reaches its remove button ("Remove tag simple:beta") and Enter removes it. Screenshots of the list
+// then Tab reaches its remove button ("Remove tag simple:beta") and Enter removes it. Last, the flag's star
+// (Enter) makes it a favourite, listed first even sorted by name, and its star in the list unmarks it. Screenshots of the list
 // and the page at 1280 and 390 px, light and dark, go to $SCREENSHOTS as flag-list-<page>-<width>-<theme>.png;
 // every page is audited (audit.cjs). Run by edge/tests/e2e/ui_flag_list.rs, which checks the stored tags at
-// the checkpoints "tagged" and "done".
+// the checkpoints "tagged", "favourite" and "done".
 //
 // Environment: VEXIL_URL (the control plane), CHROMIUM (the browser), SCREENSHOTS (a folder), FLAG (the flag
 // with a 50% rollout and two constraints in development, a change request waiting in production).
@@ -161,6 +162,34 @@ async function main() {
   await pressAndLoad(page, "Enter");
   if ((await page.getByRole("button", { name: "Remove tag simple:beta" }).count()) !== 0) fail("the tag is still there");
   if ((await page.getByRole("region", { name: "Tags" }).getByText("No tags yet.").count()) !== 1) fail("no 'No tags yet.'");
+  await audit.check(page);
+
+  // Favourites: the star on the flag's page marks it (by keyboard, the focus back on the star), and the list
+  // puts it first, even sorted by name.
+  const star = page.getByRole("button", { name: `Favourite ${flag}`, exact: true });
+  if ((await star.getAttribute("aria-pressed")) !== "false") fail("the flag starts as a favourite");
+  await star.focus();
+  await pressAndLoad(page, "Enter");
+  const marked = page.getByRole("button", { name: `Favourite ${flag}`, exact: true });
+  if ((await marked.getAttribute("aria-pressed")) !== "true") fail("the star did not mark the flag");
+  if (!(await isFocused(marked))) fail("the focus did not come back to the star");
+  if ((await page.getByRole("status").filter({ hasText: `${flag} is one of your favourites` }).count()) !== 1)
+    fail("no notice of the favourite");
+  await audit.check(page);
+  await page.goto(base + "/projects/default?sort=name");
+  const firstByName = await page.locator("td.flag-name a").first().innerText();
+  if (firstByName !== flag) fail(`the favourite is not listed first: ${firstByName}`);
+  await shots4(page, "favourite");
+  await checkpoint("favourite");
+  // Unmarked from the list: the list is in name order again.
+  const listStar = page.getByRole("button", { name: `Favourite ${flag}`, exact: true });
+  if ((await listStar.getAttribute("aria-pressed")) !== "true") fail("the list's star is not pressed");
+  await listStar.focus();
+  await pressAndLoad(page, "Enter");
+  const again = await page.locator("td.flag-name a").first().innerText();
+  if (again !== "dark-mode") fail(`after unmarking, ${again} comes first`);
+  if ((await page.getByRole("button", { name: `Favourite ${flag}`, exact: true }).getAttribute("aria-pressed")) !== "false")
+    fail("the star is still pressed");
   await audit.check(page);
   audit.finish();
   await browser.close();
