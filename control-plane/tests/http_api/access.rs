@@ -875,7 +875,10 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
         .next()
         .unwrap();
     let own_account = area == "user";
-    let access = matches!(area, "user-admin" | "groups" | "api-tokens");
+    let access = matches!(
+        area,
+        "user-admin" | "groups" | "api-tokens" | "service-account"
+    );
     // Switching change requests on or off is the Admins' alone (issue 29 §1.2), like a settings change.
     let settings = matches!(area, "ui-config" | "settings" | "addons")
         || path.ends_with("/change-requests/config");
