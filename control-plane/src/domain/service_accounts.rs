@@ -146,7 +146,10 @@ fn check_name(name: &str) -> Result<String, ApiError> {
 
 fn check_role(id: i64) -> Result<RootRole, ApiError> {
     RootRole::from_id(id).ok_or_else(|| {
-        ApiError::invalid_field("rootRole", "rootRole must be 1 (Admin), 2 (Editor) or 3 (Viewer)")
+        ApiError::invalid_field(
+            "rootRole",
+            "rootRole must be 1 (Admin), 2 (Editor) or 3 (Viewer)",
+        )
     })
 }
 
@@ -269,9 +272,7 @@ pub async fn delete_token(tx: &mut WriteTx, id: i64, token_id: i64) -> Result<()
         .await?
         .filter(|row| row.user_id == id)
         .ok_or_else(|| {
-            ApiError::not_found(format!(
-                "Service account {id} has no token {token_id}"
-            ))
+            ApiError::not_found(format!("Service account {id} has no token {token_id}"))
         })?;
     user_store::delete_pat(tx.conn(), token_id).await?;
     tx.record(NewEvent {

@@ -65,7 +65,10 @@ async fn a_service_account_token_acts_with_the_accounts_role(db: TestDb) {
     // The token: its secret shown once, `user:` and 56 hex characters; never in a list.
     let token = create_token(&server, id, "deploys").await;
     let secret = token["secret"].as_str().unwrap().to_owned();
-    assert!(secret.starts_with("user:") && secret.len() == 61, "{secret}");
+    assert!(
+        secret.starts_with("user:") && secret.len() == 61,
+        "{secret}"
+    );
     assert_eq!(token["userId"], id);
     assert_eq!(token["description"], "deploys");
     assert_eq!(token["expiresAt"], "2099-01-01T00:00:00.000Z");
@@ -138,8 +141,10 @@ async fn a_service_account_token_acts_with_the_accounts_role(db: TestDb) {
     // Its use is noted on the token (written within the interval).
     let mut seen = Value::Null;
     for _ in 0..50 {
-        seen = server.get(&format!("{ACCOUNTS}/{id}/token")).await.expect(200)["pats"][0]
-            ["seenAt"]
+        seen = server
+            .get(&format!("{ACCOUNTS}/{id}/token"))
+            .await
+            .expect(200)["pats"][0]["seenAt"]
             .clone();
         if !seen.is_null() {
             break;
@@ -224,7 +229,11 @@ async fn service_account_refusals_change_nothing(db: TestDb) {
         )
         .await
         .expect_error(409, "NameExistsError");
-    for body in [json!({"rootRole": 0}), json!({"name": ""}), json!({"rootRole": "x"})] {
+    for body in [
+        json!({"rootRole": 0}),
+        json!({"name": ""}),
+        json!({"rootRole": "x"}),
+    ] {
         server
             .put(&format!("{ACCOUNTS}/{id}"), body)
             .await
@@ -252,18 +261,28 @@ async fn service_account_refusals_change_nothing(db: TestDb) {
     let unknown = id + 1000;
     let token = json!({"description": "t", "expiresAt": "2099-01-01T00:00:00.000Z"});
     for answer in [
-        server.put(&format!("{ACCOUNTS}/{unknown}"), json!({"name": "N"})).await,
+        server
+            .put(&format!("{ACCOUNTS}/{unknown}"), json!({"name": "N"}))
+            .await,
         server.delete(&format!("{ACCOUNTS}/{unknown}")).await,
         server.get(&format!("{ACCOUNTS}/{unknown}/token")).await,
-        server.post(&format!("{ACCOUNTS}/{unknown}/token"), token.clone()).await,
-        server.delete(&format!("{ACCOUNTS}/{unknown}/token/1")).await,
+        server
+            .post(&format!("{ACCOUNTS}/{unknown}/token"), token.clone())
+            .await,
+        server
+            .delete(&format!("{ACCOUNTS}/{unknown}/token/1"))
+            .await,
         server.delete(&format!("{ACCOUNTS}/{id}/token/999")).await,
-        server.get(&format!("{ACCOUNTS}/{unknown}/permissions")).await,
+        server
+            .get(&format!("{ACCOUNTS}/{unknown}/permissions"))
+            .await,
     ] {
         answer.expect_error(404, "NotFoundError");
     }
     // A token of another account is not this one's.
-    let other = create_account(&server, "other", 3).await["id"].as_i64().unwrap();
+    let other = create_account(&server, "other", 3).await["id"]
+        .as_i64()
+        .unwrap();
     let other_token = create_token(&server, other, "theirs").await["id"]
         .as_i64()
         .unwrap();
@@ -316,7 +335,11 @@ async fn service_account_refusals_change_nothing(db: TestDb) {
             Some(json!({"username": "sneaky", "name": "S", "rootRole": 1})),
         ),
         ("DELETE", format!("{ACCOUNTS}/{id}"), None),
-        ("POST", format!("{ACCOUNTS}/{id}/token"), Some(token.clone())),
+        (
+            "POST",
+            format!("{ACCOUNTS}/{id}/token"),
+            Some(token.clone()),
+        ),
     ] {
         server
             .send(method, &path, body, Some(&pat))
@@ -355,7 +378,11 @@ async fn service_accounts_are_not_people(db: TestDb) {
         .as_i64()
         .unwrap();
     // Not in the user list, nor reachable as a user; no user may take its username.
-    let users = server.get("/api/admin/user-admin").await.expect(200).clone();
+    let users = server
+        .get("/api/admin/user-admin")
+        .await
+        .expect(200)
+        .clone();
     assert_eq!(users["users"].as_array().unwrap().len(), 1);
     server
         .get(&format!("/api/admin/user-admin/{bot}"))

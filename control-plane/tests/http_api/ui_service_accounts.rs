@@ -39,7 +39,10 @@ async fn service_accounts_are_made_in_the_ui(db: TestDb) {
     let list = browser.get("/admin/service-accounts").await;
     let text = list.expect(200);
     assert!(text.contains("No service accounts yet."), "{text}");
-    assert!(text.contains("aria-current=\"page\">Service accounts</a>"), "{text}");
+    assert!(
+        text.contains("aria-current=\"page\">Service accounts</a>"),
+        "{text}"
+    );
     let csrf = list.csrf();
     let form = browser.get("/admin/service-accounts/create").await;
     assert!(form.expect(200).contains("Create service account"));
@@ -91,7 +94,11 @@ async fn service_accounts_are_made_in_the_ui(db: TestDb) {
     let refused = browser
         .post(
             &format!("{location}/tokens"),
-            &[("csrf", &csrf), ("description", "old"), ("expires", "2001-01-01")],
+            &[
+                ("csrf", &csrf),
+                ("description", "old"),
+                ("expires", "2001-01-01"),
+            ],
         )
         .await;
     let text = refused.expect(400);
@@ -100,7 +107,11 @@ async fn service_accounts_are_made_in_the_ui(db: TestDb) {
     let made = browser
         .post(
             &format!("{location}/tokens"),
-            &[("csrf", &csrf), ("description", "pipeline"), ("expires", "2099-01-01")],
+            &[
+                ("csrf", &csrf),
+                ("description", "pipeline"),
+                ("expires", "2099-01-01"),
+            ],
         )
         .await;
     made.expect(201);
@@ -120,8 +131,10 @@ async fn service_accounts_are_made_in_the_ui(db: TestDb) {
     assert!(again.text.contains("pipeline"));
 
     // Delete the token: refused at once; then the account.
-    let token_id = server.get(&format!("/api/admin/service-account/{id}/token")).await.expect(200)
-        ["pats"][0]["id"]
+    let token_id = server
+        .get(&format!("/api/admin/service-account/{id}/token"))
+        .await
+        .expect(200)["pats"][0]["id"]
         .as_i64()
         .unwrap();
     let deleted = browser
@@ -143,10 +156,7 @@ async fn service_accounts_are_made_in_the_ui(db: TestDb) {
     assert_eq!(gone.status, 303, "{}", gone.text);
     let accounts = server.get("/api/admin/service-account").await;
     assert_eq!(accounts.expect(200)["serviceAccounts"], json!([]));
-    browser
-        .get(&location)
-        .await
-        .expect(404);
+    browser.get(&location).await.expect(404);
 }
 
 async fn only_admins_see_the_service_accounts_page(db: TestDb) {
@@ -160,7 +170,11 @@ async fn only_admins_see_the_service_accounts_page(db: TestDb) {
         .expect(201);
     let mut browser = Browser::new(&server);
     let signed = browser
-        .sign_in(&[("username", "eddie"), ("password", PASSWORD), ("next", "/profile")])
+        .sign_in(&[
+            ("username", "eddie"),
+            ("password", PASSWORD),
+            ("next", "/profile"),
+        ])
         .await;
     assert_eq!(signed.status, 303, "{}", signed.text);
     let profile = browser.get("/profile").await;
@@ -168,7 +182,10 @@ async fn only_admins_see_the_service_accounts_page(db: TestDb) {
     let csrf = profile.csrf();
     for path in ["/admin/service-accounts", "/admin/service-accounts/create"] {
         let page = browser.get(path).await;
-        assert!(page.expect(403).contains("The Editor role may not"), "{path}");
+        assert!(
+            page.expect(403).contains("The Editor role may not"),
+            "{path}"
+        );
     }
     let forged = browser
         .post(

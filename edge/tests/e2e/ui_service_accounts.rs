@@ -75,9 +75,14 @@ async fn service_accounts_page_in_chromium() {
                 )
                 .await;
                 assert_eq!(events.body["events"][0]["createdBy"], "ci-bot");
-                let refused =
-                    as_account(&control_plane, &secret, "GET", "/api/admin/user-admin", None)
-                        .await;
+                let refused = as_account(
+                    &control_plane,
+                    &secret,
+                    "GET",
+                    "/api/admin/user-admin",
+                    None,
+                )
+                .await;
                 assert_eq!(refused.status, 403, "{}", refused.body);
             }
             "token-deleted" | "account-deleted" => {

@@ -56,7 +56,11 @@ pub struct PermissionsQuery {
     pub environment: Option<String>,
 }
 
-type Created<T> = (StatusCode, AppendHeaders<[(axum::http::HeaderName, String); 1]>, Json<T>);
+type Created<T> = (
+    StatusCode,
+    AppendHeaders<[(axum::http::HeaderName, String); 1]>,
+    Json<T>,
+);
 
 fn account_location(state: &AppState, id: i64) -> String {
     format!("{}/api/admin/service-account/{id}", state.base_path)
@@ -220,5 +224,7 @@ pub async fn permissions(
     QueryParams(_query): QueryParams<PermissionsQuery>,
 ) -> Result<Json<ServiceAccountPermissions>, ApiError> {
     let mut conn = state.store.read().await?;
-    Ok(Json(service_accounts::permissions(&mut conn, path.id).await?))
+    Ok(Json(
+        service_accounts::permissions(&mut conn, path.id).await?,
+    ))
 }
