@@ -5,7 +5,7 @@ use super::events::PersonalFields;
 use super::roles::RootRole;
 use super::tokens::PAT_PREFIX;
 use crate::store::tokens as token_store;
-use crate::store::users::{self as user_store, UserRow};
+use crate::store::users::{self as user_store, Account, UserRow};
 use crate::store::Actor;
 use crate::time::Timestamp;
 use sqlx::AnyConnection;
@@ -19,6 +19,9 @@ pub enum Credential {
     Token(TokenKind),
     /// A user (session or personal access token) with their effective root role.
     User(RootRole),
+    /// A service account's token, with the account's root role: as a user of that role, without an own
+    /// account (its tokens are managed by Admins at `/api/admin/service-account/:id/token`).
+    ServiceAccount(RootRole),
 }
 
 /// An authenticated caller.
@@ -47,7 +50,8 @@ fn unauthenticated(message: &str) -> ApiError {
 }
 
 /// Authenticates the `Authorization` header value (`<secret>` or `Bearer <secret>`: an API token, or a
-/// personal access token `user:…`) or, without that header, the session id of the session cookie.
+/// personal access token `user:…`, a person's or a service account's) or, without that header, the session
+/// id of the session cookie.
 pub async fn authenticate(
     conn: &mut AnyConnection,
     authorization: Option<&str>,
@@ -61,14 +65,18 @@ pub async fn authenticate(
         let digest = token::sha256(secret);
         let hash = token::lowercase_hex(&digest);
         if secret.starts_with(PAT_PREFIX) {
-            let user = user_store::pat_user(conn, &hash, Timestamp::now())
+            let (user, account) = user_store::pat_user(conn, &hash, Timestamp::now())
                 .await?
                 .ok_or_else(|| {
                     unauthenticated("The personal access token is not valid or has expired")
                 })?;
+            let caller = match account {
+                Account::Person => caller(conn, user).await?,
+                Account::Service => service_account_caller(user),
+            };
             return Ok(Caller {
                 token: Some(digest),
-                ..caller(conn, user).await?
+                ..caller
             });
         }
         let row = token_store::get_by_hash(conn, &hash)
@@ -123,13 +131,25 @@ pub async fn caller(conn: &mut AnyConnection, row: UserRow) -> Result<Caller, Ap
     })
 }
 
+/// The caller a service account's token authenticates as: the account (its username names it in events)
+/// with its own root role (service accounts belong to no group).
+fn service_account_caller(row: UserRow) -> Caller {
+    let role = RootRole::from_id(row.root_role).unwrap_or(RootRole::Viewer);
+    Caller {
+        actor: Actor::user(&display_name(&row), row.id),
+        credential: Credential::ServiceAccount(role),
+        token: None,
+    }
+}
+
 /// What part of the admin API a route belongs to: declared where the route is mounted
 /// (`http::extract::area`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Area {
     /// `/api/admin/user…`: the caller's own account and personal access tokens.
     OwnAccount,
-    /// `/api/admin/user-admin…`, `/api/admin/groups…`, `/api/admin/api-tokens…`.
+    /// `/api/admin/user-admin…`, `/api/admin/groups…`, `/api/admin/api-tokens…`,
+    /// `/api/admin/service-account…`.
     Access,
     /// `/api/admin/ui-config…`, `/api/admin/settings…`, `/api/admin/addons…`.
     Settings,
@@ -146,20 +166,17 @@ pub enum Area {
 
 /// The permission rule of the admin API. Admin tokens and Admin users may do everything (admin tokens have
 /// no own account); Editors everything but access management, settings changes and the change-request
-/// configuration; Viewers read configuration and settings only; every user manages their own account. Client, frontend and edge tokens
-/// have no business here. `read` is true for GET and HEAD.
+/// configuration; Viewers read configuration and settings only; every user manages their own account. A
+/// service account's token acts with the account's root role, as a user of that role, but has no own account.
+/// Client, frontend and edge tokens have no business here. `read` is true for GET and HEAD.
 pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), ApiError> {
     let allowed = match credential {
         Credential::Token(TokenKind::Client | TokenKind::Frontend | TokenKind::Edge) => false,
         Credential::Token(TokenKind::Admin) => area != Area::OwnAccount,
-        Credential::User(RootRole::Admin) => true,
-        Credential::User(role) => match area {
-            Area::OwnAccount => true,
-            Area::Access => false,
-            Area::Settings | Area::ChangeRequestConfiguration => read,
-            Area::Configuration => read || role == RootRole::Editor,
-            Area::ConfigurationQuery => true,
-        },
+        Credential::User(role) => role_allows(role, read, area),
+        Credential::ServiceAccount(role) => {
+            area != Area::OwnAccount && role_allows(role, read, area)
+        }
     };
     if allowed {
         return Ok(());
@@ -176,17 +193,37 @@ pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), A
                 &kind[1..]
             )
         }
-        Credential::User(role) if area == Area::ChangeRequestConfiguration => format!(
+        Credential::ServiceAccount(_) if area == Area::OwnAccount => {
+            "A service account has no own account; an Admin manages its tokens at \
+             /api/admin/service-account/:id/token"
+                .to_owned()
+        }
+        Credential::User(role) | Credential::ServiceAccount(role)
+            if area == Area::ChangeRequestConfiguration =>
+        {
+            format!(
             "Only Admins may switch change requests on or off or change their approvals; the {} role may not",
             role.name()
-        ),
-        Credential::User(role) => format!(
+        )
+        }
+        Credential::User(role) | Credential::ServiceAccount(role) => format!(
             "The {} role may not {} this",
             role.name(),
             if read { "read" } else { "change" }
         ),
     };
     Err(ApiError::new(ErrorKind::NoAccess, message))
+}
+
+/// What a root role may do in `area` (`read`: GET or HEAD).
+fn role_allows(role: RootRole, read: bool, area: Area) -> bool {
+    match (role, area) {
+        (RootRole::Admin, _) => true,
+        (_, Area::OwnAccount | Area::ConfigurationQuery) => true,
+        (_, Area::Access) => false,
+        (_, Area::Settings | Area::ChangeRequestConfiguration) => read,
+        (role, Area::Configuration) => read || role == RootRole::Editor,
+    }
 }
 
 /// The personal fields of events (people's names, emails, roles) `credential` may see: those who may read the
@@ -238,6 +275,16 @@ mod tests {
         assert!(authorize(editor, true, ChangeRequestConfiguration).is_ok());
         assert!(authorize(editor, false, ChangeRequestConfiguration).is_err());
         assert!(authorize(viewer, false, ChangeRequestConfiguration).is_err());
+        let service_admin = Credential::ServiceAccount(RootRole::Admin);
+        let service_editor = Credential::ServiceAccount(RootRole::Editor);
+        let service_viewer = Credential::ServiceAccount(RootRole::Viewer);
+        assert!(authorize(service_admin, false, Access).is_ok());
+        assert!(authorize(service_admin, true, OwnAccount).is_err());
+        assert!(authorize(service_editor, false, Configuration).is_ok());
+        assert!(authorize(service_editor, true, Access).is_err());
+        assert!(authorize(service_viewer, true, Configuration).is_ok());
+        assert!(authorize(service_viewer, false, Configuration).is_err());
+        assert!(authorize(service_viewer, false, OwnAccount).is_err());
         let error = authorize(viewer, false, Configuration).unwrap_err();
         assert_eq!(error.kind, ErrorKind::NoAccess);
         let error = authorize(edge, true, Configuration).unwrap_err();

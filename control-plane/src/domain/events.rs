@@ -52,6 +52,9 @@ pub enum EventType {
     UserDeleted,
     PatCreated,
     PatDeleted,
+    ServiceAccountCreated,
+    ServiceAccountUpdated,
+    ServiceAccountDeleted,
     GroupCreated,
     GroupUpdated,
     GroupDeleted,
@@ -92,7 +95,7 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 78] = [
+    pub const ALL: [EventType; 81] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -135,6 +138,9 @@ impl EventType {
         EventType::UserDeleted,
         EventType::PatCreated,
         EventType::PatDeleted,
+        EventType::ServiceAccountCreated,
+        EventType::ServiceAccountUpdated,
+        EventType::ServiceAccountDeleted,
         EventType::GroupCreated,
         EventType::GroupUpdated,
         EventType::GroupDeleted,
@@ -234,6 +240,9 @@ impl EventType {
             EventType::UserDeleted => "user-deleted",
             EventType::PatCreated => "pat-created",
             EventType::PatDeleted => "pat-deleted",
+            EventType::ServiceAccountCreated => "service-account-created",
+            EventType::ServiceAccountUpdated => "service-account-updated",
+            EventType::ServiceAccountDeleted => "service-account-deleted",
             EventType::GroupCreated => "group-created",
             EventType::GroupUpdated => "group-updated",
             EventType::GroupDeleted => "group-deleted",

@@ -36,6 +36,7 @@ pub mod projects;
 pub mod roles;
 pub mod search;
 pub mod segments;
+pub mod service_accounts;
 pub mod sign_in_throttle;
 pub mod strategies;
 pub mod strategy_definitions;

@@ -6,7 +6,7 @@ use super::groups::{self, Group};
 use super::own_account;
 use super::roles::{root_roles, Role, RootRole};
 use super::users::{self, User, MIN_PASSWORD_LENGTH};
-use crate::store::users::{self as user_store, UserRow};
+use crate::store::users::{self as user_store, Account, UserRow};
 use crate::store::{Actor, WriteTx};
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -56,7 +56,7 @@ pub struct UserIds {
     pub ids: Vec<i64>,
 }
 
-/// `GET /api/admin/user-admin/admin-count` (adminCountSchema). Vexil has no service accounts.
+/// `GET /api/admin/user-admin/admin-count` (adminCountSchema).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AdminCount {
@@ -64,6 +64,7 @@ pub struct AdminCount {
     pub password: usize,
     /// Users with the Admin root role without one.
     pub no_password: usize,
+    /// Service accounts with the Admin root role (they are not users: the last-Admin rule leaves them out).
     pub service: usize,
 }
 
@@ -111,10 +112,15 @@ pub async fn admin_count(conn: &mut AnyConnection) -> Result<AdminCount, ApiErro
         .iter()
         .filter(|row| row.password_hash.is_some())
         .count();
+    let service = user_store::list_of(conn, Account::Service)
+        .await?
+        .iter()
+        .filter(|row| row.root_role == RootRole::Admin.id())
+        .count();
     Ok(AdminCount {
         password,
         no_password: admins.len() - password,
-        service: 0,
+        service,
     })
 }
 

@@ -416,7 +416,7 @@ pub async fn any_user(conn: &mut AnyConnection) -> Result<bool, ApiError> {
     Ok(!user_store::list(conn).await?.is_empty())
 }
 
-fn pat_view(row: PatRow, secret: Option<String>) -> Pat {
+pub(super) fn pat_view(row: PatRow, secret: Option<String>) -> Pat {
     Pat {
         id: row.id,
         secret,
@@ -440,6 +440,13 @@ pub async fn pats(conn: &mut AnyConnection, user_id: i64) -> Result<PatList, Api
 
 /// Creates a personal access token of `user_id`, returned with its secret (the only time it is shown).
 pub async fn create_pat(tx: &mut WriteTx, user_id: i64, input: CreatePat) -> Result<Pat, ApiError> {
+    let (description, expires_at) = check_pat(input)?;
+    require(tx.conn(), user_id).await?;
+    insert_pat(tx, user_id, description, expires_at).await
+}
+
+/// A new token's description (1 to 100 characters, trimmed) and expiry (in the future), or 400.
+pub(super) fn check_pat(input: CreatePat) -> Result<(String, Timestamp), ApiError> {
     let description = input.description.trim().to_owned();
     if description.is_empty() || description.chars().count() > 100 {
         return Err(ApiError::invalid_field(
@@ -454,7 +461,17 @@ pub async fn create_pat(tx: &mut WriteTx, user_id: i64, input: CreatePat) -> Res
             "expiresAt must be in the future",
         ));
     }
-    require(tx.conn(), user_id).await?;
+    Ok((description, expires_at))
+}
+
+/// Inserts a token (its secret `user:<random>`, stored as its SHA-256 only) of the user or service account
+/// `user_id` (which the caller has checked) and records `pat-created`; returns it with its secret.
+pub(super) async fn insert_pat(
+    tx: &mut WriteTx,
+    user_id: i64,
+    description: String,
+    expires_at: Timestamp,
+) -> Result<Pat, ApiError> {
     let secret = format!("{PAT_PREFIX}{}", random_hex(SECRET_RANDOM_BYTES)?);
     let row = PatRow {
         id: tx.next_id(Counter::Pat).await?,

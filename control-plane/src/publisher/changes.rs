@@ -110,6 +110,9 @@ fn scope(event_type: EventType) -> Scope {
         | UserDeleted
         | PatCreated
         | PatDeleted
+        | ServiceAccountCreated
+        | ServiceAccountUpdated
+        | ServiceAccountDeleted
         | GroupCreated
         | GroupUpdated
         | GroupDeleted

@@ -20,23 +20,67 @@ pub struct UserRow {
 const USER_COLUMNS: &str =
     "id, name, email, username, password_hash, root_role, created_at, seen_at";
 
+/// Which rows of `users` a read takes: people, or service accounts (never both: a service account is not a
+/// person, and no read of people lists, finds or counts one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Account {
+    Person,
+    Service,
+}
+
+impl Account {
+    fn stored(self) -> i64 {
+        match self {
+            Account::Person => 0,
+            Account::Service => 1,
+        }
+    }
+}
+
+/// The people (not service accounts), by id.
 pub async fn list(conn: &mut AnyConnection) -> Result<Vec<UserRow>, StoreError> {
-    let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY id");
-    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+    list_of(conn, Account::Person).await
 }
 
+/// The people or the service accounts, by id.
+pub async fn list_of(
+    conn: &mut AnyConnection,
+    account: Account,
+) -> Result<Vec<UserRow>, StoreError> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE is_service = $1 ORDER BY id");
+    Ok(sqlx::query_as(&sql)
+        .bind(account.stored())
+        .fetch_all(conn)
+        .await?)
+}
+
+/// The person `id` (none for a service account).
 pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<UserRow>, StoreError> {
-    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
-    Ok(sqlx::query_as(&sql).bind(id).fetch_optional(conn).await?)
+    get_of(conn, id, Account::Person).await
 }
 
-/// The user whose username is `login`, or whose e-mail is `login` in any case.
+/// The person or the service account `id`.
+pub async fn get_of(
+    conn: &mut AnyConnection,
+    id: i64,
+    account: Account,
+) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1 AND is_service = $2");
+    Ok(sqlx::query_as(&sql)
+        .bind(id)
+        .bind(account.stored())
+        .fetch_optional(conn)
+        .await?)
+}
+
+/// The person (never a service account) whose username is `login`, or whose e-mail is `login` in any case.
 pub async fn find_by_login(
     conn: &mut AnyConnection,
     login: &str,
 ) -> Result<Option<UserRow>, StoreError> {
     let sql = format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE username = $1 OR LOWER(email) = LOWER($1) ORDER BY id"
+        "SELECT {USER_COLUMNS} FROM users WHERE is_service = 0 \
+         AND (username = $1 OR LOWER(email) = LOWER($1)) ORDER BY id"
     );
     Ok(sqlx::query_as(&sql)
         .bind(login)
@@ -44,7 +88,8 @@ pub async fn find_by_login(
         .await?)
 }
 
-/// Whether another user than `except` has this username or (case-insensitively) this e-mail.
+/// Whether another user or service account than `except` has this username or (case-insensitively) this
+/// e-mail: people and service accounts share one namespace of usernames.
 pub async fn login_taken(
     conn: &mut AnyConnection,
     username: Option<&str>,
@@ -63,9 +108,18 @@ pub async fn login_taken(
 }
 
 pub async fn insert(conn: &mut AnyConnection, row: &UserRow) -> Result<(), StoreError> {
+    insert_of(conn, row, Account::Person).await
+}
+
+/// Inserts a person or a service account.
+pub async fn insert_of(
+    conn: &mut AnyConnection,
+    row: &UserRow,
+    account: Account,
+) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO users (id, name, email, username, password_hash, root_role, created_at, seen_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO users (id, name, email, username, password_hash, root_role, created_at, seen_at, \
+         is_service) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(row.id)
     .bind(&row.name)
@@ -75,6 +129,7 @@ pub async fn insert(conn: &mut AnyConnection, row: &UserRow) -> Result<(), Store
     .bind(row.root_role)
     .bind(row.created_at)
     .bind(row.seen_at)
+    .bind(account.stored())
     .execute(conn)
     .await?;
     Ok(())
@@ -110,7 +165,17 @@ pub async fn set_password(
     Ok(())
 }
 
+/// Deletes a user or service account with their sessions, personal access tokens and group memberships
+/// (explicitly, not only through the foreign keys' cascade).
 pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
+    for table in [
+        "personal_access_tokens",
+        "user_sessions",
+        "user_group_members",
+    ] {
+        let sql = format!("DELETE FROM {table} WHERE user_id = $1");
+        sqlx::query(&sql).bind(id).execute(&mut *conn).await?;
+    }
     sqlx::query("DELETE FROM users WHERE id = $1")
         .bind(id)
         .execute(conn)
@@ -172,7 +237,7 @@ pub async fn insert_session(
     Ok(())
 }
 
-/// The user of an unexpired session.
+/// The person of an unexpired session (a service account never has one).
 pub async fn session_user(
     conn: &mut AnyConnection,
     session_hash: &str,
@@ -180,7 +245,7 @@ pub async fn session_user(
 ) -> Result<Option<UserRow>, StoreError> {
     let sql = format!(
         "SELECT {} FROM users u JOIN user_sessions s ON s.user_id = u.id \
-         WHERE s.session_hash = $1 AND s.expires_at > $2",
+         WHERE s.session_hash = $1 AND s.expires_at > $2 AND u.is_service = 0",
         qualified("u")
     );
     Ok(sqlx::query_as(&sql)
@@ -247,22 +312,37 @@ pub async fn delete_pat(conn: &mut AnyConnection, id: i64) -> Result<(), StoreEr
     Ok(())
 }
 
-/// The user of an unexpired personal access token.
+#[derive(sqlx::FromRow)]
+struct PatUserRow {
+    #[sqlx(flatten)]
+    user: UserRow,
+    is_service: i64,
+}
+
+/// The user or service account of an unexpired personal access token, with which of the two it is.
 pub async fn pat_user(
     conn: &mut AnyConnection,
     secret_hash: &str,
     now: Timestamp,
-) -> Result<Option<UserRow>, StoreError> {
+) -> Result<Option<(UserRow, Account)>, StoreError> {
     let sql = format!(
-        "SELECT {} FROM users u JOIN personal_access_tokens p ON p.user_id = u.id \
+        "SELECT {}, u.is_service FROM users u JOIN personal_access_tokens p ON p.user_id = u.id \
          WHERE p.secret_hash = $1 AND p.expires_at > $2",
         qualified("u")
     );
-    Ok(sqlx::query_as(&sql)
+    let row: Option<PatUserRow> = sqlx::query_as(&sql)
         .bind(secret_hash)
         .bind(now)
         .fetch_optional(conn)
-        .await?)
+        .await?;
+    Ok(row.map(|row| {
+        let account = if row.is_service != 0 {
+            Account::Service
+        } else {
+            Account::Person
+        };
+        (row.user, account)
+    }))
 }
 
 /// Each user's latest use of any of their personal access tokens (users whose tokens were never used are

@@ -43,6 +43,7 @@ pub mod projects;
 pub mod scope;
 pub mod search;
 pub mod segments;
+pub mod service_accounts;
 pub mod session;
 pub mod settings;
 pub mod sign_in;
@@ -96,10 +97,11 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(segments::routes())
         .merge(archive::routes())
         .merge(search::routes())
-        // Access: API tokens, users, groups, the signed-in user's profile.
+        // Access: API tokens, users, groups, service accounts, the signed-in user's profile.
         .merge(api_tokens::routes())
         .merge(users::routes())
         .merge(groups::routes())
+        .merge(service_accounts::routes())
         .merge(profile::routes())
         // Configuration: projects, environments, context fields, strategy definitions, settings.
         .merge(projects::routes())

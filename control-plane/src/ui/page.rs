@@ -51,6 +51,7 @@ pub enum Nav {
     ApiTokens,
     Users,
     Groups,
+    ServiceAccounts,
     Projects,
     Environments,
     ContextFields,
@@ -88,6 +89,7 @@ impl Nav {
             ("admin", Some("api")) => Nav::ApiTokens,
             ("admin", Some("users")) => Nav::Users,
             ("admin", Some("groups")) => Nav::Groups,
+            ("admin", Some("service-accounts")) => Nav::ServiceAccounts,
             ("admin", Some("settings")) => Nav::Settings,
             _ => Nav::None,
         };
@@ -157,6 +159,12 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
             (Nav::ApiTokens, "/admin/api", "API tokens", Area::Access),
             (Nav::Users, "/admin/users", "Users", Area::Access),
             (Nav::Groups, "/admin/groups", "Groups", Area::Access),
+            (
+                Nav::ServiceAccounts,
+                "/admin/service-accounts",
+                "Service accounts",
+                Area::Access,
+            ),
             (Nav::Projects, "/projects", "Projects", Area::Configuration),
             (
                 Nav::Environments,

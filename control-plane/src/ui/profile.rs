@@ -228,7 +228,7 @@ pub async fn page(State(state): State<Arc<AppState>>, who: SignedIn) -> Response
 
 /// A date from the form (`YYYY-MM-DD`) as the API's `expiresAt` (the start of that day, UTC); anything
 /// else is passed on for the domain to refuse with its message.
-fn expiry_of(date: &str) -> String {
+pub(super) fn expiry_of(date: &str) -> String {
     match chrono::NaiveDate::parse_from_str(date.trim(), "%Y-%m-%d") {
         Ok(day) => format!("{}T00:00:00.000Z", day.format("%Y-%m-%d")),
         Err(_) => date.to_owned(),

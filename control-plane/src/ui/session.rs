@@ -178,7 +178,7 @@ impl SignedIn {
         Shell {
             base: self.base.clone(),
             who: Some(match self.credential {
-                Credential::User(_) => self.actor.name.clone(),
+                Credential::User(_) | Credential::ServiceAccount(_) => self.actor.name.clone(),
                 Credential::Token(_) if self.sign_in_off => {
                     "Sign-in off (--auth-type none)".to_owned()
                 }
@@ -314,6 +314,10 @@ impl SignedIn {
                 Err(error) => return Err(NotSignedIn::Error(error.into())),
             }
         };
+        // A service account is not a person: it never signs in to the UI, whatever cookie carries its token.
+        if matches!(caller.credential, Credential::ServiceAccount(_)) {
+            return Err(to_sign_in());
+        }
         // The UI reads configuration: a credential the admin API refuses that is refused here too.
         access::authorize(caller.credential, true, Area::Configuration)
             .map_err(|error| NotSignedIn::Error(error.into()))?;

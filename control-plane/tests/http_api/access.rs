@@ -876,7 +876,10 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
         .unwrap();
     // The caller's own account, and their favourites (each user's own: Viewers too, no admin token).
     let own_account = area == "user" || path.ends_with("/favorites");
-    let access = matches!(area, "user-admin" | "groups" | "api-tokens");
+    let access = matches!(
+        area,
+        "user-admin" | "groups" | "api-tokens" | "service-account"
+    );
     // Switching change requests on or off is the Admins' alone (issue 29 §1.2), like a settings change.
     let settings = matches!(area, "ui-config" | "settings" | "addons")
         || path.ends_with("/change-requests/config");

@@ -21,6 +21,7 @@ pub mod project_tokens;
 pub mod projects;
 pub mod search;
 pub mod segments;
+pub mod service_accounts;
 pub mod strategies;
 pub mod strategy_definitions;
 pub mod tags;
@@ -48,6 +49,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Access, user_admin::router()))
         .merge(area(Access, groups::router()))
         .merge(area(Access, tokens::router()))
+        .merge(area(Access, service_accounts::router()))
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))

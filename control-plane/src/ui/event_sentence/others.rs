@@ -137,6 +137,14 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
                 _ => return None,
             }
         }
+        "service-account" => {
+            let name = text(event, "username").unwrap_or_else(|| "a service account".to_owned());
+            let account = match verb {
+                "deleted" => html! { span.subject { (name) } },
+                _ => context.link("/admin/service-accounts", &name),
+            };
+            created_changed_deleted(event, verb, "the service account", account)?
+        }
         "group" => {
             let name = text(event, "name").unwrap_or_else(|| "a group".to_owned());
             let group = match (verb, text(event, "id")) {
