@@ -44,6 +44,19 @@ pub async fn find_by_login(
         .await?)
 }
 
+/// The user whose e-mail is `email`, in any case (the lowest id if several).
+pub async fn find_by_email(
+    conn: &mut AnyConnection,
+    email: &str,
+) -> Result<Option<UserRow>, StoreError> {
+    let sql =
+        format!("SELECT {USER_COLUMNS} FROM users WHERE LOWER(email) = LOWER($1) ORDER BY id");
+    Ok(sqlx::query_as(&sql)
+        .bind(email)
+        .fetch_optional(conn)
+        .await?)
+}
+
 /// Whether another user than `except` has this username or (case-insensitively) this e-mail.
 pub async fn login_taken(
     conn: &mut AnyConnection,

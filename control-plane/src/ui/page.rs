@@ -56,6 +56,7 @@ pub enum Nav {
     ContextFields,
     Strategies,
     Settings,
+    SingleSignOn,
     Profile,
 }
 
@@ -68,7 +69,7 @@ impl Nav {
         let second = parts.next().filter(|part| !part.is_empty());
         let third = parts.next().unwrap_or_default();
         let nav = match (first, second) {
-            ("" | "login", _) => Nav::Flags,
+            ("" | "login" | "auth", _) => Nav::Flags,
             ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,
@@ -89,6 +90,7 @@ impl Nav {
             ("admin", Some("users")) => Nav::Users,
             ("admin", Some("groups")) => Nav::Groups,
             ("admin", Some("settings")) => Nav::Settings,
+            ("admin", Some("auth")) => Nav::SingleSignOn,
             _ => Nav::None,
         };
         let project = match (first, second) {
@@ -177,6 +179,12 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 Area::Configuration,
             ),
             (Nav::Settings, "/admin/settings", "Settings", Area::Settings),
+            (
+                Nav::SingleSignOn,
+                "/admin/auth",
+                "Single sign-on",
+                Area::Access,
+            ),
         ],
     ),
 ];

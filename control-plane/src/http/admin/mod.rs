@@ -20,6 +20,7 @@ pub mod project_tokens;
 pub mod projects;
 pub mod search;
 pub mod segments;
+pub mod sso;
 pub mod strategies;
 pub mod strategy_definitions;
 pub mod tags;
@@ -46,6 +47,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Access, user_admin::router()))
         .merge(area(Access, groups::router()))
         .merge(area(Access, tokens::router()))
+        .merge(area(Access, sso::router()))
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))
