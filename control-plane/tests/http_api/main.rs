@@ -28,6 +28,7 @@ mod outage;
 mod playground;
 mod publisher;
 mod search;
+mod sso_settings;
 mod strategy_order;
 mod tags;
 mod token_seen;
