@@ -20,7 +20,8 @@ use openidconnect::core::{
 };
 use openidconnect::{
     AuthenticationContextClass, AuthorizationCode, ClientId, ClientSecret, CsrfToken,
-    EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope, TokenResponse,
+    EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl, Nonce, PkceCodeChallenge,
+    PkceCodeVerifier, RedirectUrl, Scope, TokenResponse,
 };
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -37,8 +38,14 @@ const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
 const WELL_KNOWN: &str = "/.well-known/openid-configuration";
 
 /// A client of the provider built from its discovered metadata: authorization and token endpoints.
-type ProviderClient =
-    CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
+type ProviderClient = CoreClient<
+    EndpointSet,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointMaybeSet,
+    EndpointMaybeSet,
+>;
 
 struct Pending {
     nonce: Nonce,
@@ -93,7 +100,9 @@ fn issuer_of(settings: &OidcSettings) -> Result<IssuerUrl, ApiError> {
         .ok_or_else(|| ApiError::not_found("OpenID Connect sign-in is not configured"))?;
     let issuer = url.strip_suffix(WELL_KNOWN).unwrap_or(url);
     IssuerUrl::new(issuer.trim_end_matches('/').to_owned()).map_err(|error| {
-        ApiError::validation(format!("The OpenID Connect discover URL is not valid: {error}"))
+        ApiError::validation(format!(
+            "The OpenID Connect discover URL is not valid: {error}"
+        ))
     })
 }
 
@@ -156,7 +165,10 @@ impl OidcFlows {
         let metadata = CoreProviderMetadata::discover_async(issuer, &self.http)
             .await
             .map_err(|error| {
-                provider_unreachable("the identity provider's discovery document could not be read", error)
+                provider_unreachable(
+                    "the identity provider's discovery document could not be read",
+                    error,
+                )
             })?;
         let client = Self::client(settings, metadata.clone(), redirect_uri)?;
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
@@ -178,11 +190,15 @@ impl OidcFlows {
             .unwrap_or_default()
             .split_whitespace()
         {
-            request = request.add_auth_context_value(AuthenticationContextClass::new(value.to_owned()));
+            request =
+                request.add_auth_context_value(AuthenticationContextClass::new(value.to_owned()));
         }
         let (url, state, nonce) = request.url();
         let now = Instant::now();
-        let mut pending = self.pending.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         pending.retain(|_, flow| now.duration_since(flow.started) < PENDING_TTL);
         if pending.len() >= MAX_PENDING {
             if let Some(oldest) = pending
@@ -221,7 +237,10 @@ impl OidcFlows {
         code: &str,
     ) -> Result<Finished, ApiError> {
         let flow = {
-            let mut pending = self.pending.lock().unwrap_or_else(|poison| poison.into_inner());
+            let mut pending = self
+                .pending
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
             pending.remove(state)
         };
         let Some(flow) = flow.filter(|flow| flow.started.elapsed() < PENDING_TTL) else {
@@ -255,7 +274,9 @@ impl OidcFlows {
                         .cloned()
                         .unwrap_or_else(|| response.to_string())
                 )),
-                other => provider_unreachable("the provider's token endpoint did not answer", other),
+                other => {
+                    provider_unreachable("the provider's token endpoint did not answer", other)
+                }
             })?;
         let id_token = tokens
             .id_token()
@@ -291,7 +312,8 @@ impl OidcFlows {
         let groups = if settings.enable_group_syncing {
             // The token was verified above; its payload is read again only for the groups claim, which the
             // crate's standard claims do not carry.
-            payload(&id_token.to_string()).and_then(|claims| groups_at(&claims, settings.group_path()))
+            payload(&id_token.to_string())
+                .and_then(|claims| groups_at(&claims, settings.group_path()))
         } else {
             None
         };

@@ -148,7 +148,9 @@ pub async fn oidc(
 
 /// The stored password setting as set through the API.
 pub async fn password_setting(conn: &mut AnyConnection) -> Result<PasswordAuth, ApiError> {
-    Ok(settings_store::password_auth(conn).await?.unwrap_or_default())
+    Ok(settings_store::password_auth(conn)
+        .await?
+        .unwrap_or_default())
 }
 
 /// Whether password sign-in is on: the flag allows it and it is not switched off while an OpenID Connect
@@ -167,10 +169,7 @@ pub async fn password_sign_in(
 }
 
 /// Checks and normalises OIDC settings from the API; a missing secret keeps `stored`'s.
-pub fn validate_oidc(
-    input: OidcSettings,
-    stored: &OidcSettings,
-) -> Result<OidcSettings, ApiError> {
+pub fn validate_oidc(input: OidcSettings, stored: &OidcSettings) -> Result<OidcSettings, ApiError> {
     let discover_url = clean(input.discover_url);
     if let Some(url) = &discover_url {
         let parsed = url::Url::parse(url).ok().filter(|parsed| {
@@ -263,8 +262,10 @@ pub async fn set_oidc(
     }
     settings_store::set_oidc_settings(tx.conn(), &settings).await?;
     let event = |settings: &OidcSettings| serde_json::json!({ "oidc": settings.shown() });
-    tx.record(EventType::SettingUpdated.instance_wide(Some(event(&settings)), Some(event(&stored))))
-        .await?;
+    tx.record(
+        EventType::SettingUpdated.instance_wide(Some(event(&settings)), Some(event(&stored))),
+    )
+    .await?;
     Ok(settings.shown())
 }
 

@@ -122,9 +122,10 @@ pub async fn sync_groups(
 /// The groups at `path` (a claim name, or names joined by dots into nested objects) of an ID token's claims:
 /// a list of strings, or one string. `None` when absent or of another shape.
 pub fn groups_at(claims: &serde_json::Value, path: &str) -> Option<Vec<String>> {
-    let value = claims
-        .get(path)
-        .or_else(|| path.split('.').try_fold(claims, |value, key| value.get(key)))?;
+    let value = claims.get(path).or_else(|| {
+        path.split('.')
+            .try_fold(claims, |value, key| value.get(key))
+    })?;
     match value {
         serde_json::Value::String(group) => Some(vec![group.clone()]),
         serde_json::Value::Array(items) => Some(
@@ -150,10 +151,22 @@ mod tests {
             "cognito:groups": "one",
             "https://example.com/groups": ["x"],
         });
-        assert_eq!(groups_at(&claims, "groups"), Some(vec!["a".into(), "b".into()]));
-        assert_eq!(groups_at(&claims, "realm_access.roles"), Some(vec!["admin".into()]));
-        assert_eq!(groups_at(&claims, "cognito:groups"), Some(vec!["one".into()]));
-        assert_eq!(groups_at(&claims, "https://example.com/groups"), Some(vec!["x".into()]));
+        assert_eq!(
+            groups_at(&claims, "groups"),
+            Some(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(
+            groups_at(&claims, "realm_access.roles"),
+            Some(vec!["admin".into()])
+        );
+        assert_eq!(
+            groups_at(&claims, "cognito:groups"),
+            Some(vec!["one".into()])
+        );
+        assert_eq!(
+            groups_at(&claims, "https://example.com/groups"),
+            Some(vec!["x".into()])
+        );
         assert_eq!(groups_at(&claims, "missing"), None);
         assert_eq!(groups_at(&claims, "realm_access"), None);
     }

@@ -234,7 +234,9 @@ pub async fn save_password(
     state.commit(tx).await?;
     let on = state.password_sign_in().await?;
     let notice = match (input.disabled, on) {
-        (true, true) => "Saved; password sign-in stays on until an OpenID Connect sign-in is enabled.",
+        (true, true) => {
+            "Saved; password sign-in stays on until an OpenID Connect sign-in is enabled."
+        }
         (true, false) => "Password sign-in is off.",
         _ => "Password sign-in is on.",
     };

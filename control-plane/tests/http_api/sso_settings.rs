@@ -57,14 +57,32 @@ async fn oidc_and_password_settings(db: TestDb) {
 
     // Refusals change nothing.
     for (body, field) in [
-        (json!({"enabled": true, "clientId": "vexil", "secret": "s"}), "discoverUrl"),
-        (json!({"enabled": true, "discoverUrl": "https://idp.example.com", "secret": "s"}), "clientId"),
-        (json!({"enabled": true, "discoverUrl": "https://idp.example.com", "clientId": "vexil"}), "secret"),
-        (json!({"discoverUrl": "ftp://idp.example.com"}), "discoverUrl"),
+        (
+            json!({"enabled": true, "clientId": "vexil", "secret": "s"}),
+            "discoverUrl",
+        ),
+        (
+            json!({"enabled": true, "discoverUrl": "https://idp.example.com", "secret": "s"}),
+            "clientId",
+        ),
+        (
+            json!({"enabled": true, "discoverUrl": "https://idp.example.com", "clientId": "vexil"}),
+            "secret",
+        ),
+        (
+            json!({"discoverUrl": "ftp://idp.example.com"}),
+            "discoverUrl",
+        ),
         (json!({"defaultRootRole": "Owner"}), "defaultRootRole"),
-        (json!({"idTokenSigningAlgorithm": "none"}), "idTokenSigningAlgorithm"),
+        (
+            json!({"idTokenSigningAlgorithm": "none"}),
+            "idTokenSigningAlgorithm",
+        ),
     ] {
-        let message = server.post(OIDC, body).await.expect_error(400, "ValidationError");
+        let message = server
+            .post(OIDC, body)
+            .await
+            .expect_error(400, "ValidationError");
         assert!(message.contains(field), "{message}");
     }
     server
@@ -76,7 +94,10 @@ async fn oidc_and_password_settings(db: TestDb) {
     // Without single sign-on, passwords cannot be switched off.
     let kept = server.post(SIMPLE, json!({"disabled": true})).await;
     assert_eq!(kept.expect(200), &json!({"disabled": false}));
-    assert_eq!(server.get(SIMPLE).await.expect(200), &json!({"disabled": false}));
+    assert_eq!(
+        server.get(SIMPLE).await.expect(200),
+        &json!({"disabled": false})
+    );
 
     let saved = server
         .post(
@@ -111,7 +132,10 @@ async fn oidc_and_password_settings(db: TestDb) {
     assert_eq!(again["autoCreate"], false);
 
     // Now the password switch holds.
-    assert_eq!(server.get(SIMPLE).await.expect(200), &json!({"disabled": true}));
+    assert_eq!(
+        server.get(SIMPLE).await.expect(200),
+        &json!({"disabled": true})
+    );
     let config = server.get("/api/admin/ui-config").await.expect(200).clone();
     assert_eq!(config["disablePasswordAuth"], true);
     assert_eq!(config["oidcConfiguredThroughEnv"], false);
@@ -123,19 +147,37 @@ async fn oidc_and_password_settings(db: TestDb) {
         .await
         .unwrap();
     assert_eq!(refused.status(), 404);
-    let page = server.client.get(format!("{}/login", server.base)).send().await.unwrap();
+    let page = server
+        .client
+        .get(format!("{}/login", server.base))
+        .send()
+        .await
+        .unwrap();
     let page = page.text().await.unwrap();
     assert!(page.contains("Sign in with OpenID Connect"), "{page}");
-    assert!(!page.contains("autocomplete=\"current-password\""), "{page}");
+    assert!(
+        !page.contains("autocomplete=\"current-password\""),
+        "{page}"
+    );
 
     // Switching OpenID Connect off brings passwords back.
     server
         .post(OIDC, json!({"enabled": false}))
         .await
         .expect(200);
-    assert_eq!(server.get(SIMPLE).await.expect(200), &json!({"disabled": false}));
+    assert_eq!(
+        server.get(SIMPLE).await.expect(200),
+        &json!({"disabled": false})
+    );
 
-    let events = server.get("/api/admin/events").await.expect(200).to_string();
+    let events = server
+        .get("/api/admin/events")
+        .await
+        .expect(200)
+        .to_string();
     assert!(events.contains("setting-updated"), "{events}");
-    assert!(!events.contains("the-client-secret"), "an event holds the secret");
+    assert!(
+        !events.contains("the-client-secret"),
+        "an event holds the secret"
+    );
 }

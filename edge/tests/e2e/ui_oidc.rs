@@ -215,13 +215,20 @@ async fn oidc_sign_in_through_a_real_provider() {
         let (checkpoint, message) = walk.next().await;
         match checkpoint.as_str() {
             "configured" => {
-                let settings = admin(&control_plane, "GET", "/api/admin/auth/oidc/settings", None).await;
+                let settings =
+                    admin(&control_plane, "GET", "/api/admin/auth/oidc/settings", None).await;
                 assert_eq!(settings.body["enabled"], true);
                 assert_eq!(settings.body["clientId"], "vexil");
                 assert_eq!(settings.body["defaultRootRole"], "Viewer");
                 assert_eq!(settings.body["secretSet"], true);
                 assert!(settings.body.get("secret").is_none(), "{}", settings.body);
-                let simple = admin(&control_plane, "GET", "/api/admin/auth/simple/settings", None).await;
+                let simple = admin(
+                    &control_plane,
+                    "GET",
+                    "/api/admin/auth/simple/settings",
+                    None,
+                )
+                .await;
                 assert_eq!(simple.body, json!({"disabled": true}));
                 let config = admin(&control_plane, "GET", "/api/admin/ui-config", None).await;
                 assert_eq!(config.body["disablePasswordAuth"], true);
@@ -280,7 +287,13 @@ async fn oidc_sign_in_through_a_real_provider() {
     // The control plane whose provider is down still serves.
     let health = get(&format!("{}/health", unreachable.base), None).await;
     assert_eq!(health.status, 200);
-    for page in ["01-settings", "02-sign-in", "03-ann-users", "04-forged", "05-provider-down"] {
+    for page in [
+        "01-settings",
+        "02-sign-in",
+        "03-ann-users",
+        "04-forged",
+        "05-provider-down",
+    ] {
         for width in [1280, 390] {
             let path = screenshots.join(format!("oidc-{page}-{width}.png"));
             assert!(path.exists(), "{} was not saved", path.display());
