@@ -49,7 +49,7 @@ pub struct OidcSettings {
     pub group_json_path: Option<String>,
     /// Ask for the `groups` scope too.
     pub add_groups_scope: bool,
-    /// Always used: Vexil sends PKCE with every sign-in whatever this says.
+    /// Always true in answers: Vexil sends PKCE (S256) with every sign-in whatever a write says.
     pub enable_pkce: bool,
     /// Read only: whether a client secret is stored.
     #[serde(skip_deserializing)]
@@ -103,6 +103,7 @@ impl OidcSettings {
         OidcSettings {
             secret: None,
             secret_set: self.secret.is_some(),
+            enable_pkce: true,
             ..self.clone()
         }
     }

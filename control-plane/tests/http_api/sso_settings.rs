@@ -117,6 +117,7 @@ async fn oidc_and_password_settings(db: TestDb) {
         .expect(200)
         .clone();
     assert_eq!(saved["secretSet"], true);
+    assert_eq!(saved["enablePkce"], true, "PKCE is always used");
     assert!(saved.get("secret").is_none());
     assert_eq!(server.get(OIDC).await.expect(200), &saved);
     // A save without the secret keeps it.
