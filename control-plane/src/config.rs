@@ -160,6 +160,74 @@ pub struct Config {
     /// `--webhook-*`: how addon deliveries are made.
     #[command(flatten)]
     pub webhooks: crate::webhooks::DeliverySettings,
+
+    /// OpenID Connect sign-in through Unleash's `OIDC_*` variables.
+    #[command(flatten)]
+    pub oidc: OidcEnv,
+}
+
+/// OpenID Connect sign-in configured by Unleash's environment variables. With `OIDC_ENABLED` given (true
+/// or false) these win over the settings stored through the API, which become read-only, and
+/// `oidcConfiguredThroughEnv` is true.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct OidcEnv {
+    /// Turn OpenID Connect sign-in on (true) or off (false); given, the other `OIDC_*` values apply.
+    #[arg(long, env = "OIDC_ENABLED", action = clap::ArgAction::Set)]
+    pub oidc_enabled: Option<bool>,
+    /// The provider's discovery URL (`…/.well-known/openid-configuration`) or issuer URL.
+    #[arg(long, env = "OIDC_DISCOVER_URL")]
+    pub oidc_discover_url: Option<String>,
+    #[arg(long, env = "OIDC_CLIENT_ID")]
+    pub oidc_client_id: Option<String>,
+    #[arg(long, env = "OIDC_CLIENT_SECRET", hide_env_values = true)]
+    pub oidc_client_secret: Option<String>,
+    /// Create users at their first sign-in.
+    #[arg(long, env = "OIDC_AUTO_CREATE", action = clap::ArgAction::Set, default_value_t = false)]
+    pub oidc_auto_create: bool,
+    /// Comma-separated e-mail domains users must have to be created.
+    #[arg(long, env = "OIDC_AUTO_CREATE_EMAIL_DOMAINS")]
+    pub oidc_auto_create_email_domains: Option<String>,
+    /// The root role of created users: Viewer, Editor (default) or Admin.
+    #[arg(long, env = "OIDC_DEFAULT_ROOT_ROLE")]
+    pub oidc_default_root_role: Option<String>,
+    #[arg(long, env = "OIDC_ENABLE_GROUP_SYNCING", action = clap::ArgAction::Set, default_value_t = false)]
+    pub oidc_enable_group_syncing: bool,
+    /// Where the groups are in the ID token (default `groups`).
+    #[arg(long, env = "OIDC_GROUP_JSON_PATH")]
+    pub oidc_group_json_path: Option<String>,
+    #[arg(long, env = "OIDC_ADD_GROUPS_SCOPE", action = clap::ArgAction::Set, default_value_t = false)]
+    pub oidc_add_groups_scope: bool,
+    #[arg(long, env = "OIDC_ENABLE_SINGLE_SIGN_OUT", action = clap::ArgAction::Set, default_value_t = false)]
+    pub oidc_enable_single_sign_out: bool,
+}
+
+impl OidcEnv {
+    /// The settings these give, when `OIDC_ENABLED` is given.
+    pub fn settings(&self) -> Option<crate::domain::sso_settings::OidcSettings> {
+        let enabled = self.oidc_enabled?;
+        let text = |value: &Option<String>| {
+            value
+                .as_deref()
+                .map(str::trim)
+                .filter(|text| !text.is_empty())
+                .map(str::to_owned)
+        };
+        Some(crate::domain::sso_settings::OidcSettings {
+            enabled,
+            discover_url: text(&self.oidc_discover_url),
+            client_id: text(&self.oidc_client_id),
+            secret: text(&self.oidc_client_secret),
+            auto_create: self.oidc_auto_create,
+            email_domains: text(&self.oidc_auto_create_email_domains),
+            default_root_role: text(&self.oidc_default_root_role),
+            enable_single_sign_out: self.oidc_enable_single_sign_out,
+            enable_group_syncing: self.oidc_enable_group_syncing,
+            group_json_path: text(&self.oidc_group_json_path),
+            add_groups_scope: self.oidc_add_groups_scope,
+            enable_pkce: true,
+            ..Default::default()
+        })
+    }
 }
 
 /// What to do instead of serving.

@@ -14,6 +14,7 @@ pub mod http;
 pub mod import_command;
 pub mod ingest;
 pub mod model;
+pub mod oidc;
 pub mod publisher;
 pub mod server;
 pub mod store;

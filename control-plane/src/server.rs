@@ -104,7 +104,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         clock: clock.clone(),
         store: store.clone(),
         auth_enabled,
-        password_auth: !config.disable_password_auth,
+        sign_in_config: crate::domain::sso_settings::SignInConfig {
+            password_flag: !config.disable_password_auth,
+            oidc_env: config.oidc.settings(),
+        },
+        oidc: Default::default(),
         base_path: config.base_path.clone(),
         prometheus,
         openapi: http::openapi::render(openapi, &config.base_path),

@@ -22,7 +22,10 @@ pub struct Instance<'a> {
     pub origin: String,
     pub base_path: &'a str,
     pub auth_enabled: bool,
+    /// Password sign-in on now (`sso_settings::password_sign_in`).
     pub password_auth: bool,
+    /// The `OIDC_*` variables configure OpenID Connect.
+    pub oidc_configured_through_env: bool,
     pub limits: &'a Limits,
 }
 
@@ -159,7 +162,7 @@ pub async fn get(conn: &mut AnyConnection, instance: &Instance<'_>) -> Result<Ui
             is_latest: true,
             instance_id,
         },
-        oidc_configured_through_env: false,
+        oidc_configured_through_env: instance.oidc_configured_through_env,
         saml_configured_through_env: false,
     })
 }

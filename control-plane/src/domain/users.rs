@@ -386,6 +386,12 @@ pub async fn login(
         ));
     };
     throttle.record_success(login, client);
+    open_session(store, row).await
+}
+
+/// A new session of `row`'s user (password or single sign-on): its id, to be set as the session cookie
+/// (only its hash is stored), and the user with their `seenAt` now.
+pub async fn open_session(store: &Store, row: UserRow) -> Result<(User, String), ApiError> {
     let session = random_hex(32)?;
     let created_at = Timestamp::now();
     let expires_at = created_at.plus_hours(SESSION_HOURS);

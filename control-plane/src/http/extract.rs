@@ -392,7 +392,11 @@ mod tests {
         let state = Arc::new(AppState {
             store: crate::store::Store::connect(&url).await.unwrap(),
             auth_enabled: false,
-            password_auth: true,
+            sign_in_config: crate::domain::sso_settings::SignInConfig {
+                password_flag: true,
+                oidc_env: None,
+            },
+            oidc: Default::default(),
             base_path: String::new(),
             prometheus: metrics_exporter_prometheus::PrometheusBuilder::new()
                 .build_recorder()

@@ -4,7 +4,9 @@ use crate::domain::limits::Limits;
 use crate::domain::passwords::PasswordWork;
 use crate::domain::playground::CompiledDocuments;
 use crate::domain::sign_in_throttle::SignInThrottle;
+use crate::domain::sso_settings::{self, OidcSettings, SignInConfig};
 use crate::domain::webhook_targets::WebhookTargets;
+use crate::oidc::OidcFlows;
 use crate::publisher::published::Published;
 use crate::store::{Store, WriteTx};
 use crate::time::Clock;
@@ -25,8 +27,11 @@ pub struct AppState {
     pub store: Store,
     /// False with `--auth-type none`.
     pub auth_enabled: bool,
-    /// False with `--disable-password-auth`.
-    pub password_auth: bool,
+    /// `--disable-password-auth` and the `OIDC_*` variables: with the stored settings, who may sign in how
+    /// (`domain::sso_settings`).
+    pub sign_in_config: SignInConfig,
+    /// OpenID Connect sign-ins in flight, and the client that talks to the provider.
+    pub oidc: OidcFlows,
     /// "" or "/x".
     pub base_path: String,
     pub prometheus: PrometheusHandle,
@@ -58,6 +63,18 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// Whether password sign-in is on now (`domain::sso_settings::password_sign_in`).
+    pub async fn password_sign_in(&self) -> Result<bool, ApiError> {
+        let mut conn = self.store.read().await?;
+        sso_settings::password_sign_in(&mut conn, &self.sign_in_config).await
+    }
+
+    /// The OpenID Connect settings in force (the environment's, else the stored ones).
+    pub async fn oidc_settings(&self) -> Result<OidcSettings, ApiError> {
+        let mut conn = self.store.read().await?;
+        sso_settings::oidc(&mut conn, &self.sign_in_config).await
+    }
+
     /// Commits a configuration write and, when it changed something, waits until this process's own SDK
     /// routes (`/api/frontend`, the client API) serve its revision: a 2xx from the admin API is then visible
     /// there at once (a token just created authenticates, a flag just switched answers switched). Returns

@@ -14,6 +14,10 @@ enum Setting {
     FrontendApiOrigins,
     /// This installation's id, given at the first start: a string.
     InstanceId,
+    /// OpenID Connect sign-in: the API's settings object with the client secret.
+    Oidc,
+    /// Password sign-in: `{"disabled": bool}`.
+    PasswordAuth,
 }
 
 impl Setting {
@@ -21,6 +25,8 @@ impl Setting {
         match self {
             Setting::FrontendApiOrigins => "frontend_api_origins",
             Setting::InstanceId => "instance_id",
+            Setting::Oidc => "auth_oidc",
+            Setting::PasswordAuth => "auth_simple",
         }
     }
 }
@@ -81,4 +87,32 @@ async fn set<T: Serialize + ?Sized>(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// The stored OpenID Connect settings (client secret included), if ever set.
+pub async fn oidc_settings<T: DeserializeOwned>(
+    conn: &mut AnyConnection,
+) -> Result<Option<T>, StoreError> {
+    get(conn, Setting::Oidc).await
+}
+
+pub async fn set_oidc_settings<T: Serialize>(
+    conn: &mut AnyConnection,
+    settings: &T,
+) -> Result<(), StoreError> {
+    set(conn, Setting::Oidc, settings).await
+}
+
+/// The stored password sign-in setting (`{disabled}`), if ever set.
+pub async fn password_auth<T: DeserializeOwned>(
+    conn: &mut AnyConnection,
+) -> Result<Option<T>, StoreError> {
+    get(conn, Setting::PasswordAuth).await
+}
+
+pub async fn set_password_auth<T: Serialize>(
+    conn: &mut AnyConnection,
+    setting: &T,
+) -> Result<(), StoreError> {
+    set(conn, Setting::PasswordAuth, setting).await
 }

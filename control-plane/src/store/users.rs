@@ -88,6 +88,20 @@ pub async fn find_by_login(
         .await?)
 }
 
+/// The person (not a service account) whose e-mail is `email`, in any case (the lowest id if several).
+pub async fn find_by_email(
+    conn: &mut AnyConnection,
+    email: &str,
+) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!(
+        "SELECT {USER_COLUMNS} FROM users WHERE LOWER(email) = LOWER($1) AND is_service = 0 ORDER BY id"
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(email)
+        .fetch_optional(conn)
+        .await?)
+}
+
 /// Whether another user or service account than `except` has this username or (case-insensitively) this
 /// e-mail: people and service accounts share one namespace of usernames.
 pub async fn login_taken(

@@ -35,6 +35,7 @@ pub mod flag_tag_writes;
 pub mod flag_tags;
 pub mod flags;
 pub mod groups;
+pub mod oidc_sign_in;
 pub mod page;
 pub mod paging;
 pub mod playground;
@@ -47,6 +48,7 @@ pub mod service_accounts;
 pub mod session;
 pub mod settings;
 pub mod sign_in;
+pub mod single_sign_on;
 pub mod strategy_definitions;
 pub mod strategy_form;
 pub mod usage;
@@ -86,6 +88,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
         // Signing in, the assets, flags and their strategies, segments, the archive.
         .merge(sign_in::routes())
+        .merge(oidc_sign_in::routes())
         .merge(assets::routes())
         .merge(flags::routes())
         .merge(flag::routes())
@@ -109,6 +112,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(context_fields::routes())
         .merge(strategy_definitions::routes())
         .merge(settings::routes())
+        .merge(single_sign_on::routes())
         // Operations: change requests, the playground, usage, applications, edges, the event log.
         .merge(change_requests::routes())
         .merge(playground::routes())

@@ -57,6 +57,7 @@ pub enum Nav {
     ContextFields,
     Strategies,
     Settings,
+    SingleSignOn,
     Profile,
 }
 
@@ -69,7 +70,7 @@ impl Nav {
         let second = parts.next().filter(|part| !part.is_empty());
         let third = parts.next().unwrap_or_default();
         let nav = match (first, second) {
-            ("" | "login", _) => Nav::Flags,
+            ("" | "login" | "auth", _) => Nav::Flags,
             ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,
@@ -91,6 +92,7 @@ impl Nav {
             ("admin", Some("groups")) => Nav::Groups,
             ("admin", Some("service-accounts")) => Nav::ServiceAccounts,
             ("admin", Some("settings")) => Nav::Settings,
+            ("admin", Some("auth")) => Nav::SingleSignOn,
             _ => Nav::None,
         };
         let project = match (first, second) {
@@ -185,6 +187,12 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 Area::Configuration,
             ),
             (Nav::Settings, "/admin/settings", "Settings", Area::Settings),
+            (
+                Nav::SingleSignOn,
+                "/admin/auth",
+                "Single sign-on",
+                Area::Access,
+            ),
         ],
     ),
 ];

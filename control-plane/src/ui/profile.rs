@@ -61,9 +61,10 @@ async fn profile_page(
         return Page::ok(markup).into_response();
     }
     let loaded = async {
+        let password_sign_in = state.password_sign_in().await?;
         let mut conn = state.store.read().await?;
         let user = users::current(&mut conn, &who.actor).await?.user;
-        let profile = own_account::profile(&mut conn, &who.actor, state.password_auth).await?;
+        let profile = own_account::profile(&mut conn, &who.actor, password_sign_in).await?;
         let pats = users::pats(&mut conn, who.actor.user_id).await?.pats;
         Ok::<_, ApiError>((user, profile, pats))
     }

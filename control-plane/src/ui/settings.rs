@@ -38,7 +38,8 @@ async fn configuration(state: &AppState) -> Result<UiConfig, ApiError> {
         origin: String::new(),
         base_path: &state.base_path,
         auth_enabled: state.auth_enabled,
-        password_auth: state.password_auth,
+        password_auth: state.password_sign_in().await?,
+        oidc_configured_through_env: state.sign_in_config.oidc_env.is_some(),
         limits: &state.limits,
     };
     let mut conn = state.store.read().await?;
@@ -66,7 +67,7 @@ async fn settings_page(
     };
     let authentication = if !state.auth_enabled {
         "None (--auth-type none): every request is an admin"
-    } else if state.password_auth {
+    } else if !config.disable_password_auth {
         "Users with passwords, personal access tokens and API tokens"
     } else {
         "API and personal access tokens (password sign-in is off)"

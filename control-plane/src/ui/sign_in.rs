@@ -37,6 +37,10 @@ struct SignInForm<'a> {
     csrf: &'a str,
     error: Option<&'a str>,
     token_allowed: bool,
+    /// Password sign-in is on (`sso_settings::password_sign_in`).
+    password_allowed: bool,
+    /// An OpenID Connect sign-in is configured: its button shows.
+    oidc: bool,
 }
 
 fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
@@ -48,29 +52,41 @@ fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
                 @if let Some(error) = form.error {
                     p.error-box role="alert" { (error) }
                 }
-                form method="post" action=(shell.link("/login")) {
-                    input type="hidden" name="next" value=(form.next);
-                    input type="hidden" name="csrf" value=(form.csrf);
-                    div.field {
-                        label for="username" { "Username" }
-                        input #username type="text" name="username" autocomplete="username"
-                            value=(form.username) required[!form.token_allowed];
+                @if form.oidc {
+                    p.sso-sign-in {
+                        a.button.primary href=(oidc_link(shell, form.next)) { "Sign in with OpenID Connect" }
                     }
-                    div.field {
-                        label for="password" { "Password" }
-                        input #password type="password" name="password" autocomplete="current-password"
-                            required[!form.token_allowed];
-                    }
-                    @if form.token_allowed {
-                        div.field {
-                            label for="token" { "Admin token" }
-                            span.hint #token-hint {
-                                "No user exists yet: sign in with the admin token the control plane printed at its first start."
+                }
+                @if !form.password_allowed && !form.token_allowed {
+                    p.muted { "Password sign-in is switched off on this instance." }
+                }
+                @if form.password_allowed || form.token_allowed {
+                    form method="post" action=(shell.link("/login")) {
+                        input type="hidden" name="next" value=(form.next);
+                        input type="hidden" name="csrf" value=(form.csrf);
+                        @if form.password_allowed {
+                            div.field {
+                                label for="username" { "Username" }
+                                input #username type="text" name="username" autocomplete="username"
+                                    value=(form.username) required[!form.token_allowed];
                             }
-                            input #token type="password" name="token" autocomplete="off" aria-describedby="token-hint";
+                            div.field {
+                                label for="password" { "Password" }
+                                input #password type="password" name="password" autocomplete="current-password"
+                                    required[!form.token_allowed];
+                            }
                         }
+                        @if form.token_allowed {
+                            div.field {
+                                label for="token" { "Admin token" }
+                                span.hint #token-hint {
+                                    "No user exists yet: sign in with the admin token the control plane printed at its first start."
+                                }
+                                input #token type="password" name="token" autocomplete="off" aria-describedby="token-hint";
+                            }
+                        }
+                        div.actions { button.primary type="submit" { "Sign in" } }
                     }
-                    div.actions { button.primary type="submit" { "Sign in" } }
                 }
                 @if !form.token_allowed {
                     details.admin-token-sign-in {
@@ -96,9 +112,18 @@ fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
     Page { status, markup }
 }
 
-async fn token_allowed(state: &AppState) -> Result<bool, ApiError> {
+/// `/auth/oidc/login` with the page to go to after.
+fn oidc_link(shell: &Shell, next: &str) -> String {
+    let next: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+    shell.link(&format!("/auth/oidc/login?next={next}"))
+}
+
+/// What the sign-in page offers: (the admin token at once, password sign-in, OpenID Connect).
+async fn offered(state: &AppState) -> Result<(bool, bool, bool), ApiError> {
+    let password = state.password_sign_in().await?;
+    let oidc = state.oidc_settings().await?.usable();
     let mut conn = state.store.read().await?;
-    Ok(!users::any_user(&mut conn).await?)
+    Ok((!users::any_user(&mut conn).await?, password, oidc))
 }
 
 /// `GET /login`.
@@ -115,12 +140,15 @@ pub async fn page(
     };
     let next = local_path(&state.base_path, next.next.as_deref());
     let (secret, set_cookie) = anonymous_csrf_secret(&headers, &state.base_path)?;
+    let (token_allowed, password_allowed, oidc) = offered(&state).await?;
     let form = SignInForm {
         username: "",
         next: &next,
         csrf: &csrf_of(&secret),
         error: None,
-        token_allowed: token_allowed(&state).await?,
+        token_allowed,
+        password_allowed,
+        oidc,
     };
     Ok(with_cookie(
         render(&shell, form, StatusCode::OK),
@@ -155,8 +183,8 @@ pub async fn sign_in(
     let next = local_path(&state.base_path, form.get("next"));
     let username = form.text("username");
     let https = is_https(&headers);
-    let allowed = match token_allowed(&state).await {
-        Ok(allowed) => allowed,
+    let (allowed, password_allowed, oidc) = match offered(&state).await {
+        Ok(offered) => offered,
         Err(error) => return UiError::from(error).into_response(),
     };
     let (secret, set_cookie) = match anonymous_csrf_secret(&headers, &state.base_path) {
@@ -171,6 +199,8 @@ pub async fn sign_in(
             csrf: &csrf,
             error: Some(message),
             token_allowed: allowed,
+            password_allowed,
+            oidc,
         };
         with_cookie(render(&shell, form, status), set_cookie.clone())
     };
@@ -206,7 +236,7 @@ pub async fn sign_in(
             Err(error) => UiError::from(error).into_response(),
         };
     }
-    if !state.password_auth {
+    if !password_allowed {
         return refuse("Password sign-in is disabled", StatusCode::NOT_FOUND);
     }
     let bounds = SignInBounds {

@@ -30,6 +30,7 @@ mod playground;
 mod publisher;
 mod search;
 mod service_accounts;
+mod sso_settings;
 mod strategy_order;
 mod tags;
 mod token_seen;

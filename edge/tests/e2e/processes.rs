@@ -44,8 +44,22 @@ impl Process {
         Process::control_plane_at(database_url, "127.0.0.1:0", extra)
     }
 
+    /// A control plane with environment variables `env` besides (Unleash's `OIDC_*`, say).
+    pub fn control_plane_env(database_url: &str, extra: &[&str], env: &[(&str, &str)]) -> Process {
+        Process::control_plane_command(database_url, "127.0.0.1:0", extra, env)
+    }
+
     /// A control plane whose gRPC listener is at `grpc_listen` (to restart one where its edges look).
     pub fn control_plane_at(database_url: &str, grpc_listen: &str, extra: &[&str]) -> Process {
+        Process::control_plane_command(database_url, grpc_listen, extra, &[])
+    }
+
+    fn control_plane_command(
+        database_url: &str,
+        grpc_listen: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Process {
         let mut args = vec![
             "--listen",
             "127.0.0.1:0",
@@ -63,7 +77,11 @@ impl Process {
             EDGE_TOKEN,
         ];
         args.extend_from_slice(extra);
-        Process::start(Command::new(control_plane_binary()).args(args))
+        Process::start(
+            Command::new(control_plane_binary())
+                .args(args)
+                .envs(env.iter().copied()),
+        )
     }
 
     /// `vexil-edge serve` subscribed to `upstreams` with the test edge token.

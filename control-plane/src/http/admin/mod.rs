@@ -22,6 +22,7 @@ pub mod projects;
 pub mod search;
 pub mod segments;
 pub mod service_accounts;
+pub mod sso;
 pub mod strategies;
 pub mod strategy_definitions;
 pub mod tags;
@@ -50,6 +51,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Access, groups::router()))
         .merge(area(Access, tokens::router()))
         .merge(area(Access, service_accounts::router()))
+        .merge(area(Access, sso::router()))
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))

@@ -60,9 +60,10 @@ pub async fn profile(
     State(state): State<Arc<AppState>>,
     AdminActor(actor): AdminActor,
 ) -> Result<Json<Profile>, ApiError> {
+    let password_sign_in = state.password_sign_in().await?;
     let mut conn = state.store.read().await?;
     Ok(Json(
-        own_account::profile(&mut conn, &actor, state.password_auth).await?,
+        own_account::profile(&mut conn, &actor, password_sign_in).await?,
     ))
 }
 

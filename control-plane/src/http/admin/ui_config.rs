@@ -20,7 +20,7 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
 }
 
 /// `scheme://host` of the request: `X-Forwarded-Proto` (else http) and `Host`.
-fn request_origin(headers: &HeaderMap) -> String {
+pub fn request_origin(headers: &HeaderMap) -> String {
     let text = |name| {
         headers
             .get(name)
@@ -47,7 +47,8 @@ pub async fn get(
         origin: request_origin(&headers),
         base_path: &state.base_path,
         auth_enabled: state.auth_enabled,
-        password_auth: state.password_auth,
+        password_auth: state.password_sign_in().await?,
+        oidc_configured_through_env: state.sign_in_config.oidc_env.is_some(),
         limits: &state.limits,
     };
     let mut conn = state.store.read().await?;

@@ -222,7 +222,7 @@ pub async fn login(
     headers: HeaderMap,
     JsonBody(input): JsonBody<Login>,
 ) -> Result<impl IntoResponse, ApiError> {
-    if !state.password_auth {
+    if !state.password_sign_in().await? {
         return Err(ApiError::not_found("Password sign-in is disabled"));
     }
     let bounds = SignInBounds {

@@ -1,0 +1,173 @@
+//! Who a verified single sign-on identity is in Vexil: the user with that e-mail, or a new one (`autoCreate`,
+//! within `emailDomains`, with `defaultRootRole`); and, with group syncing, their membership of every group
+//! whose `mappingsSSO` names one of the identity's groups, set again at each sign-in (added and removed,
+//! one `group-user-added` / `group-user-removed` event each). Groups without SSO mappings are left alone.
+
+use super::events::EventType;
+use super::roles::RoleReference;
+use super::sso_settings::OidcSettings;
+use super::users::{self, CreateUser};
+use crate::store::groups::{self as group_store, MemberRow};
+use crate::store::users::{self as user_store, UserRow};
+use crate::store::{NewEvent, WriteTx};
+use std::collections::BTreeSet;
+use vexil_shared::{ApiError, ErrorKind};
+
+/// What the provider vouched for, from a verified ID token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub email: String,
+    pub name: Option<String>,
+    /// The groups claim; `None` when the token has none (memberships are then left as they are).
+    pub groups: Option<Vec<String>>,
+}
+
+fn refused(message: String) -> ApiError {
+    ApiError::new(ErrorKind::NoAccess, message)
+}
+
+/// The user `identity` signs in as, created or with their groups synced as `settings` say.
+pub async fn resolve(
+    tx: &mut WriteTx,
+    settings: &OidcSettings,
+    identity: &Identity,
+) -> Result<UserRow, ApiError> {
+    let email = identity.email.trim();
+    let existing = user_store::find_by_email(tx.conn(), email).await?;
+    let row = match existing {
+        Some(row) => row,
+        None => {
+            if !settings.auto_create {
+                return Err(refused(format!(
+                    "No Vexil user has the e-mail address {email}: ask an Admin to add you (or to switch on \
+                     creating users at their first single sign-on)"
+                )));
+            }
+            let domain = email
+                .rsplit_once('@')
+                .map(|(_, domain)| domain.to_lowercase())
+                .unwrap_or_default();
+            let domains = settings.email_domains();
+            if !domains.is_empty() && !domains.contains(&domain) {
+                return Err(refused(format!(
+                    "Users of the e-mail domain {domain} are not created here: ask an Admin to add you"
+                )));
+            }
+            let input = CreateUser {
+                username: None,
+                email: Some(email.to_owned()),
+                name: identity.name.clone(),
+                password: None,
+                root_role: RoleReference::Id(settings.default_role().id()),
+            };
+            let user = users::create(tx, input, None).await?;
+            users::require(tx.conn(), user.id).await?
+        }
+    };
+    if settings.enable_group_syncing {
+        if let Some(groups) = &identity.groups {
+            sync_groups(tx, row.id, groups).await?;
+        }
+    }
+    Ok(row)
+}
+
+/// Makes `user_id` a member of exactly the SSO-mapped groups that name one of `claimed`.
+pub async fn sync_groups(
+    tx: &mut WriteTx,
+    user_id: i64,
+    claimed: &[String],
+) -> Result<(), ApiError> {
+    let claimed: BTreeSet<&str> = claimed.iter().map(String::as_str).collect();
+    let current: BTreeSet<i64> = group_store::groups_of(tx.conn(), user_id)
+        .await?
+        .into_iter()
+        .map(|group| group.id)
+        .collect();
+    for group in group_store::list(tx.conn()).await? {
+        if group.mappings_sso.is_empty() {
+            continue;
+        }
+        let wanted = group
+            .mappings_sso
+            .iter()
+            .any(|mapping| claimed.contains(mapping.as_str()));
+        let member = current.contains(&group.id);
+        if wanted && !member {
+            let row = MemberRow {
+                user_id,
+                joined_at: tx.now(),
+                created_by: Some(tx.actor().name.clone()),
+            };
+            group_store::add_member(tx.conn(), group.id, &row).await?;
+            tx.record(NewEvent {
+                event_type: EventType::GroupUserAdded.as_str(),
+                data: Some(serde_json::json!({ "groupId": group.id, "userId": user_id })),
+                ..NewEvent::default()
+            })
+            .await?;
+        } else if !wanted && member {
+            group_store::remove_member(tx.conn(), group.id, user_id).await?;
+            tx.record(NewEvent {
+                event_type: EventType::GroupUserRemoved.as_str(),
+                pre_data: Some(serde_json::json!({ "groupId": group.id, "userId": user_id })),
+                ..NewEvent::default()
+            })
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The groups at `path` (a claim name, or names joined by dots into nested objects) of an ID token's claims:
+/// a list of strings, or one string. `None` when absent or of another shape.
+pub fn groups_at(claims: &serde_json::Value, path: &str) -> Option<Vec<String>> {
+    let value = claims.get(path).or_else(|| {
+        path.split('.')
+            .try_fold(claims, |value, key| value.get(key))
+    })?;
+    match value {
+        serde_json::Value::String(group) => Some(vec![group.clone()]),
+        serde_json::Value::Array(items) => Some(
+            items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_owned))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn groups_by_name_or_dotted_path() {
+        let claims = json!({
+            "groups": ["a", "b", 3],
+            "realm_access": {"roles": ["admin"]},
+            "cognito:groups": "one",
+            "https://example.com/groups": ["x"],
+        });
+        assert_eq!(
+            groups_at(&claims, "groups"),
+            Some(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(
+            groups_at(&claims, "realm_access.roles"),
+            Some(vec!["admin".into()])
+        );
+        assert_eq!(
+            groups_at(&claims, "cognito:groups"),
+            Some(vec!["one".into()])
+        );
+        assert_eq!(
+            groups_at(&claims, "https://example.com/groups"),
+            Some(vec!["x".into()])
+        );
+        assert_eq!(groups_at(&claims, "missing"), None);
+        assert_eq!(groups_at(&claims, "realm_access"), None);
+    }
+}
