@@ -26,4 +26,5 @@ mod ui_narrow;
 mod ui_readme;
 mod ui_usage;
 mod ui_vocabulary;
+mod unleash_edge_reports;
 mod usage_proxy;
