@@ -1,8 +1,9 @@
 //! The edge's usage reporting: the SDKs' posts (parsed by `vexil-serving`) reach one aggregator task over a
 //! bounded channel (no lock on the request path, nothing allocated beyond the parsed post); every
 //! `--metrics-interval` the aggregate, plus the evaluations this edge served (harvested from the snapshots'
-//! per-flag counters), the tokens the SDKs used (taken from the serving state's token sightings, by
-//! hash) and the reports Unleash Edge instances posted about themselves (the latest of each), is cut into ONE batch sent over gRPC `Usage/Report` with `(edge_id, batch_id)`.
+//! per-flag counters), the tokens the SDKs used (taken from the serving state's token sightings, by hash)
+//! and the reports Unleash Edge instances posted about themselves (`POST /api/client/metrics/edge`, the
+//! latest of each), is cut into ONE batch sent over gRPC `Usage/Report` with `(edge_id, batch_id)`.
 //!
 //! A cut larger than [`MAX_USAGE_BATCH_BYTES`] encoded is sent as several batches, each with its own id. A batch
 //! that was not acknowledged is retried with the same id and content (the control plane counts it once)
