@@ -117,7 +117,7 @@ for name in vexil-edge unleash-edge; do
   [ "$(served "${ADDRESS[$name]}")" = "$FLAGS" ] || { echo "$name does not serve the flags: $(tail -5 "$WORK/$name.log")" >&2; exit 1; }
   echo "$name at ${ADDRESS[$name]} serves $FLAGS flags"
 done
-echo "versions: $("$VEXIL_EDGE" --version 2>&1 | head -1); $("$UNLEASH_EDGE" --version 2>&1 | head -1)"
+echo "$("$VEXIL_EDGE" --version 2>&1 | head -1) beside $UNLEASH_EDGE (Unleash Edge prints no version)"
 for name in vexil-edge unleash-edge; do
   printf '%s /api/frontend: %s bytes, /api/client/features: %s bytes\n' "$name" \
     "$(curl -s -H "Authorization: $FRONTEND" "http://${ADDRESS[$name]}/api/frontend?userId=user-7&sessionId=s-1&plan=pro" | wc -c)" \
