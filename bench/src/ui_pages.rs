@@ -259,6 +259,7 @@ async fn seed_usage(store: &Store, flags: usize) {
         applications,
         instances,
         counts: Vec::new(),
+        unleash_edges: Vec::new(),
     };
     metrics::ingest(store, usage).await.expect("applications");
     // Every flag once an hour, by one of the applications; one ingest per hour.
@@ -271,6 +272,7 @@ async fn seed_usage(store: &Store, flags: usize) {
             applications: Vec::new(),
             instances: Vec::new(),
             counts,
+            unleash_edges: Vec::new(),
         };
         metrics::ingest(store, usage).await.expect("hourly counts");
     }
@@ -285,6 +287,7 @@ async fn seed_usage(store: &Store, flags: usize) {
             applications: Vec::new(),
             instances: Vec::new(),
             counts: chunk.to_vec(),
+            unleash_edges: Vec::new(),
         };
         metrics::ingest(store, usage).await.expect("minute counts");
     }

@@ -174,7 +174,7 @@ impl tonic::service::Interceptor for EdgeAuthenticator {
 }
 
 /// `Usage/Report` for an authenticated edge: a token scoped to one environment has only that environment's
-/// counts and evaluations counted, and only the tokens it can let in noted as used
+/// counts, evaluations and Unleash Edge reports counted, and only the tokens it can let in noted as used
 /// ([`EdgeCaller::may_report_seen`]); the rest of the batch is dropped with a warning, and the batch is
 /// acknowledged, so that the edge does not retry it forever.
 pub struct ScopedUsage<U> {
@@ -191,10 +191,16 @@ impl<U: Usage> Usage for ScopedUsage<U> {
         let caller = EdgeCaller::of_request(&request)?;
         if let Some(environment) = &caller.environment {
             let batch = request.get_mut();
-            let before = batch.counts.len() + batch.evaluations.len() + batch.tokens_seen.len();
+            let before = batch.counts.len()
+                + batch.evaluations.len()
+                + batch.tokens_seen.len()
+                + batch.unleash_edges.len();
             batch
                 .counts
                 .retain(|count| &count.environment == environment);
+            batch
+                .unleash_edges
+                .retain(|report| &report.environment == environment);
             batch
                 .evaluations
                 .retain(|evaluation| &evaluation.environment == environment);
@@ -202,8 +208,11 @@ impl<U: Usage> Usage for ScopedUsage<U> {
             batch
                 .tokens_seen
                 .retain(|seen| caller.may_report_seen(&published.configuration, &seen.sha256));
-            let dropped =
-                before - batch.counts.len() - batch.evaluations.len() - batch.tokens_seen.len();
+            let dropped = before
+                - batch.counts.len()
+                - batch.evaluations.len()
+                - batch.tokens_seen.len()
+                - batch.unleash_edges.len();
             if dropped > 0 {
                 tracing::warn!(
                     edge = %batch.edge_id,

@@ -89,6 +89,7 @@ async fn the_minute_and_hour_windows_hold_exactly_at_their_edges(db: TestDb) {
             applications: vec![seen("shop", T0)],
             instances: vec![],
             counts: vec![count("checkout", "shop", T0, 3, 1)],
+            unleash_edges: Vec::new(),
         },
     )
     .await
@@ -232,6 +233,7 @@ async fn a_retried_batch_is_counted_once(db: TestDb) {
             disabled: 2,
         }],
         tokens_seen: vec![],
+        unleash_edges: vec![],
     };
     assert!(!metrics::ingest_batch(&store, batch.clone(), T0)
         .await
@@ -462,11 +464,13 @@ async fn clients_not_seen_within_the_retention_are_pruned(db: TestDb) {
             applications: vec![seen("shop", T0), seen("forgotten", T0)],
             instances: vec![instance("early", T0)],
             counts: vec![count("gone", "shop", T0, 1, 0)],
+            unleash_edges: Vec::new(),
         },
         Usage {
             applications: vec![registered_late],
             instances: vec![instance("late", late)],
             counts: vec![count("kept", "shop", late, 1, 0)],
+            unleash_edges: Vec::new(),
         },
     ] {
         metrics::ingest(&store, usage).await.unwrap();

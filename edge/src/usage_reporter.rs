@@ -1,8 +1,9 @@
 //! The edge's usage reporting: the SDKs' posts (parsed by `vexil-serving`) reach one aggregator task over a
 //! bounded channel (no lock on the request path, nothing allocated beyond the parsed post); every
 //! `--metrics-interval` the aggregate, plus the evaluations this edge served (harvested from the snapshots'
-//! per-flag counters) and the tokens the SDKs used (taken from the serving state's token sightings, by
-//! hash), is cut into ONE batch sent over gRPC `Usage/Report` with `(edge_id, batch_id)`.
+//! per-flag counters), the tokens the SDKs used (taken from the serving state's token sightings, by hash)
+//! and the reports Unleash Edge instances posted about themselves (`POST /api/client/metrics/edge`, the
+//! latest of each), is cut into ONE batch sent over gRPC `Usage/Report` with `(edge_id, batch_id)`.
 //!
 //! A cut larger than [`MAX_USAGE_BATCH_BYTES`] encoded is sent as several batches, each with its own id. A batch
 //! that was not acknowledged is retried with the same id and content (the control plane counts it once)
@@ -53,7 +54,8 @@ impl UsageSink for EdgeSink {
 }
 
 /// Usage merged by key: one entry per application, instance, (flag, app, environment, minute),
-/// (environment, flag, minute) of this edge's own evaluations, and token hash (its latest use).
+/// (environment, flag, minute) of this edge's own evaluations, token hash (its latest use), and Unleash Edge
+/// instance (its latest report, by environment and identifier).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Aggregate {
     applications: BTreeMap<String, v1::ApplicationSeen>,
@@ -61,6 +63,7 @@ pub struct Aggregate {
     counts: BTreeMap<(i64, String, String, String), v1::FlagCount>,
     evaluations: BTreeMap<(i64, String, String), v1::EvaluationCount>,
     tokens_seen: BTreeMap<SecretHash, i64>,
+    unleash_edges: BTreeMap<(String, String), v1::UnleashEdgeReport>,
 }
 
 impl Aggregate {
@@ -70,6 +73,7 @@ impl Aggregate {
             + self.counts.len()
             + self.evaluations.len()
             + self.tokens_seen.len()
+            + self.unleash_edges.len()
     }
 
     /// Notes that the token of `hash` was used at `at_ms` (the latest use is kept).
@@ -113,6 +117,26 @@ impl Aggregate {
                 }
                 None => {
                     self.instances.insert(key, instance);
+                }
+            }
+        }
+        for report in usage.unleash_edges {
+            let identifier = report
+                .instance
+                .as_ref()
+                .map(|i| i.identifier.clone())
+                .unwrap_or_default();
+            match self
+                .unleash_edges
+                .entry((report.environment.clone(), identifier))
+            {
+                std::collections::btree_map::Entry::Occupied(mut known) => {
+                    if report.received_at_ms >= known.get().received_at_ms {
+                        known.insert(report);
+                    }
+                }
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(report);
                 }
             }
         }
@@ -168,8 +192,8 @@ impl Aggregate {
         entry.disabled = entry.disabled.saturating_add(disabled);
     }
 
-    /// Drops the oldest minutes' counts (then evaluations, then sightings, then tokens seen) until at most `max`
-    /// entries are left; returns how many entries were dropped.
+    /// Drops the oldest minutes' counts (then evaluations, then sightings, then Unleash Edge reports, then
+    /// tokens seen) until at most `max` entries are left; returns how many entries were dropped.
     pub fn trim(&mut self, max: usize) -> usize {
         let mut dropped = 0;
         while self.len() > max {
@@ -182,6 +206,7 @@ impl Aggregate {
                 (None, None) => {
                     if self.instances.pop_first().is_none()
                         && self.applications.pop_first().is_none()
+                        && self.unleash_edges.pop_first().is_none()
                     {
                         self.tokens_seen.pop_first();
                     }
@@ -236,6 +261,9 @@ impl Aggregate {
             cutter.add(evaluation, |batch, evaluation| {
                 batch.evaluations.push(evaluation)
             });
+        }
+        for report in self.unleash_edges.into_values() {
+            cutter.add(report, |batch, report| batch.unleash_edges.push(report));
         }
         for (hash, seen_at_ms) in self.tokens_seen {
             let seen = v1::TokenSeen {
@@ -414,6 +442,7 @@ fn batch_len(batch: &v1::UsageBatch) -> usize {
         + batch.counts.len()
         + batch.evaluations.len()
         + batch.tokens_seen.len()
+        + batch.unleash_edges.len()
 }
 
 fn harvest(snapshot: &ServingSnapshot, minute_ms: i64, into: &mut Aggregate) {
@@ -575,6 +604,51 @@ mod tests {
         assert_eq!(
             (evaluation.enabled, evaluation.disabled),
             (u64::MAX, u64::MAX)
+        );
+    }
+
+    #[test]
+    fn the_latest_report_of_each_unleash_edge_is_kept_and_sent() {
+        let report =
+            |identifier: &str, environment: &str, received_at_ms: i64| v1::UnleashEdgeReport {
+                environment: environment.to_owned(),
+                received_at_ms,
+                instance: Some(v1::UnleashEdgeInstance {
+                    identifier: identifier.to_owned(),
+                    ..v1::UnleashEdgeInstance::default()
+                }),
+            };
+        let mut aggregate = Aggregate::default();
+        for (identifier, environment, at) in [
+            ("a", "development", 5),
+            ("a", "development", 9),
+            ("a", "development", 7),
+            ("a", "production", 1),
+            ("b", "development", 2),
+        ] {
+            aggregate.add(Usage {
+                unleash_edges: vec![report(identifier, environment, at)],
+                ..Usage::default()
+            });
+        }
+        assert_eq!(aggregate.len(), 3);
+        let batches = aggregate.into_batches("edge", 1, MAX_USAGE_BATCH_BYTES);
+        assert_eq!(batches.len(), 1);
+        let sent: Vec<(&str, &str, i64)> = batches[0]
+            .unleash_edges
+            .iter()
+            .map(|r| {
+                let identifier = r.instance.as_ref().map_or("", |i| i.identifier.as_str());
+                (identifier, r.environment.as_str(), r.received_at_ms)
+            })
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                ("a", "development", 9),
+                ("b", "development", 2),
+                ("a", "production", 1)
+            ]
         );
     }
 

@@ -18,7 +18,8 @@ use vexil_shared::{ApiError, Projects};
 use crate::extract::{ClientIp, ClientScope, Scope};
 use crate::response::{json_response, revision_header};
 use crate::state::ServingState;
-use crate::usage::{bulk_usage, metrics_usage, register_usage};
+use crate::unleash_edge_report::{self, EdgeInstanceData};
+use crate::usage::{bulk_usage, metrics_usage, parse, register_usage, Usage};
 
 /// How segments reach the SDK.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -175,6 +176,43 @@ pub async fn client_metrics_bulk(
 ) -> Result<StatusCode, ApiError> {
     let usage = bulk_usage(&body, &scope.poster(ip))?;
     state.deliver_usage(usage).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// `POST /api/client/metrics/edge`: an Unleash Edge instance's report on itself and the Edges behind it,
+/// checked, then handed to the binary's usage sink as the report of the token's environment: the control
+/// plane keeps each instance's latest (the Edges page, `GET /api/admin/metrics/edges`), `vexil-edge serve`
+/// relays it there in its next usage batch, `vexil-edge edge` forwards it to its upstream. 202 as Unleash
+/// answers.
+#[utoipa::path(
+    post, path = "/api/client/metrics/edge", tag = "Unleash Edge", security(("apiToken" = [])),
+    request_body(content = serde_json::Value, content_type = "application/json",
+        description = "Unleash's `edgeInstanceDataSchema`: `{identifier*, appName*, edgeVersion*, started*, \
+            traffic*: {get, post, accessDenied, cachedResponses}, latencyUpstream*: {features, metrics, edge}, \
+            connectedStreamingClients*, connectedEdges*: [same], region, hosting, processMetrics, \
+            requestsSinceLastReport, edgeApiKeyRevisionIds}`"),
+    responses((status = 202, description = "Kept"), (status = 400, body = vexil_shared::ErrorBody),
+        (status = 401, body = vexil_shared::ErrorBody), (status = 403, body = vexil_shared::ErrorBody), (status = 503, body = vexil_shared::ErrorBody))
+)]
+pub async fn unleash_edge_instance_data(
+    State(state): State<Arc<ServingState>>,
+    ClientScope(scope): ClientScope,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    let data: EdgeInstanceData = parse(&body)?;
+    unleash_edge_report::check(&data)?;
+    let environment = if scope.wildcard_environment {
+        "*"
+    } else {
+        scope.environment.name.as_str()
+    };
+    let report = unleash_edge_report::report(data, environment, vexil_shared::time::now_ms());
+    state
+        .deliver_usage(Usage {
+            unleash_edges: vec![report],
+            ..Usage::default()
+        })
+        .await?;
     Ok(StatusCode::ACCEPTED)
 }
 

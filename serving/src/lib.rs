@@ -6,7 +6,7 @@
 //! [`state`] holds what every request reads; [`change_stream`] and [`stream_events`] serve the open change
 //! streams ([`client_delta`], [`ofrep`]); [`extract`] holds the extractors (context, client IP, token scope); [`frontend`] and
 //! [`client_api`] the thin handlers, [`response`] how they write answers; [`usage`] the SDKs' register and
-//! metrics bodies; [`edge_validate`] Unleash's `/edge/validate`; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
+//! metrics bodies; [`unleash_edge_report`] Unleash Edge's report on itself; [`edge_validate`] Unleash's `/edge/validate`; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
 //! metrics both binaries record and their Prometheus recorder; [`token_sightings`] the tokens used (their "last
 //! used"); [`token_resolver`] the hook that learns tokens the snapshot lacks; [`shutdown`] the signals both stop on; [`serve`] the HTTP server loop both run, with its time
 //! bounds (its header read timer in `connection_timer`).
@@ -32,6 +32,7 @@ pub mod stream_events;
 pub mod telemetry;
 pub mod token_resolver;
 pub mod token_sightings;
+pub mod unleash_edge_report;
 pub mod usage;
 
 use std::sync::Arc;
@@ -49,7 +50,7 @@ pub use state::{
 };
 
 /// `/api/frontend`, `/api/frontend/features/{name}`, `/api/frontend/client/{metrics,register}`,
-/// `/api/client/features`, `/api/client/features/{name}`, `/api/client/{register,metrics,metrics/bulk}`, with
+/// `/api/client/features`, `/api/client/features/{name}`, `/api/client/{register,metrics,metrics/bulk,metrics/edge}`, with
 /// their OpenAPI paths (the handlers' `utoipa::path`): the routes and their documentation come from the same
 /// list. The frontend routes answer CORS (preflights included). A server mounting them measures and bounds
 /// every request with [`serve::with_request_bounds`].
@@ -79,6 +80,7 @@ pub fn router(state: Arc<ServingState>) -> OpenApiRouter {
         .routes(routes!(client_api::client_register))
         .routes(routes!(client_api::client_metrics))
         .routes(routes!(client_api::client_metrics_bulk))
+        .routes(routes!(client_api::unleash_edge_instance_data))
         .routes(routes!(client_delta::delta))
         .routes(routes!(client_delta::streaming))
         .routes(routes!(edge_validate::validate));

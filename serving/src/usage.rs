@@ -15,12 +15,16 @@ use serde::Deserialize;
 use vexil_proto::v1;
 use vexil_shared::ApiError;
 
-/// What one SDK post adds: the application and instance seen, and the flags' counts.
+use crate::unleash_edge_report;
+
+/// What one SDK post adds: the application and instance seen, and the flags' counts; or an Unleash Edge's
+/// checked report on itself (`POST /api/client/metrics/edge`, [`crate::unleash_edge_report`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {
     pub applications: Vec<v1::ApplicationSeen>,
     pub instances: Vec<v1::InstanceSeen>,
     pub counts: Vec<v1::FlagCount>,
+    pub unleash_edges: Vec<v1::UnleashEdgeReport>,
 }
 
 /// Where a binary puts the SDKs' usage.
@@ -135,7 +139,7 @@ pub const MAX_STRATEGIES_PER_APPLICATION: usize = 100;
 /// a thousand instances behind one forwarder is more than a real one reports at once.
 pub const MAX_APPLICATIONS_PER_POST: usize = 1_000;
 
-fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(|error| ApiError::validation(format!("body: {error}")))
 }
 
@@ -295,6 +299,7 @@ pub fn register_usage(body: &[u8], poster: &Poster) -> Result<Usage, ApiError> {
             environment,
         )],
         counts: Vec::new(),
+        unleash_edges: Vec::new(),
     })
 }
 
@@ -352,6 +357,7 @@ pub fn metrics_usage(body: &[u8], poster: &Poster) -> Result<Usage, ApiError> {
             environment,
         )],
         counts,
+        unleash_edges: Vec::new(),
     })
 }
 
@@ -514,6 +520,11 @@ pub fn check_batch(batch: &v1::UsageBatch) -> Result<(), ApiError> {
                 "tokens_seen[{index}].sha256 must be 32 bytes"
             )));
         }
+    }
+    for (index, report) in batch.unleash_edges.iter().enumerate() {
+        unleash_edge_report::check_report(report).map_err(|error| {
+            ApiError::validation(format!("unleash_edges[{index}]: {}", error.message))
+        })?;
     }
     Ok(())
 }

@@ -70,18 +70,24 @@ async fn write_usage(conn: &mut sqlx::AnyConnection, usage: &Usage) -> Result<()
     Ok(())
 }
 
-/// Stores one SDK post's usage in one transaction. No audit event (API.md §3.7: SDK calls are not audited).
-pub async fn ingest(store: &Store, usage: Usage) -> Result<(), ApiError> {
+/// Stores one SDK post's usage (or Unleash Edge report, [`super::unleash_edges::write`]) in one transaction,
+/// received by this process (so at a time of its own clock). No audit event (API.md §3.7: SDK calls are not
+/// audited).
+pub async fn ingest(store: &Store, mut usage: Usage) -> Result<(), ApiError> {
+    let unleash_edges = std::mem::take(&mut usage.unleash_edges);
     let usage = sorted(usage);
     let mut conn = store.bookkeeping().await?;
     let mut tx = conn.begin().await.map_err(StoreError::from)?;
     write_usage(&mut tx, &usage).await?;
+    if !unleash_edges.is_empty() {
+        super::unleash_edges::write(&mut tx, unleash_edges, i64::MAX).await?;
+    }
     tx.commit().await.map_err(StoreError::from)?;
     Ok(())
 }
 
 /// Stores an edge's batch in one transaction with its `(edge_id, batch_id)`, the tokens it saw used
-/// included (their `seenAt`); returns true (and changes nothing) when that batch was counted before. A
+/// included (their `seenAt`) and the Unleash Edge reports it relays; returns true (and changes nothing) when that batch was counted before. A
 /// batch outside the SDK posts' bounds ([`check_batch`]) is a validation error and changes nothing.
 pub async fn ingest_batch(
     store: &Store,
@@ -93,6 +99,7 @@ pub async fn ingest_batch(
         applications: batch.applications,
         instances: batch.instances,
         counts: batch.counts,
+        unleash_edges: Vec::new(),
     });
     let mut evaluations = batch.evaluations;
     evaluations.sort_by(|a, b| {
@@ -127,6 +134,9 @@ pub async fn ingest_batch(
         .filter_map(|seen| Some((SecretHash::try_from(seen.sha256).ok()?, seen.seen_at_ms)))
         .collect();
     super::tokens::note_seen(&mut tx, tokens_seen, now_ms).await?;
+    if !batch.unleash_edges.is_empty() {
+        super::unleash_edges::write(&mut tx, batch.unleash_edges, now_ms).await?;
+    }
     tx.commit().await.map_err(StoreError::from)?;
     Ok(false)
 }

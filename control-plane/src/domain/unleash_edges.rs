@@ -1,118 +1,28 @@
-//! Unleash Edge instances in front of this control plane: what an Unleash Edge (20.x) posts about itself to
-//! `POST /api/client/metrics/edge` every minute (Unleash's `edgeInstanceDataSchema`: its identifier, app
-//! name, version, start, traffic and upstream latencies, the requests it answered since its previous report,
-//! the revision it holds per environment, and the Edges that report through it), checked here and kept as
-//! each instance's latest report; the Edges page and `GET /api/admin/metrics/edges` list them beside
-//! Vexil's own edges.
+//! Unleash Edge instances in front of this control plane (or of its edges): what an Unleash Edge (20.x)
+//! posts about itself to `POST /api/client/metrics/edge` every minute (the body and its checks are
+//! `vexil_serving::unleash_edge_report`'s; the route is a serving route, so the control plane and its edges
+//! answer it alike), kept as each instance's latest report; the Edges page and `GET /api/admin/metrics/edges`
+//! list them beside Vexil's own edges. A report reaches [`write`] from this process's usage sink (posted to the
+//! control plane) or inside a Vexil edge's usage batch (posted to that edge), with the time it was received.
 //!
 //! An Edge that relays others (`connectedEdges`) is stored with each of them as an instance of its own,
-//! `via` the relaying one. What Unleash bills by (`connectionConsumptionSinceLastReport`,
-//! `requestConsumptionSinceLastReport`) is accepted and not kept. Instances that stop reporting go with the
-//! client retention (`--client-retention-days`, in the metrics roll-up).
+//! `via` the relaying one. Instances that stop reporting go with the client retention
+//! (`--client-retention-days`, in the metrics roll-up).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use sqlx::Connection;
 use utoipa::ToSchema;
+use vexil_proto::v1;
+use vexil_serving::unleash_edge_report::{check, check_report, started_ms};
+pub use vexil_serving::unleash_edge_report::{
+    ApiKeyRevision, EdgeInstanceData, InstanceTraffic, LatencyMetrics, ProcessMetrics,
+    RequestStats, UpstreamLatency,
+};
 use vexil_shared::ApiError;
 
 use crate::store::unleash_edges::{self as sql, UnleashEdgeRow};
-use crate::store::{Store, StoreError};
 use crate::time::Timestamp;
-
-/// Most instances one report may describe (itself and every Edge behind it).
-pub const MAX_INSTANCES_PER_REPORT: usize = 100;
-/// Deepest chain of Edges behind the reporting one.
-pub const MAX_DEPTH: usize = 8;
-/// Most entries of each map or list of a report (endpoints, environments).
-pub const MAX_ENTRIES: usize = 100;
-/// Longest text of a name, version, endpoint or environment.
-const MAX_TEXT: usize = 255;
-
-/// `POST /api/client/metrics/edge`'s body, as Unleash Edge sends it.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EdgeInstanceData {
-    /// The process's identifier (a ULID, new at each start).
-    pub identifier: String,
-    pub app_name: String,
-    #[serde(default)]
-    pub hosting: Option<String>,
-    #[serde(default)]
-    pub region: Option<String>,
-    pub edge_version: String,
-    #[serde(default)]
-    pub process_metrics: Option<ProcessMetrics>,
-    /// RFC 3339.
-    pub started: String,
-    pub traffic: InstanceTraffic,
-    pub latency_upstream: UpstreamLatency,
-    #[serde(default)]
-    pub requests_since_last_report: BTreeMap<String, RequestStats>,
-    pub connected_streaming_clients: u64,
-    pub connected_edges: Vec<EdgeInstanceData>,
-    #[serde(default)]
-    pub edge_api_key_revision_ids: Vec<ApiKeyRevision>,
-}
-
-/// Latencies of one kind of request, in milliseconds.
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct LatencyMetrics {
-    pub avg: f64,
-    pub count: f64,
-    pub p99: f64,
-}
-
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ProcessMetrics {
-    /// CPU seconds since the process started.
-    pub cpu_usage: f64,
-    /// Resident memory, bytes.
-    pub memory_usage: f64,
-}
-
-/// The requests the instance answered since it started, per route.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct InstanceTraffic {
-    pub get: BTreeMap<String, LatencyMetrics>,
-    pub post: BTreeMap<String, LatencyMetrics>,
-    pub access_denied: BTreeMap<String, LatencyMetrics>,
-    pub cached_responses: BTreeMap<String, LatencyMetrics>,
-}
-
-/// The instance's own calls to its upstream.
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct UpstreamLatency {
-    pub features: LatencyMetrics,
-    pub metrics: LatencyMetrics,
-    pub edge: LatencyMetrics,
-}
-
-/// Requests to one route since the previous report.
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct RequestStats {
-    #[serde(default)]
-    pub requests_200: u64,
-    #[serde(default)]
-    pub requests_304: u64,
-}
-
-/// The revision the instance holds for one token's environment and projects.
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct ApiKeyRevision {
-    pub environment: String,
-    pub projects: Vec<String>,
-    pub revision_id: u64,
-    /// RFC 3339, as the instance sent it.
-    pub last_updated: String,
-}
 
 /// What is kept of a report besides the columns the lists sort and show.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema, PartialEq)]
@@ -161,134 +71,26 @@ impl UnleashEdge {
     }
 }
 
-fn text(path: &str, value: &str, required: bool) -> Result<(), ApiError> {
-    let length = value.chars().count();
-    if (required && length == 0) || length > MAX_TEXT {
-        return Err(ApiError::validation(format!(
-            "{path} must be {} to {MAX_TEXT} characters",
-            u8::from(required)
-        )));
-    }
-    Ok(())
-}
-
-fn amount(path: &str, value: f64) -> Result<(), ApiError> {
-    if !value.is_finite() || value < 0.0 {
-        return Err(ApiError::validation(format!(
-            "{path} must be a number of at least 0"
-        )));
-    }
-    Ok(())
-}
-
-fn latency(path: &str, metrics: &LatencyMetrics) -> Result<(), ApiError> {
-    amount(&format!("{path}.avg"), metrics.avg)?;
-    amount(&format!("{path}.count"), metrics.count)?;
-    amount(&format!("{path}.p99"), metrics.p99)
-}
-
-fn entries(path: &str, count: usize) -> Result<(), ApiError> {
-    if count > MAX_ENTRIES {
-        return Err(ApiError::validation(format!(
-            "{path} may hold at most {MAX_ENTRIES} entries"
-        )));
-    }
-    Ok(())
-}
-
-/// Checks one instance's report (not the Edges behind it); returns when it started.
-fn check_instance(path: &str, data: &EdgeInstanceData) -> Result<Timestamp, ApiError> {
-    text(&format!("{path}identifier"), &data.identifier, true)?;
-    text(&format!("{path}appName"), &data.app_name, true)?;
-    text(&format!("{path}edgeVersion"), &data.edge_version, true)?;
-    for (field, value) in [("region", &data.region), ("hosting", &data.hosting)] {
-        if let Some(value) = value {
-            text(&format!("{path}{field}"), value, false)?;
-        }
-    }
-    let started = Timestamp::parse(&data.started).map_err(|error| {
-        ApiError::validation(format!(
-            "{path}started must be an RFC 3339 date-time: {error}"
-        ))
-    })?;
-    if let Some(process) = &data.process_metrics {
-        amount(&format!("{path}processMetrics.cpuUsage"), process.cpu_usage)?;
-        amount(
-            &format!("{path}processMetrics.memoryUsage"),
-            process.memory_usage,
-        )?;
-    }
-    let traffic = &data.traffic;
-    for (field, map) in [
-        ("get", &traffic.get),
-        ("post", &traffic.post),
-        ("accessDenied", &traffic.access_denied),
-        ("cachedResponses", &traffic.cached_responses),
-    ] {
-        let field = format!("{path}traffic.{field}");
-        entries(&field, map.len())?;
-        for (route, metrics) in map {
-            text(&format!("{field} key"), route, true)?;
-            latency(&format!("{field}[{route:?}]"), metrics)?;
-        }
-    }
-    let upstream = &data.latency_upstream;
-    latency(
-        &format!("{path}latencyUpstream.features"),
-        &upstream.features,
-    )?;
-    latency(&format!("{path}latencyUpstream.metrics"), &upstream.metrics)?;
-    latency(&format!("{path}latencyUpstream.edge"), &upstream.edge)?;
-    let requests = format!("{path}requestsSinceLastReport");
-    entries(&requests, data.requests_since_last_report.len())?;
-    for route in data.requests_since_last_report.keys() {
-        text(&format!("{requests} key"), route, true)?;
-    }
-    let revisions = format!("{path}edgeApiKeyRevisionIds");
-    entries(&revisions, data.edge_api_key_revision_ids.len())?;
-    for (index, revision) in data.edge_api_key_revision_ids.iter().enumerate() {
-        let at = format!("{revisions}[{index}]");
-        text(&format!("{at}.environment"), &revision.environment, true)?;
-        text(&format!("{at}.lastUpdated"), &revision.last_updated, false)?;
-        entries(&format!("{at}.projects"), revision.projects.len())?;
-        for project in &revision.projects {
-            text(&format!("{at}.projects[]"), project, true)?;
-        }
-    }
-    Ok(started)
-}
-
 /// The rows a report keeps: the reporting instance and every Edge behind it (depth first), each with the
 /// one that relayed it; a validation error names the first bad field by its path in the body.
 pub fn rows_of(
     report: EdgeInstanceData,
     environment: &str,
-    now_ms: i64,
+    received_at_ms: i64,
 ) -> Result<Vec<UnleashEdgeRow<UnleashEdgeDetails>>, ApiError> {
-    let last_report = Timestamp::from_millis(now_ms).unwrap_or(Timestamp::EPOCH);
+    check(&report)?;
+    let last_report = Timestamp::from_millis(received_at_ms).unwrap_or(Timestamp::EPOCH);
     let mut rows = Vec::new();
-    // (path prefix, depth, relaying identifier, report)
-    let mut pending = vec![(String::new(), 0_usize, None::<String>, report)];
-    while let Some((path, depth, via, mut data)) = pending.pop() {
-        if depth > MAX_DEPTH {
-            return Err(ApiError::validation(format!(
-                "connectedEdges may nest at most {MAX_DEPTH} deep"
-            )));
-        }
-        let started = check_instance(&path, &data)?;
+    // (relaying identifier, report)
+    let mut pending = vec![(None::<String>, report)];
+    while let Some((via, mut data)) = pending.pop() {
+        let started = started_ms(&data.started)
+            .ok()
+            .and_then(Timestamp::from_millis)
+            .ok_or_else(|| ApiError::validation("started must be an RFC 3339 date-time"))?;
         let behind = std::mem::take(&mut data.connected_edges);
-        if rows.len() + 1 + pending.len() + behind.len() > MAX_INSTANCES_PER_REPORT {
-            return Err(ApiError::validation(format!(
-                "A report may describe at most {MAX_INSTANCES_PER_REPORT} Edge instances (connectedEdges included)"
-            )));
-        }
-        for (index, edge) in behind.into_iter().enumerate().rev() {
-            pending.push((
-                format!("{path}connectedEdges[{index}]."),
-                depth + 1,
-                Some(data.identifier.clone()),
-                edge,
-            ));
+        for edge in behind.into_iter().rev() {
+            pending.push((Some(data.identifier.clone()), edge));
         }
         rows.push(UnleashEdgeRow {
             identifier: data.identifier,
@@ -314,24 +116,33 @@ pub fn rows_of(
     Ok(rows)
 }
 
-/// Checks a report posted with a token of `environment` and keeps it as the latest of each instance it
-/// describes, in one transaction (in the order of their identifiers, so that concurrent reports take row
-/// locks alike). No audit event: SDK-side posts are not audited.
-pub async fn record(
-    store: &Store,
-    report: EdgeInstanceData,
-    environment: &str,
-    now_ms: i64,
+/// Keeps checked reports (`vexil.v1` form: the environment of the token each was posted with, when it was
+/// received, taken as `latest_ms` when later: a relaying edge's clock may run ahead) as the latest of each instance they describe, in `conn`'s transaction,
+/// in the order of their identifiers (so that concurrent writes take row locks alike); of two reports on
+/// one instance the later received wins. No audit event: SDK-side posts are not audited.
+pub async fn write(
+    conn: &mut sqlx::AnyConnection,
+    reports: Vec<v1::UnleashEdgeReport>,
+    latest_ms: i64,
 ) -> Result<(), ApiError> {
-    let mut rows = rows_of(report, environment, now_ms)?;
-    rows.sort_by(|a, b| a.identifier.cmp(&b.identifier));
-    rows.dedup_by(|a, b| a.identifier == b.identifier);
-    let mut conn = store.bookkeeping().await?;
-    let mut tx = conn.begin().await.map_err(StoreError::from)?;
-    for row in &rows {
-        sql::upsert(&mut tx, row).await?;
+    let mut rows = Vec::new();
+    for report in reports {
+        let data = check_report(&report)?;
+        rows.extend(rows_of(
+            data,
+            &report.environment,
+            report.received_at_ms.min(latest_ms),
+        )?);
     }
-    tx.commit().await.map_err(StoreError::from)?;
+    // The latest report of each instance first, so that `dedup_by` keeps it.
+    rows.sort_by(|a, b| {
+        (&a.identifier, std::cmp::Reverse(a.last_report))
+            .cmp(&(&b.identifier, std::cmp::Reverse(b.last_report)))
+    });
+    rows.dedup_by(|a, b| a.identifier == b.identifier);
+    for row in &rows {
+        sql::upsert(&mut *conn, row).await?;
+    }
     Ok(())
 }
 

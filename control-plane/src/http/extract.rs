@@ -9,8 +9,6 @@
 //! - [`JsonBody`]: a JSON body (415 without a JSON content type, 413 over the limit, 400 naming the bad field).
 //! - [`PathParams`] and [`QueryParams`]: typed path and query parameters (400 naming the bad one).
 //! - [`ClientAddress`]: the caller's IP address (the peer, or `X-Forwarded-For` with `--trust-proxy`).
-//! - [`ClientTokenEnvironment`]: a client (backend) token on an SDK-side route of the control plane's own
-//!   (Unleash Edge's instance reports), checked as the client API checks it (401, 403 another kind).
 
 use super::AppState;
 use crate::domain::access::{self, Area, Caller, Credential};
@@ -350,32 +348,6 @@ impl FromRequestParts<Arc<AppState>> for ClientAddress {
                 .map(|ConnectInfo(peer)| peer.ip())
         };
         Ok(ClientAddress(forwarded.or_else(peer)))
-    }
-}
-
-/// The environment of a valid client (backend) token (`*` for an every-environment one), checked against
-/// what this process serves, as `vexil_serving`'s client API checks it (and noted as used): 401 without a
-/// valid unexpired token, 403 for another kind. Under `--auth-type none`, no token reads `development`.
-pub struct ClientTokenEnvironment(pub String);
-
-impl FromRequestParts<Arc<AppState>> for ClientTokenEnvironment {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &Arc<AppState>,
-    ) -> Result<Self, ApiError> {
-        let scope = vexil_serving::extract::token_scope(
-            parts,
-            &state.serving,
-            &[vexil_shared::token::TokenKind::Client],
-        )
-        .await?;
-        Ok(ClientTokenEnvironment(if scope.wildcard_environment {
-            "*".to_owned()
-        } else {
-            scope.environment.name.clone()
-        }))
     }
 }
 

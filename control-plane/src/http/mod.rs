@@ -11,7 +11,6 @@ pub mod health;
 pub mod openapi;
 pub mod state;
 pub mod telemetry;
-pub mod unleash_edge;
 
 pub use state::AppState;
 
@@ -33,7 +32,6 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(telemetry::router())
         .merge(openapi::router())
         .merge(admin::routes())
-        .merge(unleash_edge::router())
         .route_layer(axum::middleware::from_fn(telemetry::log_request))
 }
 

@@ -26,7 +26,8 @@ pub struct UnleashEdgeRow<D> {
     pub details: D,
 }
 
-/// Keeps `row` as its instance's latest report (replacing the previous one).
+/// Keeps `row` as its instance's latest report (replacing the previous one, unless that one was received
+/// later: a relayed report can arrive after a newer one).
 pub async fn upsert<D: Serialize>(
     conn: &mut AnyConnection,
     row: &UnleashEdgeRow<D>,
@@ -39,7 +40,8 @@ pub async fn upsert<D: Serialize>(
            edge_version = excluded.edge_version, region = excluded.region, hosting = excluded.hosting, \
            environment = excluded.environment, via = excluded.via, started_ms = excluded.started_ms, \
            last_report_ms = excluded.last_report_ms, \
-           connected_streaming_clients = excluded.connected_streaming_clients, details = excluded.details",
+           connected_streaming_clients = excluded.connected_streaming_clients, details = excluded.details \
+         WHERE excluded.last_report_ms >= unleash_edge_instances.last_report_ms",
     )
     .bind(&row.identifier)
     .bind(&row.app_name)

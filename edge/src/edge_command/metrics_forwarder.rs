@@ -5,11 +5,19 @@
 //! take (5xx, 429, no answer) is kept and sent again with the next; one it refused as bad (400, 413) or
 //! unauthorized is dropped, counted in `edge_metrics_dropped_total` and logged. `flush` sends what is left
 //! (at shutdown).
+//!
+//! The reports Unleash Edge instances behind this edge post about themselves (`POST /api/client/metrics/edge`,
+//! checked by `vexil-serving`) are forwarded as they came, the latest of each instance, at the same interval
+//! to the upstream's `POST /api/client/metrics/edge` with a startup token of the environment they were posted
+//! for (Unleash Edge nests them in its own report instead; this edge sends no report of its own). Kept and
+//! dropped as the metrics are; an upstream without that route (open-source Unleash answers 404) drops them.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::http::StatusCode;
+use vexil_proto::v1;
+use vexil_serving::unleash_edge_report::data_of;
 use vexil_serving::usage::{Usage, UsageSink};
 use vexil_shared::ApiError;
 
@@ -30,6 +38,8 @@ type BatchKeys = (Vec<AppKey>, Vec<MetricKey>);
 struct Pending {
     applications: BTreeMap<AppKey, serde_json::Value>,
     metrics: BTreeMap<MetricKey, (u64, u64, BTreeMap<String, u64>)>,
+    /// Unleash Edge reports by (environment, identifier): the latest received.
+    unleash_edges: BTreeMap<(String, String), v1::UnleashEdgeReport>,
 }
 
 pub struct Forwarder {
@@ -84,6 +94,9 @@ impl Forwarder {
                 application,
             );
         }
+        for report in usage.unleash_edges {
+            keep_latest(&mut pending.unleash_edges, report);
+        }
         for count in usage.counts {
             let entry = pending
                 .metrics
@@ -106,6 +119,7 @@ impl Forwarder {
     /// Sends what is pending, environment by environment.
     pub async fn flush(&self) {
         let taken = std::mem::take(&mut *self.pending());
+        self.forward_reports(taken.unleash_edges).await;
         let mut by_environment: BTreeMap<String, Pending> = BTreeMap::new();
         for (key, application) in taken.applications {
             by_environment
@@ -146,6 +160,48 @@ impl Forwarder {
                         tracing::info!(%environment, %error, "metrics not delivered; kept for the next interval");
                         self.keep(&pending, keys);
                     }
+                }
+            }
+        }
+    }
+
+    /// Posts each Unleash Edge report upstream; keeps those the upstream may take later.
+    async fn forward_reports(&self, reports: BTreeMap<(String, String), v1::UnleashEdgeReport>) {
+        for (_, report) in reports {
+            let environment = report.environment.clone();
+            let Some(token) = self
+                .tokens
+                .iter()
+                .find(|t| t.scope.environment == environment)
+                .or_else(|| self.tokens.first().filter(|_| environment == "*"))
+            else {
+                metrics::counter!("edge_metrics_dropped_total", "reason" => "no_token")
+                    .increment(1);
+                tracing::warn!(%environment, "dropping an Unleash Edge report of an environment this edge has no token for");
+                continue;
+            };
+            let Some(instance) = report.instance.clone() else {
+                continue;
+            };
+            let body = match serde_json::to_vec(&data_of(instance)) {
+                Ok(body) => body,
+                Err(_) => continue,
+            };
+            match self.http.edge_instance_data(&token.secret, body).await {
+                Ok(()) => {}
+                Err(CallError::Status(status))
+                    if !(status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS) =>
+                {
+                    metrics::counter!("edge_metrics_dropped_total", "reason" => status.as_str().to_owned()).increment(1);
+                    if status == StatusCode::NOT_FOUND {
+                        tracing::debug!(%environment, "the upstream takes no Unleash Edge reports: dropped");
+                    } else {
+                        tracing::warn!(%environment, %status, "the upstream refused an Unleash Edge report: dropped");
+                    }
+                }
+                Err(error) => {
+                    tracing::info!(%environment, %error, "Unleash Edge report not delivered; kept for the next interval");
+                    keep_latest(&mut self.pending().unleash_edges, report);
                 }
             }
         }
@@ -234,6 +290,25 @@ fn batches(pending: &Pending) -> Vec<(Vec<u8>, BatchKeys)> {
     }
     cut(&mut applications, &mut metrics, &mut keys, &mut out);
     out
+}
+
+/// Keeps `report` unless a later one of the same instance (and environment) is there.
+fn keep_latest(
+    reports: &mut BTreeMap<(String, String), v1::UnleashEdgeReport>,
+    report: v1::UnleashEdgeReport,
+) {
+    let identifier = report
+        .instance
+        .as_ref()
+        .map(|i| i.identifier.clone())
+        .unwrap_or_default();
+    let key = (report.environment.clone(), identifier);
+    if reports
+        .get(&key)
+        .is_none_or(|known| known.received_at_ms <= report.received_at_ms)
+    {
+        reports.insert(key, report);
+    }
 }
 
 const EMPTY_BODY_BYTES: usize = r#"{"applications":[],"metrics":[]}"#.len();

@@ -253,9 +253,20 @@ impl UnleashHttp {
 
     /// `POST /api/client/metrics/bulk` of `body` (JSON) with `token`.
     pub async fn bulk_metrics(&self, token: &str, body: Vec<u8>) -> Result<(), CallError> {
+        self.post_json("/api/client/metrics/bulk", token, body)
+            .await
+    }
+
+    /// `POST /api/client/metrics/edge` of `body` (an Unleash Edge's report on itself, JSON) with `token`.
+    pub async fn edge_instance_data(&self, token: &str, body: Vec<u8>) -> Result<(), CallError> {
+        self.post_json("/api/client/metrics/edge", token, body)
+            .await
+    }
+
+    async fn post_json(&self, path: &str, token: &str, body: Vec<u8>) -> Result<(), CallError> {
         let request = self
             .client
-            .post(self.url("/api/client/metrics/bulk"))
+            .post(self.url(path))
             .header(&self.token_header, token)
             .header("content-type", "application/json")
             .body(body);

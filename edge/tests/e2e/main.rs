@@ -28,4 +28,5 @@ mod ui_readme;
 mod ui_service_accounts;
 mod ui_usage;
 mod ui_vocabulary;
+mod unleash_edge_reports;
 mod usage_proxy;

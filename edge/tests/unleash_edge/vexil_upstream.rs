@@ -1,10 +1,11 @@
 //! `vexil-edge edge` in front of a Vexil control plane instead of Unleash: it reads the control plane's
 //! delta (`GET /api/client/delta` with the revision it has) rather than whole documents, and serves a change
-//! made through the admin API within the refresh interval plus 1 s.
+//! made through the admin API within the refresh interval plus 1 s; an Unleash Edge's report on itself
+//! posted to it is forwarded to the control plane's `POST /api/client/metrics/edge`.
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::processes::{self, create_enabled_flag, eventually, Process, CLIENT_TOKEN};
 use crate::unleash::Edge;
@@ -84,4 +85,56 @@ async fn in_front_of_a_vexil_control_plane_the_edge_reads_its_delta() {
     let documents = requests_on(&control_plane, "/api/client/features").await;
     assert!(deltas >= 2, "a hydration and a change at least: {deltas}");
     assert_eq!(documents, 0, "no whole document fetched");
+}
+
+#[tokio::test]
+async fn an_unleash_edge_report_posted_to_the_edge_reaches_the_vexil_control_plane() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("vexil.db").display());
+    let control_plane = Process::control_plane(&url, &[]);
+    let edge = Edge::start(&[
+        ("UPSTREAM_URL", control_plane.base.as_str()),
+        ("TOKENS", CLIENT_TOKEN),
+        ("METRICS_INTERVAL_SECONDS", "1"),
+    ]);
+    let latency = json!({"avg": 1.0, "count": 2.0, "p99": 3.0});
+    let report = json!({
+        "identifier": "01JDBEHINDVEXILEDGEMODE000", "appName": "unleash-edge-behind", "edgeVersion": "20.1.0",
+        "started": "2026-11-30T10:00:00Z",
+        "traffic": {"get": {}, "post": {}, "accessDenied": {}, "cachedResponses": {}},
+        "latencyUpstream": {"features": latency, "metrics": latency, "edge": latency},
+        "requestsSinceLastReport": {"/api/frontend": {"requests200": 4, "requests304": 0}},
+        "connectedStreamingClients": 1, "connectedEdges": []
+    });
+    let post = |token| {
+        let (base, report) = (edge.base.clone(), report.clone());
+        async move {
+            processes::request(
+                "POST",
+                &format!("{base}/api/client/metrics/edge"),
+                token,
+                &[],
+                Some(report),
+            )
+            .await
+            .status
+        }
+    };
+    assert_eq!(post(None).await, 401);
+    assert_eq!(post(Some(CLIENT_TOKEN)).await, 202);
+    eventually(
+        Duration::from_secs(10),
+        "the control plane lists the instance",
+        || async {
+            let edges =
+                processes::admin(&control_plane, "GET", "/api/admin/metrics/edges", None).await;
+            edges.body["unleashEdges"].as_array().is_some_and(|list| {
+                list.len() == 1
+                    && list[0]["identifier"] == "01JDBEHINDVEXILEDGEMODE000"
+                    && list[0]["environment"] == "development"
+                    && list[0]["connectedStreamingClients"] == 1
+            })
+        },
+    )
+    .await;
 }
