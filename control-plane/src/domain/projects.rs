@@ -4,7 +4,7 @@ use super::events::{payload, EventType};
 use super::limits::{self, Limits};
 use crate::model::name;
 use crate::store::environments as environment_store;
-use crate::store::favorites::Favorite;
+use crate::store::favorites::{self as favorite_store, Favorite};
 use crate::store::projects::{self as project_store, ProjectRow};
 use crate::store::segments as segment_store;
 use crate::store::{NewEvent, WriteTx};
@@ -149,7 +149,11 @@ pub async fn list(conn: &mut AnyConnection) -> Result<ProjectList, ApiError> {
 /// order (a negative id, an API token: none).
 pub async fn list_for(conn: &mut AnyConnection, user_id: i64) -> Result<ProjectList, ApiError> {
     let mut list = list(conn).await?;
-    let favorites = super::favorites::of_user(conn, Favorite::Project, user_id).await?;
+    let favorites = if user_id < 0 {
+        Default::default()
+    } else {
+        favorite_store::of_user(conn, Favorite::Project, user_id).await?
+    };
     for project in &mut list.projects {
         project.favorite = favorites.contains(&project.id);
     }
