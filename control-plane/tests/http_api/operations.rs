@@ -159,6 +159,10 @@ async fn the_openapi_document_covers_every_route() {
         ("/api/admin/service-account/{id}/token", "post"),
         ("/api/admin/service-account/{id}/token/{tokenId}", "delete"),
         ("/api/admin/service-account/{id}/permissions", "get"),
+        ("/api/admin/auth/oidc/settings", "get"),
+        ("/api/admin/auth/oidc/settings", "post"),
+        ("/api/admin/auth/simple/settings", "get"),
+        ("/api/admin/auth/simple/settings", "post"),
         (
             "/api/admin/projects/{projectId}/change-requests/config",
             "get",
