@@ -2,7 +2,7 @@
 //! secret), the create form (the new secret shown once, in a read-only field with a Copy button), and revoking a token
 //! after a confirmation page. Admins only, as the admin API's `Access` area: anyone else gets its 403 page.
 
-use super::controls::{field, last_used, when};
+use super::controls::{field, last_used, secret_field, when};
 use super::field_errors::FieldErrors;
 use super::page::{Page, UiError};
 use super::paging::Paged;
@@ -193,15 +193,7 @@ fn created_card(created: &ApiToken) -> Markup {
         section.card.access.token-created aria-labelledby="created-title" {
             h2 #created-title { "Token " (created.token_name) " created" }
             p { "Copy the secret now: it is not shown again." }
-            div.field {
-                label for="token-secret" { "Secret" }
-                div.secret-line {
-                    input #token-secret type="text" readonly value=(created.secret.as_deref().unwrap_or_default())
-                        spellcheck="false" autocomplete="off";
-                    button type="button" data-copy="token-secret" { "Copy" }
-                }
-                p.hint.copy-status aria-live="polite" {}
-            }
+            (secret_field(created.secret.as_deref().unwrap_or_default()))
         }
     }
 }

@@ -64,6 +64,21 @@ pub fn switch(who: &SignedIn, label: &str, enabled: bool, action: &str, back: &s
     }
 }
 
+/// A new token's secret, shown once: read-only, with a Copy button (the page's script copies it and says so in
+/// the live line below).
+pub fn secret_field(secret: &str) -> Markup {
+    html! {
+        div.field {
+            label for="token-secret" { "Secret" }
+            div.secret-line {
+                input #token-secret type="text" readonly value=(secret) spellcheck="false" autocomplete="off";
+                button type="button" data-copy="token-secret" { "Copy" }
+            }
+            p.hint.copy-status aria-live="polite" {}
+        }
+    }
+}
+
 /// The first submit button of a form with several (rows added or removed, the form redrawn): Enter in a text
 /// field presses a form's first submit button, so this one makes Enter save, never "Remove". Out of sight and
 /// of the tab order, hidden from assistive technology: the visible button that saves, `label`, follows.

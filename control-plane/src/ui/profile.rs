@@ -3,7 +3,7 @@
 //! secret shown once with a Copy button; revoke) and a password change (which ends every session, so the
 //! next page is the sign-in). An admin-token sign-in or `--auth-type none` has no account: the page says so.
 
-use super::controls::{field, last_used, when};
+use super::controls::{field, last_used, secret_field, when};
 use super::field_errors::FieldErrors;
 use super::page::{Page, UiError};
 use super::scope::Done;
@@ -137,15 +137,7 @@ fn account_markup(
                 div.card.token-created {
                     h3 { "Token " (created.description) " created" }
                     p { "Copy the secret now: it is not shown again." }
-                    div.field {
-                        label for="token-secret" { "Secret" }
-                        div.secret-line {
-                            input #token-secret type="text" readonly value=(created.secret.as_deref().unwrap_or_default())
-                                spellcheck="false" autocomplete="off";
-                            button type="button" data-copy="token-secret" { "Copy" }
-                        }
-                        p.hint.copy-status aria-live="polite" {}
-                    }
+                    (secret_field(created.secret.as_deref().unwrap_or_default()))
                 }
             }
             @if pats.is_empty() {

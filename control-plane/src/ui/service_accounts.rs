@@ -4,7 +4,7 @@
 //! confirmation. Admins only, as the admin API's `Access` area: anyone else gets its 403 page.
 
 use super::access_forms::{role_name, role_options};
-use super::controls::{field, last_used, when};
+use super::controls::{field, last_used, secret_field, when};
 use super::field_errors::FieldErrors;
 use super::page::{Page, UiError};
 use super::paging::Paged;
@@ -256,15 +256,7 @@ fn account_markup(who: &SignedIn, account: &ServiceAccount, view: &AccountView<'
             @if let Some(created) = view.created {
                 div.card.token-created {
                     p { strong { "Token “" (created.description) "” created." } " Copy the secret now: it is not shown again." }
-                    div.field {
-                        label for="token-secret" { "Secret" }
-                        div.secret-line {
-                            input #token-secret type="text" readonly value=(created.secret.as_deref().unwrap_or_default())
-                                spellcheck="false" autocomplete="off";
-                            button type="button" data-copy="token-secret" { "Copy" }
-                        }
-                        p.hint.copy-status aria-live="polite" {}
-                    }
+                    (secret_field(created.secret.as_deref().unwrap_or_default()))
                 }
             }
             @if account.tokens.is_empty() {
