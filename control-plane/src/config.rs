@@ -164,6 +164,10 @@ pub struct Config {
     /// OpenID Connect sign-in through Unleash's `OIDC_*` variables.
     #[command(flatten)]
     pub oidc: OidcEnv,
+
+    /// SAML 2.0 sign-in through Unleash's `SAML_*` variables.
+    #[command(flatten)]
+    pub saml: SamlEnv,
 }
 
 /// OpenID Connect sign-in configured by Unleash's environment variables. With `OIDC_ENABLED` given (true
@@ -227,6 +231,100 @@ impl OidcEnv {
             enable_pkce: true,
             ..Default::default()
         })
+    }
+}
+
+/// SAML 2.0 sign-in configured by Unleash's environment variables. With `SAML_ENABLED` given (true or
+/// false) these win over the settings stored through the API, which become read-only, and
+/// `samlConfiguredThroughEnv` is true.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SamlEnv {
+    /// Turn SAML 2.0 sign-in on (true) or off (false); given, the other `SAML_*` values apply.
+    #[arg(long, env = "SAML_ENABLED", action = clap::ArgAction::Set)]
+    pub saml_enabled: Option<bool>,
+    /// The identity provider's entity ID (the issuer of its responses).
+    #[arg(long, env = "SAML_ENTITY_ID")]
+    pub saml_entity_id: Option<String>,
+    /// The identity provider's single sign-on URL.
+    #[arg(long, env = "SAML_SIGNON_URL")]
+    pub saml_signon_url: Option<String>,
+    /// The identity provider's signing certificate (PEM or its base64 body).
+    #[arg(long, env = "SAML_CERTIFICATE")]
+    pub saml_certificate: Option<String>,
+    /// A file holding that certificate, read at start (when `SAML_CERTIFICATE` is not given).
+    #[arg(long, env = "SAML_CERTIFICATE_FILE")]
+    pub saml_certificate_file: Option<std::path::PathBuf>,
+    /// The identity provider's single logout URL.
+    #[arg(long, env = "SAML_SIGNOUT_URL")]
+    pub saml_signout_url: Option<String>,
+    /// The private key (PEM) that signs sign-out requests.
+    #[arg(long, env = "SAML_SIGNOUT_CERTIFICATE", hide_env_values = true)]
+    pub saml_signout_certificate: Option<String>,
+    /// A file holding that key, read at start.
+    #[arg(long, env = "SAML_SIGNOUT_CERTIFICATE_PATH")]
+    pub saml_signout_certificate_path: Option<std::path::PathBuf>,
+    /// Create users at their first sign-in.
+    #[arg(long, env = "SAML_AUTO_CREATE", action = clap::ArgAction::Set, default_value_t = false)]
+    pub saml_auto_create: bool,
+    /// Comma-separated e-mail domains users must have to be created.
+    #[arg(long, env = "SAML_EMAIL_DOMAINS")]
+    pub saml_email_domains: Option<String>,
+    /// The root role of created users: Viewer, Editor (default) or Admin.
+    #[arg(long, env = "SAML_DEFAULT_ROOT_ROLE")]
+    pub saml_default_root_role: Option<String>,
+    #[arg(long, env = "SAML_ENABLE_GROUP_SYNCING", action = clap::ArgAction::Set, default_value_t = false)]
+    pub saml_enable_group_syncing: bool,
+    /// The assertion attribute that lists the groups (default `groups`).
+    #[arg(long, env = "SAML_GROUP_JSON_PATH")]
+    pub saml_group_json_path: Option<String>,
+}
+
+impl SamlEnv {
+    /// The settings these give, when `SAML_ENABLED` is given; an error names a file that cannot be read.
+    pub fn settings(&self) -> Result<Option<crate::domain::saml_settings::SamlSettings>, String> {
+        let Some(enabled) = self.saml_enabled else {
+            return Ok(None);
+        };
+        let text = |value: &Option<String>| {
+            value
+                .as_deref()
+                .map(str::trim)
+                .filter(|text| !text.is_empty())
+                .map(str::to_owned)
+        };
+        let from_file =
+            |value: &Option<String>, path: &Option<std::path::PathBuf>, name: &str| match (
+                text(value),
+                path,
+            ) {
+                (Some(value), _) => Ok(Some(value)),
+                (None, Some(path)) => std::fs::read_to_string(path)
+                    .map(|text| Some(text.trim().to_owned()))
+                    .map_err(|error| format!("{name} {}: {error}", path.display())),
+                (None, None) => Ok(None),
+            };
+        Ok(Some(crate::domain::saml_settings::SamlSettings {
+            enabled,
+            entity_id: text(&self.saml_entity_id),
+            sign_on_url: text(&self.saml_signon_url),
+            certificate: from_file(
+                &self.saml_certificate,
+                &self.saml_certificate_file,
+                "SAML_CERTIFICATE_FILE",
+            )?,
+            sign_out_url: text(&self.saml_signout_url),
+            sp_certificate: from_file(
+                &self.saml_signout_certificate,
+                &self.saml_signout_certificate_path,
+                "SAML_SIGNOUT_CERTIFICATE_PATH",
+            )?,
+            auto_create: self.saml_auto_create,
+            email_domains: text(&self.saml_email_domains),
+            default_root_role: text(&self.saml_default_root_role),
+            enable_group_syncing: self.saml_enable_group_syncing,
+            group_json_path: text(&self.saml_group_json_path),
+            ..Default::default()
+        }))
     }
 }
 

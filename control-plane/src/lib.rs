@@ -16,6 +16,7 @@ pub mod ingest;
 pub mod model;
 pub mod oidc;
 pub mod publisher;
+pub mod saml;
 pub mod server;
 pub mod store;
 pub mod time;

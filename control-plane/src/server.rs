@@ -32,6 +32,8 @@ pub enum StartError {
     Io(#[from] std::io::Error),
     #[error("cannot set up TLS on the gRPC listener: {0}")]
     GrpcTls(String),
+    #[error("cannot read the SAML settings: {0}")]
+    Saml(String),
 }
 
 /// Runs the control plane until SIGTERM or SIGINT; in-flight requests finish first.
@@ -107,8 +109,10 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         sign_in_config: crate::domain::sso_settings::SignInConfig {
             password_flag: !config.disable_password_auth,
             oidc_env: config.oidc.settings(),
+            saml_env: config.saml.settings().map_err(StartError::Saml)?,
         },
         oidc: Default::default(),
+        saml: Default::default(),
         base_path: config.base_path.clone(),
         prometheus,
         openapi: http::openapi::render(openapi, &config.base_path),

@@ -34,6 +34,7 @@ pub mod project_environments;
 pub mod project_tokens;
 pub mod projects;
 pub mod roles;
+pub mod saml_settings;
 pub mod search;
 pub mod segments;
 pub mod service_accounts;

@@ -3,12 +3,14 @@
 //! settings, or given by Unleash's `OIDC_*` environment variables, which win over the database and make the
 //! OIDC settings read-only through the API.
 //!
-//! The one rule that keeps an instance reachable: password sign-in can be switched off only while an
-//! OpenID Connect sign-in is configured and enabled; without one, a stored `disabled: true` does not hold
-//! (the answer says so). The operator's admin-token sign-in on `/login` stays whatever these say.
+//! The one rule that keeps an instance reachable: password sign-in can be switched off only while a
+//! single sign-on (OpenID Connect, or SAML 2.0: `domain::saml_settings`) is configured and enabled; without
+//! one, a stored `disabled: true` does not hold (the answer says so). The operator's admin-token sign-in on `/login` stays whatever these say.
 
 use super::events::EventType;
 use super::roles::{RoleReference, RootRole};
+use super::saml_settings::{self, SamlSettings};
+use super::sso_sign_in::Provisioning;
 use crate::store::settings as settings_store;
 use crate::store::WriteTx;
 use serde::{Deserialize, Serialize};
@@ -62,27 +64,20 @@ impl OidcSettings {
         self.enabled && self.discover_url.is_some() && self.client_id.is_some()
     }
 
-    /// The root role a created user gets.
-    pub fn default_role(&self) -> RootRole {
-        self.default_root_role_id
-            .and_then(RootRole::from_id)
-            .or_else(|| {
-                let name = self.default_root_role.as_deref()?;
-                RootRole::from_reference("defaultRootRole", &RoleReference::Name(name.to_owned()))
-                    .ok()
-            })
-            .unwrap_or(RootRole::Editor)
+    /// Who may be created, with which role, and whether groups are synced.
+    pub fn provisioning(&self) -> Provisioning {
+        Provisioning::new(
+            self.auto_create,
+            self.email_domains.as_deref(),
+            self.default_root_role_id,
+            self.default_root_role.as_deref(),
+            self.enable_group_syncing,
+        )
     }
 
-    /// The e-mail domains a created user must have (lower case; empty: any).
-    pub fn email_domains(&self) -> Vec<String> {
-        self.email_domains
-            .as_deref()
-            .unwrap_or_default()
-            .split(',')
-            .map(|domain| domain.trim().trim_start_matches('@').to_lowercase())
-            .filter(|domain| !domain.is_empty())
-            .collect()
+    /// The root role a created user gets.
+    pub fn default_role(&self) -> RootRole {
+        self.provisioning().default_role
     }
 
     pub fn group_path(&self) -> &str {
@@ -112,8 +107,8 @@ impl OidcSettings {
 /// Password sign-in (passwordAuthSchema).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 pub struct PasswordAuth {
-    /// Whether username/password sign-in is disabled. Holds only while an OpenID Connect sign-in is
-    /// configured and enabled.
+    /// Whether username/password sign-in is disabled. Holds only while a single sign-on (OpenID Connect
+    /// or SAML 2.0) is configured and enabled.
     #[serde(default)]
     pub disabled: bool,
 }
@@ -126,6 +121,8 @@ pub struct SignInConfig {
     /// The OpenID Connect settings of the `OIDC_*` variables (`OIDC_ENABLED` given), which win over the
     /// database.
     pub oidc_env: Option<OidcSettings>,
+    /// The SAML settings of the `SAML_*` variables (`SAML_ENABLED` given), which win over the database.
+    pub saml_env: Option<SamlSettings>,
 }
 
 fn clean(value: Option<String>) -> Option<String> {
@@ -154,8 +151,8 @@ pub async fn password_setting(conn: &mut AnyConnection) -> Result<PasswordAuth, 
         .unwrap_or_default())
 }
 
-/// Whether password sign-in is on: the flag allows it and it is not switched off while an OpenID Connect
-/// sign-in is usable (an instance with no single sign-on never loses its password sign-in).
+/// Whether password sign-in is on: the flag allows it and it is not switched off while a single sign-on is
+/// usable (an instance with no single sign-on never loses its password sign-in).
 pub async fn password_sign_in(
     conn: &mut AnyConnection,
     config: &SignInConfig,
@@ -166,7 +163,7 @@ pub async fn password_sign_in(
     if !password_setting(conn).await?.disabled {
         return Ok(true);
     }
-    Ok(!oidc(conn, config).await?.usable())
+    Ok(!oidc(conn, config).await?.usable() && !saml_settings::saml(conn, config).await?.usable())
 }
 
 /// Checks and normalises OIDC settings from the API; a missing secret keeps `stored`'s.
@@ -324,7 +321,10 @@ mod tests {
             default_root_role: Some("viewer".to_owned()),
             ..OidcSettings::default()
         };
-        assert_eq!(settings.email_domains(), ["example.com", "corp.example"]);
+        assert_eq!(
+            settings.provisioning().email_domains,
+            ["example.com", "corp.example"]
+        );
         assert_eq!(settings.default_role(), RootRole::Viewer);
         assert_eq!(OidcSettings::default().default_role(), RootRole::Editor);
         assert_eq!(settings.group_path(), "groups");

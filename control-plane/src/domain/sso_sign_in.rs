@@ -4,8 +4,7 @@
 //! one `group-user-added` / `group-user-removed` event each). Groups without SSO mappings are left alone.
 
 use super::events::EventType;
-use super::roles::RoleReference;
-use super::sso_settings::OidcSettings;
+use super::roles::{RoleReference, RootRole};
 use super::users::{self, CreateUser};
 use crate::store::groups::{self as group_store, MemberRow};
 use crate::store::users::{self as user_store, UserRow};
@@ -22,14 +21,57 @@ pub struct Identity {
     pub groups: Option<Vec<String>>,
 }
 
+/// Who a single sign-on may create, with which root role, and whether it syncs groups: the same rules for
+/// OpenID Connect and SAML.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provisioning {
+    pub auto_create: bool,
+    /// The e-mail domains a created user must have (lower case; empty: any).
+    pub email_domains: Vec<String>,
+    pub default_role: RootRole,
+    pub group_syncing: bool,
+}
+
+impl Provisioning {
+    /// From Unleash's settings fields: `emailDomains` comma-separated, the role by id (first) or name,
+    /// Editor when neither names one.
+    pub fn new(
+        auto_create: bool,
+        email_domains: Option<&str>,
+        role_id: Option<i64>,
+        role_name: Option<&str>,
+        group_syncing: bool,
+    ) -> Provisioning {
+        let default_role = role_id
+            .and_then(RootRole::from_id)
+            .or_else(|| {
+                let name = role_name?;
+                RootRole::from_reference("defaultRootRole", &RoleReference::Name(name.to_owned()))
+                    .ok()
+            })
+            .unwrap_or(RootRole::Editor);
+        Provisioning {
+            auto_create,
+            email_domains: email_domains
+                .unwrap_or_default()
+                .split(',')
+                .map(|domain| domain.trim().trim_start_matches('@').to_lowercase())
+                .filter(|domain| !domain.is_empty())
+                .collect(),
+            default_role,
+            group_syncing,
+        }
+    }
+}
+
 fn refused(message: String) -> ApiError {
     ApiError::new(ErrorKind::NoAccess, message)
 }
 
-/// The user `identity` signs in as, created or with their groups synced as `settings` say.
+/// The user `identity` signs in as, created or with their groups synced as `rules` say.
 pub async fn resolve(
     tx: &mut WriteTx,
-    settings: &OidcSettings,
+    rules: &Provisioning,
     identity: &Identity,
 ) -> Result<UserRow, ApiError> {
     let email = identity.email.trim();
@@ -37,7 +79,7 @@ pub async fn resolve(
     let row = match existing {
         Some(row) => row,
         None => {
-            if !settings.auto_create {
+            if !rules.auto_create {
                 return Err(refused(format!(
                     "No Vexil user has the e-mail address {email}: ask an Admin to add you (or to switch on \
                      creating users at their first single sign-on)"
@@ -47,8 +89,7 @@ pub async fn resolve(
                 .rsplit_once('@')
                 .map(|(_, domain)| domain.to_lowercase())
                 .unwrap_or_default();
-            let domains = settings.email_domains();
-            if !domains.is_empty() && !domains.contains(&domain) {
+            if !rules.email_domains.is_empty() && !rules.email_domains.contains(&domain) {
                 return Err(refused(format!(
                     "Users of the e-mail domain {domain} are not created here: ask an Admin to add you"
                 )));
@@ -58,13 +99,13 @@ pub async fn resolve(
                 email: Some(email.to_owned()),
                 name: identity.name.clone(),
                 password: None,
-                root_role: RoleReference::Id(settings.default_role().id()),
+                root_role: RoleReference::Id(rules.default_role.id()),
             };
             let user = users::create(tx, input, None).await?;
             users::require(tx.conn(), user.id).await?
         }
     };
-    if settings.enable_group_syncing {
+    if rules.group_syncing {
         if let Some(groups) = &identity.groups {
             sync_groups(tx, row.id, groups).await?;
         }

@@ -26,6 +26,8 @@ pub struct Instance<'a> {
     pub password_auth: bool,
     /// The `OIDC_*` variables configure OpenID Connect.
     pub oidc_configured_through_env: bool,
+    /// The `SAML_*` variables configure SAML 2.0.
+    pub saml_configured_through_env: bool,
     pub limits: &'a Limits,
 }
 
@@ -163,7 +165,7 @@ pub async fn get(conn: &mut AnyConnection, instance: &Instance<'_>) -> Result<Ui
             instance_id,
         },
         oidc_configured_through_env: instance.oidc_configured_through_env,
-        saml_configured_through_env: false,
+        saml_configured_through_env: instance.saml_configured_through_env,
     })
 }
 

@@ -367,8 +367,10 @@ mod tests {
             sign_in_config: crate::domain::sso_settings::SignInConfig {
                 password_flag: true,
                 oidc_env: None,
+                saml_env: None,
             },
             oidc: Default::default(),
+            saml: Default::default(),
             base_path: String::new(),
             prometheus: metrics_exporter_prometheus::PrometheusBuilder::new()
                 .build_recorder()

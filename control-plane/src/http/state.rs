@@ -3,11 +3,13 @@
 use crate::domain::limits::Limits;
 use crate::domain::passwords::PasswordWork;
 use crate::domain::playground::CompiledDocuments;
+use crate::domain::saml_settings::{self, SamlSettings};
 use crate::domain::sign_in_throttle::SignInThrottle;
 use crate::domain::sso_settings::{self, OidcSettings, SignInConfig};
 use crate::domain::webhook_targets::WebhookTargets;
 use crate::oidc::OidcFlows;
 use crate::publisher::published::Published;
+use crate::saml::SamlFlows;
 use crate::store::{Store, WriteTx};
 use crate::time::Clock;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -27,11 +29,13 @@ pub struct AppState {
     pub store: Store,
     /// False with `--auth-type none`.
     pub auth_enabled: bool,
-    /// `--disable-password-auth` and the `OIDC_*` variables: with the stored settings, who may sign in how
+    /// `--disable-password-auth`, the `OIDC_*` and the `SAML_*` variables: with the stored settings, who may sign in how
     /// (`domain::sso_settings`).
     pub sign_in_config: SignInConfig,
     /// OpenID Connect sign-ins in flight, and the client that talks to the provider.
     pub oidc: OidcFlows,
+    /// SAML 2.0 sign-ins in flight.
+    pub saml: SamlFlows,
     /// "" or "/x".
     pub base_path: String,
     pub prometheus: PrometheusHandle,
@@ -73,6 +77,12 @@ impl AppState {
     pub async fn oidc_settings(&self) -> Result<OidcSettings, ApiError> {
         let mut conn = self.store.read().await?;
         sso_settings::oidc(&mut conn, &self.sign_in_config).await
+    }
+
+    /// The SAML settings in force (the environment's, else the stored ones).
+    pub async fn saml_settings(&self) -> Result<SamlSettings, ApiError> {
+        let mut conn = self.store.read().await?;
+        saml_settings::saml(&mut conn, &self.sign_in_config).await
     }
 
     /// Commits a configuration write and, when it changed something, waits until this process's own SDK

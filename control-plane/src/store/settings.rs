@@ -18,6 +18,8 @@ enum Setting {
     Oidc,
     /// Password sign-in: `{"disabled": bool}`.
     PasswordAuth,
+    /// SAML 2.0 sign-in: the API's settings object with the sign-out signing key.
+    Saml,
 }
 
 impl Setting {
@@ -27,6 +29,7 @@ impl Setting {
             Setting::InstanceId => "instance_id",
             Setting::Oidc => "auth_oidc",
             Setting::PasswordAuth => "auth_simple",
+            Setting::Saml => "auth_saml",
         }
     }
 }
@@ -101,6 +104,20 @@ pub async fn set_oidc_settings<T: Serialize>(
     settings: &T,
 ) -> Result<(), StoreError> {
     set(conn, Setting::Oidc, settings).await
+}
+
+/// The stored SAML settings (sign-out key included), if ever set.
+pub async fn saml_settings<T: DeserializeOwned>(
+    conn: &mut AnyConnection,
+) -> Result<Option<T>, StoreError> {
+    get(conn, Setting::Saml).await
+}
+
+pub async fn set_saml_settings<T: Serialize>(
+    conn: &mut AnyConnection,
+    settings: &T,
+) -> Result<(), StoreError> {
+    set(conn, Setting::Saml, settings).await
 }
 
 /// The stored password sign-in setting (`{disabled}`), if ever set.

@@ -41,6 +41,7 @@ pub mod paging;
 pub mod playground;
 pub mod profile;
 pub mod projects;
+pub mod saml_sign_in;
 pub mod scope;
 pub mod search;
 pub mod segments;
@@ -49,6 +50,7 @@ pub mod session;
 pub mod settings;
 pub mod sign_in;
 pub mod single_sign_on;
+pub mod single_sign_on_saml;
 pub mod strategy_definitions;
 pub mod strategy_form;
 pub mod usage;
@@ -89,6 +91,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         // Signing in, the assets, flags and their strategies, segments, the archive.
         .merge(sign_in::routes())
         .merge(oidc_sign_in::routes())
+        .merge(saml_sign_in::routes())
         .merge(assets::routes())
         .merge(flags::routes())
         .merge(flag::routes())

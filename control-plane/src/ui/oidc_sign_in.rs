@@ -53,8 +53,13 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/auth/oidc/callback", get(callback))
 }
 
-/// The page of a sign-in that did not happen: why, and the way back.
-fn refused_page(state: &AppState, error: &ApiError) -> Response {
+/// The page of a sign-in that did not happen: why, and the way back; the sign-in's state cookie
+/// (`state_cookie`) goes.
+pub(super) fn refused_page(
+    state: &AppState,
+    error: &ApiError,
+    state_cookie: &'static str,
+) -> Response {
     let shell = Shell {
         base: state.base_path.clone(),
         ..Shell::default()
@@ -77,10 +82,44 @@ fn refused_page(state: &AppState, error: &ApiError) -> Response {
     response.headers_mut().append(
         SET_COOKIE,
         ui_cookie(
-            STATE_COOKIE,
+            state_cookie,
             String::new(),
             &state.base_path,
             false,
+            Some(cookie::time::Duration::ZERO),
+        ),
+    );
+    response
+}
+
+/// A single sign-on done: the session cookie (as a password sign-in sets it), the sign-in's state cookie
+/// (`state_cookie`) gone, and to `next`.
+pub(super) fn signed_in(
+    state: &AppState,
+    headers: &HeaderMap,
+    session: String,
+    next: &str,
+    state_cookie: &'static str,
+) -> Response {
+    let https = is_https(headers);
+    let mut response = see_other(next);
+    response.headers_mut().append(
+        SET_COOKIE,
+        ui_cookie(
+            SESSION_COOKIE,
+            session,
+            &state.base_path,
+            https,
+            Some(cookie::time::Duration::hours(SESSION_HOURS)),
+        ),
+    );
+    response.headers_mut().append(
+        SET_COOKIE,
+        ui_cookie(
+            state_cookie,
+            String::new(),
+            &state.base_path,
+            https,
             Some(cookie::time::Duration::ZERO),
         ),
     );
@@ -118,7 +157,7 @@ pub async fn start(
             );
             response
         }
-        Err(error) => refused_page(&state, &error),
+        Err(error) => refused_page(&state, &error, STATE_COOKIE),
     }
 }
 
@@ -129,32 +168,8 @@ pub async fn callback(
     headers: HeaderMap,
 ) -> Response {
     match finish(&state, query, &headers).await {
-        Ok((session, next)) => {
-            let https = is_https(&headers);
-            let mut response = see_other(&next);
-            response.headers_mut().append(
-                SET_COOKIE,
-                ui_cookie(
-                    SESSION_COOKIE,
-                    session,
-                    &state.base_path,
-                    https,
-                    Some(cookie::time::Duration::hours(SESSION_HOURS)),
-                ),
-            );
-            response.headers_mut().append(
-                SET_COOKIE,
-                ui_cookie(
-                    STATE_COOKIE,
-                    String::new(),
-                    &state.base_path,
-                    https,
-                    Some(cookie::time::Duration::ZERO),
-                ),
-            );
-            response
-        }
-        Err(error) => refused_page(&state, &error),
+        Ok((session, next)) => signed_in(&state, &headers, session, &next, STATE_COOKIE),
+        Err(error) => refused_page(&state, &error, STATE_COOKIE),
     }
 }
 
@@ -193,7 +208,7 @@ async fn finish(
         finished.identity.email
     ));
     let mut tx = state.store.begin_write(&actor).await?;
-    let row = sso_sign_in::resolve(&mut tx, &settings, &finished.identity).await?;
+    let row = sso_sign_in::resolve(&mut tx, &settings.provisioning(), &finished.identity).await?;
     state.commit(tx).await?;
     let (_, session) = users::open_session(&state.store, row).await?;
     Ok((session, local_path(&state.base_path, Some(&finished.next))))

@@ -36,11 +36,20 @@ struct SignInForm<'a> {
     /// The CSRF token of the visitor's `vexil-csrf` cookie.
     csrf: &'a str,
     error: Option<&'a str>,
-    token_allowed: bool,
+    offered: Offered,
+}
+
+/// What the sign-in page offers.
+#[derive(Debug, Clone, Copy)]
+struct Offered {
+    /// The admin token at once (no user exists yet).
+    token: bool,
     /// Password sign-in is on (`sso_settings::password_sign_in`).
-    password_allowed: bool,
+    password: bool,
     /// An OpenID Connect sign-in is configured: its button shows.
     oidc: bool,
+    /// A SAML 2.0 sign-in is configured: its button shows.
+    saml: bool,
 }
 
 fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
@@ -52,31 +61,36 @@ fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
                 @if let Some(error) = form.error {
                     p.error-box role="alert" { (error) }
                 }
-                @if form.oidc {
+                @if form.offered.oidc {
                     p.sso-sign-in {
-                        a.button.primary href=(oidc_link(shell, form.next)) { "Sign in with OpenID Connect" }
+                        a.button.primary href=(sso_link(shell, "oidc", form.next)) { "Sign in with OpenID Connect" }
                     }
                 }
-                @if !form.password_allowed && !form.token_allowed {
+                @if form.offered.saml {
+                    p.sso-sign-in {
+                        a.button.primary href=(sso_link(shell, "saml", form.next)) { "Sign in with SAML 2.0" }
+                    }
+                }
+                @if !form.offered.password && !form.offered.token {
                     p.muted { "Password sign-in is switched off on this instance." }
                 }
-                @if form.password_allowed || form.token_allowed {
+                @if form.offered.password || form.offered.token {
                     form method="post" action=(shell.link("/login")) {
                         input type="hidden" name="next" value=(form.next);
                         input type="hidden" name="csrf" value=(form.csrf);
-                        @if form.password_allowed {
+                        @if form.offered.password {
                             div.field {
                                 label for="username" { "Username" }
                                 input #username type="text" name="username" autocomplete="username"
-                                    value=(form.username) required[!form.token_allowed];
+                                    value=(form.username) required[!form.offered.token];
                             }
                             div.field {
                                 label for="password" { "Password" }
                                 input #password type="password" name="password" autocomplete="current-password"
-                                    required[!form.token_allowed];
+                                    required[!form.offered.token];
                             }
                         }
-                        @if form.token_allowed {
+                        @if form.offered.token {
                             div.field {
                                 label for="token" { "Admin token" }
                                 span.hint #token-hint {
@@ -88,7 +102,7 @@ fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
                         div.actions { button.primary type="submit" { "Sign in" } }
                     }
                 }
-                @if !form.token_allowed {
+                @if !form.offered.token {
                     details.admin-token-sign-in {
                         summary { "Sign in with an admin token" }
                         form method="post" action=(shell.link("/login")) {
@@ -112,18 +126,24 @@ fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
     Page { status, markup }
 }
 
-/// `/auth/oidc/login` with the page to go to after.
-fn oidc_link(shell: &Shell, next: &str) -> String {
+/// `/auth/<protocol>/login` with the page to go to after.
+fn sso_link(shell: &Shell, protocol: &str, next: &str) -> String {
     let next: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
-    shell.link(&format!("/auth/oidc/login?next={next}"))
+    shell.link(&format!("/auth/{protocol}/login?next={next}"))
 }
 
-/// What the sign-in page offers: (the admin token at once, password sign-in, OpenID Connect).
-async fn offered(state: &AppState) -> Result<(bool, bool, bool), ApiError> {
+/// What the sign-in page offers now.
+async fn offered(state: &AppState) -> Result<Offered, ApiError> {
     let password = state.password_sign_in().await?;
     let oidc = state.oidc_settings().await?.usable();
+    let saml = state.saml_settings().await?.usable();
     let mut conn = state.store.read().await?;
-    Ok((!users::any_user(&mut conn).await?, password, oidc))
+    Ok(Offered {
+        token: !users::any_user(&mut conn).await?,
+        password,
+        oidc,
+        saml,
+    })
 }
 
 /// `GET /login`.
@@ -140,15 +160,12 @@ pub async fn page(
     };
     let next = local_path(&state.base_path, next.next.as_deref());
     let (secret, set_cookie) = anonymous_csrf_secret(&headers, &state.base_path)?;
-    let (token_allowed, password_allowed, oidc) = offered(&state).await?;
     let form = SignInForm {
         username: "",
         next: &next,
         csrf: &csrf_of(&secret),
         error: None,
-        token_allowed,
-        password_allowed,
-        oidc,
+        offered: offered(&state).await?,
     };
     Ok(with_cookie(
         render(&shell, form, StatusCode::OK),
@@ -183,7 +200,7 @@ pub async fn sign_in(
     let next = local_path(&state.base_path, form.get("next"));
     let username = form.text("username");
     let https = is_https(&headers);
-    let (allowed, password_allowed, oidc) = match offered(&state).await {
+    let offered = match offered(&state).await {
         Ok(offered) => offered,
         Err(error) => return UiError::from(error).into_response(),
     };
@@ -198,9 +215,7 @@ pub async fn sign_in(
             next: &next,
             csrf: &csrf,
             error: Some(message),
-            token_allowed: allowed,
-            password_allowed,
-            oidc,
+            offered,
         };
         with_cookie(render(&shell, form, status), set_cookie.clone())
     };
@@ -236,7 +251,7 @@ pub async fn sign_in(
             Err(error) => UiError::from(error).into_response(),
         };
     }
-    if !password_allowed {
+    if !offered.password {
         return refuse("Password sign-in is disabled", StatusCode::NOT_FOUND);
     }
     let bounds = SignInBounds {

@@ -1,13 +1,16 @@
 //! `/admin/auth`, "Single sign-on" (Admins only, as `/api/admin/auth/*`): the OpenID Connect settings with
-//! the redirect URI to give the provider, and the password sign-in switch with the rule that keeps an
-//! instance reachable. With the `OIDC_*` variables set the OIDC settings are shown read-only, saying why.
+//! the redirect URI to give the provider, the SAML 2.0 settings (`single_sign_on_saml`) and the password
+//! sign-in switch with the rule that keeps an instance reachable. With the `OIDC_*` (or `SAML_*`)
+//! variables set those settings are shown read-only, saying why.
 
 use super::controls::field;
 use super::oidc_sign_in::callback_uri;
 use super::page::{Page, UiError};
 use super::scope::{written, Done};
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
+use super::single_sign_on_saml;
 use crate::domain::access::Area;
+use crate::domain::saml_settings::{self, SamlSettings};
 use crate::domain::sso_settings::{self, OidcSettings, PasswordAuth, SIGNING_ALGORITHMS};
 use crate::http::state::AppState;
 use axum::extract::State;
@@ -24,13 +27,15 @@ pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/admin/auth", get(page))
         .route("/admin/auth/oidc", post(save_oidc))
+        .route("/admin/auth/saml", post(save_saml))
         .route("/admin/auth/password", post(save_password))
 }
 
-/// The OIDC form as typed, with the refusal, after a failed save.
-struct Draft {
-    settings: OidcSettings,
-    error: ApiError,
+/// A form as typed, with the refusal, after a failed save.
+enum Draft {
+    None,
+    Oidc(OidcSettings, ApiError),
+    Saml(crate::domain::saml_settings::SamlSettings, ApiError),
 }
 
 fn text(value: &Option<String>) -> &str {
@@ -41,7 +46,7 @@ async fn draw(
     state: &AppState,
     who: &SignedIn,
     headers: &HeaderMap,
-    draft: Option<Draft>,
+    draft: Draft,
     status: StatusCode,
 ) -> Result<Response, UiError> {
     who.authorize(true, Area::Access)?;
@@ -54,9 +59,14 @@ async fn draw(
         sso_settings::password_setting(&mut conn).await?
     };
     let (settings, error) = match &draft {
-        Some(draft) => (draft.settings.clone(), Some(&draft.error)),
-        None => (current.clone(), None),
+        Draft::Oidc(settings, error) => (settings.clone(), Some(error)),
+        _ => (current.clone(), None),
     };
+    let saml_draft = match &draft {
+        Draft::Saml(settings, error) => Some((settings, error)),
+        _ => None,
+    };
+    let saml = single_sign_on_saml::section(state, who, headers, saml_draft).await?;
     let error_at = |name: &str| {
         error
             .filter(|error| error.field.as_deref() == Some(name))
@@ -73,7 +83,7 @@ async fn draw(
         html! {
             div.page-head { div {
                 h1 { "Single sign-on" }
-                p.subtitle { "Sign in through your company's identity provider (OpenID Connect), and whether passwords still work." }
+                p.subtitle { "Sign in through your company's identity provider (OpenID Connect or SAML 2.0), and whether passwords still work." }
             } }
             section.card aria-labelledby="oidc-title" {
                 h2 #oidc-title { "OpenID Connect" }
@@ -145,10 +155,11 @@ async fn draw(
                     }
                 }
             }
+            (saml)
             section.card aria-labelledby="password-title" {
                 h2 #password-title { "Password sign-in" }
                 p #password-state { "Password sign-in is " strong { (if password_on { "on" } else { "off" }) } "." }
-                p.muted { "It can be switched off only while an OpenID Connect sign-in is enabled: an instance without single sign-on keeps its passwords, so nobody is locked out. The operator's admin-token sign-in on the sign-in page stays either way." }
+                p.muted { "It can be switched off only while a single sign-on (OpenID Connect or SAML 2.0) is enabled: an instance without single sign-on keeps its passwords, so nobody is locked out. The operator's admin-token sign-in on the sign-in page stays either way." }
                 form.form-narrow method="post" action=(who.link("/admin/auth/password")) {
                     input type="hidden" name="csrf" value=(who.csrf);
                     div.field {
@@ -168,7 +179,7 @@ pub async fn page(
     headers: HeaderMap,
     who: SignedIn,
 ) -> Result<Response, UiError> {
-    draw(&state, &who, &headers, None, StatusCode::OK).await
+    draw(&state, &who, &headers, Draft::None, StatusCode::OK).await
 }
 
 fn optional(form: &FormFields, name: &str) -> Option<String> {
@@ -212,13 +223,55 @@ pub async fn save_oidc(
     }
     .await;
     written(done, async |error| {
-        let draft = Draft {
-            settings: typed.clone(),
-            error: error.clone(),
-        };
-        draw(&state, &who, &headers, Some(draft), StatusCode::BAD_REQUEST).await
+        let draft = Draft::Oidc(typed.clone(), error.clone());
+        draw(&state, &who, &headers, draft, StatusCode::BAD_REQUEST).await
     })
     .await
+}
+
+/// `POST /admin/auth/saml`.
+pub async fn save_saml(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    UiWrite { who, form, .. }: UiWrite<InAccess>,
+) -> Result<Response, UiError> {
+    let input = SamlSettings {
+        enabled: form.checked("enabled"),
+        entity_id: optional(&form, "entityId"),
+        sign_on_url: optional(&form, "signOnUrl"),
+        certificate: optional(&form, "certificate"),
+        auto_create: form.checked("autoCreate"),
+        email_domains: optional(&form, "emailDomains"),
+        default_root_role: optional(&form, "defaultRootRole"),
+        enable_group_syncing: form.checked("enableGroupSyncing"),
+        group_json_path: optional(&form, "groupJsonPath"),
+        ..current_sign_out(&state).await?
+    };
+    let typed = input.clone();
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        saml_settings::set_saml(&mut tx, &state.sign_in_config, input).await?;
+        state.commit(tx).await?;
+        Ok(Done::to(
+            who.link("/admin/auth"),
+            "The SAML 2.0 settings were saved.",
+        ))
+    }
+    .await;
+    written(done, async |error| {
+        let draft = Draft::Saml(typed.clone(), error.clone());
+        draw(&state, &who, &headers, draft, StatusCode::BAD_REQUEST).await
+    })
+    .await
+}
+
+/// The sign-out settings the form does not show, kept as stored (the key stays: a write without it keeps it).
+async fn current_sign_out(state: &AppState) -> Result<SamlSettings, UiError> {
+    let stored = state.saml_settings().await?;
+    Ok(SamlSettings {
+        sign_out_url: stored.sign_out_url,
+        ..SamlSettings::default()
+    })
 }
 
 /// `POST /admin/auth/password`.
@@ -234,9 +287,7 @@ pub async fn save_password(
     state.commit(tx).await?;
     let on = state.password_sign_in().await?;
     let notice = match (input.disabled, on) {
-        (true, true) => {
-            "Saved; password sign-in stays on until an OpenID Connect sign-in is enabled."
-        }
+        (true, true) => "Saved; password sign-in stays on until a single sign-on is enabled.",
         (true, false) => "Password sign-in is off.",
         _ => "Password sign-in is on.",
     };

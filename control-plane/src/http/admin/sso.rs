@@ -1,7 +1,9 @@
 //! Single sign-on settings, Unleash's routes: `/api/admin/auth/oidc/settings` (oidcSettingsSchema; the
-//! client secret is taken, never answered) and `/api/admin/auth/simple/settings` (passwordAuthSchema).
+//! client secret is taken, never answered), `/api/admin/auth/saml/settings` (samlSettingsSchema; the
+//! sign-out signing key likewise) and `/api/admin/auth/simple/settings` (passwordAuthSchema).
 //! Mounted in the Access area: Admins only, reads included.
 
+use crate::domain::saml_settings::{self, SamlSettings};
 use crate::domain::sso_settings::{self, OidcSettings, PasswordAuth};
 use crate::http::extract::{AdminActor, JsonBody};
 use crate::http::AppState;
@@ -16,6 +18,7 @@ use vexil_shared::{ApiError, ErrorBody};
 pub fn router() -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new()
         .routes(routes!(get_oidc, set_oidc))
+        .routes(routes!(get_saml, set_saml))
         .routes(routes!(get_simple, set_simple))
 }
 
@@ -50,6 +53,41 @@ pub async fn set_oidc(
 ) -> Result<Json<OidcSettings>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let settings = sso_settings::set_oidc(&mut tx, &state.sign_in_config, input).await?;
+    state.commit(tx).await?;
+    Ok(Json(settings))
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/auth/saml/settings", tag = "Auth", security(("apiToken" = [])),
+    responses(
+        (status = 200, body = SamlSettings, description = "The settings in force (from SAML_* variables when set), without the sign-out signing key"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)
+    )
+)]
+pub async fn get_saml(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+) -> Result<Json<SamlSettings>, ApiError> {
+    Ok(Json(state.saml_settings().await?.shown()))
+}
+
+#[utoipa::path(
+    post, path = "/api/admin/auth/saml/settings", tag = "Auth", security(("apiToken" = [])),
+    request_body = SamlSettings,
+    responses(
+        (status = 200, body = SamlSettings, description = "Stored (a missing spCertificate keeps the stored one); answered without the sign-out signing key"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "Not an Admin, or the SAML_* variables configure SAML"),
+        (status = 415, body = ErrorBody)
+    )
+)]
+pub async fn set_saml(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+    JsonBody(input): JsonBody<SamlSettings>,
+) -> Result<Json<SamlSettings>, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    let settings = saml_settings::set_saml(&mut tx, &state.sign_in_config, input).await?;
     state.commit(tx).await?;
     Ok(Json(settings))
 }
