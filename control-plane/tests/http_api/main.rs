@@ -30,6 +30,7 @@ mod playground;
 mod publisher;
 mod search;
 mod service_accounts;
+mod saml_settings;
 mod sso_settings;
 mod strategy_order;
 mod tags;

@@ -161,6 +161,8 @@ async fn the_openapi_document_covers_every_route() {
         ("/api/admin/service-account/{id}/permissions", "get"),
         ("/api/admin/auth/oidc/settings", "get"),
         ("/api/admin/auth/oidc/settings", "post"),
+        ("/api/admin/auth/saml/settings", "get"),
+        ("/api/admin/auth/saml/settings", "post"),
         ("/api/admin/auth/simple/settings", "get"),
         ("/api/admin/auth/simple/settings", "post"),
         (
