@@ -6,6 +6,11 @@
 # VEXIL_LISTEN / VEXIL_EDGE_LISTEN, so keep those and the listen flag in agreement.
 
 FROM rust:1-bookworm AS build
+# SAML sign-in verifies XML signatures with xmlsec1 (samael's bindings, generated with libclang).
+RUN apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+       pkg-config libclang-dev libxml2-dev libxmlsec1-dev libssl-dev \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
@@ -15,6 +20,11 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     && cp target/release/vexil-control-plane target/release/vexil-edge /out/
 
 FROM debian:bookworm-slim AS runtime
+# The control plane's SAML sign-in links libxmlsec1 (OpenSSL backend), libxml2 and OpenSSL.
+RUN apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+       libxmlsec1 libxmlsec1-openssl libxml2 libssl3 \
+    && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 vexil \
     && useradd --system --uid 10001 --gid vexil --home-dir /data --shell /usr/sbin/nologin vexil \
     && mkdir -p /data && chown vexil:vexil /data

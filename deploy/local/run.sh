@@ -36,6 +36,8 @@ for entry in "HTTP_PORT:VEXIL_LOCAL_HTTP_PORT" "GRPC_PORT:VEXIL_LOCAL_GRPC_PORT"
   fi
 done
 
+# The Debian packages the build needs (libxmlsec1 for SAML sign-in, libclang for its bindings).
+scripts/build-deps
 echo "building the release binaries (cargo build --release)…"
 cargo build --release --quiet -p vexil-control-plane -p vexil-edge
 # Where cargo put them (CARGO_TARGET_DIR or a configured target directory move them from ./target).

@@ -9,7 +9,6 @@
 
 use super::events::EventType;
 use super::roles::{RoleReference, RootRole};
-use super::sso_settings::SignInConfig;
 use super::sso_sign_in::Provisioning;
 use crate::store::settings as settings_store;
 use crate::store::WriteTx;
@@ -198,12 +197,13 @@ pub fn validate_saml(input: SamlSettings, stored: &SamlSettings) -> Result<SamlS
     })
 }
 
-/// The SAML settings in force: the environment's, else the stored ones (private key included).
+/// The SAML settings in force: the environment's (`from_env`, the `SAML_*` variables), else the stored ones
+/// (private key included).
 pub async fn saml(
     conn: &mut AnyConnection,
-    config: &SignInConfig,
+    from_env: Option<&SamlSettings>,
 ) -> Result<SamlSettings, ApiError> {
-    if let Some(settings) = &config.saml_env {
+    if let Some(settings) = from_env {
         return Ok(settings.clone());
     }
     Ok(settings_store::saml_settings(conn)
@@ -212,13 +212,13 @@ pub async fn saml(
 }
 
 /// Replaces the stored SAML settings; `setting-updated` (without the private key) on a change. Refused
-/// while the environment configures SAML.
+/// while the environment configures SAML (`from_env`).
 pub async fn set_saml(
     tx: &mut WriteTx,
-    config: &SignInConfig,
+    from_env: Option<&SamlSettings>,
     input: SamlSettings,
 ) -> Result<SamlSettings, ApiError> {
-    if config.saml_env.is_some() {
+    if from_env.is_some() {
         return Err(ApiError::new(
             ErrorKind::NoAccess,
             "The SAML settings come from the SAML_* environment variables (SAML_ENABLED is set), which win \

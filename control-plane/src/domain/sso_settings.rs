@@ -163,7 +163,10 @@ pub async fn password_sign_in(
     if !password_setting(conn).await?.disabled {
         return Ok(true);
     }
-    Ok(!oidc(conn, config).await?.usable() && !saml_settings::saml(conn, config).await?.usable())
+    Ok(!oidc(conn, config).await?.usable()
+        && !saml_settings::saml(conn, config.saml_env.as_ref())
+            .await?
+            .usable())
 }
 
 /// Checks and normalises OIDC settings from the API; a missing secret keeps `stored`'s.

@@ -82,7 +82,7 @@ impl AppState {
     /// The SAML settings in force (the environment's, else the stored ones).
     pub async fn saml_settings(&self) -> Result<SamlSettings, ApiError> {
         let mut conn = self.store.read().await?;
-        saml_settings::saml(&mut conn, &self.sign_in_config).await
+        saml_settings::saml(&mut conn, self.sign_in_config.saml_env.as_ref()).await
     }
 
     /// Commits a configuration write and, when it changed something, waits until this process's own SDK

@@ -250,7 +250,7 @@ pub async fn save_saml(
     let typed = input.clone();
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
-        saml_settings::set_saml(&mut tx, &state.sign_in_config, input).await?;
+        saml_settings::set_saml(&mut tx, state.sign_in_config.saml_env.as_ref(), input).await?;
         state.commit(tx).await?;
         Ok(Done::to(
             who.link("/admin/auth"),

@@ -162,12 +162,18 @@ async fn saml_settings(db: TestDb) {
     assert!(state.starts_with("vexil-saml-state="), "{state}");
     assert!(location.contains(&format!(
         "RelayState={}",
-        state["vexil-saml-state=".len()..].split(';').next().unwrap()
+        state["vexil-saml-state=".len()..]
+            .split(';')
+            .next()
+            .unwrap()
     )));
     // A callback without a sign-in this instance started is refused, setting no session.
     let forged = browser
         .post(format!("{}/auth/saml/callback", server.base))
-        .form(&[("SAMLResponse", "PHNhbWxwOlJlc3BvbnNlLz4="), ("RelayState", "forged")])
+        .form(&[
+            ("SAMLResponse", "PHNhbWxwOlJlc3BvbnNlLz4="),
+            ("RelayState", "forged"),
+        ])
         .send()
         .await
         .unwrap();

@@ -87,7 +87,8 @@ pub async fn set_saml(
     JsonBody(input): JsonBody<SamlSettings>,
 ) -> Result<Json<SamlSettings>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    let settings = saml_settings::set_saml(&mut tx, &state.sign_in_config, input).await?;
+    let settings =
+        saml_settings::set_saml(&mut tx, state.sign_in_config.saml_env.as_ref(), input).await?;
     state.commit(tx).await?;
     Ok(Json(settings))
 }
