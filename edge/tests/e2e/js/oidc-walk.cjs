@@ -91,18 +91,20 @@ async function main() {
   const redirectUri = await admin.locator("#redirect-uri").innerText();
   if (redirectUri !== base + "/auth/oidc/callback") fail(`the page shows the redirect URI ${redirectUri}`);
   await audit.check(admin);
-  await admin.getByLabel("Enable OpenID Connect sign-in").check();
-  await admin.getByLabel("Discover URL").fill(providerUrl + "/.well-known/openid-configuration");
-  await admin.getByLabel("Client ID").fill("vexil");
+  // The SAML section has fields of the same names: the OpenID Connect ones are found in their section.
+  const oidc = admin.getByRole("region", { name: "OpenID Connect" });
+  await oidc.getByLabel("Enable OpenID Connect sign-in").check();
+  await oidc.getByLabel("Discover URL").fill(providerUrl + "/.well-known/openid-configuration");
+  await oidc.getByLabel("Client ID").fill("vexil");
   // A refusal first: no secret yet.
   await navigate(admin, admin.getByRole("button", { name: "Save OpenID Connect settings" }));
   await admin.getByText("secret (the client secret) is required").waitFor();
   await audit.check(admin);
-  await admin.getByLabel("Client secret").fill("vexil-secret");
-  await admin.getByLabel("Create users at their first sign-in").check();
-  await admin.getByLabel("Root role of created users").selectOption("Viewer");
-  await admin.getByLabel("Sync group membership from the provider's groups claim").check();
-  await admin.getByLabel("Ask for the groups scope").check();
+  await oidc.getByLabel("Client secret").fill("vexil-secret");
+  await oidc.getByLabel("Create users at their first sign-in").check();
+  await oidc.getByLabel("Root role of created users").selectOption("Viewer");
+  await oidc.getByLabel("Sync group membership from the provider's groups claim").check();
+  await oidc.getByLabel("Ask for the groups scope").check();
   await navigate(admin, admin.getByRole("button", { name: "Save OpenID Connect settings" }));
   await admin.getByText("The OpenID Connect settings were saved.").waitFor();
   await admin.getByLabel("Switch off password sign-in").check();
