@@ -4,34 +4,31 @@
 //! followed, bounded in time). Nothing is fetched at start: a provider that cannot be reached makes only
 //! the single sign-on fail, with a message saying so.
 //!
-//! Each sign-in in flight is kept here, in memory, under its state: its nonce, its PKCE verifier, the
-//! provider's metadata and the page to go to after; it is used once and forgotten after [`PENDING_TTL`].
-//! Its state is also set in a short-lived cookie of the browser that started it, and the callback must
-//! carry both: a callback from another browser (login CSRF) or replayed is refused. (Several control planes
-//! behind one address need sticky sessions for the few seconds a sign-in takes.)
+//! Each sign-in in flight is kept in the database (`domain::sso_flows`, so any control plane may receive
+//! the callback) under its state: its nonce, its PKCE verifier, the provider's metadata and the page to go
+//! to after; it is used once and forgotten after ten minutes. Its state is also set in a short-lived cookie
+//! of the browser that started it, and the callback must carry both: a callback from another browser (login
+//! CSRF) or replayed is refused.
 //!
 //! Who the verified identity is in Vexil is `domain::sso_sign_in`'s business.
 
+use crate::domain::sso_flows::{self, Step};
 use crate::domain::sso_settings::OidcSettings;
 use crate::domain::sso_sign_in::{groups_at, Identity};
+use crate::store::Store;
 use base64::Engine;
 use openidconnect::core::{
-    CoreAuthenticationFlow, CoreClient, CoreJwsSigningAlgorithm, CoreProviderMetadata,
+    CoreAuthenticationFlow, CoreClient, CoreJsonWebKeySet, CoreJwsSigningAlgorithm,
+    CoreProviderMetadata,
 };
 use openidconnect::{
     AuthenticationContextClass, AuthorizationCode, ClientId, ClientSecret, CsrfToken,
     EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl, Nonce, PkceCodeChallenge,
     PkceCodeVerifier, RedirectUrl, Scope, TokenResponse,
 };
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
 use vexil_shared::{ApiError, ErrorKind};
-
-/// How long a started sign-in may take at the provider.
-pub const PENDING_TTL: Duration = Duration::from_secs(600);
-/// At most this many sign-ins in flight; past it the oldest are forgotten.
-const MAX_PENDING: usize = 10_000;
 /// The longest one call to the provider may take.
 const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
 /// What Unleash's `discoverUrl` usually ends with; the issuer is what comes before.
@@ -47,18 +44,20 @@ type ProviderClient = CoreClient<
     EndpointMaybeSet,
 >;
 
+/// A sign-in sent to the provider, as kept until its callback. The provider's keys are kept beside its
+/// metadata: the metadata's own serialization leaves them out.
+#[derive(Serialize, Deserialize)]
 struct Pending {
-    nonce: Nonce,
-    verifier: PkceCodeVerifier,
+    nonce: String,
+    verifier: String,
     metadata: CoreProviderMetadata,
+    jwks: CoreJsonWebKeySet,
     next: String,
-    started: Instant,
 }
 
-/// The sign-ins in flight and the HTTP client that talks to the provider.
+/// The HTTP client that talks to the provider.
 pub struct OidcFlows {
     http: reqwest::Client,
-    pending: Mutex<HashMap<String, Pending>>,
 }
 
 impl Default for OidcFlows {
@@ -123,10 +122,7 @@ impl OidcFlows {
             .connect_timeout(PROVIDER_TIMEOUT)
             .build()
             .unwrap_or_default();
-        OidcFlows {
-            http,
-            pending: Mutex::new(HashMap::new()),
-        }
+        OidcFlows { http }
     }
 
     fn client(
@@ -152,6 +148,7 @@ impl OidcFlows {
     /// nonce and PKCE challenge. `next` is a local path (checked by the caller).
     pub async fn start(
         &self,
+        store: &Store,
         settings: &OidcSettings,
         redirect_uri: &str,
         next: String,
@@ -194,31 +191,14 @@ impl OidcFlows {
                 request.add_auth_context_value(AuthenticationContextClass::new(value.to_owned()));
         }
         let (url, state, nonce) = request.url();
-        let now = Instant::now();
-        let mut pending = self
-            .pending
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        pending.retain(|_, flow| now.duration_since(flow.started) < PENDING_TTL);
-        if pending.len() >= MAX_PENDING {
-            if let Some(oldest) = pending
-                .iter()
-                .min_by_key(|(_, flow)| flow.started)
-                .map(|(key, _)| key.clone())
-            {
-                pending.remove(&oldest);
-            }
-        }
-        pending.insert(
-            state.secret().clone(),
-            Pending {
-                nonce,
-                verifier,
-                metadata,
-                next,
-                started: now,
-            },
-        );
+        let pending = Pending {
+            nonce: nonce.secret().clone(),
+            verifier: verifier.secret().clone(),
+            jwks: metadata.jwks().clone(),
+            metadata,
+            next,
+        };
+        sso_flows::keep(store, Step::OidcStarted, state.secret(), &pending).await?;
         Ok(Started {
             authorize_url: url.to_string(),
             state: state.secret().clone(),
@@ -230,20 +210,15 @@ impl OidcFlows {
     /// ID token verified (signature, issuer, audience, expiry, nonce). The state is used up either way.
     pub async fn finish(
         &self,
+        store: &Store,
         settings: &OidcSettings,
         redirect_uri: &str,
         state: &str,
         browser_state: Option<&str>,
         code: &str,
     ) -> Result<Finished, ApiError> {
-        let flow = {
-            let mut pending = self
-                .pending
-                .lock()
-                .unwrap_or_else(|poison| poison.into_inner());
-            pending.remove(state)
-        };
-        let Some(flow) = flow.filter(|flow| flow.started.elapsed() < PENDING_TTL) else {
+        let flow: Option<Pending> = sso_flows::take(store, Step::OidcStarted, state).await?;
+        let Some(flow) = flow else {
             return Err(refused(
                 "This sign-in is unknown, was already used or has expired: start again from the sign-in page",
             ));
@@ -258,12 +233,12 @@ impl OidcFlows {
                 "OpenID Connect sign-in is not configured on this instance",
             ));
         }
-        let client = Self::client(settings, flow.metadata, redirect_uri)?;
+        let client = Self::client(settings, flow.metadata.set_jwks(flow.jwks), redirect_uri)?;
         let request = client
             .exchange_code(AuthorizationCode::new(code.to_owned()))
             .map_err(|error| provider_unreachable("the provider has no token endpoint", error))?;
         let tokens = request
-            .set_pkce_verifier(flow.verifier)
+            .set_pkce_verifier(PkceCodeVerifier::new(flow.verifier))
             .request_async(&self.http)
             .await
             .map_err(|error| match error {
@@ -284,10 +259,12 @@ impl OidcFlows {
         let verifier = client
             .id_token_verifier()
             .set_allowed_algs([algorithm(settings)]);
-        let claims = id_token.claims(&verifier, &flow.nonce).map_err(|error| {
-            tracing::warn!(%error, "OpenID Connect: an ID token failed verification");
-            refused(format!("The ID token did not pass verification: {error}"))
-        })?;
+        let claims = id_token
+            .claims(&verifier, &Nonce::new(flow.nonce))
+            .map_err(|error| {
+                tracing::warn!(%error, "OpenID Connect: an ID token failed verification");
+                refused(format!("The ID token did not pass verification: {error}"))
+            })?;
         if claims.email_verified() == Some(false) {
             return Err(refused(
                 "The identity provider says your e-mail address is not verified",

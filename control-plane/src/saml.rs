@@ -8,14 +8,16 @@
 //! The response arrives as a cross-site POST, which carries none of the browser's `SameSite=Lax` cookies.
 //! So the callback only verifies and keeps the identity under the sign-in's state (its RelayState), then
 //! sends the browser on with a GET, which carries them: the sign-in ends only in the browser whose state
-//! cookie names that state (no login CSRF, as for OpenID Connect). Sign-ins in flight are kept here, in
-//! memory, used once and forgotten after [`PENDING_TTL`] (several control planes behind one address need
-//! sticky sessions for the few seconds a sign-in takes).
+//! cookie names that state (no login CSRF, as for OpenID Connect). Sign-ins in flight are kept in the
+//! database (`domain::sso_flows`, so any control plane may receive the response), used once and forgotten
+//! after ten minutes.
 //!
 //! Who the verified identity is in Vexil is `domain::sso_sign_in`'s business.
 
 use crate::domain::saml_settings::{certificate_body, SamlSettings};
+use crate::domain::sso_flows::{self, Step};
 use crate::domain::sso_sign_in::Identity;
+use crate::store::Store;
 use samael::crypto::AllowedSignatureAlgorithm;
 use samael::key_info::{KeyInfo, X509Data};
 use samael::metadata::{
@@ -24,15 +26,8 @@ use samael::metadata::{
 use samael::schema::Assertion;
 use samael::service_provider::ServiceProvider;
 use samael::traits::ToXml;
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use serde::{Deserialize, Serialize};
 use vexil_shared::{ApiError, ErrorKind};
-
-/// How long a started sign-in may take at the provider.
-pub const PENDING_TTL: Duration = Duration::from_secs(600);
-/// At most this many sign-ins in flight; past it the oldest are forgotten.
-const MAX_PENDING: usize = 10_000;
 const HTTP_REDIRECT: &str = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect";
 const HTTP_POST: &str = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST";
 const EMAIL_FORMAT: &str = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress";
@@ -77,22 +72,11 @@ impl ServiceProviderUrls {
     }
 }
 
+/// A sign-in sent to the identity provider, as kept until its response.
+#[derive(Serialize, Deserialize)]
 struct Pending {
     request_id: String,
     next: String,
-    started: Instant,
-}
-
-struct Verified {
-    finished: Finished,
-    at: Instant,
-}
-
-/// The sign-ins in flight: requested (by state) and verified, waiting for their browser.
-#[derive(Default)]
-pub struct SamlFlows {
-    pending: Mutex<HashMap<String, Pending>>,
-    verified: Mutex<HashMap<String, Verified>>,
 }
 
 /// A sign-in started: where to send the browser, and the state to set in its cookie.
@@ -102,6 +86,7 @@ pub struct Started {
 }
 
 /// A sign-in verified: who the provider vouched for, and the page to go to.
+#[derive(Serialize, Deserialize)]
 pub struct Finished {
     pub identity: Identity,
     pub next: String,
@@ -264,129 +249,94 @@ pub fn identity_of(assertion: &Assertion, settings: &SamlSettings) -> Result<Ide
     })
 }
 
-fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+/// Starts a sign-in: an AuthnRequest with a new id, to the provider's single sign-on URL with the new
+/// state as RelayState. `next` is a local path (checked by the caller).
+pub async fn start(
+    store: &Store,
+    settings: &SamlSettings,
+    urls: &ServiceProviderUrls,
+    next: String,
+) -> Result<Started, ApiError> {
+    if !settings.usable() {
+        return Err(not_configured());
+    }
+    let provider = service_provider(settings, urls)?;
+    let sign_on_url = settings.sign_on_url.as_deref().unwrap_or_default();
+    let mut request = provider
+        .make_authentication_request(sign_on_url)
+        .map_err(|error| ApiError::validation(format!("No SAML request could be made: {error}")))?;
+    // An XML ID must not start with a digit.
+    request.id = format!("_{}", random_id()?);
+    let state = random_id()?;
+    let url = request
+        .redirect(&state)
+        .map_err(|error| ApiError::validation(format!("No SAML request could be made: {error}")))?
+        .ok_or_else(not_configured)?;
+    let pending = Pending {
+        request_id: request.id,
+        next,
+    };
+    sso_flows::keep(store, Step::SamlStarted, &state, &pending).await?;
+    Ok(Started {
+        redirect_url: url.to_string(),
+        state,
+    })
 }
 
-/// Keeps `map` within [`PENDING_TTL`] and [`MAX_PENDING`] before an insert.
-fn make_room<T>(map: &mut HashMap<String, T>, started: impl Fn(&T) -> Instant) {
-    let now = Instant::now();
-    map.retain(|_, flow| now.duration_since(started(flow)) < PENDING_TTL);
-    if map.len() >= MAX_PENDING {
-        if let Some(oldest) = map
-            .iter()
-            .min_by_key(|(_, flow)| started(flow))
-            .map(|(key, _)| key.clone())
-        {
-            map.remove(&oldest);
-        }
+/// Verifies the response posted to the callback for the sign-in `state` (its RelayState), which is used
+/// up either way, and keeps the identity for [`finish`].
+pub async fn verify(
+    store: &Store,
+    settings: &SamlSettings,
+    urls: &ServiceProviderUrls,
+    state: &str,
+    response: &str,
+) -> Result<(), ApiError> {
+    let flow: Option<Pending> = sso_flows::take(store, Step::SamlStarted, state).await?;
+    let Some(flow) = flow else {
+        return Err(refused(
+                "This sign-in is unknown, was already used or has expired: start again from the sign-in page",
+            ));
+    };
+    if !settings.usable() {
+        return Err(not_configured());
     }
+    let provider = service_provider(settings, urls)?;
+    // Line breaks are allowed in the base64 of an HTML form field.
+    let response: String = response.split_whitespace().collect();
+    let assertion = provider
+        .parse_base64_response(&response, Some(&[flow.request_id.as_str()]))
+        .map_err(|error| {
+            tracing::warn!(%error, "SAML: a response failed verification");
+            refused(format!(
+                "The SAML response did not pass verification: {error}"
+            ))
+        })?;
+    let finished = Finished {
+        identity: identity_of(&assertion, settings)?,
+        next: flow.next,
+    };
+    sso_flows::keep(store, Step::SamlVerified, state, &finished).await
 }
 
-impl SamlFlows {
-    /// Starts a sign-in: an AuthnRequest with a new id, to the provider's single sign-on URL with the new
-    /// state as RelayState. `next` is a local path (checked by the caller).
-    pub fn start(
-        &self,
-        settings: &SamlSettings,
-        urls: &ServiceProviderUrls,
-        next: String,
-    ) -> Result<Started, ApiError> {
-        if !settings.usable() {
-            return Err(not_configured());
-        }
-        let provider = service_provider(settings, urls)?;
-        let sign_on_url = settings.sign_on_url.as_deref().unwrap_or_default();
-        let mut request = provider
-            .make_authentication_request(sign_on_url)
-            .map_err(|error| {
-                ApiError::validation(format!("No SAML request could be made: {error}"))
-            })?;
-        // An XML ID must not start with a digit.
-        request.id = format!("_{}", random_id()?);
-        let state = random_id()?;
-        let url = request
-            .redirect(&state)
-            .map_err(|error| {
-                ApiError::validation(format!("No SAML request could be made: {error}"))
-            })?
-            .ok_or_else(not_configured)?;
-        let mut pending = locked(&self.pending);
-        make_room(&mut pending, |flow| flow.started);
-        pending.insert(
-            state.clone(),
-            Pending {
-                request_id: request.id,
-                next,
-                started: Instant::now(),
-            },
-        );
-        Ok(Started {
-            redirect_url: url.to_string(),
-            state,
-        })
-    }
-
-    /// Verifies the response posted to the callback for the sign-in `state` (its RelayState), which is used
-    /// up either way, and keeps the identity for [`SamlFlows::finish`].
-    pub fn verify(
-        &self,
-        settings: &SamlSettings,
-        urls: &ServiceProviderUrls,
-        state: &str,
-        response: &str,
-    ) -> Result<(), ApiError> {
-        let flow = locked(&self.pending).remove(state);
-        let Some(flow) = flow.filter(|flow| flow.started.elapsed() < PENDING_TTL) else {
-            return Err(refused(
+/// The verified sign-in `state`, taken once, in the browser whose state cookie is `browser_state`.
+pub async fn finish(
+    store: &Store,
+    state: &str,
+    browser_state: Option<&str>,
+) -> Result<Finished, ApiError> {
+    let verified: Option<Finished> = sso_flows::take(store, Step::SamlVerified, state).await?;
+    let Some(finished) = verified else {
+        return Err(refused(
                 "This sign-in is unknown, was already used or has expired: start again from the sign-in page",
             ));
-        };
-        if !settings.usable() {
-            return Err(not_configured());
-        }
-        let provider = service_provider(settings, urls)?;
-        // Line breaks are allowed in the base64 of an HTML form field.
-        let response: String = response.split_whitespace().collect();
-        let assertion = provider
-            .parse_base64_response(&response, Some(&[flow.request_id.as_str()]))
-            .map_err(|error| {
-                tracing::warn!(%error, "SAML: a response failed verification");
-                refused(format!(
-                    "The SAML response did not pass verification: {error}"
-                ))
-            })?;
-        let identity = identity_of(&assertion, settings)?;
-        let mut verified = locked(&self.verified);
-        make_room(&mut verified, |flow| flow.at);
-        verified.insert(
-            state.to_owned(),
-            Verified {
-                finished: Finished {
-                    identity,
-                    next: flow.next,
-                },
-                at: Instant::now(),
-            },
-        );
-        Ok(())
+    };
+    if browser_state != Some(state) {
+        return Err(refused(
+            "This sign-in was not started in this browser: start again from the sign-in page",
+        ));
     }
-
-    /// The verified sign-in `state`, taken once, in the browser whose state cookie is `browser_state`.
-    pub fn finish(&self, state: &str, browser_state: Option<&str>) -> Result<Finished, ApiError> {
-        let verified = locked(&self.verified).remove(state);
-        let Some(verified) = verified.filter(|flow| flow.at.elapsed() < PENDING_TTL) else {
-            return Err(refused(
-                "This sign-in is unknown, was already used or has expired: start again from the sign-in page",
-            ));
-        };
-        if browser_state != Some(state) {
-            return Err(refused(
-                "This sign-in was not started in this browser: start again from the sign-in page",
-            ));
-        }
-        Ok(verified.finished)
-    }
+    Ok(finished)
 }
 
 /// This instance's service provider metadata (entity ID, assertion consumer service, signed assertions

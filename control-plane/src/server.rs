@@ -112,7 +112,6 @@ pub async fn run(config: Config) -> Result<(), StartError> {
             saml_env: config.saml.settings().map_err(StartError::Saml)?,
         },
         oidc: Default::default(),
-        saml: Default::default(),
         base_path: config.base_path.clone(),
         prometheus,
         openapi: http::openapi::render(openapi, &config.base_path),

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use vexil_shared::{ApiError, ErrorKind};
 
 /// What the provider vouched for, from a verified ID token.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Identity {
     pub email: String,
     pub name: Option<String>,

@@ -370,7 +370,6 @@ mod tests {
                 saml_env: None,
             },
             oidc: Default::default(),
-            saml: Default::default(),
             base_path: String::new(),
             prometheus: metrics_exporter_prometheus::PrometheusBuilder::new()
                 .build_recorder()

@@ -9,7 +9,6 @@ use crate::domain::sso_settings::{self, OidcSettings, SignInConfig};
 use crate::domain::webhook_targets::WebhookTargets;
 use crate::oidc::OidcFlows;
 use crate::publisher::published::Published;
-use crate::saml::SamlFlows;
 use crate::store::{Store, WriteTx};
 use crate::time::Clock;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -32,10 +31,8 @@ pub struct AppState {
     /// `--disable-password-auth`, the `OIDC_*` and the `SAML_*` variables: with the stored settings, who may sign in how
     /// (`domain::sso_settings`).
     pub sign_in_config: SignInConfig,
-    /// OpenID Connect sign-ins in flight, and the client that talks to the provider.
+    /// The client that talks to OpenID Connect providers.
     pub oidc: OidcFlows,
-    /// SAML 2.0 sign-ins in flight.
-    pub saml: SamlFlows,
     /// "" or "/x".
     pub base_path: String,
     pub prometheus: PrometheusHandle,

@@ -24,6 +24,7 @@ pub mod projects;
 pub mod search;
 pub mod segments;
 pub mod settings;
+pub mod sso_sign_ins;
 pub mod strategies;
 pub mod strategy_definitions;
 pub mod tags;

@@ -7,12 +7,12 @@
 use super::controls::local_path;
 use super::page::{see_other, Page, Shell};
 use super::session::{cookie_value, ui_cookie};
+use crate::domain::sso_flows::TTL;
 use crate::domain::sso_sign_in;
 use crate::domain::users::{self, SESSION_HOURS};
 use crate::http::admin::ui_config::request_origin;
 use crate::http::extract::{is_https, SESSION_COOKIE};
 use crate::http::state::AppState;
-use crate::oidc::PENDING_TTL;
 use crate::store::Actor;
 use axum::extract::{Query, State};
 use axum::http::header::SET_COOKIE;
@@ -137,14 +137,19 @@ pub async fn start(
         let settings = state.oidc_settings().await?;
         state
             .oidc
-            .start(&settings, &callback_uri(&headers, &state.base_path), next)
+            .start(
+                &state.store,
+                &settings,
+                &callback_uri(&headers, &state.base_path),
+                next,
+            )
             .await
     }
     .await;
     match started {
         Ok(started) => {
             let mut response = see_other(&started.authorize_url);
-            let max_age = cookie::time::Duration::seconds(PENDING_TTL.as_secs() as i64);
+            let max_age = cookie::time::Duration::seconds(TTL.as_secs() as i64);
             response.headers_mut().append(
                 SET_COOKIE,
                 ui_cookie(
@@ -196,6 +201,7 @@ async fn finish(
     let finished = state
         .oidc
         .finish(
+            &state.store,
             &settings,
             &callback_uri(headers, &state.base_path),
             &flow_state,

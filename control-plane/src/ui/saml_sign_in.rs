@@ -10,12 +10,13 @@ use super::controls::local_path;
 use super::oidc_sign_in::{refused_page, signed_in};
 use super::page::see_other;
 use super::session::{cookie_value, ui_cookie, FormFields};
+use crate::domain::sso_flows::TTL;
 use crate::domain::sso_sign_in;
 use crate::domain::users;
 use crate::http::admin::ui_config::request_origin;
 use crate::http::extract::is_https;
 use crate::http::state::AppState;
-use crate::saml::{ServiceProviderUrls, PENDING_TTL};
+use crate::saml::{self, ServiceProviderUrls};
 use crate::store::Actor;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
@@ -63,17 +64,19 @@ pub async fn start(
     let next = local_path(&state.base_path, query.next.as_deref());
     let started = async {
         let settings = state.saml_settings().await?;
-        state.saml.start(
+        saml::start(
+            &state.store,
             &settings,
             &service_provider_urls(&headers, &state.base_path),
             next,
         )
+        .await
     }
     .await;
     match started {
         Ok(started) => {
             let mut response = see_other(&started.redirect_url);
-            let max_age = cookie::time::Duration::seconds(PENDING_TTL.as_secs() as i64);
+            let max_age = cookie::time::Duration::seconds(TTL.as_secs() as i64);
             response.headers_mut().append(
                 SET_COOKIE,
                 ui_cookie(
@@ -108,12 +111,14 @@ pub async fn callback(
             ));
         };
         let settings = state.saml_settings().await?;
-        state.saml.verify(
+        saml::verify(
+            &state.store,
             &settings,
             &service_provider_urls(&headers, &state.base_path),
             relay_state,
             response,
-        )?;
+        )
+        .await?;
         Ok(relay_state.to_owned())
     }
     .await;
@@ -139,7 +144,7 @@ pub async fn finish(
     let done = async {
         let flow = query.state.unwrap_or_default();
         let browser_state = cookie_value(&headers, STATE_COOKIE);
-        let finished = state.saml.finish(&flow, browser_state.as_deref())?;
+        let finished = saml::finish(&state.store, &flow, browser_state.as_deref()).await?;
         let settings = state.saml_settings().await?;
         if !settings.usable() {
             return Err(ApiError::not_found(
@@ -164,7 +169,7 @@ pub async fn finish(
 /// `GET /auth/saml/metadata`: this instance as a SAML service provider (entity ID, assertion consumer
 /// service), for identity providers that import metadata.
 pub async fn metadata(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    match crate::saml::metadata(&service_provider_urls(&headers, &state.base_path)) {
+    match saml::metadata(&service_provider_urls(&headers, &state.base_path)) {
         Ok(xml) => ([(CONTENT_TYPE, "application/samlmetadata+xml")], xml).into_response(),
         Err(error) => refused_page(&state, &error, STATE_COOKIE),
     }

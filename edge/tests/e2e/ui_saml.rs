@@ -278,3 +278,92 @@ async fn saml_sign_in_through_a_real_identity_provider() {
         }
     }
 }
+
+/// Two control-plane replicas on one Postgres behind one address: a SAML sign-in started at one is answered
+/// and finished at the other (the sign-ins in flight are in the database), once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saml_sign_in_started_at_one_replica_finishes_at_the_other() {
+    let db = crate::database::TestDb::postgres().await;
+    // Both are reached as one address, as behind one load balancer.
+    let host = "vexil.example:8080";
+    let provider = start_identity_provider(
+        &format!("http://{host}"),
+        &format!("http://{host}/auth/saml/callback"),
+    );
+    let env = [
+        ("SAML_ENABLED", "true"),
+        ("SAML_ENTITY_ID", provider.entity_id.as_str()),
+        ("SAML_SIGNON_URL", provider.sign_on_url.as_str()),
+        ("SAML_CERTIFICATE", provider.certificate.as_str()),
+        ("SAML_AUTO_CREATE", "true"),
+    ];
+    let first = Process::control_plane_env(&db.url, &[], &env);
+    let second = Process::control_plane_env(&db.url, &[], &env);
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let start = browser
+        .get(format!("{}/auth/saml/login", first.base))
+        .header("Host", host)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(start.status(), 303);
+    let location = start.headers()["location"].to_str().unwrap().to_owned();
+    let cookie = start.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let made = request(
+        "POST",
+        &format!("{}/_test/response", provider.base),
+        None,
+        &[],
+        Some(json!({"email": "rita@example.com", "location": location})),
+    )
+    .await;
+    assert_eq!(made.status, 200, "{}", made.body);
+    let form = [
+        ("SAMLResponse", made.body["SAMLResponse"].as_str().unwrap()),
+        ("RelayState", made.body["RelayState"].as_str().unwrap()),
+    ];
+    let posted = browser
+        .post(format!("{}/auth/saml/callback", second.base))
+        .header("Host", host)
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 303, "{}", posted.text().await.unwrap());
+    let finish = posted.headers()["location"].to_str().unwrap().to_owned();
+    let finished = browser
+        .get(format!("{}{finish}", second.base))
+        .header("Host", host)
+        .header("Cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(finished.status(), 303);
+    assert!(
+        finished
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .any(|cookie| cookie.to_str().unwrap().starts_with("vexil-session=")),
+        "no session"
+    );
+    user(&first, "rita@example.com").await;
+    // Taken once: the same response on the first replica is refused.
+    let replayed = browser
+        .post(format!("{}/auth/saml/callback", first.base))
+        .header("Host", host)
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replayed.status(), 401);
+}
