@@ -40,6 +40,7 @@ async fn configuration(state: &AppState) -> Result<UiConfig, ApiError> {
         auth_enabled: state.auth_enabled,
         password_auth: state.password_sign_in().await?,
         oidc_configured_through_env: state.sign_in_config.oidc_env.is_some(),
+        email_enabled: state.mailer.is_some(),
         limits: &state.limits,
     };
     let mut conn = state.store.read().await?;

@@ -240,6 +240,7 @@ pub async fn create(
         name: optional(&form, "name"),
         password: None,
         root_role: role_of(&form),
+        send_email: None,
     };
     let done = async {
         // Hashing is slow on purpose: done before the write starts, as the API does.
