@@ -87,6 +87,9 @@ fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
                         }
                         div.actions { button.primary type="submit" { "Sign in" } }
                     }
+                    @if form.password_allowed {
+                        p.forgot-password { a href=(shell.link("/forgotten-password")) { "Forgot password?" } }
+                    }
                 }
                 @if !form.token_allowed {
                     details.admin-token-sign-in {

@@ -1,6 +1,7 @@
 //! `/admin/users`: the users (paged; a filter keeps only the inactive ones), a new user (username, name,
 //! e-mail, root role, password), a user's page (details and root role, a password reset that ends their
-//! sessions, delete after a confirmation). Admins only, as the admin API's `Access` area.
+//! sessions, a reset link the user follows themselves — e-mailed, or shown to pass on —, delete after a
+//! confirmation). Admins only, as the admin API's `Access` area.
 
 use super::access_forms::{role_name, role_options};
 use super::controls::{field, when};
@@ -10,11 +11,13 @@ use super::paging::Paged;
 use super::scope::{written, Done};
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
+use crate::domain::password_resets::{self, LinkKind};
 use crate::domain::roles::RoleReference;
 use crate::domain::user_admin::{self, NewPassword};
 use crate::domain::users::{self, CreateUser, UpdateUser, User};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -30,6 +33,7 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/admin/users/create", get(new_user).post(create))
         .route("/admin/users/{id}", get(edit).post(update))
         .route("/admin/users/{id}/password", post(reset_password))
+        .route("/admin/users/{id}/reset-link", post(reset_link))
         .route("/admin/users/{id}/delete", get(confirm_delete).post(delete))
 }
 
@@ -267,6 +271,10 @@ pub async fn create(
 struct UserPageState<'a> {
     details: Option<(&'a FormFields, Option<&'a ApiError>)>,
     password_error: Option<&'a ApiError>,
+    /// The instance sends e-mail (`--smtp-url`): a reset link goes to the user, else the Admin passes it on.
+    email_enabled: bool,
+    /// A reset link just made: its address, and whether it was e-mailed.
+    reset_link: Option<(&'a str, bool)>,
 }
 
 fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
@@ -343,6 +351,42 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
                     div.actions { button type="submit" { "Set password" } }
                 }
             }
+            section.card.access aria-labelledby="reset-link-title" {
+                h2 #reset-link-title { "Reset link" }
+                @if let Some((url, mailed)) = page.reset_link {
+                    div.card.token-created role="status" {
+                        @if mailed {
+                            p { strong { "A reset link was e-mailed to " (user.email.clone().unwrap_or_default()) "." } }
+                        } @else {
+                            p { strong { "Reset link created." } " Pass it on to " (name) ": it works once, for "
+                                (password_resets::RESET_HOURS) " hours, and is not shown again." }
+                            div.field {
+                                label for="reset-url" { "Reset link" }
+                                div.secret-line {
+                                    input #reset-url type="text" readonly value=(url) spellcheck="false" autocomplete="off";
+                                    button type="button" data-copy="reset-url" { "Copy" }
+                                }
+                                p.hint.copy-status aria-live="polite" {}
+                            }
+                        }
+                    }
+                }
+                p.muted {
+                    @if page.email_enabled && user.email.is_some() {
+                        "E-mails the user a link where they choose a new password themselves (it works once, for "
+                        (password_resets::RESET_HOURS) " hours). Their password and sessions stay until they use it."
+                    } @else {
+                        "Makes a link where the user chooses a new password themselves (it works once, for "
+                        (password_resets::RESET_HOURS) " hours): this instance does not e-mail it, so you pass it on."
+                    }
+                }
+                form method="post" action=(format!("{base}/reset-link")) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    div.actions { button type="submit" {
+                        @if page.email_enabled && user.email.is_some() { "E-mail a reset link" } @else { "Create a reset link" }
+                    } }
+                }
+            }
             section.card.access aria-labelledby="delete-title" {
                 h2 #delete-title { "Delete user" }
                 p.muted { "Deletes the user with their sessions, personal access tokens and group memberships." }
@@ -368,6 +412,8 @@ pub async fn edit(
     let page = UserPageState {
         details: None,
         password_error: None,
+        email_enabled: state.mailer.is_some(),
+        reset_link: None,
     };
     let markup = user_page(&who, &user, page);
     Ok(Page::ok(markup).into_response())
@@ -399,6 +445,8 @@ pub async fn update(
         let page = UserPageState {
             details: Some((&form, Some(error))),
             password_error: None,
+            email_enabled: state.mailer.is_some(),
+            reset_link: None,
         };
         Ok(Page::ok(user_page(&who, &user, page)).into_response())
     })
@@ -432,10 +480,41 @@ pub async fn reset_password(
         let page = UserPageState {
             details: None,
             password_error: Some(error),
+            email_enabled: state.mailer.is_some(),
+            reset_link: None,
         };
         Ok(Page::ok(user_page(&who, &user, page)).into_response())
     })
     .await
+}
+
+/// `POST /admin/users/<id>/reset-link`: a new reset link of the user (their earlier one stops working), e-mailed
+/// when the instance sends e-mail, else shown here to pass on (never in a URL, so no redirect).
+pub async fn reset_link(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    headers: HeaderMap,
+    UiWrite { who, .. }: UiWrite<InAccess>,
+) -> Result<Response, UiError> {
+    let row = {
+        let mut conn = state.store.read().await?;
+        users::require(&mut conn, id).await?
+    };
+    let issued = {
+        let mut conn = state.store.bookkeeping().await?;
+        password_resets::issue(&mut conn, row, LinkKind::Reset, &state.site(&headers)).await?
+    };
+    let mailed = state
+        .mail_link(&issued.user, LinkKind::Reset, &issued.url)
+        .await;
+    let user = users::view(issued.user.clone());
+    let page = UserPageState {
+        details: None,
+        password_error: None,
+        email_enabled: state.mailer.is_some(),
+        reset_link: Some((&issued.url, mailed)),
+    };
+    Ok(Page::ok(user_page(&who, &user, page)).into_response())
 }
 
 /// `GET /admin/users/<id>/delete`: a confirmation.

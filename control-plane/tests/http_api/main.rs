@@ -39,6 +39,7 @@ mod tags;
 mod token_seen;
 mod ui;
 mod ui_access;
+mod ui_account_links;
 mod ui_browser;
 mod ui_changes;
 mod ui_config;
