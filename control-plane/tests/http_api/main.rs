@@ -4,6 +4,8 @@
 mod database;
 #[path = "../support/server.rs"]
 mod server;
+#[path = "../support/smtp.rs"]
+mod smtp;
 
 mod access;
 mod addons;
