@@ -83,7 +83,12 @@ impl SmtpServer {
                     .collect()
             })
             .unwrap_or_default();
-        files.sort();
+        // In the order they arrived (Maildir names do not sort so: their microseconds are not zero-padded).
+        files.sort_by_key(|file| {
+            std::fs::metadata(file)
+                .and_then(|meta| meta.modified())
+                .ok()
+        });
         files
     }
 
