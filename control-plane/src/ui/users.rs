@@ -17,7 +17,7 @@ use crate::domain::user_admin::{self, NewPassword};
 use crate::domain::users::{self, CreateUser, UpdateUser, User};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -202,7 +202,7 @@ fn new_user_page(who: &SignedIn, form: &FormFields, error: Option<&ApiError>) ->
                 (text_field("user-email", "Email", "email", &form.text("email"), &errors, "email"))
                 (role_field("user-role", role, &errors))
                 (field("user-password", "Password", errors.at("user-password"),
-                    Some("At least 8 characters; empty: the user cannot sign in with a password yet"), html! {
+                    Some("At least 8 characters; empty: the user gets a welcome link where they choose one"), html! {
                     input #user-password type="password" name="password" autocomplete="new-password"
                         aria-describedby="user-password-hint user-password-error";
                 }))
@@ -236,6 +236,7 @@ fn optional(form: &FormFields, name: &str) -> Option<String> {
 /// `POST /admin/users/create`.
 pub async fn create(
     State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
     UiWrite { who, form, .. }: UiWrite<InAccess>,
 ) -> Result<Response, UiError> {
     let input = CreateUser {
@@ -252,19 +253,52 @@ pub async fn create(
             Some(password) => Some(users::hash_password(&state.password_work, password).await?),
             None => None,
         };
+        let without_password = password_hash.is_none();
         let mut tx = state.store.begin_write(&who.actor).await?;
         let created = users::create(&mut tx, input, password_hash).await?;
         state.commit(tx).await?;
-        Ok(Done::to(
-            who.link("/admin/users"),
-            format!("User {} created", display_name(&created)),
-        ))
+        Ok((created, without_password))
     }
     .await;
-    written(done, async |error| {
-        Ok(Page::ok(new_user_page(&who, &form, Some(error))).into_response())
-    })
-    .await
+    let (created, without_password) = match done {
+        Ok(done) => done,
+        Err(error) => {
+            return written(Err(error), async |error| {
+                Ok(Page::ok(new_user_page(&who, &form, Some(error))).into_response())
+            })
+            .await
+        }
+    };
+    if !without_password {
+        return Ok(Done::to(
+            who.link("/admin/users"),
+            format!("User {} created", display_name(&created)),
+        )
+        .into_response());
+    }
+    // Without a password: their welcome link, e-mailed or shown here to pass on (never in a URL).
+    let row = {
+        let mut conn = state.store.read().await?;
+        users::require(&mut conn, created.id).await?
+    };
+    let issued = {
+        let mut conn = state.store.bookkeeping().await?;
+        password_resets::issue(&mut conn, row, LinkKind::Welcome, &state.site(&headers)).await?
+    };
+    let mailed = state
+        .mail_link(&issued.user, LinkKind::Welcome, &issued.url)
+        .await;
+    let page = UserPageState {
+        details: None,
+        password_error: None,
+        email_enabled: state.mailer.is_some(),
+        reset_link: Some((&issued.url, mailed, LinkKind::Welcome)),
+    };
+    Ok(Page {
+        status: StatusCode::CREATED,
+        markup: user_page(&who, &created, page),
+    }
+    .into_response())
 }
 
 /// What a user's page shows besides the user: the form just sent and its error, and which form it was.
@@ -273,8 +307,8 @@ struct UserPageState<'a> {
     password_error: Option<&'a ApiError>,
     /// The instance sends e-mail (`--smtp-url`): a reset link goes to the user, else the Admin passes it on.
     email_enabled: bool,
-    /// A reset link just made: its address, and whether it was e-mailed.
-    reset_link: Option<(&'a str, bool)>,
+    /// A reset or welcome link just made: its address, whether it was e-mailed, which.
+    reset_link: Option<(&'a str, bool, LinkKind)>,
 }
 
 fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
@@ -353,15 +387,22 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
             }
             section.card.access aria-labelledby="reset-link-title" {
                 h2 #reset-link-title { "Reset link" }
-                @if let Some((url, mailed)) = page.reset_link {
+                @if let Some((url, mailed, kind)) = page.reset_link {
+                    @let (what, how_long) = match kind {
+                        LinkKind::Reset => ("reset link", format!("{} hours", password_resets::RESET_HOURS)),
+                        LinkKind::Welcome => ("welcome link", format!("{} days", password_resets::WELCOME_HOURS / 24)),
+                    };
                     div.card.token-created role="status" {
+                        @if kind == LinkKind::Welcome {
+                            p { strong { "User " (name) " created without a password." } }
+                        }
                         @if mailed {
-                            p { strong { "A reset link was e-mailed to " (user.email.clone().unwrap_or_default()) "." } }
+                            p { strong { "A " (what) " was e-mailed to " (user.email.clone().unwrap_or_default()) "." } }
                         } @else {
-                            p { strong { "Reset link created." } " Pass it on to " (name) ": it works once, for "
-                                (password_resets::RESET_HOURS) " hours, and is not shown again." }
+                            p { strong { "Pass this " (what) " on to " (name) "." } " They choose their password there: it works once, for "
+                                (how_long) ", and is not shown again." }
                             div.field {
-                                label for="reset-url" { "Reset link" }
+                                label for="reset-url" { (if kind == LinkKind::Welcome { "Welcome link" } else { "Reset link" }) }
                                 div.secret-line {
                                     input #reset-url type="text" readonly value=(url) spellcheck="false" autocomplete="off";
                                     button type="button" data-copy="reset-url" { "Copy" }
@@ -512,7 +553,7 @@ pub async fn reset_link(
         details: None,
         password_error: None,
         email_enabled: state.mailer.is_some(),
-        reset_link: Some((&issued.url, mailed)),
+        reset_link: Some((&issued.url, mailed, LinkKind::Reset)),
     };
     Ok(Page::ok(user_page(&who, &user, page)).into_response())
 }

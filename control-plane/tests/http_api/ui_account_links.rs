@@ -339,4 +339,51 @@ async fn reset_links_in_the_ui(db: TestDb) {
         ])
         .await;
     assert_eq!(third.status, 401, "{}", third.text);
+
+    // A user created in the UI without a password: their page shows the welcome link, which sets it once.
+    let made = admin
+        .post(
+            "/admin/users/create",
+            &[
+                ("csrf", &csrf),
+                ("username", "cy"),
+                ("email", "cy@example.com"),
+                ("rootRole", "3"),
+            ],
+        )
+        .await;
+    let text = made.expect(201);
+    assert!(
+        text.contains("created without a password") && text.contains("Welcome link"),
+        "{text}"
+    );
+    let url = value_of(&made, "reset-url");
+    assert!(
+        url.starts_with(&format!("{}/new-user?token=", server.base)),
+        "{url}"
+    );
+    let page = visitor.get(&path_of(&url)).await;
+    assert!(
+        page.expect(200).contains("Welcome to Vexil"),
+        "{}",
+        page.text
+    );
+    let token = url.split_once("token=").unwrap().1.to_owned();
+    let set = visitor
+        .post(
+            "/reset-password",
+            &[
+                ("csrf", &visitor_csrf),
+                ("token", &token),
+                ("welcome", "1"),
+                ("password", "cy password"),
+                ("confirmPassword", "cy password"),
+            ],
+        )
+        .await;
+    assert_eq!(set.status, 303, "{}", set.text);
+    let signed = Browser::new(&server)
+        .sign_in(&[("username", "cy"), ("password", "cy password")])
+        .await;
+    assert_eq!(signed.status, 303, "{}", signed.text);
 }
