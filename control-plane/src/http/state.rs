@@ -149,6 +149,15 @@ impl AppState {
         Ok(())
     }
 
+    /// 404 while password sign-in is off: no one signs up with a password or sets one through a link then.
+    pub async fn require_password_sign_in(&self) -> Result<(), ApiError> {
+        if self.password_sign_in().await? {
+            Ok(())
+        } else {
+            Err(ApiError::not_found("Password sign-in is disabled"))
+        }
+    }
+
     /// Whether password sign-in is on now (`domain::sso_settings::password_sign_in`).
     pub async fn password_sign_in(&self) -> Result<bool, ApiError> {
         let mut conn = self.store.read().await?;

@@ -236,6 +236,7 @@ pub async fn sign_up(
         password: form.text("password"),
     };
     let done = async {
+        state.require_password_sign_in().await?;
         let name = {
             let mut conn = state.store.read().await?;
             invite_links::usable(&mut conn, &invite, Timestamp::now())
@@ -330,6 +331,7 @@ pub async fn set_password(
         }
     };
     let done = async {
+        state.require_password_sign_in().await?;
         let password = form.text("password");
         if form.text("confirmPassword") != password {
             return Err(ApiError::invalid_field(
@@ -432,6 +434,7 @@ pub async fn ask_for_link(
     let shell = shell(&state);
     let (csrf, _) = csrf(&state, &headers)?;
     let email = form.text("email");
+    state.require_password_sign_in().await?;
     let done = state.request_reset_mail(&email, client).map(|()| {
         Done::to(
             shell.link("/login"),

@@ -15,6 +15,7 @@ crate::on_sqlite_and_postgres!(
     reset_links_expire_and_are_replaced,
     reset_refusals_change_nothing,
     a_user_created_without_a_password_gets_a_welcome_link,
+    no_password_is_set_while_password_sign_in_is_off,
 );
 
 async fn anonymous(
@@ -427,4 +428,74 @@ async fn a_user_created_without_a_password_gets_a_welcome_link(db: TestDb) {
             .starts_with("https://flags.example.com/new-user?token="),
         "{created}"
     );
+}
+
+async fn no_password_is_set_while_password_sign_in_is_off(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    create_user(&server, "grace@example.com", Some("old password")).await;
+    let token = reset_token(&server, "grace@example.com").await;
+    let invite = server
+        .post(
+            "/api/admin/invite-link/tokens",
+            json!({"name": "Team", "expiresAt": "2099-01-01T00:00:00.000Z"}),
+        )
+        .await
+        .expect(201)["secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Single sign-on on, password sign-in off.
+    server
+        .post(
+            "/api/admin/auth/oidc/settings",
+            json!({"enabled": true, "discoverUrl": "https://idp.example.com", "clientId": "vexil", "secret": "s"}),
+        )
+        .await
+        .expect(200);
+    server
+        .post("/api/admin/auth/simple/settings", json!({"disabled": true}))
+        .await
+        .expect(200);
+    let before = total_events(&server).await;
+    anonymous(
+        &server,
+        "POST",
+        "/auth/reset/password",
+        Some(json!({"token": token, "password": "new password!"})),
+    )
+    .await
+    .expect_error(404, "NotFoundError");
+    anonymous(
+        &server,
+        "POST",
+        "/auth/reset/password-email",
+        Some(json!({"email": "grace@example.com"})),
+    )
+    .await
+    .expect_error(404, "NotFoundError");
+    anonymous(
+        &server,
+        "POST",
+        &format!("/invite/{invite}/signup"),
+        Some(json!({"email": "new@example.com", "name": "New", "password": "long enough"})),
+    )
+    .await
+    .expect_error(404, "NotFoundError");
+    assert_eq!(total_events(&server).await, before);
+    // Back on: the link still works.
+    server
+        .post(
+            "/api/admin/auth/simple/settings",
+            json!({"disabled": false}),
+        )
+        .await
+        .expect(200);
+    anonymous(
+        &server,
+        "POST",
+        "/auth/reset/password",
+        Some(json!({"token": token, "password": "new password!"})),
+    )
+    .await
+    .expect(200);
 }

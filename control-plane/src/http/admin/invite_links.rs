@@ -138,6 +138,7 @@ pub async fn validate(
     responses(
         (status = 200, body = User, description = "Created with the link's root role; the link is used up"),
         (status = 400, body = ErrorBody, description = "A bad body or password, or a link that cannot be used"),
+        (status = 404, body = ErrorBody, description = "Password sign-in is disabled"),
         (status = 409, body = ErrorBody, description = "The username or e-mail is taken"),
         (status = 415, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "Too much password work at once")
@@ -148,6 +149,7 @@ pub async fn sign_up(
     PathParams(path): PathParams<TokenPath>,
     JsonBody(input): JsonBody<SignUp>,
 ) -> Result<Json<User>, ApiError> {
+    state.require_password_sign_in().await?;
     let name = {
         let mut conn = state.store.read().await?;
         invite_links::usable(&mut conn, &path.token, Timestamp::now())

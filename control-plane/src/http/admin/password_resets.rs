@@ -96,6 +96,7 @@ pub async fn validate(
         (status = 200, description = "The password is set, the user's sessions end and the link is used up"),
         (status = 400, body = ErrorBody, description = "A bad body, or a password that breaks the rules (the link stays usable)"),
         (status = 401, body = ErrorBody, description = "Unknown, expired or used"),
+        (status = 404, body = ErrorBody, description = "Password sign-in is disabled"),
         (status = 415, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "Too much password work at once")
     )
@@ -104,6 +105,7 @@ pub async fn change_password(
     State(state): State<Arc<AppState>>,
     JsonBody(input): JsonBody<ChangePassword>,
 ) -> Result<StatusCode, ApiError> {
+    state.require_password_sign_in().await?;
     let user = {
         let mut conn = state.store.read().await?;
         password_resets::user_of(&mut conn, &input.token, Timestamp::now()).await?
@@ -142,7 +144,8 @@ pub async fn validate_password(
     post, path = "/auth/reset/password-email", tag = "Auth", request_body = EmailAddress,
     responses(
         (status = 200, description = "The same answer whether or not a user has this e-mail: if one does and the instance sends e-mail, a reset link is on its way"),
-        (status = 400, body = ErrorBody, description = "Not an e-mail address"), (status = 415, body = ErrorBody),
+        (status = 400, body = ErrorBody, description = "Not an e-mail address"),
+        (status = 404, body = ErrorBody, description = "Password sign-in is disabled"), (status = 415, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "Too many requests for this e-mail or from this address",
             headers(("Retry-After" = u64, description = "Seconds to wait")))
     )
@@ -152,6 +155,7 @@ pub async fn password_email(
     ClientAddress(client): ClientAddress,
     JsonBody(input): JsonBody<EmailAddress>,
 ) -> Result<StatusCode, ApiError> {
+    state.require_password_sign_in().await?;
     state.request_reset_mail(&input.email, client)?;
     Ok(StatusCode::OK)
 }
