@@ -114,9 +114,10 @@ async fn invite_and_reset_in_chromium() {
         "02-refused",
         "03-created",
         "04-sign-up",
-        "05-forgot",
-        "06-reset-refused",
-        "07-admin-reset",
+        "05-signed-up",
+        "06-forgot",
+        "07-reset-refused",
+        "08-admin-reset",
     ] {
         for variant in ["1280", "390", "1280-dark", "390-dark"] {
             let path = screenshots.join(format!("account-links-{page}-{variant}.png"));

@@ -134,14 +134,14 @@ async function main() {
   await shot(visitor, "04-sign-up");
   await enter(visitor, visitor.getByLabel("Password"));
   await visitor.getByText("Your account was created").waitFor();
-  await audit.check(visitor);
+  await shot(visitor, "05-signed-up");
   await checkpoint("signed-up");
 
   // "Forgot password?" on the sign-in page: the e-mail form, then the same answer whoever asks.
   await navigate(visitor, visitor.getByRole("link", { name: "Forgot password?" }));
   await visitor.getByRole("heading", { name: "Forgot your password?" }).waitFor();
   await visitor.getByLabel("Email").fill("mia@example.com");
-  await shot(visitor, "05-forgot");
+  await shot(visitor, "06-forgot");
   await enter(visitor, visitor.getByLabel("Email"));
   await visitor.getByText("If an account has the e-mail mia@example.com").waitFor();
   await audit.check(visitor);
@@ -157,7 +157,7 @@ async function main() {
   await visitor.getByText("does not match").first().waitFor();
   if ((await visitor.getByLabel("Confirm password", { exact: true }).getAttribute("aria-invalid")) !== "true")
     fail("the refused confirmation is not marked invalid");
-  await shot(visitor, "06-reset-refused");
+  await shot(visitor, "07-reset-refused");
   await visitor.getByLabel("New password", { exact: true }).fill("brand new password");
   await visitor.getByLabel("Confirm password", { exact: true }).fill("brand new password");
   await enter(visitor, visitor.getByLabel("Confirm password", { exact: true }));
@@ -179,7 +179,7 @@ async function main() {
   await audit.check(page);
   await navigate(page, page.getByRole("button", { name: "E-mail a reset link" }));
   await page.getByText("A reset link was e-mailed to mia@example.com").waitFor();
-  await shot(page, "07-admin-reset");
+  await shot(page, "08-admin-reset");
   await checkpoint("admin-reset");
 
   if (errors.length > 0) fail(`errors: ${errors.join("; ")}`);
