@@ -168,8 +168,8 @@ async fn an_invite_link_signs_up_one_user_with_its_role(db: TestDb) {
 
 async fn invite_links_expire_and_can_be_disabled(db: TestDb) {
     let server = Server::start(&db, &[]).await;
-    // Expires in a second and a half.
-    let soon = (chrono::Utc::now() + chrono::Duration::milliseconds(1500))
+    // Expires in three seconds (room for a loaded machine between the create and the first check).
+    let soon = (chrono::Utc::now() + chrono::Duration::milliseconds(3000))
         .format("%Y-%m-%dT%H:%M:%S%.3fZ")
         .to_string();
     let short = create_link(&server, json!({"name": "Short", "expiresAt": soon})).await;
@@ -177,7 +177,7 @@ async fn invite_links_expire_and_can_be_disabled(db: TestDb) {
     anonymous(&server, "GET", &format!("/invite/{secret}/validate"), None)
         .await
         .expect(200);
-    tokio::time::sleep(std::time::Duration::from_millis(1800)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(3300)).await;
     let message = anonymous(&server, "GET", &format!("/invite/{secret}/validate"), None)
         .await
         .expect_error(400, "ValidationError");
