@@ -166,6 +166,7 @@ async fn seed_access(store: &Store) {
             name: Some(format!("Bench user {i}")),
             password: None,
             root_role: RoleReference::Name(role.to_owned()),
+            send_email: None,
         };
         users::create(&mut tx, input, password).await.expect("user");
     }

@@ -85,6 +85,12 @@ pub struct Config {
     #[arg(long, env = "VEXIL_SDK_URL", value_parser = parse_sdk_url)]
     pub sdk_url: Option<String>,
 
+    /// The instance's address as its users reach it, with the base path (e.g. `https://flags.example.com`):
+    /// links to reset a password, to set one and to sign up start with it. Default: the address each request
+    /// came to; required with `--smtp-url` (e-mailed links never follow a request's `Host`).
+    #[arg(long, env = "VEXIL_PUBLIC_URL", value_parser = parse_sdk_url)]
+    pub public_url: Option<String>,
+
     /// Serve every route under this path (`/x`), reported as baseUriPath.
     #[arg(long, env = "VEXIL_BASE_PATH", default_value = "", value_parser = parse_base_path)]
     pub base_path: String,
@@ -168,6 +174,9 @@ pub struct Config {
     /// SAML 2.0 sign-in through Unleash's `SAML_*` variables.
     #[command(flatten)]
     pub saml: SamlEnv,
+    /// `--smtp-url`, `--smtp-from`: e-mail of reset and welcome links.
+    #[command(flatten)]
+    pub mail: crate::mail::MailSettings,
 }
 
 /// OpenID Connect sign-in configured by Unleash's environment variables. With `OIDC_ENABLED` given (true

@@ -5,7 +5,8 @@
 //! [`store`] (SQL, transactions, revision and audit events, rows decoded) → [`model`] (the stored values).
 //! [`server`] wires them; [`config`] reads flags; [`time`] is the timestamp and the clock; [`edge_auth`]
 //! admits edges to the gRPC channel by their edge tokens; [`import_command`] is `vexil-control-plane import`;
-//! [`ui`] is the admin web UI (server-rendered pages over the same domain functions).
+//! [`ui`] is the admin web UI (server-rendered pages over the same domain functions); [`mail`] sends reset and
+//! welcome links by e-mail when an SMTP server is configured.
 
 pub mod config;
 pub mod domain;
@@ -13,6 +14,7 @@ pub mod edge_auth;
 pub mod http;
 pub mod import_command;
 pub mod ingest;
+pub mod mail;
 pub mod model;
 pub mod oidc;
 pub mod publisher;

@@ -34,6 +34,8 @@ pub enum StartError {
     GrpcTls(String),
     #[error("cannot read the SAML settings: {0}")]
     Saml(String),
+    #[error("cannot set up e-mail: {0}")]
+    Mail(#[from] crate::mail::MailSetupError),
 }
 
 /// Runs the control plane until SIGTERM or SIGINT; in-flight requests finish first.
@@ -43,6 +45,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     ui_config::ensure_instance_id(&store).await?;
     tracing::info!(backend = ?store.backend(), "store ready, migrations applied");
 
+    let mailer = crate::mail::Mailer::from_settings(&config.mail)?;
     let auth_enabled = config.auth_type == AuthType::OpenSource;
     let initial = InitialTokens {
         admin: config.init_admin_tokens.clone(),
@@ -125,6 +128,9 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         playground: Default::default(),
         webhook_targets: config.webhooks.targets(),
         serving: serving.clone(),
+        mailer: mailer.map(Arc::new),
+        public_url: config.public_url.clone(),
+        reset_requests: Default::default(),
     });
     let app = http::router(
         routes.merge(crate::ui::router(&state)).with_state(state),

@@ -55,6 +55,9 @@ pub enum EventType {
     ServiceAccountCreated,
     ServiceAccountUpdated,
     ServiceAccountDeleted,
+    PublicSignupTokenCreated,
+    PublicSignupTokenUpdated,
+    PublicSignupTokenUserAdded,
     GroupCreated,
     GroupUpdated,
     GroupDeleted,
@@ -95,7 +98,7 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 81] = [
+    pub const ALL: [EventType; 84] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -141,6 +144,9 @@ impl EventType {
         EventType::ServiceAccountCreated,
         EventType::ServiceAccountUpdated,
         EventType::ServiceAccountDeleted,
+        EventType::PublicSignupTokenCreated,
+        EventType::PublicSignupTokenUpdated,
+        EventType::PublicSignupTokenUserAdded,
         EventType::GroupCreated,
         EventType::GroupUpdated,
         EventType::GroupDeleted,
@@ -243,6 +249,9 @@ impl EventType {
             EventType::ServiceAccountCreated => "service-account-created",
             EventType::ServiceAccountUpdated => "service-account-updated",
             EventType::ServiceAccountDeleted => "service-account-deleted",
+            EventType::PublicSignupTokenCreated => "public-signup-token-created",
+            EventType::PublicSignupTokenUpdated => "public-signup-token-updated",
+            EventType::PublicSignupTokenUserAdded => "public-signup-token-user-added",
             EventType::GroupCreated => "group-created",
             EventType::GroupUpdated => "group-updated",
             EventType::GroupDeleted => "group-deleted",

@@ -99,6 +99,13 @@ impl PasswordWork {
         blocking(move || turn.hash(password.as_bytes())).await?
     }
 
+    /// Hashes a password for a caller who is not signed in (a sign-up with an invite link, a reset link) in a
+    /// sign-in's turn: strangers wait in the same bounded queue as sign-ins (429 past it).
+    pub async fn hash_anonymous(&self, password: String) -> Result<String, ApiError> {
+        let mut turn = self.sign_in_turn().await?;
+        blocking(move || turn.hash(password.as_bytes())).await?
+    }
+
     /// Checks a password against a stored PHC string in a turn, off the async threads (no string: false).
     pub async fn verify(&self, password: String, phc: Option<String>) -> Result<bool, ApiError> {
         let mut turn = self.turn().await?;

@@ -100,6 +100,7 @@ pub async fn resolve(
                 name: identity.name.clone(),
                 password: None,
                 root_role: RoleReference::Id(rules.default_role.id()),
+                send_email: None,
             };
             let user = users::create(tx, input, None).await?;
             users::require(tx.conn(), user.id).await?

@@ -28,6 +28,8 @@ pub struct Instance<'a> {
     pub oidc_configured_through_env: bool,
     /// The `SAML_*` variables configure SAML 2.0.
     pub saml_configured_through_env: bool,
+    /// An SMTP server is configured (`--smtp-url`).
+    pub email_enabled: bool,
     pub limits: &'a Limits,
 }
 
@@ -135,7 +137,7 @@ pub async fn get(conn: &mut AnyConnection, instance: &Instance<'_>) -> Result<Ui
         base_uri_path: instance.base_path.to_owned(),
         feedback_uri_path: String::new(),
         disable_password_auth: !instance.password_auth,
-        email_enabled: false,
+        email_enabled: instance.email_enabled,
         maintenance_mode: false,
         segment_values_limit: instance.limits.segment_values,
         strategy_segments_limit: instance.limits.strategy_segments,

@@ -71,6 +71,23 @@ pub struct CreateUser {
     #[schema(min_length = 8)]
     pub password: Option<String>,
     pub root_role: RoleReference,
+    /// Whether to e-mail a user created without a password their welcome link (default true; sent only
+    /// when the instance can send e-mail).
+    pub send_email: Option<bool>,
+}
+
+/// What `POST /api/admin/user-admin` answers (createUserResponseSchema): the user and, for one created
+/// without a password, the link where they set it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedUser {
+    #[serde(flatten)]
+    pub user: User,
+    /// The welcome link (set a password, valid 7 days) of a user created without a password.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invite_link: Option<String>,
+    /// Whether the welcome link was e-mailed to the user.
+    pub email_sent: bool,
 }
 
 /// `PUT /api/admin/user-admin/:id`: absent fields keep their value.

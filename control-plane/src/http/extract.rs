@@ -389,6 +389,9 @@ mod tests {
             password_work: Default::default(),
             webhook_targets: Default::default(),
             serving: Default::default(),
+            mailer: None,
+            public_url: None,
+            reset_requests: Default::default(),
         });
         let request = axum::http::Request::post("/api/admin/projects").body(());
         let (mut parts, ()) = request.unwrap().into_parts();

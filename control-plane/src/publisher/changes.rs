@@ -113,6 +113,9 @@ fn scope(event_type: EventType) -> Scope {
         | ServiceAccountCreated
         | ServiceAccountUpdated
         | ServiceAccountDeleted
+        | PublicSignupTokenCreated
+        | PublicSignupTokenUpdated
+        | PublicSignupTokenUserAdded
         | GroupCreated
         | GroupUpdated
         | GroupDeleted

@@ -8,6 +8,7 @@
 //! (later statements of the transaction then see every earlier commit), so no update is lost. The publisher
 //! reads through [`Store::consistent_read`]: every row of one revision.
 
+pub mod account_links;
 pub mod addons;
 pub mod applications;
 pub mod change_requests;

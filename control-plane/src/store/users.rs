@@ -186,10 +186,15 @@ pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError>
         "personal_access_tokens",
         "user_sessions",
         "user_group_members",
+        "password_reset_tokens",
     ] {
         let sql = format!("DELETE FROM {table} WHERE user_id = $1");
         sqlx::query(&sql).bind(id).execute(&mut *conn).await?;
     }
+    sqlx::query("UPDATE invite_links SET used_by = NULL WHERE used_by = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
     sqlx::query("DELETE FROM users WHERE id = $1")
         .bind(id)
         .execute(conn)

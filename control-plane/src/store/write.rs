@@ -72,6 +72,7 @@ pub enum Counter {
     ChangeRequestComment,
     Addon,
     AddonDelivery,
+    InviteLink,
 }
 
 impl Counter {
@@ -88,6 +89,7 @@ impl Counter {
             Counter::ChangeRequestComment => "change_request_comment",
             Counter::Addon => "addon",
             Counter::AddonDelivery => "addon_delivery",
+            Counter::InviteLink => "invite_link",
         }
     }
 }

@@ -9,6 +9,7 @@
 //! the one small script module come from the binary ([`assets`]), nothing from elsewhere.
 
 pub mod access_forms;
+pub mod account_links;
 pub mod api_tokens;
 pub mod applications;
 pub mod archive;
@@ -35,6 +36,7 @@ pub mod flag_tag_writes;
 pub mod flag_tags;
 pub mod flags;
 pub mod groups;
+pub mod invite_links;
 pub mod oidc_sign_in;
 pub mod page;
 pub mod paging;
@@ -88,10 +90,11 @@ async fn secure_headers(mut response: Response) -> Response {
 /// `routes()`, grouped here as the navigation groups them.
 pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
-        // Signing in, the assets, flags and their strategies, segments, the archive.
+        // Signing in (and up with an invite link, and a password reset), the assets, flags and their strategies, segments, the archive.
         .merge(sign_in::routes())
         .merge(oidc_sign_in::routes())
         .merge(saml_sign_in::routes())
+        .merge(account_links::routes())
         .merge(assets::routes())
         .merge(flags::routes())
         .merge(flag::routes())
@@ -103,11 +106,12 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(segments::routes())
         .merge(archive::routes())
         .merge(search::routes())
-        // Access: API tokens, users, groups, service accounts, the signed-in user's profile.
+        // Access: API tokens, users, groups, service accounts, invite links, the signed-in user's profile.
         .merge(api_tokens::routes())
         .merge(users::routes())
         .merge(groups::routes())
         .merge(service_accounts::routes())
+        .merge(invite_links::routes())
         .merge(profile::routes())
         // Configuration: projects, environments, context fields, strategy definitions, settings.
         .merge(projects::routes())

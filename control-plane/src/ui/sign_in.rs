@@ -101,6 +101,9 @@ fn render(shell: &Shell, form: SignInForm<'_>, status: StatusCode) -> Page {
                         }
                         div.actions { button.primary type="submit" { "Sign in" } }
                     }
+                    @if form.offered.password {
+                        p.forgot-password { a href=(shell.link("/forgotten-password")) { "Forgot password?" } }
+                    }
                 }
                 @if !form.offered.token {
                     details.admin-token-sign-in {

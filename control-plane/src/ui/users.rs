@@ -1,6 +1,7 @@
 //! `/admin/users`: the users (paged; a filter keeps only the inactive ones), a new user (username, name,
 //! e-mail, root role, password), a user's page (details and root role, a password reset that ends their
-//! sessions, delete after a confirmation). Admins only, as the admin API's `Access` area.
+//! sessions, a reset link the user follows themselves — e-mailed, or shown to pass on —, delete after a
+//! confirmation). Admins only, as the admin API's `Access` area.
 
 use super::access_forms::{role_name, role_options};
 use super::controls::{field, when};
@@ -10,11 +11,13 @@ use super::paging::Paged;
 use super::scope::{written, Done};
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
+use crate::domain::password_resets::{self, LinkKind};
 use crate::domain::roles::RoleReference;
 use crate::domain::user_admin::{self, NewPassword};
 use crate::domain::users::{self, CreateUser, UpdateUser, User};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -30,6 +33,7 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/admin/users/create", get(new_user).post(create))
         .route("/admin/users/{id}", get(edit).post(update))
         .route("/admin/users/{id}/password", post(reset_password))
+        .route("/admin/users/{id}/reset-link", post(reset_link))
         .route("/admin/users/{id}/delete", get(confirm_delete).post(delete))
 }
 
@@ -198,7 +202,7 @@ fn new_user_page(who: &SignedIn, form: &FormFields, error: Option<&ApiError>) ->
                 (text_field("user-email", "Email", "email", &form.text("email"), &errors, "email"))
                 (role_field("user-role", role, &errors))
                 (field("user-password", "Password", errors.at("user-password"),
-                    Some("At least 8 characters; empty: the user cannot sign in with a password yet"), html! {
+                    Some("At least 8 characters; empty: the user gets a welcome link where they choose one"), html! {
                     input #user-password type="password" name="password" autocomplete="new-password"
                         aria-describedby="user-password-hint user-password-error";
                 }))
@@ -232,6 +236,7 @@ fn optional(form: &FormFields, name: &str) -> Option<String> {
 /// `POST /admin/users/create`.
 pub async fn create(
     State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
     UiWrite { who, form, .. }: UiWrite<InAccess>,
 ) -> Result<Response, UiError> {
     let input = CreateUser {
@@ -240,6 +245,7 @@ pub async fn create(
         name: optional(&form, "name"),
         password: None,
         root_role: role_of(&form),
+        send_email: None,
     };
     let done = async {
         // Hashing is slow on purpose: done before the write starts, as the API does.
@@ -247,25 +253,62 @@ pub async fn create(
             Some(password) => Some(users::hash_password(&state.password_work, password).await?),
             None => None,
         };
+        let without_password = password_hash.is_none();
         let mut tx = state.store.begin_write(&who.actor).await?;
         let created = users::create(&mut tx, input, password_hash).await?;
         state.commit(tx).await?;
-        Ok(Done::to(
-            who.link("/admin/users"),
-            format!("User {} created", display_name(&created)),
-        ))
+        Ok((created, without_password))
     }
     .await;
-    written(done, async |error| {
-        Ok(Page::ok(new_user_page(&who, &form, Some(error))).into_response())
-    })
-    .await
+    let (created, without_password) = match done {
+        Ok(done) => done,
+        Err(error) => {
+            return written(Err(error), async |error| {
+                Ok(Page::ok(new_user_page(&who, &form, Some(error))).into_response())
+            })
+            .await
+        }
+    };
+    if !without_password {
+        return Ok(Done::to(
+            who.link("/admin/users"),
+            format!("User {} created", display_name(&created)),
+        )
+        .into_response());
+    }
+    // Without a password: their welcome link, e-mailed or shown here to pass on (never in a URL).
+    let row = {
+        let mut conn = state.store.read().await?;
+        users::require(&mut conn, created.id).await?
+    };
+    let issued = {
+        let mut conn = state.store.bookkeeping().await?;
+        password_resets::issue(&mut conn, row, LinkKind::Welcome, &state.site(&headers)).await?
+    };
+    let mailed = state
+        .mail_link(&issued.user, LinkKind::Welcome, &issued.url)
+        .await;
+    let page = UserPageState {
+        details: None,
+        password_error: None,
+        email_enabled: state.mailer.is_some(),
+        reset_link: Some((&issued.url, mailed, LinkKind::Welcome)),
+    };
+    Ok(Page {
+        status: StatusCode::CREATED,
+        markup: user_page(&who, &created, page),
+    }
+    .into_response())
 }
 
 /// What a user's page shows besides the user: the form just sent and its error, and which form it was.
 struct UserPageState<'a> {
     details: Option<(&'a FormFields, Option<&'a ApiError>)>,
     password_error: Option<&'a ApiError>,
+    /// The instance sends e-mail (`--smtp-url`): a reset link goes to the user, else the Admin passes it on.
+    email_enabled: bool,
+    /// A reset or welcome link just made: its address, whether it was e-mailed, which.
+    reset_link: Option<(&'a str, bool, LinkKind)>,
 }
 
 fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
@@ -342,6 +385,49 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
                     div.actions { button type="submit" { "Set password" } }
                 }
             }
+            section.card.access aria-labelledby="reset-link-title" {
+                h2 #reset-link-title { "Reset link" }
+                @if let Some((url, mailed, kind)) = page.reset_link {
+                    @let (what, how_long) = match kind {
+                        LinkKind::Reset => ("reset link", format!("{} hours", password_resets::RESET_HOURS)),
+                        LinkKind::Welcome => ("welcome link", format!("{} days", password_resets::WELCOME_HOURS / 24)),
+                    };
+                    div.card.token-created role="status" {
+                        @if kind == LinkKind::Welcome {
+                            p { strong { "User " (name) " created without a password." } }
+                        }
+                        @if mailed {
+                            p { strong { "A " (what) " was e-mailed to " (user.email.clone().unwrap_or_default()) "." } }
+                        } @else {
+                            p { strong { "Pass this " (what) " on to " (name) "." } " They choose their password there: it works once, for "
+                                (how_long) ", and is not shown again." }
+                            div.field {
+                                label for="reset-url" { (if kind == LinkKind::Welcome { "Welcome link" } else { "Reset link" }) }
+                                div.secret-line {
+                                    input #reset-url type="text" readonly value=(url) spellcheck="false" autocomplete="off";
+                                    button type="button" data-copy="reset-url" { "Copy" }
+                                }
+                                p.hint.copy-status aria-live="polite" {}
+                            }
+                        }
+                    }
+                }
+                p.muted {
+                    @if page.email_enabled && user.email.is_some() {
+                        "E-mails the user a link where they choose a new password themselves (it works once, for "
+                        (password_resets::RESET_HOURS) " hours). Their password and sessions stay until they use it."
+                    } @else {
+                        "Makes a link where the user chooses a new password themselves (it works once, for "
+                        (password_resets::RESET_HOURS) " hours): this instance does not e-mail it, so you pass it on."
+                    }
+                }
+                form method="post" action=(format!("{base}/reset-link")) {
+                    input type="hidden" name="csrf" value=(who.csrf);
+                    div.actions { button type="submit" {
+                        @if page.email_enabled && user.email.is_some() { "E-mail a reset link" } @else { "Create a reset link" }
+                    } }
+                }
+            }
             section.card.access aria-labelledby="delete-title" {
                 h2 #delete-title { "Delete user" }
                 p.muted { "Deletes the user with their sessions, personal access tokens and group memberships." }
@@ -367,6 +453,8 @@ pub async fn edit(
     let page = UserPageState {
         details: None,
         password_error: None,
+        email_enabled: state.mailer.is_some(),
+        reset_link: None,
     };
     let markup = user_page(&who, &user, page);
     Ok(Page::ok(markup).into_response())
@@ -398,6 +486,8 @@ pub async fn update(
         let page = UserPageState {
             details: Some((&form, Some(error))),
             password_error: None,
+            email_enabled: state.mailer.is_some(),
+            reset_link: None,
         };
         Ok(Page::ok(user_page(&who, &user, page)).into_response())
     })
@@ -431,10 +521,41 @@ pub async fn reset_password(
         let page = UserPageState {
             details: None,
             password_error: Some(error),
+            email_enabled: state.mailer.is_some(),
+            reset_link: None,
         };
         Ok(Page::ok(user_page(&who, &user, page)).into_response())
     })
     .await
+}
+
+/// `POST /admin/users/<id>/reset-link`: a new reset link of the user (their earlier one stops working), e-mailed
+/// when the instance sends e-mail, else shown here to pass on (never in a URL, so no redirect).
+pub async fn reset_link(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    headers: HeaderMap,
+    UiWrite { who, .. }: UiWrite<InAccess>,
+) -> Result<Response, UiError> {
+    let row = {
+        let mut conn = state.store.read().await?;
+        users::require(&mut conn, id).await?
+    };
+    let issued = {
+        let mut conn = state.store.bookkeeping().await?;
+        password_resets::issue(&mut conn, row, LinkKind::Reset, &state.site(&headers)).await?
+    };
+    let mailed = state
+        .mail_link(&issued.user, LinkKind::Reset, &issued.url)
+        .await;
+    let user = users::view(issued.user.clone());
+    let page = UserPageState {
+        details: None,
+        password_error: None,
+        email_enabled: state.mailer.is_some(),
+        reset_link: Some((&issued.url, mailed, LinkKind::Reset)),
+    };
+    Ok(Page::ok(user_page(&who, &user, page)).into_response())
 }
 
 /// `GET /admin/users/<id>/delete`: a confirmation.

@@ -478,7 +478,11 @@ async fn users_sessions_and_personal_access_tokens(db: TestDb) {
                    "password": "correct horse battery", "rootRole": "Editor"}),
         )
         .await;
-    let alice = created.expect(201).clone();
+    let mut alice = created.expect(201).clone();
+    // createUserResponseSchema: the user, and whether a welcome e-mail went (none: she has a password).
+    assert_eq!(alice["emailSent"], false);
+    assert!(alice.get("inviteLink").is_none(), "{alice}");
+    alice.as_object_mut().unwrap().remove("emailSent");
     let id = alice["id"].as_i64().unwrap();
     assert!(id >= 1);
     assert_eq!(alice["rootRole"], 2);
@@ -878,7 +882,7 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
     let own_account = area == "user" || path.ends_with("/favorites");
     let access = matches!(
         area,
-        "user-admin" | "groups" | "api-tokens" | "service-account" | "auth"
+        "user-admin" | "groups" | "api-tokens" | "service-account" | "auth" | "invite-link"
     );
     // Switching change requests on or off is the Admins' alone (issue 29 §1.2), like a settings change.
     let settings = matches!(area, "ui-config" | "settings" | "addons")

@@ -4,6 +4,8 @@
 mod database;
 #[path = "../support/server.rs"]
 mod server;
+#[path = "../support/smtp.rs"]
+mod smtp;
 
 mod access;
 mod addons;
@@ -16,16 +18,19 @@ mod change_requests;
 mod configuration;
 mod crash;
 mod dependencies;
+mod email;
 mod favorites;
 mod flag_lifecycle;
 mod hardening;
 mod import_command;
 mod import_export;
+mod invite_links;
 mod last_admin;
 mod limits;
 mod metrics;
 mod operations;
 mod outage;
+mod password_resets;
 mod playground;
 mod publisher;
 mod saml_settings;
@@ -37,6 +42,7 @@ mod tags;
 mod token_seen;
 mod ui;
 mod ui_access;
+mod ui_account_links;
 mod ui_browser;
 mod ui_changes;
 mod ui_config;

@@ -5,6 +5,9 @@
 mod database;
 #[allow(dead_code)] // shared with the offline tests
 mod processes;
+#[allow(dead_code)] // shared with the control plane's tests
+#[path = "../../../control-plane/tests/support/smtp.rs"]
+mod smtp;
 
 mod changes;
 mod channel;
@@ -16,6 +19,7 @@ mod sdk;
 mod token_seen;
 mod ui;
 mod ui_access;
+mod ui_account_links;
 mod ui_changes;
 mod ui_config;
 mod ui_enhance;

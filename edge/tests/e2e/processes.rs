@@ -54,15 +54,31 @@ impl Process {
         Process::control_plane_command(database_url, grpc_listen, extra, &[])
     }
 
+    /// A control plane whose HTTP listener is at `listen` (to know its address before it starts: its
+    /// `--public-url`).
+    pub fn control_plane_listening(database_url: &str, listen: &str, extra: &[&str]) -> Process {
+        Process::control_plane_on(database_url, listen, "127.0.0.1:0", extra, &[])
+    }
+
     fn control_plane_command(
         database_url: &str,
         grpc_listen: &str,
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Process {
+        Process::control_plane_on(database_url, "127.0.0.1:0", grpc_listen, extra, env)
+    }
+
+    fn control_plane_on(
+        database_url: &str,
+        listen: &str,
+        grpc_listen: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Process {
         let mut args = vec![
             "--listen",
-            "127.0.0.1:0",
+            listen,
             "--grpc-listen",
             grpc_listen,
             "--database-url",

@@ -14,8 +14,10 @@ pub mod features;
 pub mod groups;
 pub mod import_export;
 pub mod instance;
+pub mod invite_links;
 pub mod metrics;
 pub mod own_account;
+pub mod password_resets;
 pub mod playground;
 pub mod project_tokens;
 pub mod projects;
@@ -40,14 +42,19 @@ use crate::domain::access::Area::{
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 
-/// Every admin route in its area, and sign-in (no area: it takes no credential).
+/// Every admin route in its area, and sign-in, invite links and reset links (no area: they take no
+/// credential).
 pub fn routes() -> OpenApiRouter<Arc<AppState>> {
     users::sign_in_router()
+        .merge(invite_links::public_router())
+        .merge(password_resets::public_router())
         .merge(area(OwnAccount, users::account_router()))
         .merge(area(OwnAccount, own_account::router()))
         .merge(area(OwnAccount, favorites::router()))
         .merge(area(Access, users::router()))
         .merge(area(Access, user_admin::router()))
+        .merge(area(Access, password_resets::router()))
+        .merge(area(Access, invite_links::router()))
         .merge(area(Access, groups::router()))
         .merge(area(Access, tokens::router()))
         .merge(area(Access, service_accounts::router()))

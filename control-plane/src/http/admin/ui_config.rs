@@ -50,6 +50,7 @@ pub async fn get(
         password_auth: state.password_sign_in().await?,
         oidc_configured_through_env: state.sign_in_config.oidc_env.is_some(),
         saml_configured_through_env: state.sign_in_config.saml_env.is_some(),
+        email_enabled: state.mailer.is_some(),
         limits: &state.limits,
     };
     let mut conn = state.store.read().await?;

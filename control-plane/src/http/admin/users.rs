@@ -1,9 +1,10 @@
 //! Users: `/api/admin/user-admin` (management), `/api/admin/user` (the caller and their personal access
 //! tokens) and password sign-in `POST /auth/simple/login`.
 
+use crate::domain::password_resets::{self, LinkKind};
 use crate::domain::users::{
-    self, CreatePat, CreateUser, CurrentUser, Login, Pat, PatList, SignInBounds, UpdateUser, User,
-    UserList, SESSION_HOURS,
+    self, CreatePat, CreateUser, CreatedUser, CurrentUser, Login, Pat, PatList, SignInBounds,
+    UpdateUser, User, UserList, SESSION_HOURS,
 };
 use crate::http::extract::{
     is_https, AdminActor, ClientAddress, JsonBody, PathParams, SESSION_COOKIE,
@@ -80,24 +81,49 @@ pub async fn get(
 #[utoipa::path(
     post, path = "/api/admin/user-admin", tag = "Users", security(("apiToken" = [])), request_body = CreateUser,
     responses(
-        (status = 201, body = User), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 201, body = CreatedUser, description = "A user created without a password comes with `inviteLink`, where they set one (valid 7 days, once), e-mailed to them (`emailSent`) when the instance sends e-mail and `sendEmail` is not false"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 415, body = ErrorBody)
     )
 )]
 pub async fn create(
     State(state): State<Arc<AppState>>,
     AdminActor(actor): AdminActor,
+    headers: HeaderMap,
     JsonBody(mut input): JsonBody<CreateUser>,
-) -> Result<(StatusCode, Json<User>), ApiError> {
+) -> Result<(StatusCode, Json<CreatedUser>), ApiError> {
     // Hashing is slow on purpose: done before the write starts.
     let password_hash = match input.password.take() {
         Some(password) => Some(users::hash_password(&state.password_work, password).await?),
         None => None,
     };
+    let send_email = input.send_email.unwrap_or(true);
+    let without_password = password_hash.is_none();
     let mut tx = state.store.begin_write(&actor).await?;
     let user = users::create(&mut tx, input, password_hash).await?;
     state.commit(tx).await?;
-    Ok((StatusCode::CREATED, Json(user)))
+    let mut created = CreatedUser {
+        user,
+        invite_link: None,
+        email_sent: false,
+    };
+    if without_password {
+        let row = {
+            let mut conn = state.store.read().await?;
+            users::require(&mut conn, created.user.id).await?
+        };
+        let issued = {
+            let mut conn = state.store.bookkeeping().await?;
+            password_resets::issue(&mut conn, row, LinkKind::Welcome, &state.site(&headers)).await?
+        };
+        if send_email {
+            created.email_sent = state
+                .mail_link(&issued.user, LinkKind::Welcome, &issued.url)
+                .await;
+        }
+        created.invite_link = Some(issued.url);
+    }
+    Ok((StatusCode::CREATED, Json(created)))
 }
 
 #[utoipa::path(

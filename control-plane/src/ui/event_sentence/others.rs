@@ -145,6 +145,21 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
             };
             created_changed_deleted(event, verb, "the service account", account)?
         }
+        "public-signup-token" => {
+            let name = text(event, "name").unwrap_or_default();
+            let link = context.link("/admin/invite-links", &name);
+            match verb {
+                "created" => html! { "created the invite link " (link) },
+                "updated" => html! { "changed the invite link " (link) },
+                _ => return None,
+            }
+        }
+        "public-signup-token-user" if verb == "added" => {
+            let name = text(event, "name").unwrap_or_default();
+            let user = text(event, "userId").unwrap_or_default();
+            let user = context.link(&format!("/admin/users/{user}"), &format!("user #{user}"));
+            html! { "signed up " (user) " with the invite link “" (name) "”" }
+        }
         "group" => {
             let name = text(event, "name").unwrap_or_else(|| "a group".to_owned());
             let group = match (verb, text(event, "id")) {
