@@ -34,6 +34,8 @@ pub mod project_environments;
 pub mod project_tokens;
 pub mod projects;
 pub mod roles;
+pub mod scim;
+pub mod scim_settings;
 pub mod search;
 pub mod segments;
 pub mod service_accounts;

@@ -18,6 +18,8 @@ enum Setting {
     Oidc,
     /// Password sign-in: `{"disabled": bool}`.
     PasswordAuth,
+    /// SCIM provisioning: `{"enabled": bool, "tokenHash": string or null}`.
+    Scim,
 }
 
 impl Setting {
@@ -27,6 +29,7 @@ impl Setting {
             Setting::InstanceId => "instance_id",
             Setting::Oidc => "auth_oidc",
             Setting::PasswordAuth => "auth_simple",
+            Setting::Scim => "scim",
         }
     }
 }
@@ -115,4 +118,13 @@ pub async fn set_password_auth<T: Serialize>(
     setting: &T,
 ) -> Result<(), StoreError> {
     set(conn, Setting::PasswordAuth, setting).await
+}
+
+/// The stored SCIM settings (with the token's hash), if ever set.
+pub async fn scim<T: DeserializeOwned>(conn: &mut AnyConnection) -> Result<Option<T>, StoreError> {
+    get(conn, Setting::Scim).await
+}
+
+pub async fn set_scim<T: Serialize>(conn: &mut AnyConnection, settings: &T) -> Result<(), StoreError> {
+    set(conn, Setting::Scim, settings).await
 }
