@@ -19,6 +19,7 @@ pub mod own_account;
 pub mod playground;
 pub mod project_tokens;
 pub mod projects;
+pub mod scim_settings;
 pub mod search;
 pub mod segments;
 pub mod service_accounts;
@@ -52,6 +53,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Access, tokens::router()))
         .merge(area(Access, service_accounts::router()))
         .merge(area(Access, sso::router()))
+        .merge(area(Access, scim_settings::router()))
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))
