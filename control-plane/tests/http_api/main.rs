@@ -28,6 +28,8 @@ mod operations;
 mod outage;
 mod playground;
 mod publisher;
+mod scim;
+mod scim_conformance;
 mod search;
 mod service_accounts;
 mod sso_settings;
