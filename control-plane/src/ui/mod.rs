@@ -41,6 +41,7 @@ pub mod paging;
 pub mod playground;
 pub mod profile;
 pub mod projects;
+pub mod scim_provisioning;
 pub mod scope;
 pub mod search;
 pub mod segments;
@@ -113,6 +114,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(strategy_definitions::routes())
         .merge(settings::routes())
         .merge(single_sign_on::routes())
+        .merge(scim_provisioning::routes())
         // Operations: change requests, the playground, usage, applications, edges, the event log.
         .merge(change_requests::routes())
         .merge(playground::routes())

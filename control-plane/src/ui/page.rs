@@ -58,6 +58,7 @@ pub enum Nav {
     Strategies,
     Settings,
     SingleSignOn,
+    Scim,
     Profile,
 }
 
@@ -93,6 +94,7 @@ impl Nav {
             ("admin", Some("service-accounts")) => Nav::ServiceAccounts,
             ("admin", Some("settings")) => Nav::Settings,
             ("admin", Some("auth")) => Nav::SingleSignOn,
+            ("admin", Some("scim")) => Nav::Scim,
             _ => Nav::None,
         };
         let project = match (first, second) {
@@ -191,6 +193,12 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 Nav::SingleSignOn,
                 "/admin/auth",
                 "Single sign-on",
+                Area::Access,
+            ),
+            (
+                Nav::Scim,
+                "/admin/scim",
+                "SCIM provisioning",
                 Area::Access,
             ),
         ],

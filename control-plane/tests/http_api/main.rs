@@ -45,6 +45,7 @@ mod ui_enhance;
 mod ui_event_log;
 mod ui_flag_list;
 mod ui_forms;
+mod ui_scim;
 mod ui_service_accounts;
 mod ui_usage;
 mod ui_vocabulary;
