@@ -25,6 +25,7 @@ mod ui_flag_list;
 mod ui_narrow;
 mod ui_oidc;
 mod ui_readme;
+mod ui_scim;
 mod ui_service_accounts;
 mod ui_usage;
 mod ui_vocabulary;
