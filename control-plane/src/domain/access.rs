@@ -205,7 +205,9 @@ pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), A
     }
     let message = match credential {
         Credential::Scim => "The SCIM token is for /scim/v2 only".to_owned(),
-        _ if area == Area::Scim => "Only the SCIM token provisions users and groups at /scim/v2".to_owned(),
+        _ if area == Area::Scim => {
+            "Only the SCIM token provisions users and groups at /scim/v2".to_owned()
+        }
         Credential::Token(TokenKind::Admin) => {
             "An admin token has no user account; use a personal access token or sign in".to_owned()
         }

@@ -273,7 +273,10 @@ pub async fn replace(tx: &mut WriteTx, id: i64, input: WriteGroup) -> Result<Gro
             || valid.mappings_sso != before_row.mappings_sso
             || valid.members != members
         {
-            ensure_not_provisioned(&before_row, "change its name, description, SSO mappings or members")?;
+            ensure_not_provisioned(
+                &before_row,
+                "change its name, description, SSO mappings or members",
+            )?;
         }
     }
     let row = GroupRow {

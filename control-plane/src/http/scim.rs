@@ -8,9 +8,7 @@ use super::admin::ui_config::request_origin;
 use super::extract::parse_json;
 use super::AppState;
 use crate::domain::access::{self, Area, Credential};
-use crate::domain::scim::{
-    self, discovery, AttributesQuery, Endpoint, ListQuery, ScimError,
-};
+use crate::domain::scim::{self, discovery, AttributesQuery, Endpoint, ListQuery, ScimError};
 use crate::store::{Actor, StoreError};
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
@@ -66,7 +64,8 @@ pub struct ScimFailure(pub ScimError);
 
 impl IntoResponse for ScimFailure {
     fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.0.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status =
+            StatusCode::from_u16(self.0.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         ScimReply(status, Some(self.0.body())).into_response()
     }
 }
@@ -101,7 +100,10 @@ pub struct ScimCaller(pub Actor);
 impl FromRequestParts<Arc<AppState>> for ScimCaller {
     type Rejection = ScimFailure;
 
-    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, ScimFailure> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, ScimFailure> {
         let authorization = match parts.headers.get(AUTHORIZATION) {
             Some(value) => Some(value.to_str().map_err(|_| {
                 ScimError::new(401, None, "The Authorization header is not valid text")
@@ -129,7 +131,8 @@ fn body(bytes: &Bytes) -> Result<Value, ScimFailure> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ScimError::bad("invalidSyntax", "The request needs a JSON body").into());
     }
-    parse_json::<Value>(bytes).map_err(|error| ScimError::bad("invalidSyntax", error.message).into())
+    parse_json::<Value>(bytes)
+        .map_err(|error| ScimError::bad("invalidSyntax", error.message).into())
 }
 
 fn query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ScimFailure> {
@@ -158,8 +161,14 @@ pub async fn unknown() -> ScimFailure {
     responses((status = 200, description = "What this SCIM service supports", content_type = "application/scim+json"),
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"))
 )]
-pub async fn service_provider_config(State(state): State<Arc<AppState>>, _: ScimCaller, headers: HeaderMap) -> Answer {
-    ok(discovery::service_provider_config(&endpoint(&state, &headers)))
+pub async fn service_provider_config(
+    State(state): State<Arc<AppState>>,
+    _: ScimCaller,
+    headers: HeaderMap,
+) -> Answer {
+    ok(discovery::service_provider_config(&endpoint(
+        &state, &headers,
+    )))
 }
 
 #[utoipa::path(
@@ -167,7 +176,11 @@ pub async fn service_provider_config(State(state): State<Arc<AppState>>, _: Scim
     responses((status = 200, description = "User and Group", content_type = "application/scim+json"),
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"))
 )]
-pub async fn resource_types(State(state): State<Arc<AppState>>, _: ScimCaller, headers: HeaderMap) -> Answer {
+pub async fn resource_types(
+    State(state): State<Arc<AppState>>,
+    _: ScimCaller,
+    headers: HeaderMap,
+) -> Answer {
     ok(discovery::list_resource_types(&endpoint(&state, &headers))?)
 }
 
@@ -183,7 +196,10 @@ pub async fn resource_type(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Answer {
-    ok(discovery::get_resource_type(&endpoint(&state, &headers), &id)?)
+    ok(discovery::get_resource_type(
+        &endpoint(&state, &headers),
+        &id,
+    )?)
 }
 
 #[utoipa::path(
@@ -191,7 +207,11 @@ pub async fn resource_type(
     responses((status = 200, description = "The User and Group schemas: the attributes Vexil keeps", content_type = "application/scim+json"),
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"))
 )]
-pub async fn schemas(State(state): State<Arc<AppState>>, _: ScimCaller, headers: HeaderMap) -> Answer {
+pub async fn schemas(
+    State(state): State<Arc<AppState>>,
+    _: ScimCaller,
+    headers: HeaderMap,
+) -> Answer {
     ok(discovery::list_schemas(&endpoint(&state, &headers))?)
 }
 
@@ -302,7 +322,9 @@ pub async fn replace_user(
     let input = body(&bytes)?;
     let endpoint = endpoint(&state, &headers);
     write(&state, &actor, StatusCode::OK, async |tx| {
-        Ok(Some(scim::users::replace(tx, &endpoint, &id, &input).await?))
+        Ok(Some(
+            scim::users::replace(tx, &endpoint, &id, &input).await?,
+        ))
     })
     .await
 }
@@ -429,7 +451,9 @@ pub async fn replace_group(
     let input = body(&bytes)?;
     let endpoint = endpoint(&state, &headers);
     write(&state, &actor, StatusCode::OK, async |tx| {
-        Ok(Some(scim::groups::replace(tx, &endpoint, &id, &input).await?))
+        Ok(Some(
+            scim::groups::replace(tx, &endpoint, &id, &input).await?,
+        ))
     })
     .await
 }
@@ -453,7 +477,9 @@ pub async fn patch_group(
     let input = body(&bytes)?;
     let endpoint = endpoint(&state, &headers);
     write(&state, &actor, StatusCode::OK, async |tx| {
-        Ok(Some(scim::groups::modify(tx, &endpoint, &id, &input).await?))
+        Ok(Some(
+            scim::groups::modify(tx, &endpoint, &id, &input).await?,
+        ))
     })
     .await
 }

@@ -45,7 +45,8 @@ pub struct MemberRow {
     pub created_by: Option<String>,
 }
 
-const COLUMNS: &str = "id, name, description, mappings_sso, root_role, created_by, created_at, scim_id, \
+const COLUMNS: &str =
+    "id, name, description, mappings_sso, root_role, created_by, created_at, scim_id, \
                        scim_external_id";
 
 pub async fn list(conn: &mut AnyConnection) -> Result<Vec<GroupRow>, StoreError> {

@@ -125,6 +125,9 @@ pub async fn scim<T: DeserializeOwned>(conn: &mut AnyConnection) -> Result<Optio
     get(conn, Setting::Scim).await
 }
 
-pub async fn set_scim<T: Serialize>(conn: &mut AnyConnection, settings: &T) -> Result<(), StoreError> {
+pub async fn set_scim<T: Serialize>(
+    conn: &mut AnyConnection,
+    settings: &T,
+) -> Result<(), StoreError> {
     set(conn, Setting::Scim, settings).await
 }

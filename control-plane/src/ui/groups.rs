@@ -276,7 +276,14 @@ pub async fn edit(
     }
     .await?;
     let provisioned = group.scim_id.is_some();
-    let markup = group_form(&who, Some(id), &GroupDraft::of(&group), &everyone, None, provisioned);
+    let markup = group_form(
+        &who,
+        Some(id),
+        &GroupDraft::of(&group),
+        &everyone,
+        None,
+        provisioned,
+    );
     Ok(Page::ok(markup).into_response())
 }
 

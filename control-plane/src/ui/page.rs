@@ -195,12 +195,7 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 "Single sign-on",
                 Area::Access,
             ),
-            (
-                Nav::Scim,
-                "/admin/scim",
-                "SCIM provisioning",
-                Area::Access,
-            ),
+            (Nav::Scim, "/admin/scim", "SCIM provisioning", Area::Access),
         ],
     ),
 ];

@@ -47,7 +47,10 @@ async fn draw(
         (
             settings,
             users.iter().filter(|user| user.scim_id.is_some()).count(),
-            groups.iter().filter(|group| group.scim_id.is_some()).count(),
+            groups
+                .iter()
+                .filter(|group| group.scim_id.is_some())
+                .count(),
         )
     };
     let url = base_url(headers, &state.base_path);

@@ -30,6 +30,7 @@ mod playground;
 mod publisher;
 mod scim;
 mod scim_conformance;
+mod scim_groups;
 mod search;
 mod service_accounts;
 mod sso_settings;

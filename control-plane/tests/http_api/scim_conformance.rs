@@ -39,7 +39,8 @@ async fn scim2_tester_reports_no_failure() {
         .as_str()
         .unwrap()
         .to_owned();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/http_api/scim/run_scim2_tester.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/http_api/scim/run_scim2_tester.py");
     let base = format!("{}/scim/v2", server.base);
     let run = tokio::task::spawn_blocking(move || {
         Command::new(Path::new(&bin).join("python"))
@@ -59,14 +60,26 @@ async fn scim2_tester_reports_no_failure() {
     );
     assert!(report.contains(", 0 with an error"), "{report}");
     // Every check ran: none skipped but the multi-type search, which Vexil answers 501 (RFC 7644 allows it).
-    let skipped: Vec<&str> = report.lines().filter(|line| line.starts_with("SKIPPED")).collect();
+    let skipped: Vec<&str> = report
+        .lines()
+        .filter(|line| line.starts_with("SKIPPED"))
+        .collect();
     assert!(
-        skipped.iter().all(|line| line.contains("search_with_attributes")),
+        skipped
+            .iter()
+            .all(|line| line.contains("search_with_attributes")),
         "{report}"
     );
-    let succeeded = report.lines().filter(|line| line.starts_with("SUCCESS")).count();
+    let succeeded = report
+        .lines()
+        .filter(|line| line.starts_with("SUCCESS"))
+        .count();
     assert!(succeeded >= 60, "{report}");
     // What the tester created, it deleted again.
-    let users = server.get("/api/admin/user-admin").await.expect(200).clone();
+    let users = server
+        .get("/api/admin/user-admin")
+        .await
+        .expect(200)
+        .clone();
     assert_eq!(users["users"], json!([]));
 }

@@ -43,7 +43,11 @@ async fn scim_provisioning_in_chromium() {
     )
     .await;
     let screenshots = screenshots();
-    let mut walk = Walk::start("scim-walk.cjs", &control_plane.base, &[("CHROMIUM", &chromium)]);
+    let mut walk = Walk::start(
+        "scim-walk.cjs",
+        &control_plane.base,
+        &[("CHROMIUM", &chromium)],
+    );
     let mut token = String::new();
     let mut sam = String::new();
     loop {
@@ -100,7 +104,14 @@ async fn scim_provisioning_in_chromium() {
         walk.resume().await;
     }
     walk.finish().await;
-    for page in ["01-off", "02-token", "03-users", "04-user", "05-group", "06-deactivated"] {
+    for page in [
+        "01-off",
+        "02-token",
+        "03-users",
+        "04-user",
+        "05-group",
+        "06-deactivated",
+    ] {
         for width in [1280, 390] {
             let path = screenshots.join(format!("scim-{page}-{width}.png"));
             assert!(path.exists(), "{} was not saved", path.display());

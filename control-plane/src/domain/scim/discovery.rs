@@ -2,7 +2,9 @@
 //! ETags and password changes no; a bearer token), the two ResourceTypes, and the Schemas of exactly the
 //! attributes Vexil keeps (a client that reads them knows what comes back).
 
-use super::{list_response, Endpoint, ListQuery, ScimError, GROUP_SCHEMA, MAX_RESULTS, USER_SCHEMA};
+use super::{
+    list_response, Endpoint, ListQuery, ScimError, GROUP_SCHEMA, MAX_RESULTS, USER_SCHEMA,
+};
 use serde_json::{json, Value};
 
 const SPC_SCHEMA: &str = "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig";
@@ -32,7 +34,13 @@ pub fn service_provider_config(endpoint: &Endpoint) -> Value {
     })
 }
 
-fn resource_type(endpoint: &Endpoint, name: &str, path: &str, schema: &str, description: &str) -> Value {
+fn resource_type(
+    endpoint: &Endpoint,
+    name: &str,
+    path: &str,
+    schema: &str,
+    description: &str,
+) -> Value {
     json!({
         "schemas": [RESOURCE_TYPE_SCHEMA],
         "id": name,
@@ -53,7 +61,11 @@ fn resource_types(endpoint: &Endpoint) -> Vec<Value> {
 
 /// `GET /ResourceTypes`.
 pub fn list_resource_types(endpoint: &Endpoint) -> Result<Value, ScimError> {
-    list_response(resource_types(endpoint), &ListQuery::default(), RESOURCE_TYPE_SCHEMA)
+    list_response(
+        resource_types(endpoint),
+        &ListQuery::default(),
+        RESOURCE_TYPE_SCHEMA,
+    )
 }
 
 /// `GET /ResourceTypes/:id`.
@@ -61,7 +73,9 @@ pub fn get_resource_type(endpoint: &Endpoint, id: &str) -> Result<Value, ScimErr
     resource_types(endpoint)
         .into_iter()
         .find(|resource| resource["id"] == json!(id))
-        .ok_or_else(|| ScimError::not_found(format!("No resource type {id}: User and Group are served")))
+        .ok_or_else(|| {
+            ScimError::not_found(format!("No resource type {id}: User and Group are served"))
+        })
 }
 
 fn attribute(name: &str, kind: &str, description: &str) -> Value {
@@ -144,6 +158,14 @@ pub fn list_schemas(endpoint: &Endpoint) -> Result<Value, ScimError> {
 pub fn get_schema(endpoint: &Endpoint, id: &str) -> Result<Value, ScimError> {
     schemas(endpoint)
         .into_iter()
-        .find(|schema| schema["id"].as_str().is_some_and(|urn| urn.eq_ignore_ascii_case(id)))
-        .ok_or_else(|| ScimError::not_found(format!("No schema {id}: {USER_SCHEMA} and {GROUP_SCHEMA} are served")))
+        .find(|schema| {
+            schema["id"]
+                .as_str()
+                .is_some_and(|urn| urn.eq_ignore_ascii_case(id))
+        })
+        .ok_or_else(|| {
+            ScimError::not_found(format!(
+                "No schema {id}: {USER_SCHEMA} and {GROUP_SCHEMA} are served"
+            ))
+        })
 }

@@ -149,7 +149,10 @@ impl Parser<'_> {
             .split('.')
             .map(str::to_owned)
             .collect();
-        if path.iter().any(|part| part.is_empty() || part.contains('[')) {
+        if path
+            .iter()
+            .any(|part| part.is_empty() || part.contains('['))
+        {
             return Err(invalid(format!(
                 "Unsupported attribute path {:?}",
                 path.join(".")
@@ -248,12 +251,10 @@ fn compare(actual: &Value, expected: &OpValue) -> bool {
                 _ => a.cmp(&b),
             }
         }
-        (Value::Number(a), Value::Number(b)) => {
-            match a.as_f64().partial_cmp(&b.as_f64()) {
-                Some(ordering) => ordering,
-                None => return false,
-            }
-        }
+        (Value::Number(a), Value::Number(b)) => match a.as_f64().partial_cmp(&b.as_f64()) {
+            Some(ordering) => ordering,
+            None => return false,
+        },
         (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
         (a, b) => return (expected.op == Op::Ne) != (a == b),
     };
@@ -319,7 +320,9 @@ mod tests {
         let matches = |text: &str| parse(text, USER_SCHEMA).unwrap().matches(&ada);
         assert!(matches(r#"userName eq "ada@example.com""#));
         assert!(matches(r#"USERNAME Eq "ADA@example.com""#));
-        assert!(matches(&format!(r#"{USER_SCHEMA}:userName eq "ada@example.com""#)));
+        assert!(matches(&format!(
+            r#"{USER_SCHEMA}:userName eq "ada@example.com""#
+        )));
         assert!(!matches(r#"userName eq "bob""#));
         assert!(matches(r#"emails.value co "example" and active eq true"#));
         assert!(matches(r#"userName eq "bob" or emails.type eq "work""#));
@@ -327,7 +330,13 @@ mod tests {
         assert!(matches("emails pr"));
         assert!(!matches("displayName pr"));
         assert!(matches(r#"displayName ne "x""#));
-        for bad in ["userName", r#"userName eq"#, r#"userName xx "a""#, r#"(userName eq "a""#, r#"userName eq "a"#] {
+        for bad in [
+            "userName",
+            r#"userName eq"#,
+            r#"userName xx "a""#,
+            r#"(userName eq "a""#,
+            r#"userName eq "a"#,
+        ] {
             let error = parse(bad, USER_SCHEMA).unwrap_err();
             assert_eq!(error.scim_type, Some("invalidFilter"), "{bad}");
         }

@@ -44,7 +44,11 @@ fn attributes(input: &Map<String, Value>) -> Result<Attributes, ScimError> {
             match value {
                 Value::String(name) => display_name = Some(name.trim().to_owned()),
                 Value::Null => {}
-                other => return Err(invalid(format!("displayName must be a string, not {other}"))),
+                other => {
+                    return Err(invalid(format!(
+                        "displayName must be a string, not {other}"
+                    )))
+                }
             }
         } else if key.eq_ignore_ascii_case("externalId") {
             match value {
@@ -59,14 +63,18 @@ fn attributes(input: &Map<String, Value>) -> Result<Attributes, ScimError> {
                 other => vec![other.clone()],
             };
             for element in elements {
-                let value = element
-                    .as_object()
-                    .and_then(|object| super::key_of(object, "value").and_then(|key| object.get(&key).cloned()));
+                let value = element.as_object().and_then(|object| {
+                    super::key_of(object, "value").and_then(|key| object.get(&key).cloned())
+                });
                 match value {
                     Some(Value::String(id)) => {
                         members.insert(id);
                     }
-                    _ => return Err(invalid("Each of members needs its value: a provisioned user's id")),
+                    _ => {
+                        return Err(invalid(
+                            "Each of members needs its value: a provisioned user's id",
+                        ))
+                    }
                 }
             }
         }
@@ -88,7 +96,10 @@ fn attributes(input: &Map<String, Value>) -> Result<Attributes, ScimError> {
 async fn member_ids(conn: &mut AnyConnection, group_id: i64) -> Result<Vec<String>, ScimError> {
     let mut ids = Vec::new();
     for member in group_store::members(conn, group_id).await? {
-        if let Some(scim_id) = user_store::get(conn, member.user_id).await?.and_then(|user| user.scim_id) {
+        if let Some(scim_id) = user_store::get(conn, member.user_id)
+            .await?
+            .and_then(|user| user.scim_id)
+        {
             ids.push(scim_id);
         }
     }
@@ -128,7 +139,11 @@ async fn require(conn: &mut AnyConnection, id: &str) -> Result<GroupRow, ScimErr
 }
 
 /// Every provisioned group matching `query`, paged.
-pub async fn list(conn: &mut AnyConnection, endpoint: &Endpoint, query: &ListQuery) -> Result<Value, ScimError> {
+pub async fn list(
+    conn: &mut AnyConnection,
+    endpoint: &Endpoint,
+    query: &ListQuery,
+) -> Result<Value, ScimError> {
     let mut resources = Vec::new();
     for row in group_store::list_scim(conn).await? {
         let members = member_ids(conn, row.id).await?;
@@ -147,7 +162,12 @@ pub async fn get(
 ) -> Result<Value, ScimError> {
     let row = require(conn, id).await?;
     let members = member_ids(conn, row.id).await?;
-    Ok(project(render(&row, &members, endpoint), attributes, excluded, GROUP_SCHEMA))
+    Ok(project(
+        render(&row, &members, endpoint),
+        attributes,
+        excluded,
+        GROUP_SCHEMA,
+    ))
 }
 
 fn body_object(body: &Value) -> Result<&Map<String, Value>, ScimError> {
@@ -156,7 +176,10 @@ fn body_object(body: &Value) -> Result<&Map<String, Value>, ScimError> {
 }
 
 /// The Vexil user ids of `members` (SCIM ids of provisioned users), or 400.
-async fn member_user_ids(tx: &mut WriteTx, members: &BTreeSet<String>) -> Result<BTreeSet<i64>, ScimError> {
+async fn member_user_ids(
+    tx: &mut WriteTx,
+    members: &BTreeSet<String>,
+) -> Result<BTreeSet<i64>, ScimError> {
     let mut ids = BTreeSet::new();
     for member in members {
         let user = user_store::get_by_scim_id(tx.conn(), member)
@@ -170,14 +193,20 @@ async fn member_user_ids(tx: &mut WriteTx, members: &BTreeSet<String>) -> Result
 async fn check_name(tx: &mut WriteTx, name: &str, except: Option<i64>) -> Result<(), ScimError> {
     if let Some(owner) = group_store::id_of_name(tx.conn(), name).await? {
         if Some(owner) != except {
-            return Err(ScimError::taken(format!("A group named {name} already exists")));
+            return Err(ScimError::taken(format!(
+                "A group named {name} already exists"
+            )));
         }
     }
     Ok(())
 }
 
 /// `POST /Groups`: a new group (no root role) with its members; `group-created` and a member event each.
-pub async fn create(tx: &mut WriteTx, endpoint: &Endpoint, body: &Value) -> Result<Value, ScimError> {
+pub async fn create(
+    tx: &mut WriteTx,
+    endpoint: &Endpoint,
+    body: &Value,
+) -> Result<Value, ScimError> {
     let attributes = attributes(body_object(body)?)?;
     check_name(tx, &attributes.display_name, None).await?;
     let members = member_user_ids(tx, &attributes.members).await?;
@@ -241,14 +270,24 @@ async fn store(
 }
 
 /// `PUT /Groups/:id`.
-pub async fn replace(tx: &mut WriteTx, endpoint: &Endpoint, id: &str, body: &Value) -> Result<Value, ScimError> {
+pub async fn replace(
+    tx: &mut WriteTx,
+    endpoint: &Endpoint,
+    id: &str,
+    body: &Value,
+) -> Result<Value, ScimError> {
     let before = require(tx.conn(), id).await?;
     let attributes = attributes(body_object(body)?)?;
     store(tx, endpoint, before, attributes).await
 }
 
 /// `PATCH /Groups/:id` (members added and removed one by one, as Okta and Entra send them).
-pub async fn modify(tx: &mut WriteTx, endpoint: &Endpoint, id: &str, body: &Value) -> Result<Value, ScimError> {
+pub async fn modify(
+    tx: &mut WriteTx,
+    endpoint: &Endpoint,
+    id: &str,
+    body: &Value,
+) -> Result<Value, ScimError> {
     let before = require(tx.conn(), id).await?;
     let members = member_ids(tx.conn(), before.id).await?;
     let mut current = Map::new();
@@ -257,7 +296,10 @@ pub async fn modify(tx: &mut WriteTx, endpoint: &Endpoint, id: &str, body: &Valu
         current.insert("externalId".to_owned(), json!(external_id));
     }
     if !members.is_empty() {
-        let members: Vec<Value> = members.iter().map(|member| json!({"value": member})).collect();
+        let members: Vec<Value> = members
+            .iter()
+            .map(|member| json!({"value": member}))
+            .collect();
         current.insert("members".to_owned(), Value::Array(members));
     }
     patch::apply(&mut current, body, &SHAPE)?;

@@ -155,12 +155,20 @@ fn names(list: Option<&str>, schema: &str) -> Vec<String> {
 
 /// `resource` with only the `attributes` asked (plus `id` and `schemas`, always returned), or without the
 /// `excluded` ones. Top-level names decide (`name.givenName` keeps or drops `name`).
-pub fn project(resource: Value, attributes: Option<&str>, excluded: Option<&str>, schema: &str) -> Value {
+pub fn project(
+    resource: Value,
+    attributes: Option<&str>,
+    excluded: Option<&str>,
+    schema: &str,
+) -> Value {
     let Value::Object(object) = resource else {
         return resource;
     };
     let top = |name: &str| name.split('.').next().unwrap_or_default().to_owned();
-    let wanted: Vec<String> = names(attributes, schema).iter().map(|name| top(name)).collect();
+    let wanted: Vec<String> = names(attributes, schema)
+        .iter()
+        .map(|name| top(name))
+        .collect();
     let unwanted: Vec<String> = names(excluded, schema)
         .iter()
         .filter(|name| !name.contains('.'))
@@ -184,8 +192,17 @@ pub fn project(resource: Value, attributes: Option<&str>, excluded: Option<&str>
 }
 
 /// A ListResponse of `resources` (all that match), paged by `query`, each projected as asked.
-pub fn list_response(resources: Vec<Value>, query: &ListQuery, schema: &str) -> Result<Value, ScimError> {
-    let matching = match query.filter.as_deref().map(str::trim).filter(|text| !text.is_empty()) {
+pub fn list_response(
+    resources: Vec<Value>,
+    query: &ListQuery,
+    schema: &str,
+) -> Result<Value, ScimError> {
+    let matching = match query
+        .filter
+        .as_deref()
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+    {
         Some(text) => {
             let filter = filter::parse(text, schema)?;
             resources
@@ -196,9 +213,9 @@ pub fn list_response(resources: Vec<Value>, query: &ListQuery, schema: &str) -> 
         None => resources,
     };
     let start = query.start_index.unwrap_or(1).max(1);
-    let count = query
-        .count
-        .map_or(MAX_RESULTS, |count| usize::try_from(count.max(0)).unwrap_or(0).min(MAX_RESULTS));
+    let count = query.count.map_or(MAX_RESULTS, |count| {
+        usize::try_from(count.max(0)).unwrap_or(0).min(MAX_RESULTS)
+    });
     let skip = usize::try_from(start - 1).unwrap_or(usize::MAX);
     let page: Vec<Value> = matching
         .iter()
@@ -248,12 +265,21 @@ mod tests {
     fn projection_keeps_id_and_schemas() {
         let resource = json!({"schemas": [USER_SCHEMA], "id": "1", "userName": "a", "name": {"givenName": "A"}, "active": true});
         let only = project(resource.clone(), Some("userName"), None, USER_SCHEMA);
-        assert_eq!(only, json!({"schemas": [USER_SCHEMA], "id": "1", "userName": "a"}));
+        assert_eq!(
+            only,
+            json!({"schemas": [USER_SCHEMA], "id": "1", "userName": "a"})
+        );
         let urn = format!("{USER_SCHEMA}:name.givenName");
         let only = project(resource.clone(), Some(&urn), None, USER_SCHEMA);
-        assert_eq!(only, json!({"schemas": [USER_SCHEMA], "id": "1", "name": {"givenName": "A"}}));
+        assert_eq!(
+            only,
+            json!({"schemas": [USER_SCHEMA], "id": "1", "name": {"givenName": "A"}})
+        );
         let without = project(resource, None, Some("name,active"), USER_SCHEMA);
-        assert_eq!(without, json!({"schemas": [USER_SCHEMA], "id": "1", "userName": "a"}));
+        assert_eq!(
+            without,
+            json!({"schemas": [USER_SCHEMA], "id": "1", "userName": "a"})
+        );
     }
 
     #[test]

@@ -70,7 +70,9 @@ fn target(path: &str, shape: &Shape) -> Result<Option<Target>, ScimError> {
         },
     };
     if head.is_empty() {
-        return Err(invalid_path(format!("The path {path:?} names no attribute")));
+        return Err(invalid_path(format!(
+            "The path {path:?} names no attribute"
+        )));
     }
     let Some(attribute) = shape.canonical(head) else {
         return Ok(None);
@@ -138,13 +140,16 @@ fn apply_one(
 ) -> Result<(), ScimError> {
     let attribute = target.attribute;
     let multi = shape.multi_valued.contains(&attribute);
-    let current = object.remove(attribute).or_else(|| {
-        key_of(object, attribute).and_then(|key| object.remove(&key))
-    });
+    let current = object
+        .remove(attribute)
+        .or_else(|| key_of(object, attribute).and_then(|key| object.remove(&key)));
     let needs_value = || {
-        value
-            .clone()
-            .ok_or_else(|| ScimError::bad("invalidValue", format!("{op:?} of {attribute} needs a value")))
+        value.clone().ok_or_else(|| {
+            ScimError::bad(
+                "invalidValue",
+                format!("{op:?} of {attribute} needs a value"),
+            )
+        })
     };
     let next: Option<Value> = match (op, &target.filter, &target.sub) {
         (Op::Remove, None, None) => match (multi, value.clone(), current) {
@@ -152,12 +157,21 @@ fn apply_one(
             (true, Some(listed), Some(Value::Array(existing))) => {
                 let listed = items(listed);
                 let gone = |element: &Value| {
-                    listed.iter().any(|item| match (item.get("value"), element.get("value")) {
-                        (Some(Value::String(a)), Some(Value::String(b))) => a.eq_ignore_ascii_case(b),
-                        _ => item == element,
-                    })
+                    listed
+                        .iter()
+                        .any(|item| match (item.get("value"), element.get("value")) {
+                            (Some(Value::String(a)), Some(Value::String(b))) => {
+                                a.eq_ignore_ascii_case(b)
+                            }
+                            _ => item == element,
+                        })
                 };
-                Some(Value::Array(existing.into_iter().filter(|element| !gone(element)).collect()))
+                Some(Value::Array(
+                    existing
+                        .into_iter()
+                        .filter(|element| !gone(element))
+                        .collect(),
+                ))
             }
             _ => None,
         },
@@ -241,7 +255,10 @@ fn apply_one(
             let value = needs_value()?;
             let mut elements = items(current.unwrap_or(Value::Null));
             let mut matched = false;
-            for element in elements.iter_mut().filter(|element| filter.matches(element)) {
+            for element in elements
+                .iter_mut()
+                .filter(|element| filter.matches(element))
+            {
                 matched = true;
                 match sub {
                     Some(sub) => set_sub(element, sub, value.clone()),
@@ -250,7 +267,10 @@ fn apply_one(
             }
             if !matched {
                 let mut element = element_of(filter).ok_or_else(|| {
-                    ScimError::bad("noTarget", format!("No value of {attribute} matches the path's filter"))
+                    ScimError::bad(
+                        "noTarget",
+                        format!("No value of {attribute} matches the path's filter"),
+                    )
                 })?;
                 match sub {
                     Some(sub) => set_sub(&mut element, sub, value),
@@ -272,7 +292,11 @@ fn apply_one(
 }
 
 /// Applies the PatchOp `request` to `object` (the resource's attributes, canonical keys).
-pub fn apply(object: &mut Map<String, Value>, request: &Value, shape: &Shape) -> Result<(), ScimError> {
+pub fn apply(
+    object: &mut Map<String, Value>,
+    request: &Value,
+    shape: &Shape,
+) -> Result<(), ScimError> {
     let syntax = |detail: &str| ScimError::bad("invalidSyntax", detail.to_owned());
     let body = request
         .as_object()
@@ -285,15 +309,28 @@ pub fn apply(object: &mut Map<String, Value>, request: &Value, shape: &Shape) ->
         let operation = operation
             .as_object()
             .ok_or_else(|| syntax("Each operation is an object"))?;
-        let field = |name: &str| key_of(operation, name).and_then(|key| operation.get(&key)).cloned();
-        let op = match field("op").as_ref().and_then(Value::as_str).map(str::to_ascii_lowercase).as_deref() {
+        let field = |name: &str| {
+            key_of(operation, name)
+                .and_then(|key| operation.get(&key))
+                .cloned()
+        };
+        let op = match field("op")
+            .as_ref()
+            .and_then(Value::as_str)
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
             Some("add") => Op::Add,
             Some("replace") => Op::Replace,
             Some("remove") => Op::Remove,
             _ => return Err(syntax("Each operation's op is add, replace or remove")),
         };
         let value = field("value");
-        match field("path").as_ref().and_then(Value::as_str).filter(|path| !path.trim().is_empty()) {
+        match field("path")
+            .as_ref()
+            .and_then(Value::as_str)
+            .filter(|path| !path.trim().is_empty())
+        {
             Some(path) => {
                 if let Some(target) = target(path, shape)? {
                     apply_one(object, op, target, value, shape)?;
@@ -301,7 +338,10 @@ pub fn apply(object: &mut Map<String, Value>, request: &Value, shape: &Shape) ->
             }
             None => {
                 if op == Op::Remove {
-                    return Err(ScimError::bad("noTarget", "A remove operation needs a path"));
+                    return Err(ScimError::bad(
+                        "noTarget",
+                        "A remove operation needs a path",
+                    ));
                 }
                 let Some(Value::Object(values)) = value else {
                     return Err(ScimError::bad(

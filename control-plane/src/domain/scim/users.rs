@@ -18,7 +18,14 @@ use vexil_shared::ApiError;
 /// What PATCH knows of a User.
 pub const SHAPE: Shape = Shape {
     schema: USER_SCHEMA,
-    attributes: &["externalId", "userName", "name", "displayName", "emails", "active"],
+    attributes: &[
+        "externalId",
+        "userName",
+        "name",
+        "displayName",
+        "emails",
+        "active",
+    ],
     multi_valued: &["emails"],
     complex: &["name"],
 };
@@ -35,7 +42,9 @@ fn text(value: Value, attribute: &str) -> Result<Option<Value>, ScimError> {
         Value::Null => Ok(None),
         Value::String(text) if text.trim().is_empty() => Ok(None),
         Value::String(text) => Ok(Some(Value::String(text))),
-        other => Err(invalid(format!("{attribute} must be a string, not {other}"))),
+        other => Err(invalid(format!(
+            "{attribute} must be a string, not {other}"
+        ))),
     }
 }
 
@@ -44,7 +53,9 @@ fn complex(value: Value, attribute: &str, parts: &[&str]) -> Result<Option<Value
     let Value::Object(object) = value else {
         return match value {
             Value::Null => Ok(None),
-            other => Err(invalid(format!("{attribute} must be an object, not {other}"))),
+            other => Err(invalid(format!(
+                "{attribute} must be an object, not {other}"
+            ))),
         };
     };
     let mut kept = Map::new();
@@ -132,7 +143,10 @@ pub fn normalize(input: &Map<String, Value>) -> Result<Map<String, Value>, ScimE
 }
 
 fn string<'a>(data: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    data.get(key).and_then(Value::as_str).map(str::trim).filter(|text| !text.is_empty())
+    data.get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
 }
 
 /// The Vexil fields of SCIM attributes: (username, name, e-mail, active).
@@ -155,7 +169,13 @@ fn vexil_fields(data: &Map<String, Value>) -> (String, Option<String>, Option<St
         .map(str::to_owned)
         .or((!given_family.is_empty()).then_some(given_family));
     let emails = data.get("emails").and_then(Value::as_array);
-    let address = |email: &Value| email.get("value").and_then(Value::as_str).map(str::trim).map(str::to_owned);
+    let address = |email: &Value| {
+        email
+            .get("value")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .map(str::to_owned)
+    };
     let email = emails
         .and_then(|emails| {
             emails
@@ -164,7 +184,11 @@ fn vexil_fields(data: &Map<String, Value>) -> (String, Option<String>, Option<St
                 .or(emails.first())
         })
         .and_then(address)
-        .or_else(|| validate_email(&user_name).is_ok().then(|| user_name.clone()));
+        .or_else(|| {
+            validate_email(&user_name)
+                .is_ok()
+                .then(|| user_name.clone())
+        });
     let active = data.get("active") != Some(&Value::Bool(false));
     (user_name, name, email, active)
 }
@@ -196,11 +220,17 @@ fn not_found(id: &str) -> ScimError {
 }
 
 async fn require(conn: &mut AnyConnection, id: &str) -> Result<ScimUserRow, ScimError> {
-    user_store::get_by_scim_id(conn, id).await?.ok_or_else(|| not_found(id))
+    user_store::get_by_scim_id(conn, id)
+        .await?
+        .ok_or_else(|| not_found(id))
 }
 
 /// Every provisioned user matching `query`, paged.
-pub async fn list(conn: &mut AnyConnection, endpoint: &Endpoint, query: &ListQuery) -> Result<Value, ScimError> {
+pub async fn list(
+    conn: &mut AnyConnection,
+    endpoint: &Endpoint,
+    query: &ListQuery,
+) -> Result<Value, ScimError> {
     let resources = user_store::list_scim(conn)
         .await?
         .iter()
@@ -218,7 +248,12 @@ pub async fn get(
     excluded: Option<&str>,
 ) -> Result<Value, ScimError> {
     let row = require(conn, id).await?;
-    Ok(project(render(&row, endpoint), attributes, excluded, USER_SCHEMA))
+    Ok(project(
+        render(&row, endpoint),
+        attributes,
+        excluded,
+        USER_SCHEMA,
+    ))
 }
 
 fn body_object(body: &Value) -> Result<&Map<String, Value>, ScimError> {
@@ -227,7 +262,14 @@ fn body_object(body: &Value) -> Result<&Map<String, Value>, ScimError> {
 }
 
 async fn check_unique(tx: &mut WriteTx, row: &UserRow) -> Result<(), ScimError> {
-    if user_store::login_taken(tx.conn(), row.username.as_deref(), row.email.as_deref(), row.id).await? {
+    if user_store::login_taken(
+        tx.conn(),
+        row.username.as_deref(),
+        row.email.as_deref(),
+        row.id,
+    )
+    .await?
+    {
         return Err(ScimError::taken(
             "Another Vexil user has this userName or e-mail address",
         ));
@@ -236,7 +278,11 @@ async fn check_unique(tx: &mut WriteTx, row: &UserRow) -> Result<(), ScimError> 
 }
 
 /// `POST /Users`: a new Viewer user with a new SCIM id; `user-created`.
-pub async fn create(tx: &mut WriteTx, endpoint: &Endpoint, body: &Value) -> Result<Value, ScimError> {
+pub async fn create(
+    tx: &mut WriteTx,
+    endpoint: &Endpoint,
+    body: &Value,
+) -> Result<Value, ScimError> {
     let data = normalize(body_object(body)?)?;
     let (username, name, email, active) = vexil_fields(&data);
     let row = UserRow {
@@ -310,14 +356,24 @@ async fn store(
 }
 
 /// `PUT /Users/:id`: the attributes replaced (the id and creation stay).
-pub async fn replace(tx: &mut WriteTx, endpoint: &Endpoint, id: &str, body: &Value) -> Result<Value, ScimError> {
+pub async fn replace(
+    tx: &mut WriteTx,
+    endpoint: &Endpoint,
+    id: &str,
+    body: &Value,
+) -> Result<Value, ScimError> {
     let before = require(tx.conn(), id).await?;
     let data = normalize(body_object(body)?)?;
     store(tx, endpoint, before, data).await
 }
 
 /// `PATCH /Users/:id`.
-pub async fn modify(tx: &mut WriteTx, endpoint: &Endpoint, id: &str, body: &Value) -> Result<Value, ScimError> {
+pub async fn modify(
+    tx: &mut WriteTx,
+    endpoint: &Endpoint,
+    id: &str,
+    body: &Value,
+) -> Result<Value, ScimError> {
     let before = require(tx.conn(), id).await?;
     let mut data = match &before.data {
         Value::Object(data) => data.clone(),
@@ -367,7 +423,10 @@ mod tests {
         )
         .unwrap();
         assert!(has(&data, "userName") && !has(&data, "title") && !has(&data, "schemas"));
-        assert_eq!(data["name"], json!({"givenName": "Ada", "familyName": "Lovelace"}));
+        assert_eq!(
+            data["name"],
+            json!({"givenName": "Ada", "familyName": "Lovelace"})
+        );
         let (username, name, email, active) = vexil_fields(&data);
         assert_eq!(username, "ada");
         assert_eq!(name.as_deref(), Some("Ada Lovelace"));
@@ -375,8 +434,18 @@ mod tests {
         assert!(!active);
         let only = normalize(json!({"userName": "bob@x.io"}).as_object().unwrap()).unwrap();
         assert_eq!(vexil_fields(&only).2.as_deref(), Some("bob@x.io"));
-        for bad in [json!({}), json!({"userName": "a b"}), json!({"userName": 3}), json!({"userName": "a", "active": 1}), json!({"userName": "a", "emails": [{"value": "nope"}]})] {
-            assert_eq!(normalize(bad.as_object().unwrap()).unwrap_err().status, 400, "{bad}");
+        for bad in [
+            json!({}),
+            json!({"userName": "a b"}),
+            json!({"userName": 3}),
+            json!({"userName": "a", "active": 1}),
+            json!({"userName": "a", "emails": [{"value": "nope"}]}),
+        ] {
+            assert_eq!(
+                normalize(bad.as_object().unwrap()).unwrap_err().status,
+                400,
+                "{bad}"
+            );
         }
     }
 }
