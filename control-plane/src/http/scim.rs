@@ -29,16 +29,26 @@ pub const SCIM_JSON: &str = "application/scim+json";
 /// The SCIM routes, as stated in the handlers' `#[utoipa::path]`, and the SCIM 404 for any other path below.
 pub fn router() -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new()
-        .routes(routes!(service_provider_config))
-        .routes(routes!(resource_types))
-        .routes(routes!(resource_type))
-        .routes(routes!(schemas))
-        .routes(routes!(schema))
-        .routes(routes!(list_users, create_user))
-        .routes(routes!(get_user, replace_user, patch_user, delete_user))
-        .routes(routes!(list_groups, create_group))
-        .routes(routes!(get_group, replace_group, patch_group, delete_group))
-        .routes(routes!(search))
+        .routes(routes!(scim_service_provider_config))
+        .routes(routes!(scim_resource_types))
+        .routes(routes!(scim_resource_type))
+        .routes(routes!(scim_schemas))
+        .routes(routes!(scim_schema))
+        .routes(routes!(scim_list_users, scim_create_user))
+        .routes(routes!(
+            scim_get_user,
+            scim_replace_user,
+            scim_patch_user,
+            scim_delete_user
+        ))
+        .routes(routes!(scim_list_groups, scim_create_group))
+        .routes(routes!(
+            scim_get_group,
+            scim_replace_group,
+            scim_patch_group,
+            scim_delete_group
+        ))
+        .routes(routes!(scim_search))
         .route("/scim/v2/{*rest}", axum::routing::any(unknown))
 }
 
@@ -161,7 +171,7 @@ pub async fn unknown() -> ScimFailure {
     responses((status = 200, description = "What this SCIM service supports", content_type = "application/scim+json"),
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"))
 )]
-pub async fn service_provider_config(
+pub async fn scim_service_provider_config(
     State(state): State<Arc<AppState>>,
     _: ScimCaller,
     headers: HeaderMap,
@@ -176,7 +186,7 @@ pub async fn service_provider_config(
     responses((status = 200, description = "User and Group", content_type = "application/scim+json"),
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"))
 )]
-pub async fn resource_types(
+pub async fn scim_resource_types(
     State(state): State<Arc<AppState>>,
     _: ScimCaller,
     headers: HeaderMap,
@@ -190,7 +200,7 @@ pub async fn resource_types(
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"),
         (status = 404, description = "Not User or Group", content_type = "application/scim+json"))
 )]
-pub async fn resource_type(
+pub async fn scim_resource_type(
     State(state): State<Arc<AppState>>,
     _: ScimCaller,
     headers: HeaderMap,
@@ -207,7 +217,7 @@ pub async fn resource_type(
     responses((status = 200, description = "The User and Group schemas: the attributes Vexil keeps", content_type = "application/scim+json"),
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"))
 )]
-pub async fn schemas(
+pub async fn scim_schemas(
     State(state): State<Arc<AppState>>,
     _: ScimCaller,
     headers: HeaderMap,
@@ -221,7 +231,7 @@ pub async fn schemas(
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"),
         (status = 404, description = "No such schema", content_type = "application/scim+json"))
 )]
-pub async fn schema(
+pub async fn scim_schema(
     State(state): State<Arc<AppState>>,
     _: ScimCaller,
     headers: HeaderMap,
@@ -235,7 +245,7 @@ pub async fn schema(
     responses((status = 501, description = "Searching several resource types at once is not supported", content_type = "application/scim+json"),
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"))
 )]
-pub async fn search(_: ScimCaller) -> ScimFailure {
+pub async fn scim_search(_: ScimCaller) -> ScimFailure {
     ScimFailure(ScimError::new(
         501,
         None,
@@ -249,7 +259,7 @@ pub async fn search(_: ScimCaller) -> ScimFailure {
         (status = 400, description = "A bad filter or parameter", content_type = "application/scim+json"),
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"))
 )]
-pub async fn list_users(
+pub async fn scim_list_users(
     State(state): State<Arc<AppState>>,
     _: ScimCaller,
     headers: HeaderMap,
@@ -268,7 +278,7 @@ pub async fn list_users(
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"),
         (status = 409, description = "The userName or e-mail is taken", content_type = "application/scim+json"))
 )]
-pub async fn create_user(
+pub async fn scim_create_user(
     State(state): State<Arc<AppState>>,
     ScimCaller(actor): ScimCaller,
     headers: HeaderMap,
@@ -288,7 +298,7 @@ pub async fn create_user(
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"),
         (status = 404, description = "No provisioned user has this id", content_type = "application/scim+json"))
 )]
-pub async fn get_user(
+pub async fn scim_get_user(
     State(state): State<Arc<AppState>>,
     _: ScimCaller,
     headers: HeaderMap,
@@ -312,7 +322,7 @@ pub async fn get_user(
         (status = 404, description = "No provisioned user has this id", content_type = "application/scim+json"),
         (status = 409, description = "The userName or e-mail is taken", content_type = "application/scim+json"))
 )]
-pub async fn replace_user(
+pub async fn scim_replace_user(
     State(state): State<Arc<AppState>>,
     ScimCaller(actor): ScimCaller,
     headers: HeaderMap,
@@ -338,7 +348,7 @@ pub async fn replace_user(
         (status = 404, description = "No provisioned user has this id", content_type = "application/scim+json"),
         (status = 409, description = "The userName or e-mail is taken", content_type = "application/scim+json"))
 )]
-pub async fn patch_user(
+pub async fn scim_patch_user(
     State(state): State<Arc<AppState>>,
     ScimCaller(actor): ScimCaller,
     headers: HeaderMap,
@@ -360,7 +370,7 @@ pub async fn patch_user(
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"),
         (status = 404, description = "No provisioned user has this id", content_type = "application/scim+json"))
 )]
-pub async fn delete_user(
+pub async fn scim_delete_user(
     State(state): State<Arc<AppState>>,
     ScimCaller(actor): ScimCaller,
     Path(id): Path<String>,
@@ -378,7 +388,7 @@ pub async fn delete_user(
         (status = 400, description = "A bad filter or parameter", content_type = "application/scim+json"),
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"))
 )]
-pub async fn list_groups(
+pub async fn scim_list_groups(
     State(state): State<Arc<AppState>>,
     _: ScimCaller,
     headers: HeaderMap,
@@ -397,7 +407,7 @@ pub async fn list_groups(
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"),
         (status = 409, description = "The name is taken", content_type = "application/scim+json"))
 )]
-pub async fn create_group(
+pub async fn scim_create_group(
     State(state): State<Arc<AppState>>,
     ScimCaller(actor): ScimCaller,
     headers: HeaderMap,
@@ -417,7 +427,7 @@ pub async fn create_group(
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"),
         (status = 404, description = "No provisioned group has this id", content_type = "application/scim+json"))
 )]
-pub async fn get_group(
+pub async fn scim_get_group(
     State(state): State<Arc<AppState>>,
     _: ScimCaller,
     headers: HeaderMap,
@@ -441,7 +451,7 @@ pub async fn get_group(
         (status = 404, description = "No provisioned group has this id", content_type = "application/scim+json"),
         (status = 409, description = "The name is taken", content_type = "application/scim+json"))
 )]
-pub async fn replace_group(
+pub async fn scim_replace_group(
     State(state): State<Arc<AppState>>,
     ScimCaller(actor): ScimCaller,
     headers: HeaderMap,
@@ -467,7 +477,7 @@ pub async fn replace_group(
         (status = 404, description = "No provisioned group has this id", content_type = "application/scim+json"),
         (status = 409, description = "The name is taken", content_type = "application/scim+json"))
 )]
-pub async fn patch_group(
+pub async fn scim_patch_group(
     State(state): State<Arc<AppState>>,
     ScimCaller(actor): ScimCaller,
     headers: HeaderMap,
@@ -490,7 +500,7 @@ pub async fn patch_group(
         (status = 401, description = "No or a wrong SCIM token"), (status = 403, description = "SCIM provisioning is off"),
         (status = 404, description = "No provisioned group has this id", content_type = "application/scim+json"))
 )]
-pub async fn delete_group(
+pub async fn scim_delete_group(
     State(state): State<Arc<AppState>>,
     ScimCaller(actor): ScimCaller,
     Path(id): Path<String>,
