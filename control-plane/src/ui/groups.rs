@@ -229,7 +229,7 @@ fn group_form(
                     p.field-error aria-live="polite" { @if let Some(message) = errors.at("group-members") { (message) } }
                 }
                 div.actions {
-                    button.primary type="submit" { "Save group" }
+                    button.primary type="submit" { (if provisioned { "Save root role" } else { "Save group" }) }
                     a href=(who.link("/admin/groups")) { "Cancel" }
                     @if let Some(id) = id.filter(|_| !provisioned) {
                         a.button.danger href=(who.link(&format!("/admin/groups/{id}/delete"))) { "Delete group" }

@@ -63,7 +63,7 @@ async fn draw(
             } }
             section.card aria-labelledby="scim-connect-title" {
                 h2 #scim-connect-title { "Connect your identity provider" }
-                dl.meta {
+                dl.meta.scim-facts {
                     dt { "SCIM base URL" } dd { code #scim-base-url { (url) } }
                     dt { "Authentication" } dd { "HTTP header: Authorization: Bearer " i { "token" } }
                     dt { "Unique identifier" } dd { code { "userName" } " (the Vexil username; an e-mail address does)" }

@@ -111,6 +111,7 @@ async fn scim_provisioning_in_chromium() {
         "04-user",
         "05-group",
         "06-deactivated",
+        "07-dark",
     ] {
         for width in [1280, 390] {
             let path = screenshots.join(format!("scim-{page}-{width}.png"));

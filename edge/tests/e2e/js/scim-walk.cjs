@@ -122,6 +122,12 @@ async function main() {
   await page.getByRole("row", { name: /Sam Provisioned SCIM.*deactivated/ }).waitFor();
   await shot(page, "06-deactivated");
 
+  // The provisioning page in the dark scheme, as a person with a dark system setting sees it.
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.goto(base + "/admin/scim");
+  await shot(page, "07-dark");
+  await page.emulateMedia({ colorScheme: "light" });
+
   if (errors.length > 0) fail(`errors: ${errors.join("; ")}`);
   audit.finish();
   await browser.close();
