@@ -22,6 +22,9 @@ pub enum Credential {
     /// A service account's token, with the account's root role: as a user of that role, without an own
     /// account (its tokens are managed by Admins at `/api/admin/service-account/:id/token`).
     ServiceAccount(RootRole),
+    /// The SCIM token (`domain::scim_settings`): an identity provider provisioning users and groups at
+    /// `/scim/v2` ([`Area::Scim`]), nothing else.
+    Scim,
 }
 
 /// An authenticated caller.
@@ -142,6 +145,21 @@ fn service_account_caller(row: UserRow) -> Caller {
     }
 }
 
+/// The caller of a `/scim/v2` request: the identity provider, if its `Authorization` carries the SCIM token
+/// and provisioning is on (`scim_settings::check_token`: 403 off, 401 otherwise). Its changes are recorded
+/// as made by `scim`.
+pub async fn authenticate_scim(
+    conn: &mut AnyConnection,
+    authorization: Option<&str>,
+) -> Result<Caller, ApiError> {
+    super::scim_settings::check_token(conn, authorization).await?;
+    Ok(Caller {
+        actor: Actor::token("scim"),
+        credential: Credential::Scim,
+        token: None,
+    })
+}
+
 /// What part of the admin API a route belongs to: declared where the route is mounted
 /// (`http::extract::area`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +176,8 @@ pub enum Area {
     /// Configuration reads asked with a POST body (`/api/admin/features-batch/export`): Viewers too, as in
     /// Unleash.
     ConfigurationQuery,
+    /// `/scim/v2`: provisioning by an identity provider, with the SCIM token only.
+    Scim,
     /// Whether change requests are on in a project's environment, and how many approvals they need
     /// (`PUT …/environments/:env/change-requests/config`): read like configuration, changed by Admins only,
     /// so that no Editor can switch them off, write directly and switch them on again.
@@ -171,6 +191,8 @@ pub enum Area {
 /// Client, frontend and edge tokens have no business here. `read` is true for GET and HEAD.
 pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), ApiError> {
     let allowed = match credential {
+        Credential::Scim => area == Area::Scim,
+        _ if area == Area::Scim => false,
         Credential::Token(TokenKind::Client | TokenKind::Frontend | TokenKind::Edge) => false,
         Credential::Token(TokenKind::Admin) => area != Area::OwnAccount,
         Credential::User(role) => role_allows(role, read, area),
@@ -182,6 +204,10 @@ pub fn authorize(credential: Credential, read: bool, area: Area) -> Result<(), A
         return Ok(());
     }
     let message = match credential {
+        Credential::Scim => "The SCIM token is for /scim/v2 only".to_owned(),
+        _ if area == Area::Scim => {
+            "Only the SCIM token provisions users and groups at /scim/v2".to_owned()
+        }
         Credential::Token(TokenKind::Admin) => {
             "An admin token has no user account; use a personal access token or sign in".to_owned()
         }
@@ -220,7 +246,7 @@ fn role_allows(role: RootRole, read: bool, area: Area) -> bool {
     match (role, area) {
         (RootRole::Admin, _) => true,
         (_, Area::OwnAccount | Area::ConfigurationQuery) => true,
-        (_, Area::Access) => false,
+        (_, Area::Access | Area::Scim) => false,
         (_, Area::Settings | Area::ChangeRequestConfiguration) => read,
         (role, Area::Configuration) => read || role == RootRole::Editor,
     }
@@ -275,6 +301,10 @@ mod tests {
         assert!(authorize(editor, true, ChangeRequestConfiguration).is_ok());
         assert!(authorize(editor, false, ChangeRequestConfiguration).is_err());
         assert!(authorize(viewer, false, ChangeRequestConfiguration).is_err());
+        assert!(authorize(Credential::Scim, false, Scim).is_ok());
+        assert!(authorize(Credential::Scim, true, Access).is_err());
+        assert!(authorize(admin, true, Scim).is_err());
+        assert!(authorize(token, false, Scim).is_err());
         let service_admin = Credential::ServiceAccount(RootRole::Admin);
         let service_editor = Credential::ServiceAccount(RootRole::Editor);
         let service_viewer = Credential::ServiceAccount(RootRole::Viewer);

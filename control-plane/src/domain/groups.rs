@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::collections::BTreeSet;
 use utoipa::ToSchema;
-use vexil_shared::ApiError;
+use vexil_shared::{ApiError, ErrorKind};
 
 /// A member entry of a group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -40,6 +40,10 @@ pub struct Group {
     /// Projects where the group has access (project access comes later: always empty).
     pub projects: Vec<String>,
     pub user_count: i64,
+    /// The SCIM id of a group an identity provider provisioned (`/scim/v2`); absent otherwise. Its name and
+    /// members come from the provider: here only its root role can be changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scim_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -82,7 +86,7 @@ pub fn parse_id(text: &str) -> Result<i64, ApiError> {
     })
 }
 
-async fn view(conn: &mut AnyConnection, row: GroupRow) -> Result<Group, ApiError> {
+pub(crate) async fn view(conn: &mut AnyConnection, row: GroupRow) -> Result<Group, ApiError> {
     let mut users = Vec::new();
     for member in group_store::members(conn, row.id).await? {
         let user = users::require(conn, member.user_id).await?;
@@ -103,10 +107,26 @@ async fn view(conn: &mut AnyConnection, row: GroupRow) -> Result<Group, ApiError
         user_count: users.len() as i64,
         users,
         projects: Vec::new(),
+        scim_id: row.scim_id,
     })
 }
 
-async fn require(conn: &mut AnyConnection, id: i64) -> Result<GroupRow, ApiError> {
+/// Refuses (403) a change through the admin API or UI to a group SCIM manages; `what` says what was tried.
+pub fn ensure_not_provisioned(row: &GroupRow, what: &str) -> Result<(), ApiError> {
+    if row.scim_id.is_none() {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorKind::NoAccess,
+        format!(
+            "Group {} is managed by SCIM: your identity provider provisions its name and members, so {what} \
+             there (only its root role can be changed in Vexil)",
+            row.name
+        ),
+    ))
+}
+
+pub(crate) async fn require(conn: &mut AnyConnection, id: i64) -> Result<GroupRow, ApiError> {
     group_store::get(conn, id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Group {id} does not exist")))
@@ -179,7 +199,7 @@ async fn validate(
 }
 
 /// Adds and removes members so that the group holds exactly `wanted`, one event per change.
-async fn set_members(
+pub(crate) async fn set_members(
     tx: &mut WriteTx,
     group_id: i64,
     wanted: &BTreeSet<i64>,
@@ -225,6 +245,8 @@ pub async fn create(tx: &mut WriteTx, input: WriteGroup) -> Result<Group, ApiErr
         root_role: valid.root_role,
         created_by: Some(tx.actor().name.clone()),
         created_at: tx.now(),
+        scim_id: None,
+        scim_external_id: None,
     };
     group_store::insert(tx.conn(), &row).await?;
     let id = row.id;
@@ -244,6 +266,19 @@ pub async fn replace(tx: &mut WriteTx, id: i64, input: WriteGroup) -> Result<Gro
     let before_row = require(tx.conn(), id).await?;
     let valid = validate(tx, input, Some(id)).await?;
     let before = view(tx.conn(), before_row.clone()).await?;
+    if before_row.scim_id.is_some() {
+        let members: BTreeSet<i64> = before.users.iter().map(|member| member.user.id).collect();
+        if valid.name != before_row.name
+            || valid.description != before_row.description
+            || valid.mappings_sso != before_row.mappings_sso
+            || valid.members != members
+        {
+            ensure_not_provisioned(
+                &before_row,
+                "change its name, description, SSO mappings or members",
+            )?;
+        }
+    }
     let row = GroupRow {
         name: valid.name,
         description: valid.description,
@@ -266,6 +301,20 @@ pub async fn replace(tx: &mut WriteTx, id: i64, input: WriteGroup) -> Result<Gro
 
 pub async fn delete(tx: &mut WriteTx, id: i64) -> Result<(), ApiError> {
     let row = require(tx.conn(), id).await?;
+    ensure_not_provisioned(
+        &row,
+        "remove it at the provider (or delete every provisioned group with DELETE /api/admin/groups/scim-groups)",
+    )?;
+    remove(tx, row).await
+}
+
+/// Deletes a group SCIM provisioned (the SCIM route, and the admin API's delete of every provisioned group).
+pub async fn delete_provisioned(tx: &mut WriteTx, row: GroupRow) -> Result<(), ApiError> {
+    remove(tx, row).await
+}
+
+async fn remove(tx: &mut WriteTx, row: GroupRow) -> Result<(), ApiError> {
+    let id = row.id;
     let before = view(tx.conn(), row).await?;
     group_store::delete(tx.conn(), id).await?;
     tx.record(NewEvent {

@@ -38,6 +38,8 @@ pub mod project_tokens;
 pub mod projects;
 pub mod roles;
 pub mod saml_settings;
+pub mod scim;
+pub mod scim_settings;
 pub mod search;
 pub mod segments;
 pub mod service_accounts;

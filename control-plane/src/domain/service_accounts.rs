@@ -186,6 +186,8 @@ pub async fn create(
         root_role: role.id(),
         created_at: tx.now(),
         seen_at: None,
+        scim_id: None,
+        active: true,
     };
     user_store::insert_of(tx.conn(), &row, Account::Service).await?;
     let account = view(row, Vec::new());

@@ -77,6 +77,11 @@ pub async fn resolve(
     let email = identity.email.trim();
     let existing = user_store::find_by_email(tx.conn(), email).await?;
     let row = match existing {
+        Some(row) if !row.active => {
+            return Err(refused(format!(
+                "The user {email} was deactivated by your identity provider (SCIM): ask your administrator"
+            )));
+        }
         Some(row) => row,
         None => {
             if !rules.auto_create {

@@ -147,7 +147,11 @@ pub fn validate_password(input: &NewPassword) -> Result<(), ApiError> {
 
 /// Sets user `id`'s password (hash computed before the write) and ends their sessions; 404 for no user.
 pub async fn set_password(tx: &mut WriteTx, id: i64, password_hash: &str) -> Result<(), ApiError> {
-    users::require(tx.conn(), id).await?;
+    let row = users::require(tx.conn(), id).await?;
+    users::ensure_not_provisioned(
+        &row,
+        "they sign in through the provider; manage their access",
+    )?;
     own_account::set_password(tx, id, password_hash).await
 }
 

@@ -41,6 +41,21 @@ pub struct User {
     #[serde(rename = "isAPI")]
     pub is_api: bool,
     pub account_type: String,
+    /// The SCIM id of a user an identity provider provisioned (`/scim/v2`); absent otherwise. Such a user is
+    /// changed at the provider: here only their root role can be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scim_id: Option<String>,
+    /// False (and only then present) once the identity provider deactivated the user: they cannot sign in.
+    #[serde(default = "active_default", skip_serializing_if = "is_active")]
+    pub active: bool,
+}
+
+fn active_default() -> bool {
+    true
+}
+
+fn is_active(active: &bool) -> bool {
+    *active
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -146,7 +161,29 @@ pub fn view(row: UserRow) -> User {
         seen_at: row.seen_at.map(|at| at.to_string()),
         is_api: false,
         account_type: "User".to_owned(),
+        scim_id: row.scim_id,
+        active: row.active,
     }
+}
+
+/// Refuses (403) a change through the admin API or UI to a user SCIM manages: their identity provider owns
+/// them. `what` says what was tried.
+pub fn ensure_not_provisioned(row: &UserRow, what: &str) -> Result<(), ApiError> {
+    if row.scim_id.is_none() {
+        return Ok(());
+    }
+    let name = row
+        .username
+        .clone()
+        .or_else(|| row.email.clone())
+        .unwrap_or_else(|| format!("{}", row.id));
+    Err(ApiError::new(
+        ErrorKind::NoAccess,
+        format!(
+            "User {name} is managed by SCIM: your identity provider provisions it, so {what} there \
+             (only their root role can be changed in Vexil)"
+        ),
+    ))
 }
 
 /// The user row or 404.
@@ -189,7 +226,8 @@ fn clean(value: Option<String>) -> Option<String> {
         .filter(|text| !text.is_empty())
 }
 
-fn validate_email(email: &str) -> Result<(), ApiError> {
+/// Checks an e-mail address (400 naming `email`).
+pub fn validate_email(email: &str) -> Result<(), ApiError> {
     let valid = email.split_once('@').is_some_and(|(local, domain)| {
         !local.is_empty() && !domain.is_empty() && !email.contains(char::is_whitespace)
     });
@@ -258,6 +296,8 @@ pub async fn create(
         root_role: role.id(),
         created_at: tx.now(),
         seen_at: None,
+        scim_id: None,
+        active: true,
     };
     user_store::insert(tx.conn(), &row).await?;
     let user = view(row);
@@ -303,6 +343,9 @@ pub async fn update(tx: &mut WriteTx, id: i64, input: UpdateUser) -> Result<User
         root_role,
         ..before.clone()
     };
+    if row.name != before.name || row.email != before.email {
+        ensure_not_provisioned(&before, "change their name and e-mail")?;
+    }
     let user = view(row.clone());
     let previous = view(before);
     if user == previous {
@@ -319,22 +362,23 @@ pub async fn update(tx: &mut WriteTx, id: i64, input: UpdateUser) -> Result<User
     Ok(user)
 }
 
-/// The one rule that keeps an instance administrable: the last user with the Admin root role can be neither
-/// deleted nor given another root role (400), whichever route asks. Admin API tokens are not users and do not
-/// count; the operator's admin token can always sign in to the UI besides (`/login`).
-async fn keep_an_admin(
+/// The one rule that keeps an instance administrable: the last active user with the Admin root role can be
+/// neither deleted, deactivated (SCIM) nor given another root role (400), whichever route asks. Admin API
+/// tokens are not users and do not count; the operator's admin token can always sign in to the UI besides
+/// (`/login`).
+pub async fn keep_an_admin(
     conn: &mut AnyConnection,
     user: &UserRow,
     refusal: &str,
 ) -> Result<(), ApiError> {
     let admin = RootRole::Admin.id();
-    if user.root_role != admin {
+    if user.root_role != admin || !user.active {
         return Ok(());
     }
     let admins = user_store::list(conn)
         .await?
         .iter()
-        .filter(|row| row.root_role == admin)
+        .filter(|row| row.root_role == admin && row.active)
         .count();
     if admins <= 1 {
         return Err(ApiError::validation(format!(
@@ -344,9 +388,25 @@ async fn keep_an_admin(
     Ok(())
 }
 
-/// Deletes a user with their sessions, personal access tokens and group memberships.
+/// Deletes a user with their sessions, personal access tokens and group memberships (not one SCIM manages:
+/// 403).
 pub async fn delete(tx: &mut WriteTx, id: i64) -> Result<(), ApiError> {
     let row = require(tx.conn(), id).await?;
+    ensure_not_provisioned(
+        &row,
+        "remove them at the provider (or delete every provisioned user with DELETE \
+         /api/admin/user-admin/scim-users)",
+    )?;
+    remove(tx, row).await
+}
+
+/// Deletes a user SCIM provisioned (the SCIM route, and the admin API's delete of every provisioned user).
+pub async fn delete_provisioned(tx: &mut WriteTx, row: UserRow) -> Result<(), ApiError> {
+    remove(tx, row).await
+}
+
+async fn remove(tx: &mut WriteTx, row: UserRow) -> Result<(), ApiError> {
+    let id = row.id;
     keep_an_admin(tx.conn(), &row, "The last Admin user cannot be deleted").await?;
     let before = view(row);
     user_store::delete(tx.conn(), id).await?;

@@ -9,6 +9,7 @@ pub mod extract;
 pub mod fallback;
 pub mod health;
 pub mod openapi;
+pub mod scim;
 pub mod state;
 pub mod telemetry;
 
@@ -32,6 +33,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(telemetry::router())
         .merge(openapi::router())
         .merge(admin::routes())
+        .merge(scim::router())
         .route_layer(axum::middleware::from_fn(telemetry::log_request))
 }
 

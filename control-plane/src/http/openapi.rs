@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::Json;
 use std::collections::HashMap;
 use std::sync::Arc;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::server::Server;
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
@@ -24,7 +24,7 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
 )]
 pub struct ApiDoc;
 
-/// The `Authorization: <secret>` scheme of admin tokens and personal access tokens.
+/// The `Authorization: <secret>` scheme of admin tokens and personal access tokens, and the SCIM token's.
 struct TokenSecurity;
 
 impl Modify for TokenSecurity {
@@ -33,6 +33,11 @@ impl Modify for TokenSecurity {
         components.add_security_scheme(
             "apiToken",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("Authorization"))),
+        );
+        // `/scim/v2`: the SCIM token as a bearer token.
+        components.add_security_scheme(
+            "scimToken",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
     }
 }

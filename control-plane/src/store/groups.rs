@@ -15,6 +15,11 @@ pub struct GroupRow {
     pub root_role: Option<i64>,
     pub created_by: Option<String>,
     pub created_at: Timestamp,
+    /// The SCIM resource id of a group an identity provider provisioned (`/scim/v2/Groups`); `None`: not
+    /// managed by SCIM.
+    pub scim_id: Option<String>,
+    /// The provider's own id of a provisioned group (SCIM `externalId`).
+    pub scim_external_id: Option<String>,
 }
 
 impl FromRow<'_, AnyRow> for GroupRow {
@@ -27,6 +32,8 @@ impl FromRow<'_, AnyRow> for GroupRow {
             root_role: row.try_get("root_role")?,
             created_by: row.try_get("created_by")?,
             created_at: row.try_get("created_at")?,
+            scim_id: row.try_get("scim_id")?,
+            scim_external_id: row.try_get("scim_external_id")?,
         })
     }
 }
@@ -38,7 +45,9 @@ pub struct MemberRow {
     pub created_by: Option<String>,
 }
 
-const COLUMNS: &str = "id, name, description, mappings_sso, root_role, created_by, created_at";
+const COLUMNS: &str =
+    "id, name, description, mappings_sso, root_role, created_by, created_at, scim_id, \
+                       scim_external_id";
 
 pub async fn list(conn: &mut AnyConnection) -> Result<Vec<GroupRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM user_groups ORDER BY name, id");
@@ -62,8 +71,8 @@ pub async fn id_of_name(conn: &mut AnyConnection, name: &str) -> Result<Option<i
 
 pub async fn insert(conn: &mut AnyConnection, row: &GroupRow) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO user_groups (id, name, description, mappings_sso, root_role, created_by, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO user_groups (id, name, description, mappings_sso, root_role, created_by, created_at, \
+         scim_id, scim_external_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(row.id)
     .bind(&row.name)
@@ -72,20 +81,24 @@ pub async fn insert(conn: &mut AnyConnection, row: &GroupRow) -> Result<(), Stor
     .bind(row.root_role)
     .bind(&row.created_by)
     .bind(row.created_at)
+    .bind(&row.scim_id)
+    .bind(&row.scim_external_id)
     .execute(conn)
     .await?;
     Ok(())
 }
 
-/// Updates name, description, SSO mappings and root role.
+/// Updates name, description, SSO mappings, root role and SCIM `externalId`.
 pub async fn update(conn: &mut AnyConnection, row: &GroupRow) -> Result<(), StoreError> {
     sqlx::query(
-        "UPDATE user_groups SET name = $1, description = $2, mappings_sso = $3, root_role = $4 WHERE id = $5",
+        "UPDATE user_groups SET name = $1, description = $2, mappings_sso = $3, root_role = $4, \
+         scim_external_id = $5 WHERE id = $6",
     )
     .bind(&row.name)
     .bind(&row.description)
     .bind(json_text(&row.mappings_sso)?)
     .bind(row.root_role)
+    .bind(&row.scim_external_id)
     .bind(row.id)
     .execute(conn)
     .await?;
@@ -154,4 +167,22 @@ pub async fn remove_member(
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// The groups provisioned through SCIM, by id.
+pub async fn list_scim(conn: &mut AnyConnection) -> Result<Vec<GroupRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM user_groups WHERE scim_id IS NOT NULL ORDER BY id");
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+/// The group with SCIM id `scim_id`.
+pub async fn get_by_scim_id(
+    conn: &mut AnyConnection,
+    scim_id: &str,
+) -> Result<Option<GroupRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM user_groups WHERE scim_id = $1");
+    Ok(sqlx::query_as(&sql)
+        .bind(scim_id)
+        .fetch_optional(conn)
+        .await?)
 }

@@ -20,6 +20,8 @@ enum Setting {
     PasswordAuth,
     /// SAML 2.0 sign-in: the API's settings object with the sign-out signing key.
     Saml,
+    /// SCIM provisioning: `{"enabled": bool, "tokenHash": string or null}`.
+    Scim,
 }
 
 impl Setting {
@@ -30,6 +32,7 @@ impl Setting {
             Setting::Oidc => "auth_oidc",
             Setting::PasswordAuth => "auth_simple",
             Setting::Saml => "auth_saml",
+            Setting::Scim => "scim",
         }
     }
 }
@@ -132,4 +135,16 @@ pub async fn set_password_auth<T: Serialize>(
     setting: &T,
 ) -> Result<(), StoreError> {
     set(conn, Setting::PasswordAuth, setting).await
+}
+
+/// The stored SCIM settings (with the token's hash), if ever set.
+pub async fn scim<T: DeserializeOwned>(conn: &mut AnyConnection) -> Result<Option<T>, StoreError> {
+    get(conn, Setting::Scim).await
+}
+
+pub async fn set_scim<T: Serialize>(
+    conn: &mut AnyConnection,
+    settings: &T,
+) -> Result<(), StoreError> {
+    set(conn, Setting::Scim, settings).await
 }

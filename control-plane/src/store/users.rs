@@ -1,11 +1,13 @@
 //! SQL of users, their login sessions and their personal access tokens. Sessions and PATs are stored as
 //! SHA-256 hashes of their secrets; passwords as argon2 PHC strings.
 
+use super::encoding::{flag, json_text, optional_json};
 use super::StoreError;
 use crate::time::Timestamp;
-use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, FromRow, Row};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct UserRow {
     pub id: i64,
     pub name: Option<String>,
@@ -15,10 +17,33 @@ pub struct UserRow {
     pub root_role: i64,
     pub created_at: Timestamp,
     pub seen_at: Option<Timestamp>,
+    /// The SCIM resource id of a user an identity provider provisioned (`/scim/v2/Users`); `None`: not managed
+    /// by SCIM.
+    pub scim_id: Option<String>,
+    /// False once the provider deactivated the user (SCIM `active: false`): no session or token of theirs
+    /// authenticates, and they cannot sign in.
+    pub active: bool,
+}
+
+impl FromRow<'_, AnyRow> for UserRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(UserRow {
+            id: row.try_get("id")?,
+            name: row.try_get("name")?,
+            email: row.try_get("email")?,
+            username: row.try_get("username")?,
+            password_hash: row.try_get("password_hash")?,
+            root_role: row.try_get("root_role")?,
+            created_at: row.try_get("created_at")?,
+            seen_at: row.try_get("seen_at")?,
+            scim_id: row.try_get("scim_id")?,
+            active: flag(row, "active")?,
+        })
+    }
 }
 
 const USER_COLUMNS: &str =
-    "id, name, email, username, password_hash, root_role, created_at, seen_at";
+    "id, name, email, username, password_hash, root_role, created_at, seen_at, scim_id, active";
 
 /// Which rows of `users` a read takes: people, or service accounts (never both: a service account is not a
 /// person, and no read of people lists, finds or counts one).
@@ -73,13 +98,14 @@ pub async fn get_of(
         .await?)
 }
 
-/// The person (never a service account) whose username is `login`, or whose e-mail is `login` in any case.
+/// The active person (never a service account, nor a user SCIM deactivated) whose username is `login`, or
+/// whose e-mail is `login` in any case.
 pub async fn find_by_login(
     conn: &mut AnyConnection,
     login: &str,
 ) -> Result<Option<UserRow>, StoreError> {
     let sql = format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE is_service = 0 \
+        "SELECT {USER_COLUMNS} FROM users WHERE is_service = 0 AND active = 1 \
          AND (username = $1 OR LOWER(email) = LOWER($1)) ORDER BY id"
     );
     Ok(sqlx::query_as(&sql)
@@ -133,7 +159,7 @@ pub async fn insert_of(
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO users (id, name, email, username, password_hash, root_role, created_at, seen_at, \
-         is_service) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+         is_service, scim_id, active) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(row.id)
     .bind(&row.name)
@@ -144,6 +170,8 @@ pub async fn insert_of(
     .bind(row.created_at)
     .bind(row.seen_at)
     .bind(account.stored())
+    .bind(&row.scim_id)
+    .bind(i64::from(row.active))
     .execute(conn)
     .await?;
     Ok(())
@@ -256,7 +284,7 @@ pub async fn insert_session(
     Ok(())
 }
 
-/// The person of an unexpired session (a service account never has one).
+/// The active person of an unexpired session (a service account never has one).
 pub async fn session_user(
     conn: &mut AnyConnection,
     session_hash: &str,
@@ -264,7 +292,7 @@ pub async fn session_user(
 ) -> Result<Option<UserRow>, StoreError> {
     let sql = format!(
         "SELECT {} FROM users u JOIN user_sessions s ON s.user_id = u.id \
-         WHERE s.session_hash = $1 AND s.expires_at > $2 AND u.is_service = 0",
+         WHERE s.session_hash = $1 AND s.expires_at > $2 AND u.is_service = 0 AND u.active = 1",
         qualified("u")
     );
     Ok(sqlx::query_as(&sql)
@@ -338,7 +366,7 @@ struct PatUserRow {
     is_service: i64,
 }
 
-/// The user or service account of an unexpired personal access token, with which of the two it is.
+/// The active user or service account of an unexpired personal access token, with which of the two it is.
 pub async fn pat_user(
     conn: &mut AnyConnection,
     secret_hash: &str,
@@ -346,7 +374,7 @@ pub async fn pat_user(
 ) -> Result<Option<(UserRow, Account)>, StoreError> {
     let sql = format!(
         "SELECT {}, u.is_service FROM users u JOIN personal_access_tokens p ON p.user_id = u.id \
-         WHERE p.secret_hash = $1 AND p.expires_at > $2",
+         WHERE p.secret_hash = $1 AND p.expires_at > $2 AND u.active = 1",
         qualified("u")
     );
     let row: Option<PatUserRow> = sqlx::query_as(&sql)
@@ -376,4 +404,77 @@ pub async fn pats_last_seen(
     .fetch_all(conn)
     .await?;
     Ok(rows.into_iter().collect())
+}
+
+/// A user provisioned through SCIM, with the SCIM attributes it was last given.
+#[derive(Debug, Clone)]
+pub struct ScimUserRow {
+    pub user: UserRow,
+    /// The SCIM attributes as given (userName, name, displayName, emails, externalId), without id and meta.
+    pub data: serde_json::Value,
+}
+
+impl FromRow<'_, AnyRow> for ScimUserRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(ScimUserRow {
+            user: UserRow::from_row(row)?,
+            data: optional_json(row, "scim_data")?.unwrap_or(serde_json::Value::Null),
+        })
+    }
+}
+
+/// The people provisioned through SCIM, by id.
+pub async fn list_scim(conn: &mut AnyConnection) -> Result<Vec<ScimUserRow>, StoreError> {
+    let sql = format!(
+        "SELECT {USER_COLUMNS}, scim_data FROM users WHERE scim_id IS NOT NULL AND is_service = 0 ORDER BY id"
+    );
+    Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+/// The provisioned person with SCIM id `scim_id`.
+pub async fn get_by_scim_id(
+    conn: &mut AnyConnection,
+    scim_id: &str,
+) -> Result<Option<ScimUserRow>, StoreError> {
+    let sql = format!(
+        "SELECT {USER_COLUMNS}, scim_data FROM users WHERE scim_id = $1 AND is_service = 0"
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(scim_id)
+        .fetch_optional(conn)
+        .await?)
+}
+
+/// Writes what SCIM says of user `row.id`: name, e-mail, username, active, and the SCIM attributes.
+pub async fn set_scim(
+    conn: &mut AnyConnection,
+    row: &UserRow,
+    data: &serde_json::Value,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE users SET name = $1, email = $2, username = $3, active = $4, scim_data = $5 WHERE id = $6",
+    )
+    .bind(&row.name)
+    .bind(&row.email)
+    .bind(&row.username)
+    .bind(i64::from(row.active))
+    .bind(json_text(data)?)
+    .bind(row.id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Ends every session of user `id` and deletes their personal access tokens: they stop working at once.
+/// Returns how many tokens went.
+pub async fn end_sessions_and_tokens(conn: &mut AnyConnection, id: i64) -> Result<u64, StoreError> {
+    sqlx::query("DELETE FROM user_sessions WHERE user_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    let tokens = sqlx::query("DELETE FROM personal_access_tokens WHERE user_id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(tokens.rows_affected())
 }

@@ -69,6 +69,11 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                                 tr {
                                     td.flag-name {
                                         strong { (group.name) }
+                                        @if group.scim_id.is_some() {
+                                            " " span.badge title="Provisioned by your identity provider (SCIM): its name and members are changed there; only its root role here" {
+                                                "SCIM" span.sr-only { ": managed by your identity provider" }
+                                            }
+                                        }
                                         @if let Some(description) = group.description.as_deref().filter(|d| !d.is_empty()) {
                                             p.desc { (description) }
                                         }
@@ -151,12 +156,15 @@ impl GroupDraft {
     }
 }
 
+/// The group's form; a provisioned group's name, description and members are shown disabled (the provider
+/// owns them), its root role can be changed.
 fn group_form(
     who: &SignedIn,
     id: Option<i64>,
     draft: &GroupDraft,
     all_users: &[User],
     error: Option<&ApiError>,
+    provisioned: bool,
 ) -> Markup {
     let errors = FieldErrors::of(
         error,
@@ -181,8 +189,14 @@ fn group_form(
         html! {
             div.page-head { div { h1 { (heading) } p.subtitle { a href=(who.link("/admin/groups")) { "← Groups" } } } }
             (errors.general())
+            @if provisioned {
+                p.notice #scim-managed role="note" {
+                    "Managed by SCIM: your identity provider provisions this group, so its name and members are changed there, and it is deleted there. Only the root role it gives its members can be changed here."
+                }
+            }
             form.form-narrow method="post" action=(action) {
                 input type="hidden" name="csrf" value=(who.csrf);
+                fieldset.plain disabled[provisioned] {
                 (field("group-name", "Name", errors.at("group-name"), None, html! {
                     input #group-name type="text" name="name" value=(draft.name) required maxlength="100"
                         aria-describedby="group-name-error";
@@ -190,6 +204,7 @@ fn group_form(
                 (field("group-description", "Description", None, None, html! {
                     textarea #group-description name="description" rows="2" { (draft.description) }
                 }))
+                }
                 (field("group-role", "Root role", errors.at("group-role"), Some("Given to every member; none: members keep their own"), html! {
                     select #group-role name="rootRole" aria-describedby="group-role-hint group-role-error" {
                         option value="" selected[draft.root_role.is_none()] { "None" }
@@ -198,7 +213,7 @@ fn group_form(
                         }
                     }
                 }))
-                fieldset.members #group-members {
+                fieldset.members #group-members disabled[provisioned] {
                     legend { "Members" }
                     @if all_users.is_empty() {
                         p.muted { "No users yet." }
@@ -214,9 +229,9 @@ fn group_form(
                     p.field-error aria-live="polite" { @if let Some(message) = errors.at("group-members") { (message) } }
                 }
                 div.actions {
-                    button.primary type="submit" { "Save group" }
+                    button.primary type="submit" { (if provisioned { "Save root role" } else { "Save group" }) }
                     a href=(who.link("/admin/groups")) { "Cancel" }
-                    @if let Some(id) = id {
+                    @if let Some(id) = id.filter(|_| !provisioned) {
                         a.button.danger href=(who.link(&format!("/admin/groups/{id}/delete"))) { "Delete group" }
                     }
                 }
@@ -243,7 +258,7 @@ pub async fn new_group(
         root_role: None,
         members: Vec::new(),
     };
-    let markup = group_form(&who, None, &draft, &everyone, None);
+    let markup = group_form(&who, None, &draft, &everyone, None, false);
     Ok(Page::ok(markup).into_response())
 }
 
@@ -260,7 +275,15 @@ pub async fn edit(
         Ok::<_, ApiError>((group, users::list(&mut conn).await?.users))
     }
     .await?;
-    let markup = group_form(&who, Some(id), &GroupDraft::of(&group), &everyone, None);
+    let provisioned = group.scim_id.is_some();
+    let markup = group_form(
+        &who,
+        Some(id),
+        &GroupDraft::of(&group),
+        &everyone,
+        None,
+        provisioned,
+    );
     Ok(Page::ok(markup).into_response())
 }
 
@@ -270,7 +293,22 @@ async fn save(
     id: Option<i64>,
     form: &FormFields,
 ) -> Result<Response, UiError> {
-    let draft = GroupDraft::from_form(form);
+    let mut draft = GroupDraft::from_form(form);
+    // A provisioned group's form sends only the root role (the rest is disabled): the rest stays as stored.
+    let stored = match id {
+        Some(id) => {
+            let mut conn = state.store.read().await?;
+            Some(groups::get(&mut conn, id).await?)
+        }
+        None => None,
+    };
+    let provisioned = stored.as_ref().is_some_and(|group| group.scim_id.is_some());
+    if let Some(group) = stored.as_ref().filter(|_| provisioned) {
+        draft = GroupDraft {
+            root_role: draft.root_role,
+            ..GroupDraft::of(group)
+        };
+    }
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
         match id {
@@ -290,7 +328,8 @@ async fn save(
     .await;
     written(done, async |error| {
         let everyone = all_users(state).await?;
-        Ok(Page::ok(group_form(who, id, &draft, &everyone, Some(error))).into_response())
+        let markup = group_form(who, id, &draft, &everyone, Some(error), provisioned);
+        Ok(Page::ok(markup).into_response())
     })
     .await
 }

@@ -44,6 +44,7 @@ pub mod playground;
 pub mod profile;
 pub mod projects;
 pub mod saml_sign_in;
+pub mod scim_provisioning;
 pub mod scope;
 pub mod search;
 pub mod segments;
@@ -120,6 +121,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(strategy_definitions::routes())
         .merge(settings::routes())
         .merge(single_sign_on::routes())
+        .merge(scim_provisioning::routes())
         // Operations: change requests, the playground, usage, applications, edges, the event log.
         .merge(change_requests::routes())
         .merge(playground::routes())

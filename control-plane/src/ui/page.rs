@@ -59,6 +59,7 @@ pub enum Nav {
     Strategies,
     Settings,
     SingleSignOn,
+    Scim,
     Profile,
 }
 
@@ -95,6 +96,7 @@ impl Nav {
             ("admin", Some("invite-links")) => Nav::InviteLinks,
             ("admin", Some("settings")) => Nav::Settings,
             ("admin", Some("auth")) => Nav::SingleSignOn,
+            ("admin", Some("scim")) => Nav::Scim,
             _ => Nav::None,
         };
         let project = match (first, second) {
@@ -201,6 +203,7 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 "Single sign-on",
                 Area::Access,
             ),
+            (Nav::Scim, "/admin/scim", "SCIM provisioning", Area::Access),
         ],
     ),
 ];

@@ -178,7 +178,9 @@ impl SignedIn {
         Shell {
             base: self.base.clone(),
             who: Some(match self.credential {
-                Credential::User(_) | Credential::ServiceAccount(_) => self.actor.name.clone(),
+                Credential::User(_) | Credential::ServiceAccount(_) | Credential::Scim => {
+                    self.actor.name.clone()
+                }
                 Credential::Token(_) if self.sign_in_off => {
                     "Sign-in off (--auth-type none)".to_owned()
                 }

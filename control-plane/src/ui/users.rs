@@ -86,6 +86,21 @@ fn role_field(id: &str, current: Option<i64>, errors: &FieldErrors) -> Markup {
     )
 }
 
+/// The marks of a user SCIM provisioned: "SCIM" (explained in its title and for screen readers), and
+/// "deactivated" when the provider deactivated them.
+pub fn provisioned_badges(user: &User) -> Markup {
+    html! {
+        @if user.scim_id.is_some() {
+            " " span.badge title="Provisioned by your identity provider (SCIM): changed there; only the root role here" {
+                "SCIM" span.sr-only { ": managed by your identity provider" }
+            }
+        }
+        @if !user.active {
+            " " span.badge.stale { "deactivated" }
+        }
+    }
+}
+
 /// `GET /admin/users`.
 pub async fn list(
     State(state): State<Arc<AppState>>,
@@ -149,7 +164,10 @@ pub async fn list(
                             @for user in paged.slice(&all) {
                                 @let name = display_name(user);
                                 tr {
-                                    td.flag-name { strong { (name) } }
+                                    td.flag-name {
+                                        strong { (name) }
+                                        (provisioned_badges(user))
+                                    }
                                     td.hide-narrow { (user.username.as_deref().unwrap_or_default()) }
                                     td.hide-narrow { (user.email.as_deref().unwrap_or_default()) }
                                     td { (role_name(user.root_role)) }
@@ -345,6 +363,7 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
         "reset-password",
     );
     let base = who.link(&format!("/admin/users/{}", user.id));
+    let provisioned = user.scim_id.is_some();
     who.shell().render(
         &name,
         html! {
@@ -354,20 +373,29 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
                     p.subtitle {
                         a href=(who.link("/admin/users")) { "← Users" }
                         @if let Some(username) = &user.username { " · username " strong { (username) } }
+                        (provisioned_badges(user))
                     }
                 }
             }
             section.card.access aria-labelledby="details-title" {
                 h2 #details-title { "Details and root role" }
                 (errors.general())
+                @if provisioned {
+                    p.notice #scim-managed role="note" {
+                        "Managed by SCIM: your identity provider provisions this user, so their name and e-mail are changed there, and they are deprovisioned there. Only their root role can be changed here."
+                    }
+                }
                 form.form-narrow method="post" action=(base) {
                     input type="hidden" name="csrf" value=(who.csrf);
-                    (text_field("user-name", "Name", "name", &details.0, &errors, "text"))
-                    (text_field("user-email", "Email", "email", &details.1, &errors, "email"))
+                    fieldset.plain disabled[provisioned] {
+                        (text_field("user-name", "Name", "name", &details.0, &errors, "text"))
+                        (text_field("user-email", "Email", "email", &details.1, &errors, "email"))
+                    }
                     (role_field("user-role", details.2, &errors))
-                    div.actions { button.primary type="submit" { "Save user" } }
+                    div.actions { button.primary type="submit" { (if provisioned { "Save root role" } else { "Save user" }) } }
                 }
             }
+            @if !provisioned {
             section.card.access aria-labelledby="reset-title" {
                 h2 #reset-title { "Reset password" }
                 p.muted { "Sets a new password and ends every session of the user." }
@@ -433,6 +461,7 @@ fn user_page(who: &SignedIn, user: &User, page: UserPageState<'_>) -> Markup {
                 p.muted { "Deletes the user with their sessions, personal access tokens and group memberships." }
                 a.button.danger href=(format!("{base}/delete")) { "Delete user" }
             }
+            }
         },
     )
 }
@@ -466,9 +495,10 @@ pub async fn update(
     Path(id): Path<i64>,
     UiWrite { who, form, .. }: UiWrite<InAccess>,
 ) -> Result<Response, UiError> {
+    // A provisioned user's form sends no name or e-mail (those controls are disabled): they stay.
     let input = UpdateUser {
-        name: Some(form.text("name")),
-        email: Some(form.text("email")),
+        name: form.get("name").map(str::to_owned),
+        email: form.get("email").map(str::to_owned),
         root_role: Some(role_of(&form)),
     };
     let done = async {

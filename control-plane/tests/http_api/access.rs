@@ -882,7 +882,13 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
     let own_account = area == "user" || path.ends_with("/favorites");
     let access = matches!(
         area,
-        "user-admin" | "groups" | "api-tokens" | "service-account" | "auth" | "invite-link"
+        "user-admin"
+            | "groups"
+            | "api-tokens"
+            | "service-account"
+            | "auth"
+            | "invite-link"
+            | "scim-settings"
     );
     // Switching change requests on or off is the Admins' alone (issue 29 §1.2), like a settings change.
     let settings = matches!(area, "ui-config" | "settings" | "addons")

@@ -30,6 +30,7 @@ mod ui_narrow;
 mod ui_oidc;
 mod ui_readme;
 mod ui_saml;
+mod ui_scim;
 mod ui_service_accounts;
 mod ui_usage;
 mod ui_vocabulary;

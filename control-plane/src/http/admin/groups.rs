@@ -20,6 +20,24 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
         .routes(routes!(get, replace, delete))
+        .routes(routes!(delete_scim_groups))
+}
+
+#[utoipa::path(
+    delete, path = "/api/admin/groups/scim-groups", tag = "Groups", security(("apiToken" = [])),
+    responses(
+        (status = 200, description = "Every group SCIM provisioned is deleted (a group-deleted event each)"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)
+    )
+)]
+pub async fn delete_scim_groups(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+) -> Result<StatusCode, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    crate::domain::scim::groups::delete_all(&mut tx).await?;
+    state.commit(tx).await?;
+    Ok(StatusCode::OK)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -21,6 +21,7 @@ pub mod password_resets;
 pub mod playground;
 pub mod project_tokens;
 pub mod projects;
+pub mod scim_settings;
 pub mod search;
 pub mod segments;
 pub mod service_accounts;
@@ -59,6 +60,7 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Access, tokens::router()))
         .merge(area(Access, service_accounts::router()))
         .merge(area(Access, sso::router()))
+        .merge(area(Access, scim_settings::router()))
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))

@@ -27,6 +27,25 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
         .routes(routes!(inactive))
         .routes(routes!(delete_inactive))
         .routes(routes!(access_overview))
+        .routes(routes!(delete_scim_users))
+}
+
+#[utoipa::path(
+    delete, path = "/api/admin/user-admin/scim-users", tag = "Users", security(("apiToken" = [])),
+    responses(
+        (status = 200, description = "Every user SCIM provisioned is deleted with their sessions and tokens (a user-deleted event each)"),
+        (status = 400, body = ErrorBody, description = "One of them is the last active Admin user"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)
+    )
+)]
+pub async fn delete_scim_users(
+    State(state): State<Arc<AppState>>,
+    AdminActor(actor): AdminActor,
+) -> Result<StatusCode, ApiError> {
+    let mut tx = state.store.begin_write(&actor).await?;
+    crate::domain::scim::users::delete_all(&mut tx).await?;
+    state.commit(tx).await?;
+    Ok(StatusCode::OK)
 }
 
 #[derive(Debug, Default, Deserialize, IntoParams)]
