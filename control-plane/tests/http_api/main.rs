@@ -27,6 +27,7 @@ mod metrics;
 mod operations;
 mod outage;
 mod playground;
+mod project_overview;
 mod publisher;
 mod search;
 mod service_accounts;
