@@ -44,6 +44,7 @@ mod ui_enhance;
 mod ui_event_log;
 mod ui_flag_list;
 mod ui_forms;
+mod ui_overview;
 mod ui_service_accounts;
 mod ui_usage;
 mod ui_vocabulary;
