@@ -199,8 +199,10 @@ pub async fn project_details(
     now_ms: i64,
 ) -> Result<PersonalProjectDetails, ApiError> {
     projects::require(conn, project).await?;
-    let overview = project_overview::page(conn, project, -1, now_ms, 0).await?;
-    let health = overview.health;
+    let health = project_overview::page(conn, project, -1, now_ms, 0)
+        .await?
+        .health;
+    let onboarding_status = project_overview::onboarding(conn, project).await?;
     let query = EventSearchQuery {
         project: Some(format!("IS:{project}")),
         limit: Some("10".to_owned()),
@@ -229,7 +231,7 @@ pub async fn project_details(
             health: health.rating(),
             technical_debt: health.technical_debt(),
         },
-        onboarding_status: overview.overview.onboarding_status,
+        onboarding_status,
         latest_events,
         owners: vec![ProjectOwner {
             owner_type: "system".to_owned(),

@@ -409,22 +409,18 @@ fn average(days: &[i64]) -> Option<f64> {
     Some(sum as f64 / days.len() as f64)
 }
 
-async fn onboarding(
+/// How far the project is from its first flag reported by an SDK or an edge.
+pub async fn onboarding(
     conn: &mut AnyConnection,
     project: &str,
-    windows: &WindowCounts,
-    (seen, _): (i64, i64),
 ) -> Result<OnboardingStatus, ApiError> {
-    if windows.flags_ever == 0 {
+    let Some(feature) = store::first_flag(conn, project).await? else {
         return Ok(OnboardingStatus::OnboardingStarted);
-    }
-    if seen > 0 {
+    };
+    if store::any_seen(conn, project).await? {
         return Ok(OnboardingStatus::Onboarded);
     }
-    Ok(match store::first_flag(conn, project).await? {
-        Some(feature) => OnboardingStatus::FirstFlagCreated { feature },
-        None => OnboardingStatus::OnboardingStarted,
-    })
+    Ok(OnboardingStatus::FirstFlagCreated { feature })
 }
 
 pub async fn overview(
@@ -434,19 +430,8 @@ pub async fn overview(
     now_ms: i64,
 ) -> Result<ProjectOverview, ApiError> {
     let facts = facts(conn, project, user_id, now_ms).await?;
-    let seen = store::seen_counts(conn, project).await?;
-    overview_of(conn, project, facts, seen, now_ms).await
-}
-
-async fn overview_of(
-    conn: &mut AnyConnection,
-    project: &str,
-    facts: Facts,
-    seen: (i64, i64),
-    now_ms: i64,
-) -> Result<ProjectOverview, ApiError> {
-    let dora = store::production_dates(conn, project).await?;
-    let onboarding_status = onboarding(conn, project, &facts.windows, seen).await?;
+    let dora = store::production_dates(conn, project, ago(now_ms, WINDOW_DAYS)).await?;
+    let onboarding_status = onboarding(conn, project).await?;
     let health = facts.health();
     Ok(ProjectOverview {
         stats: facts.stats(&dora, now_ms),
@@ -476,7 +461,7 @@ pub async fn health_report(
     now_ms: i64,
 ) -> Result<HealthReport, ApiError> {
     let facts = facts(conn, project, user_id, now_ms).await?;
-    let dora = store::production_dates(conn, project).await?;
+    let dora = store::production_dates(conn, project, ago(now_ms, WINDOW_DAYS)).await?;
     let features = features::list(conn, project).await?.features;
     let health = facts.health();
     Ok(HealthReport {
@@ -575,7 +560,9 @@ fn dora_of(dates: &[(String, Timestamp, Timestamp)]) -> DoraMetrics {
 
 pub async fn dora(conn: &mut AnyConnection, project: &str) -> Result<DoraMetrics, ApiError> {
     projects::require(conn, project).await?;
-    Ok(dora_of(&store::production_dates(conn, project).await?))
+    Ok(dora_of(
+        &store::production_dates(conn, project, Timestamp::EPOCH).await?,
+    ))
 }
 
 pub async fn insights(
@@ -584,7 +571,7 @@ pub async fn insights(
     now_ms: i64,
 ) -> Result<ProjectInsights, ApiError> {
     let facts = facts(conn, project, -1, now_ms).await?;
-    let dates = store::production_dates(conn, project).await?;
+    let dates = store::production_dates(conn, project, Timestamp::EPOCH).await?;
     let health = facts.health();
     let rating = |rating: i64| HealthInsight {
         rating,
@@ -608,14 +595,19 @@ pub async fn insights(
 /// What the UI's overview page shows (besides the recent events).
 #[derive(Debug, Clone)]
 pub struct OverviewPage {
-    pub overview: ProjectOverview,
-    pub lifecycle: LifecycleSummary,
+    pub name: String,
+    pub description: Option<String>,
+    pub favorite: bool,
+    pub environments: Vec<ProjectEnvironmentEntry>,
+    pub feature_type_counts: Vec<FeatureTypeCount>,
+    /// The windows' counts, the archived flags and the people.
+    pub windows: WindowCounts,
     pub health: Health,
     /// Stale flags first, then potentially stale ones, at most `limit`.
     pub unhealthy: Vec<UnhealthyFlag>,
 }
 
-/// The overview page's facts: about ten statements, whatever the number of flags.
+/// The overview page's facts: seven statements, whatever the number of flags and events.
 pub async fn page(
     conn: &mut AnyConnection,
     project: &str,
@@ -624,16 +616,16 @@ pub async fn page(
     limit: i64,
 ) -> Result<OverviewPage, ApiError> {
     let facts = facts(conn, project, user_id, now_ms).await?;
-    let health = facts.health();
     let unhealthy = store::unhealthy_flags(conn, project, &facts.cutoffs(), limit).await?;
-    let seen = store::seen_counts(conn, project).await?;
-    let lifecycle = lifecycle(seen, health, &facts.windows);
-    let overview = overview_of(conn, project, facts, seen, now_ms).await?;
     Ok(OverviewPage {
-        overview,
-        lifecycle,
-        health,
+        health: facts.health(),
+        feature_type_counts: facts.type_counts(),
         unhealthy,
+        name: facts.project.name,
+        description: facts.project.description,
+        favorite: facts.favorite,
+        environments: facts.environments,
+        windows: facts.windows,
     })
 }
 

@@ -283,6 +283,22 @@ pub async fn seen_counts(
     Ok((row.try_get("seen")?, row.try_get("in_production")?))
 }
 
+/// Whether an SDK or an edge has reported any live flag of the project, in any environment (one index step
+/// per flag until the first one reported).
+pub async fn any_seen(conn: &mut AnyConnection, project: &str) -> Result<bool, StoreError> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM features f WHERE f.project_id = $1 AND f.archived_at IS NULL AND ( \
+           EXISTS (SELECT 1 FROM flags_served_by_edges s WHERE s.feature_name = f.name) \
+           OR EXISTS (SELECT 1 FROM client_usage_minutes s WHERE s.feature_name = f.name) \
+           OR EXISTS (SELECT 1 FROM client_usage_hours s WHERE s.feature_name = f.name)) \
+         LIMIT 1",
+    )
+    .bind(project)
+    .fetch_optional(conn)
+    .await?;
+    Ok(found.is_some())
+}
+
 /// The project's first flag (archived ones included), by creation.
 pub async fn first_flag(
     conn: &mut AnyConnection,
@@ -296,11 +312,12 @@ pub async fn first_flag(
     .await?)
 }
 
-/// Each flag of the project (archived ones included) that was switched on in a production-type environment
-/// after it was created: its name, creation and first such switch, by name.
+/// Each flag of the project (archived ones included) created from `created_since` that was switched on in a
+/// production-type environment after it was created: its name, creation and first such switch, by name.
 pub async fn production_dates(
     conn: &mut AnyConnection,
     project: &str,
+    created_since: Timestamp,
 ) -> Result<Vec<(String, Timestamp, Timestamp)>, StoreError> {
     let rows = sqlx::query(
         "SELECT f.name AS name, f.created_at AS created_at, MIN(ev.created_at) AS enabled_at \
@@ -308,9 +325,10 @@ pub async fn production_dates(
          JOIN events ev ON ev.feature_name = f.name AND ev.type = 'feature-environment-enabled' \
            AND ev.created_at >= f.created_at \
          JOIN environments e ON e.name = ev.environment AND e.type = 'production' \
-         WHERE f.project_id = $1 GROUP BY f.name, f.created_at ORDER BY f.name",
+         WHERE f.project_id = $1 AND f.created_at >= $2 GROUP BY f.name, f.created_at ORDER BY f.name",
     )
     .bind(project)
+    .bind(created_since)
     .fetch_all(conn)
     .await?;
     rows.iter()

@@ -1,8 +1,8 @@
 //! A project's overview (`/projects/<project>/overview`), its landing page from the project list and the
 //! search: health (the share of healthy flags, the stale and potentially stale ones listed with links), flags
-//! by type and by lifecycle stage, the last 30 days, environments, members, and the latest events as the event
+//! by type, archived flags, the last 30 days, environments, members, and the latest events as the event
 //! log's sentences; links to the flags and the settings. A project without flags shows the first steps
-//! (create a flag, connect an SDK) instead of its health. From `domain::project_overview::page` (a handful of
+//! (create a flag, connect an SDK) instead of its health. From `domain::project_overview::page` (seven
 //! statements whatever the number of flags) and one event search.
 
 use super::event_log::{event_days, DayHeading};
@@ -80,11 +80,11 @@ pub async fn page(
         on_project_page: true,
     };
     let markup = who.shell().render(
-        &format!("Overview of {}", facts.overview.name),
+        &format!("Overview of {}", facts.name),
         html! {
             (head(&who, &project, &facts))
             @if facts.health.total == 0 {
-                (first_steps(&who, &project, facts.lifecycle.archived.current_flags))
+                (first_steps(&who, &project, facts.windows.archived_total))
             } @else {
                 div.overview-grid {
                     (health_card(&who, &project, &facts))
@@ -116,21 +116,20 @@ fn encoded(text: &str) -> String {
 }
 
 fn head(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
-    let overview = &facts.overview;
     let here = who.link(&format!("/projects/{project}/overview"));
     html! {
         div.page-head {
             div.page-title {
                 div.title-row {
-                    (star(who, &overview.name, overview.favorite, &who.link(&format!("/projects/{project}/favorite")),
+                    (star(who, &facts.name, facts.favorite, &who.link(&format!("/projects/{project}/favorite")),
                         &format!("{here}#favorite-project")))
-                    h1 { (overview.name) }
+                    h1 { (facts.name) }
                 }
                 p.subtitle {
                     "Project overview · " (count(facts.health.total, "flag", "flags"))
-                    @if overview.name != project { " · id " code { (project) } }
+                    @if facts.name != project { " · id " code { (project) } }
                 }
-                @if let Some(description) = overview.description.as_deref().filter(|d| !d.is_empty()) {
+                @if let Some(description) = facts.description.as_deref().filter(|d| !d.is_empty()) {
                     p { (description) }
                 }
             }
@@ -170,7 +169,7 @@ fn health_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
     let stale: Vec<_> = facts.unhealthy.iter().filter(|flag| flag.stale).collect();
     let potentially: Vec<_> = facts.unhealthy.iter().filter(|flag| !flag.stale).collect();
     let flag_link = |name: &str| who.link(&format!("/projects/{project}/features/{name}"));
-    let stats = &facts.overview.stats;
+    let windows = &facts.windows;
     html! {
         section.card aria-labelledby="health-title" {
             h2 #health-title { "Health" }
@@ -211,42 +210,38 @@ fn health_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
             }
             h3 #window-title { "Last " (WINDOW_DAYS) " days" }
             ul.plain aria-labelledby="window-title" {
-                li { (count(stats.created_current_window, "flag created", "flags created"))
-                    span.muted { " (" (stats.created_past_window) " in the 30 days before)" } }
-                li { (count(stats.archived_current_window, "flag archived", "flags archived"))
-                    span.muted { " (" (stats.archived_past_window) " before)" } }
-                li { (count(stats.project_activity_current_window, "change", "changes"))
-                    span.muted { " (" (stats.project_activity_past_window) " before)" } }
+                li { (count(windows.created_current, "flag created", "flags created"))
+                    span.muted { " (" (windows.created_past) " in the 30 days before)" } }
+                li { (count(windows.archived_current, "flag archived", "flags archived"))
+                    span.muted { " (" (windows.archived_past) " before)" } }
+                li { (count(windows.events_current, "change", "changes"))
+                    span.muted { " (" (windows.events_past) " before)" } }
             }
         }
     }
 }
 
 fn types_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
-    let lifecycle = &facts.lifecycle;
     html! {
         section.card aria-labelledby="types-title" {
             h2 #types-title { "Flags by type" }
             dl.meta {
-                @for one in &facts.overview.feature_type_counts {
+                @for one in &facts.feature_type_counts {
                     @let (type_name, _) = type_words(&one.feature_type);
                     dt { a href=(who.link(&format!("/projects/{project}?type={}", encoded(&one.feature_type)))) { (type_name) } }
                     dd { (one.count) }
                 }
             }
-            h3 #stages-title { "Lifecycle" }
-            dl.meta aria-labelledby="stages-title" {
-                dt { "Not seen by any SDK yet" } dd { (lifecycle.initial.current_flags) }
-                dt { "Seen outside production" } dd { (lifecycle.pre_live.current_flags) }
-                dt { "Seen in production" } dd { (lifecycle.live.current_flags) }
-                dt { a href=(who.link("/archive")) { "Archived" } } dd { (lifecycle.archived.current_flags) }
+            h3 #archived-title { "Archived" }
+            dl.meta aria-labelledby="archived-title" {
+                dt { a href=(who.link("/archive")) { "Archived flags" } } dd { (facts.windows.archived_total) }
             }
         }
     }
 }
 
 fn environments_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
-    let environments = &facts.overview.environments;
+    let environments = &facts.environments;
     html! {
         section.card aria-labelledby="environments-title" {
             div.card-head {
@@ -272,7 +267,7 @@ fn environments_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Mar
 }
 
 fn members_card(who: &SignedIn, facts: &OverviewPage, may_read_people: bool) -> Markup {
-    let members = facts.overview.members;
+    let members = facts.windows.people;
     html! {
         section.card aria-labelledby="members-title" {
             div.card-head {
@@ -281,8 +276,8 @@ fn members_card(who: &SignedIn, facts: &OverviewPage, may_read_people: bool) -> 
             }
             p { (count(members, "person", "people")) " can open this project" }
             p.muted { "Each person's role (Admin, Editor or Viewer) holds in every project." }
-            @if facts.overview.stats.project_members_added_current_window > 0 {
-                p.muted { (facts.overview.stats.project_members_added_current_window) " joined in the last " (WINDOW_DAYS) " days." }
+            @if facts.windows.people_added_current > 0 {
+                p.muted { (facts.windows.people_added_current) " joined in the last " (WINDOW_DAYS) " days." }
             }
         }
     }

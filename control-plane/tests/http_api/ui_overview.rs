@@ -102,7 +102,7 @@ async fn the_overview_shows_health_types_and_activity(db: TestDb) {
             "<a href=\"/projects/default/features/old-banner\">old-banner</a> <span class=\"muted\">Release · over 40 days old</span>",
             "<dt><a href=\"/projects/default?type=kill-switch\">Kill switch</a></dt><dd>1</dd>",
             "<dt><a href=\"/projects/default?type=release\">Release</a></dt><dd>2</dd>",
-            "<dt>Not seen by any SDK yet</dt><dd>3</dd>",
+            "<dt><a href=\"/archive\">Archived flags</a></dt><dd>0</dd>",
             "<strong class=\"place\">development</strong>",
             "<strong class=\"place\">production</strong>",
             "1 person can open this project",
