@@ -232,7 +232,7 @@ fn types_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
                     dd { (one.count) }
                 }
             }
-            h3 #archived-title { "Archived" }
+            h3 #archived-title { "Archive" }
             dl.meta aria-labelledby="archived-title" {
                 dt { a href=(who.link("/archive")) { "Archived flags" } } dd { (facts.windows.archived_total) }
             }
