@@ -413,6 +413,7 @@ async fn main() {
         "/profile".to_owned(),
         "/search?q=checkout".to_owned(),
         "/projects/default/connect".to_owned(),
+        "/projects/default/overview".to_owned(),
         "/projects".to_owned(),
         "/projects/default/settings".to_owned(),
         "/environments".to_owned(),

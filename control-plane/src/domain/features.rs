@@ -256,20 +256,25 @@ pub fn summary(row: &FeatureRow) -> FeatureSummary {
     }
 }
 
+/// The project's live flags with their switches: two statements, whatever the number of flags.
 pub async fn list(conn: &mut AnyConnection, project: &str) -> Result<FeatureList, ApiError> {
     projects::require(conn, project).await?;
-    let mut features = Vec::new();
-    for row in feature_store::list_live(conn, project).await? {
-        let environments = feature_store::environments(conn, project, &row.name)
-            .await?
-            .into_iter()
-            .map(|environment| FeatureEnvironmentSummary {
+    let mut by_flag: std::collections::HashMap<String, Vec<FeatureEnvironmentSummary>> =
+        std::collections::HashMap::new();
+    for (flag, environment) in feature_store::live_environments(conn, project).await? {
+        by_flag
+            .entry(flag)
+            .or_default()
+            .push(FeatureEnvironmentSummary {
                 name: environment.name,
                 enabled: environment.enabled,
                 environment_type: environment.environment_type,
                 sort_order: environment.sort_order,
-            })
-            .collect();
+            });
+    }
+    let mut features = Vec::new();
+    for row in feature_store::list_live(conn, project).await? {
+        let environments = by_flag.remove(&row.name).unwrap_or_default();
         features.push(FeatureListItem {
             summary: summary(&row),
             environments,

@@ -221,6 +221,33 @@ pub async fn delete(conn: &mut AnyConnection, name: &str) -> Result<(), StoreErr
     Ok(())
 }
 
+/// The environments of every live flag of `project`, as `(flag, environment)` by flag and environment order:
+/// one query for the whole list.
+pub async fn live_environments(
+    conn: &mut AnyConnection,
+    project: &str,
+) -> Result<Vec<(String, FeatureEnvironmentRow)>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT f.name AS feature_name, e.name, e.type, e.sort_order, COALESCE(fe.enabled, 0) AS enabled \
+         FROM features f JOIN project_environments pe ON pe.project_id = f.project_id \
+         JOIN environments e ON e.name = pe.environment \
+         LEFT JOIN feature_environments fe ON fe.environment = e.name AND fe.feature_name = f.name \
+         WHERE f.archived_at IS NULL AND f.project_id = $1 ORDER BY f.name, e.sort_order, e.name",
+    )
+    .bind(project)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok((
+                row.try_get("feature_name")?,
+                FeatureEnvironmentRow::from_row(row)?,
+            ))
+        })
+        .collect::<sqlx::Result<_>>()
+        .map_err(StoreError::from)
+}
+
 /// The flag's state in each environment of its project, in environment order.
 pub async fn environments(
     conn: &mut AnyConnection,

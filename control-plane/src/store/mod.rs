@@ -21,6 +21,7 @@ pub mod favorites;
 pub mod features;
 pub mod groups;
 pub mod metrics;
+pub mod project_overview;
 pub mod projects;
 pub mod search;
 pub mod segments;

@@ -212,7 +212,7 @@ pub async fn log(
                     }
                 }
             } @else {
-                (event_days(&found.events, &Context { base: &who.base, on_flag_page: false }, DayHeading::H2))
+                (event_days(&found.events, &Context { base: &who.base, on_flag_page: false, on_project_page: false }, DayHeading::H2))
                 div.pager {
                     span { "Showing " (first_shown) "–" (last_shown) " of " (total) }
                     nav aria-label="Pages" {

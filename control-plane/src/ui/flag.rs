@@ -360,7 +360,7 @@ pub(super) async fn draw(
                 @if events.is_empty() {
                     p.muted { "No events yet." }
                 } @else {
-                    (event_days(&events, &Context { base: &who.base, on_flag_page: true }, DayHeading::H3))
+                    (event_days(&events, &Context { base: &who.base, on_flag_page: true, on_project_page: false }, DayHeading::H3))
                 }
             }
         },

@@ -196,7 +196,8 @@ pub async fn list(
             div.page-head {
                 div {
                     h1 { "Flags" }
-                    p.subtitle { "Project " strong { (current.name) } " · " (total) (if total == 1 { " flag" } else { " flags" }) }
+                    p.subtitle { "Project " strong { (current.name) } " · " (total) (if total == 1 { " flag" } else { " flags" })
+                        " · " a href=(who.link(&format!("/projects/{project}/overview"))) { "Project overview" } }
                 }
                 div.actions {
                     @if all_projects.len() > 1 {

@@ -42,6 +42,7 @@ pub mod page;
 pub mod paging;
 pub mod playground;
 pub mod profile;
+pub mod project_overview;
 pub mod projects;
 pub mod saml_sign_in;
 pub mod scim_provisioning;
@@ -116,6 +117,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(profile::routes())
         // Configuration: projects, environments, context fields, strategy definitions, settings.
         .merge(projects::routes())
+        .merge(project_overview::routes())
         .merge(environments::routes())
         .merge(context_fields::routes())
         .merge(strategy_definitions::routes())

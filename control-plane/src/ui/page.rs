@@ -76,7 +76,7 @@ impl Nav {
             ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,
-                "settings" | "environments" | "delete" => Nav::Projects,
+                "overview" | "settings" | "environments" | "delete" => Nav::Projects,
                 _ => Nav::Flags,
             },
             ("segments", _) => Nav::Segments,

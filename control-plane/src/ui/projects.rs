@@ -1,4 +1,5 @@
-//! `/projects`: every project (name, description, flag count, a link to its flags) and the new-project form;
+//! `/projects`: every project (its name opening its overview, description, flag count opening its flags) and
+//! the new-project form;
 //! a project's settings `/projects/<id>/settings`: name and description, which environments it uses, the
 //! change-request settings of each of those (on/off, required approvals: a form for Admins only), and deleting an empty project
 //! after a confirmation. The same domain functions as `/api/admin/projects…` and the change-request
@@ -153,13 +154,16 @@ fn list_page(who: &SignedIn, list: &[Project], page: Option<usize>) -> Markup {
                                     (star(who, &project.name, project.favorite,
                                         &who.link(&format!("/projects/{}/favorite", project.id)),
                                         &format!("{}#{}", who.link(&format!("/projects?page={}", paged.page)), star_id(&project.id))))
-                                    a href=(who.link(&format!("/projects/{}", project.id))) { (project.name) }
+                                    a href=(who.link(&format!("/projects/{}/overview", project.id))) { (project.name) }
                                     @if let Some(description) = project.description.as_deref().filter(|d| !d.is_empty()) {
                                         p.desc { (description) }
                                     }
                                 }
                                 td.hide-narrow { code { (project.id) } }
-                                td { (project.feature_count) }
+                                td {
+                                    a href=(who.link(&format!("/projects/{}", project.id)))
+                                        aria-label=(format!("Flags of {}: {}", project.name, project.feature_count)) { (project.feature_count) }
+                                }
                                 td.hide-narrow {
                                     @if project.environments.is_empty() {
                                         span.muted { "none" }

@@ -131,7 +131,7 @@ pub async fn page(
                     ul.found {
                         @for project in projects {
                             li {
-                                a href=(who.link(&format!("/projects/{}", project.id))) { (project.name) }
+                                a href=(who.link(&format!("/projects/{}/overview", project.id))) { (project.name) }
                                 " " span.muted { (project.id) }
                                 @if let Some(description) = project.description.as_deref().filter(|d| !d.is_empty()) {
                                     p.desc { (description) }

@@ -393,6 +393,13 @@ async fn the_openapi_document_covers_every_route() {
         ),
         ("/api/admin/projects/{projectId}/favorites", "post"),
         ("/api/admin/projects/{projectId}/favorites", "delete"),
+        ("/api/admin/projects/{projectId}/overview", "get"),
+        ("/api/admin/projects/{projectId}/health-report", "get"),
+        ("/api/admin/projects/{projectId}/status", "get"),
+        ("/api/admin/projects/{projectId}/insights", "get"),
+        ("/api/admin/projects/{projectId}/dora", "get"),
+        ("/api/admin/personal-dashboard", "get"),
+        ("/api/admin/personal-dashboard/{projectId}", "get"),
     ];
     let paths = document["paths"].as_object().unwrap();
     let documented: usize = paths

@@ -837,7 +837,7 @@ async fn one_search_finds_flags_segments_and_projects(db: TestDb) {
         "Segments (1)",
         ">checkout-testers</a>",
         "Projects (1)",
-        "<a href=\"/projects/shop\">Web shop</a>",
+        "<a href=\"/projects/shop/overview\">Web shop</a>",
     ] {
         assert!(text.contains(fragment), "{fragment} in {text}");
     }

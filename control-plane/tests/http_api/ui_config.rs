@@ -87,7 +87,7 @@ async fn projects_settings_change_requests_and_delete(db: TestDb) {
     list.expect(200);
     list.assert_has(&[
         "<a href=\"/projects\" aria-current=\"page\">Projects</a>",
-        "<a href=\"/projects/default\">Default</a>",
+        "<a href=\"/projects/default/overview\">Default</a>",
         "aria-label=\"Settings of Default\"",
         "href=\"/create-project\">New project</a>",
     ]);

@@ -28,6 +28,7 @@ mod ui_firefox;
 mod ui_flag_list;
 mod ui_narrow;
 mod ui_oidc;
+mod ui_overview;
 mod ui_readme;
 mod ui_saml;
 mod ui_scim;

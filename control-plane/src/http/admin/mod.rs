@@ -18,7 +18,9 @@ pub mod invite_links;
 pub mod metrics;
 pub mod own_account;
 pub mod password_resets;
+pub mod personal_dashboard;
 pub mod playground;
+pub mod project_overview;
 pub mod project_tokens;
 pub mod projects;
 pub mod scim_settings;
@@ -64,6 +66,8 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))
+        .merge(area(Configuration, project_overview::router()))
+        .merge(area(Configuration, personal_dashboard::router()))
         .merge(area(Configuration, project_tokens::router()))
         .merge(area(Configuration, environments::router()))
         .merge(area(Configuration, features::router()))

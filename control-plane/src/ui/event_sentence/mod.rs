@@ -19,6 +19,8 @@ pub struct Context<'a> {
     pub base: &'a str,
     /// On a flag's own page: its name is not linked, and the project goes without saying.
     pub on_flag_page: bool,
+    /// On a project's own page (its overview): the project goes without saying.
+    pub on_project_page: bool,
 }
 
 impl Context<'_> {
@@ -83,7 +85,7 @@ fn environment(event: &Event) -> Markup {
 /// page, where the project goes without saying.
 fn project(event: &Event, context: &Context) -> Markup {
     html! {
-        @if let Some(project) = event.project.as_deref().filter(|project| *project != "default" && !context.on_flag_page) {
+        @if let Some(project) = event.project.as_deref().filter(|project| *project != "default" && !context.on_flag_page && !context.on_project_page) {
             " (project " (context.link(&format!("/projects/{project}"), project)) ")"
         }
     }
