@@ -44,7 +44,7 @@ pub(super) async fn section(
         section.card aria-labelledby="saml-title" {
             h2 #saml-title { "SAML 2.0" }
             p { "To register at the identity provider:" }
-            dl.meta {
+            dl.meta.sso-facts {
                 dt { "Entity ID (audience)" } dd { code #saml-entity-id { (urls.entity_id) } }
                 dt { "Assertion consumer service URL" } dd { code #saml-acs-url { (urls.acs_url) } }
                 dt { "Metadata" } dd { a href=(who.link("/auth/saml/metadata")) { "Service provider metadata (XML)" } }
