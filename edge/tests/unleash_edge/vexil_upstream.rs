@@ -120,6 +120,24 @@ async fn an_unleash_edge_report_posted_to_the_edge_reaches_the_vexil_control_pla
             .status
         }
     };
+    // Until it has its first snapshot from the control plane the edge answers 503: wait for it.
+    eventually(
+        Duration::from_secs(10),
+        "the edge serves its first snapshot",
+        || async {
+            processes::request(
+                "GET",
+                &format!("{}/api/client/features", edge.base),
+                Some(CLIENT_TOKEN),
+                &[],
+                None,
+            )
+            .await
+            .status
+                == 200
+        },
+    )
+    .await;
     assert_eq!(post(None).await, 401);
     assert_eq!(post(Some(CLIENT_TOKEN)).await, 202);
     eventually(
