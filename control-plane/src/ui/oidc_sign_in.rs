@@ -92,6 +92,30 @@ pub(super) fn refused_page(
     response
 }
 
+/// A single sign-on started: to the provider at `url`, with the sign-in's state in its short-lived cookie
+/// (`state_cookie`).
+pub(super) fn to_provider(
+    state: &AppState,
+    headers: &HeaderMap,
+    url: &str,
+    sign_in_state: String,
+    state_cookie: &'static str,
+) -> Response {
+    let mut response = see_other(url);
+    let max_age = cookie::time::Duration::seconds(TTL.as_secs() as i64);
+    response.headers_mut().append(
+        SET_COOKIE,
+        ui_cookie(
+            state_cookie,
+            sign_in_state,
+            &state.base_path,
+            is_https(headers),
+            Some(max_age),
+        ),
+    );
+    response
+}
+
 /// A single sign-on done: the session cookie (as a password sign-in sets it), the sign-in's state cookie
 /// (`state_cookie`) gone, and to `next`.
 pub(super) fn signed_in(
@@ -147,21 +171,13 @@ pub async fn start(
     }
     .await;
     match started {
-        Ok(started) => {
-            let mut response = see_other(&started.authorize_url);
-            let max_age = cookie::time::Duration::seconds(TTL.as_secs() as i64);
-            response.headers_mut().append(
-                SET_COOKIE,
-                ui_cookie(
-                    STATE_COOKIE,
-                    started.state,
-                    &state.base_path,
-                    is_https(&headers),
-                    Some(max_age),
-                ),
-            );
-            response
-        }
+        Ok(started) => to_provider(
+            &state,
+            &headers,
+            &started.authorize_url,
+            started.state,
+            STATE_COOKIE,
+        ),
         Err(error) => refused_page(&state, &error, STATE_COOKIE),
     }
 }

@@ -7,20 +7,18 @@
 //! sign-in is a page saying why, with the way back to the sign-in page, and sets no session.
 
 use super::controls::local_path;
-use super::oidc_sign_in::{refused_page, signed_in};
+use super::oidc_sign_in::{refused_page, signed_in, to_provider};
 use super::page::see_other;
-use super::session::{cookie_value, ui_cookie, FormFields};
-use crate::domain::sso_flows::TTL;
+use super::session::{cookie_value, FormFields};
 use crate::domain::sso_sign_in;
 use crate::domain::users;
 use crate::http::admin::ui_config::request_origin;
-use crate::http::extract::is_https;
 use crate::http::state::AppState;
 use crate::saml::{self, ServiceProviderUrls};
 use crate::store::Actor;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::header::{CONTENT_TYPE, SET_COOKIE};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -74,21 +72,13 @@ pub async fn start(
     }
     .await;
     match started {
-        Ok(started) => {
-            let mut response = see_other(&started.redirect_url);
-            let max_age = cookie::time::Duration::seconds(TTL.as_secs() as i64);
-            response.headers_mut().append(
-                SET_COOKIE,
-                ui_cookie(
-                    STATE_COOKIE,
-                    started.state,
-                    &state.base_path,
-                    is_https(&headers),
-                    Some(max_age),
-                ),
-            );
-            response
-        }
+        Ok(started) => to_provider(
+            &state,
+            &headers,
+            &started.redirect_url,
+            started.state,
+            STATE_COOKIE,
+        ),
         Err(error) => refused_page(&state, &error, STATE_COOKIE),
     }
 }
