@@ -94,11 +94,20 @@ pub enum EventType {
     ProjectFavorited,
     ProjectUnfavorited,
     FeaturesImported,
+    ProjectAccessAdded,
+    ProjectAccessUpdated,
+    ProjectAccessUserRolesUpdated,
+    ProjectAccessGroupRolesUpdated,
+    ProjectAccessUserRolesDeleted,
+    ProjectAccessGroupRolesDeleted,
+    RoleCreated,
+    RoleUpdated,
+    RoleDeleted,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 84] = [
+    pub const ALL: [EventType; 93] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -183,6 +192,15 @@ impl EventType {
         EventType::ProjectFavorited,
         EventType::ProjectUnfavorited,
         EventType::FeaturesImported,
+        EventType::ProjectAccessAdded,
+        EventType::ProjectAccessUpdated,
+        EventType::ProjectAccessUserRolesUpdated,
+        EventType::ProjectAccessGroupRolesUpdated,
+        EventType::ProjectAccessUserRolesDeleted,
+        EventType::ProjectAccessGroupRolesDeleted,
+        EventType::RoleCreated,
+        EventType::RoleUpdated,
+        EventType::RoleDeleted,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -252,6 +270,15 @@ impl EventType {
             EventType::PublicSignupTokenCreated => "public-signup-token-created",
             EventType::PublicSignupTokenUpdated => "public-signup-token-updated",
             EventType::PublicSignupTokenUserAdded => "public-signup-token-user-added",
+            EventType::ProjectAccessAdded => "project-access-added",
+            EventType::ProjectAccessUpdated => "project-access-updated",
+            EventType::ProjectAccessUserRolesUpdated => "project-access-user-roles-updated",
+            EventType::ProjectAccessGroupRolesUpdated => "project-access-group-roles-updated",
+            EventType::ProjectAccessUserRolesDeleted => "project-access-user-roles-deleted",
+            EventType::ProjectAccessGroupRolesDeleted => "project-access-group-roles-deleted",
+            EventType::RoleCreated => "role-created",
+            EventType::RoleUpdated => "role-updated",
+            EventType::RoleDeleted => "role-deleted",
             EventType::GroupCreated => "group-created",
             EventType::GroupUpdated => "group-updated",
             EventType::GroupDeleted => "group-deleted",

@@ -3,6 +3,7 @@
 //! of the API or an [`ApiError`](vexil_shared::ApiError).
 
 pub mod access;
+pub mod access_overview;
 pub mod addons;
 pub mod application_admin;
 pub mod application_overview;
@@ -32,12 +33,15 @@ pub mod metrics;
 pub mod own_account;
 pub mod password_resets;
 pub mod passwords;
+pub mod permissions;
 pub mod personal_dashboard;
 pub mod playground;
+pub mod project_access;
 pub mod project_environments;
 pub mod project_overview;
 pub mod project_tokens;
 pub mod projects;
+pub mod role_admin;
 pub mod roles;
 pub mod saml_settings;
 pub mod scim;

@@ -222,11 +222,12 @@ pub async fn create(
     let project = view(tx.conn(), row).await?;
     tx.record(NewEvent {
         event_type: EventType::ProjectCreated.as_str(),
-        project: Some(id),
+        project: Some(id.clone()),
         data: Some(payload(&project)),
         ..NewEvent::default()
     })
     .await?;
+    super::project_access::creator_becomes_owner(tx, &id).await?;
     Ok(project)
 }
 

@@ -1,6 +1,7 @@
 //! The root roles (1 Admin, 2 Editor, 3 Viewer) a user has, on their own or through a group, and how a body
 //! names one.
 
+use super::permissions::{Level, Permission};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
@@ -56,6 +57,44 @@ impl RootRole {
                 format!("{field} must be 1 (Admin), 2 (Editor) or 3 (Viewer)"),
             )
         })
+    }
+}
+
+/// The predefined project roles, by their Unleash ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectRole {
+    Owner = 4,
+    Member = 5,
+}
+
+impl ProjectRole {
+    pub fn id(self) -> i64 {
+        self as i64
+    }
+
+    pub fn from_id(id: i64) -> Option<ProjectRole> {
+        [ProjectRole::Owner, ProjectRole::Member]
+            .into_iter()
+            .find(|role| role.id() == id)
+    }
+
+    /// Whether `id` is a predefined role (root or project): its permissions are fixed.
+    pub fn is_predefined(id: i64) -> bool {
+        (1..=5).contains(&id)
+    }
+
+    /// The permissions the role holds in its project (in every environment of it).
+    pub fn permissions(self) -> impl Iterator<Item = Permission> {
+        Permission::ALL
+            .iter()
+            .copied()
+            .filter(move |permission| match self {
+                ProjectRole::Owner => {
+                    permission.level() != Level::Root
+                        && *permission != Permission::SkipChangeRequest
+                }
+                ProjectRole::Member => permission.of_member(),
+            })
     }
 }
 

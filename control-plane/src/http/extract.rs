@@ -10,11 +10,14 @@
 //! - [`PathParams`] and [`QueryParams`]: typed path and query parameters (400 naming the bad one).
 //! - [`ClientAddress`]: the caller's IP address (the peer, or `X-Forwarded-For` with `--trust-proxy`).
 
+use super::route_permissions;
 use super::AppState;
-use crate::domain::access::{self, Area, Caller, Credential};
+use crate::domain::access::{self, Area, Caller, Credential, Grants, Need};
 use crate::store::Actor;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Path, Query, Request};
+use axum::extract::{
+    ConnectInfo, FromRequest, FromRequestParts, MatchedPath, Path, Query, RawPathParams, Request,
+};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode};
@@ -57,6 +60,9 @@ impl FromRequestParts<Arc<AppState>> for AdminActor {
 pub struct AdminCaller {
     pub actor: Actor,
     pub credential: Credential,
+    /// What the caller holds, for the domain's checks that depend on a body (a change request's
+    /// environment when it is approved or applied).
+    pub grants: Grants,
 }
 
 impl FromRequestParts<Arc<AppState>> for AdminCaller {
@@ -101,7 +107,8 @@ impl FromRequestParts<Arc<AppState>> for AdminCaller {
                  Authorization header",
             ));
         }
-        access::authorize(caller.credential, read, area)?;
+        let need = need_of(parts, state, read, area).await?;
+        access::authorize(caller.credential, &caller.grants, &need)?;
         // A token let in is noted as used (written as its `seenAt` within an interval).
         if let Some(hash) = &caller.token {
             state.token_sightings.record(hash, (state.clock)());
@@ -109,7 +116,53 @@ impl FromRequestParts<Arc<AppState>> for AdminCaller {
         Ok(AdminCaller {
             actor: caller.actor,
             credential: caller.credential,
+            grants: caller.grants,
         })
+    }
+}
+
+/// What an admin request needs: in [`Area::Configuration`] the permission its route declares
+/// (`http::admin::PERMISSIONS`) where its path says; elsewhere the area's rule.
+async fn need_of(
+    parts: &mut Parts,
+    state: &Arc<AppState>,
+    read: bool,
+    area: Area,
+) -> Result<Need, ApiError> {
+    if area != Area::Configuration {
+        return Ok(Need::area(read, area));
+    }
+    let declared = parts.extensions.get::<MatchedPath>().and_then(|matched| {
+        route_permissions::declared(
+            super::admin::PERMISSIONS,
+            &parts.method,
+            matched.as_str(),
+            &state.base_path,
+        )
+        .map(|entry| entry.permission)
+    });
+    let Some(permission) = declared else {
+        return Ok(Need::area(read, area));
+    };
+    let params = path_params(parts, state).await;
+    let mut conn = state.store.read().await?;
+    let scope = route_permissions::scope_of(&mut conn, &params, None).await?;
+    Ok(Need {
+        read,
+        area,
+        permission: Some(permission),
+        scope,
+    })
+}
+
+/// The request's path parameters by name (none when the route has none).
+pub async fn path_params<S: Send + Sync>(parts: &mut Parts, state: &S) -> Vec<(String, String)> {
+    match RawPathParams::from_request_parts(parts, state).await {
+        Ok(params) => params
+            .iter()
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect(),
+        Err(_) => Vec::new(),
     }
 }
 

@@ -9,6 +9,7 @@ pub mod extract;
 pub mod fallback;
 pub mod health;
 pub mod openapi;
+pub mod route_permissions;
 pub mod scim;
 pub mod state;
 pub mod telemetry;

@@ -125,7 +125,11 @@ impl FromRequestParts<Arc<AppState>> for ScimCaller {
             access::authenticate_scim(&mut conn, authorization).await?
         };
         let read = parts.method == Method::GET || parts.method == Method::HEAD;
-        access::authorize(caller.credential, read, Area::Scim)?;
+        access::authorize(
+            caller.credential,
+            &caller.grants,
+            &access::Need::area(read, Area::Scim),
+        )?;
         debug_assert_eq!(caller.credential, Credential::Scim);
         Ok(ScimCaller(caller.actor))
     }

@@ -117,6 +117,15 @@ fn scope(event_type: EventType) -> Scope {
         | PublicSignupTokenUpdated
         | PublicSignupTokenUserAdded
         | GroupCreated
+        | ProjectAccessAdded
+        | ProjectAccessUpdated
+        | ProjectAccessUserRolesUpdated
+        | ProjectAccessGroupRolesUpdated
+        | ProjectAccessUserRolesDeleted
+        | ProjectAccessGroupRolesDeleted
+        | RoleCreated
+        | RoleUpdated
+        | RoleDeleted
         | GroupUpdated
         | GroupDeleted
         | GroupUserAdded

@@ -23,6 +23,7 @@ pub mod groups;
 pub mod metrics;
 pub mod project_overview;
 pub mod projects;
+pub mod roles;
 pub mod search;
 pub mod segments;
 pub mod settings;

@@ -73,6 +73,7 @@ pub enum Counter {
     Addon,
     AddonDelivery,
     InviteLink,
+    Role,
 }
 
 impl Counter {
@@ -90,6 +91,7 @@ impl Counter {
             Counter::Addon => "addon",
             Counter::AddonDelivery => "addon_delivery",
             Counter::InviteLink => "invite_link",
+            Counter::Role => "role",
         }
     }
 }

@@ -11,6 +11,7 @@ use super::page::{see_other, Page, Shell, UiError};
 use super::scope::Done;
 use super::session::{SignedIn, UiWrite};
 use super::vocabulary::StrategyNames;
+use crate::domain::access::Who;
 use crate::domain::change_requests::{
     self, ChangePreview, ChangeRequest, ChangeRequestListing, CommentInput, StateInput,
 };
@@ -338,7 +339,12 @@ async fn load(
     let mut conn = state.store.read().await?;
     let request = change_requests::get(&mut conn, project, id).await?;
     let previews = change_requests::preview(&mut conn, &request).await?;
-    let possible = change_requests::possible_states(&mut conn, project, id, &who.actor).await?;
+    let reviewer = Who {
+        credential: who.credential,
+        grants: &who.grants,
+    };
+    let possible =
+        change_requests::possible_states(&mut conn, project, id, &who.actor, reviewer).await?;
     let definitions = strategy_definitions::list(&mut conn).await?.strategies;
     let segments = segments::list(&mut conn).await?.segments;
     let words = Words {
@@ -437,7 +443,12 @@ pub async fn change_state(
             comment: None,
         };
         let mut tx = state.store.begin_write(&who.actor).await?;
-        change_requests::change_state(&mut tx, &project, number, input, &state.limits).await?;
+        let reviewer = Who {
+            credential: who.credential,
+            grants: &who.grants,
+        };
+        change_requests::change_state(&mut tx, &project, number, input, &state.limits, reviewer)
+            .await?;
         state.commit(tx).await?;
         let what = match target {
             ChangeRequestState::Draft => "is a draft again",

@@ -62,6 +62,8 @@ pub mod users;
 pub mod variant_editor;
 pub mod vocabulary;
 
+use crate::domain::permissions::Permission::*;
+use crate::http::route_permissions::{post, post_in, RoutePermission};
 use crate::http::state::AppState;
 use axum::http::header::{HeaderName, HeaderValue};
 use axum::response::Response;
@@ -137,3 +139,105 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         ))
         .layer(axum::middleware::map_response(secure_headers))
 }
+
+/// The permission each form of the configuration needs (the admin API's table is
+/// `http::admin::PERMISSIONS`), in the project and environment its path — or its `environment` field —
+/// names. [`session::UiWrite`] checks it before the handler runs; a configuration form missing here is
+/// refused to everyone but Admins.
+pub static PERMISSIONS: &[RoutePermission] = &[
+    post("/projects", CreateProject),
+    post("/projects/{project}/settings", UpdateProject),
+    post("/projects/{project}/delete", DeleteProject),
+    post(
+        "/projects/{project}/environments/{environment}/switch",
+        UpdateProject,
+    ),
+    post(
+        "/projects/{project}/environments/{environment}/change-requests",
+        ProjectChangeRequestWrite,
+    ),
+    post("/projects/{project}/create-flag", CreateFeature),
+    post(
+        "/projects/{project}/features/{feature}/clone",
+        CreateFeature,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/settings",
+        UpdateFeature,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/archive",
+        DeleteFeature,
+    ),
+    post("/projects/{project}/features/{feature}/tags", UpdateFeature),
+    post(
+        "/projects/{project}/features/{feature}/tags/remove",
+        UpdateFeature,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/dependencies",
+        UpdateFeatureDependency,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/dependencies/remove",
+        UpdateFeatureDependency,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/environments/{environment}/switch",
+        UpdateFeatureEnvironment,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/strategies/create",
+        CreateFeatureStrategy,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/strategies/edit",
+        UpdateFeatureStrategy,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/strategies/delete",
+        DeleteFeatureStrategy,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/strategies/move",
+        UpdateFeatureStrategy,
+    ),
+    post_in(
+        "/projects/{project}/features/{feature}/strategies/copy",
+        CreateFeatureStrategy,
+        "to",
+    ),
+    post(
+        "/projects/{project}/features/{feature}/variants",
+        UpdateFeatureEnvironmentVariants,
+    ),
+    post(
+        "/projects/{project}/change-requests/{id}/state",
+        UpdateFeatureEnvironment,
+    ),
+    post(
+        "/projects/{project}/change-requests/{id}/comments",
+        UpdateFeatureEnvironment,
+    ),
+    post(
+        "/projects/{project}/change-requests/{id}/changes/{change}/discard",
+        UpdateFeatureEnvironment,
+    ),
+    post("/archive/{feature}/revive", UpdateFeature),
+    post("/archive/{feature}/delete", DeleteFeature),
+    post("/segments/create", CreateSegment),
+    post("/segments/edit/{id}", UpdateSegment),
+    post("/segments/{id}/delete", DeleteSegment),
+    post("/context/create", CreateContextField),
+    post("/context/edit/{name}", UpdateContextField),
+    post("/context/{name}/delete", DeleteContextField),
+    post("/strategies/create", CreateStrategy),
+    post("/strategies/edit/{name}", UpdateStrategy),
+    post("/strategies/{name}/deprecate", UpdateStrategy),
+    post("/strategies/{name}/reactivate", UpdateStrategy),
+    post("/strategies/{name}/delete", DeleteStrategy),
+    post("/environments", CreateEnvironment),
+    post("/environments/edit/{name}", UpdateEnvironment),
+    post("/environments/{name}/switch", UpdateEnvironment),
+    post("/environments/{name}/delete", DeleteEnvironment),
+];

@@ -216,8 +216,14 @@ impl Shell {
 
     /// Whether the signed-in caller may read `area` (the admin API's rule): its navigation entries show.
     fn may_read(&self, area: Area) -> bool {
-        self.credential
-            .is_some_and(|credential| access::authorize(credential, true, area).is_ok())
+        self.credential.is_some_and(|credential| {
+            access::authorize(
+                credential,
+                &access::Grants::default(),
+                &access::Need::area(true, area),
+            )
+            .is_ok()
+        })
     }
 
     /// The whole page: `title` in the head and as the main heading's text is the caller's.

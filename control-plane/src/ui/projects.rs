@@ -12,11 +12,12 @@ use super::page::{see_other, Page, UiError};
 use super::paging::Paged;
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
-use crate::domain::access::Area;
+use crate::domain::access::Scope;
 use crate::domain::change_requests::{
     self, ChangeRequestConfigInput, EnvironmentChangeRequestConfig,
 };
 use crate::domain::environments::{self, Environment};
+use crate::domain::permissions::Permission;
 use crate::domain::projects::{self, AddProjectEnvironment, CreateProject, Project, UpdateProject};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -378,7 +379,7 @@ async fn settings_page(
                             @if !used {
                                 p.muted { "Not used by this project." }
                             } @else if let Some(setting) = setting {
-                                (change_request_form(who, &base, setting, draft))
+                                (change_request_form(who, id, &base, setting, draft))
                             }
                         }
                     }
@@ -398,6 +399,7 @@ async fn settings_page(
 
 fn change_request_form(
     who: &SignedIn,
+    project: &str,
     base: &str,
     setting: &EnvironmentChangeRequestConfig,
     draft: &SettingsDraft,
@@ -409,7 +411,7 @@ fn change_request_form(
     };
     let id = format!("approvals-{environment}");
     html! {
-        @if who.authorize(false, Area::ChangeRequestConfiguration).is_ok() {
+        @if who.may(Permission::ProjectChangeRequestWrite, &Scope::environment(project, environment)) {
             form.change-request-form method="post" action=(format!("{base}/environments/{environment}/change-requests")) novalidate {
                 input type="hidden" name="csrf" value=(who.csrf);
                 label.check {
@@ -516,7 +518,6 @@ pub async fn configure_change_requests(
     Path((id, environment)): Path<(String, String)>,
     UiWrite { who, form, .. }: UiWrite,
 ) -> Result<Response, UiError> {
-    who.authorize(false, Area::ChangeRequestConfiguration)?;
     let typed = form.text("approvals").trim().to_owned();
     let Ok(approvals) = typed.parse::<i64>() else {
         let draft = SettingsDraft {

@@ -14,12 +14,15 @@
 //! form, posted before any credential exists, carries the token of that cookie too (login CSRF).
 
 use super::page::{Nav, Notice, Shell, UiError};
-use crate::domain::access::{self, Area, Caller, Credential};
+use crate::domain::access::{self, Area, Caller, Credential, Grants, Need, Scope};
+use crate::domain::permissions::Permission;
+use crate::http::extract::path_params;
 use crate::http::extract::{is_https, SESSION_COOKIE};
+use crate::http::route_permissions;
 use crate::http::state::AppState;
 use crate::store::Actor;
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, OriginalUri, Request};
+use axum::extract::{FromRequest, FromRequestParts, MatchedPath, OriginalUri, Request};
 use axum::http::header::COOKIE;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
@@ -158,8 +161,12 @@ pub struct SignedIn {
     pub credential: Credential,
     /// The token every form of this session carries.
     pub csrf: String,
-    /// Whether the admin API would let this caller change configuration.
+    /// Whether this caller may change something on the page asked for: in a project (its path's), any
+    /// project or environment permission there; elsewhere, any root permission. Each control may ask
+    /// [`SignedIn::may`] for its own.
     pub may_write: bool,
+    /// What the caller holds (`domain::access`).
+    pub grants: Grants,
     /// "" or "/x".
     pub base: String,
     /// The navigation entry of the page asked for, and the project its Flags entry links to (from the path).
@@ -199,14 +206,30 @@ impl SignedIn {
         format!("{}{path}", self.base)
     }
 
-    /// 403 (as a page) unless the caller may change configuration: the admin API's rule.
+    /// 403 (as a page) unless the caller may change something on this page ([`SignedIn::may_write`]).
     pub fn ensure_may_write(&self) -> Result<(), ApiError> {
-        access::authorize(self.credential, false, Area::Configuration)
+        if self.may_write {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            ErrorKind::NoAccess,
+            "You may read this but not change it; an Admin or the project's Owner can give you access",
+        ))
     }
 
     /// 403 (as a page) unless the admin API's rule lets the caller read (`read`) or change `area`.
     pub fn authorize(&self, read: bool, area: Area) -> Result<(), ApiError> {
-        access::authorize(self.credential, read, area)
+        access::authorize(self.credential, &self.grants, &Need::area(read, area))
+    }
+
+    /// Whether the caller holds `permission` where `scope` says: a page shows the control that needs it.
+    pub fn may(&self, permission: Permission, scope: &Scope) -> bool {
+        access::authorize(
+            self.credential,
+            &self.grants,
+            &Need::permission(permission, scope.clone()),
+        )
+        .is_ok()
     }
 }
 
@@ -284,6 +307,7 @@ impl SignedIn {
                 credential: caller.credential,
                 csrf: csrf_of(&secret),
                 may_write: true,
+                grants: caller.grants,
                 base,
                 current,
                 project,
@@ -321,13 +345,22 @@ impl SignedIn {
             return Err(to_sign_in());
         }
         // The UI reads configuration: a credential the admin API refuses that is refused here too.
-        access::authorize(caller.credential, true, Area::Configuration)
-            .map_err(|error| NotSignedIn::Error(error.into()))?;
+        access::authorize(
+            caller.credential,
+            &caller.grants,
+            &Need::area(true, Area::Configuration),
+        )
+        .map_err(|error| NotSignedIn::Error(error.into()))?;
         if let Some(hash) = &caller.token {
             state.token_sightings.record(hash, (state.clock)());
         }
+        let may_write = match project_of_path(parts.uri.path()) {
+            Some(project) => caller.grants.any_in_project(project),
+            None => caller.grants.any_root(),
+        };
         Ok(SignedIn {
-            may_write: access::authorize(caller.credential, false, Area::Configuration).is_ok(),
+            may_write,
+            grants: caller.grants,
             actor: caller.actor,
             credential: caller.credential,
             csrf: csrf_of(&secret),
@@ -338,6 +371,15 @@ impl SignedIn {
             sign_in_off: false,
         })
     }
+}
+
+/// The project a UI path is in (`/projects/<project>/…`), if any.
+pub fn project_of_path(path: &str) -> Option<&str> {
+    let mut parts = path.trim_start_matches('/').split('/');
+    (parts.next() == Some("projects"))
+        .then(|| parts.next())
+        .flatten()
+        .filter(|project| !project.is_empty())
 }
 
 /// The fields of a submitted form, in order (names may repeat).
@@ -471,8 +513,32 @@ impl<A: WriteArea> FromRequest<Arc<AppState>> for UiWrite<A> {
     type Rejection = NotSignedIn;
 
     async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, NotSignedIn> {
+        let (mut parts, body) = request.into_parts();
+        let declared = parts.extensions.get::<MatchedPath>().and_then(|matched| {
+            route_permissions::declared(
+                super::PERMISSIONS,
+                &parts.method,
+                matched.as_str(),
+                &state.base_path,
+            )
+        });
+        let params = path_params(&mut parts, state).await;
+        let request = Request::from_parts(parts, body);
         let UiForm { who, form } = UiForm::from_request(request, state).await?;
-        access::authorize(who.credential, false, A::AREA)?;
+        let need = match declared {
+            Some(declared) if A::AREA == Area::Configuration => {
+                let mut conn = state.store.read().await.map_err(ApiError::from)?;
+                let scope = route_permissions::scope_of(
+                    &mut conn,
+                    &params,
+                    form.get(declared.environment_field),
+                )
+                .await?;
+                Need::permission(declared.permission, scope)
+            }
+            _ => Need::area(false, A::AREA),
+        };
+        access::authorize(who.credential, &who.grants, &need)?;
         Ok(UiWrite {
             who,
             form,

@@ -32,6 +32,7 @@ mod operations;
 mod outage;
 mod password_resets;
 mod playground;
+mod project_access;
 mod project_overview;
 mod publisher;
 mod saml_settings;

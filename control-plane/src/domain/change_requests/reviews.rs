@@ -5,9 +5,11 @@ use super::state_machine::{transition, Facts, Transition};
 use super::{
     principal_key, request_event, require, set_state, view, ChangeRequest, CommentInput, StateInput,
 };
+use crate::domain::access::{Scope, Who};
 use crate::domain::change_request_gate::ensure_segment_place;
 use crate::domain::events::EventType;
 use crate::domain::limits::Limits;
+use crate::domain::permissions::Permission;
 use crate::domain::{dependencies, features, segments, strategies, variants};
 use crate::model::change_request::{Change, ChangeRequestState, ReviewKind};
 use crate::model::dependency::RemoveDependency;
@@ -161,14 +163,32 @@ pub async fn possible_states(
     project: &str,
     id: i64,
     actor: &Actor,
+    who: Who<'_>,
 ) -> Result<Vec<ChangeRequestState>, ApiError> {
     use ChangeRequestState::*;
     let row = require(conn, project, id).await?;
     let (facts, _) = facts_of(conn, &row, actor).await?;
     Ok([InReview, Approved, Applied, Rejected, Cancelled]
         .into_iter()
-        .filter(|requested| transition(&facts, *requested).is_ok())
+        .filter(|requested| {
+            transition(&facts, *requested)
+                .and_then(|step| may_take(who, &row, &step))
+                .is_ok()
+        })
         .collect())
+}
+
+/// 403 unless `who` may take `step` on request `row`: approving or rejecting needs
+/// `APPROVE_CHANGE_REQUEST`, applying `APPLY_CHANGE_REQUEST`, in the request's environment.
+fn may_take(who: Who<'_>, row: &ChangeRequestRow, step: &Transition) -> Result<(), ApiError> {
+    let scope = Scope::environment(&row.project_id, &row.environment);
+    match step {
+        Transition::AddApproval { .. } | Transition::Reject => {
+            who.require(Permission::ApproveChangeRequest, scope)
+        }
+        Transition::Apply => who.require(Permission::ApplyChangeRequest, scope),
+        _ => Ok(()),
+    }
 }
 
 /// Spec endpoint 19: the state machine ([`transition`]) and its effects. Applying runs every change in this
@@ -179,6 +199,7 @@ pub async fn change_state(
     id: i64,
     input: StateInput,
     limits: &Limits,
+    who: Who<'_>,
 ) -> Result<ChangeRequest, ApiError> {
     let mut row = require(tx.conn(), project, id).await?;
     let actor = tx.actor().clone();
@@ -197,7 +218,9 @@ pub async fn change_state(
         created_by_user_id: actor.user_id,
         created_at: now,
     };
-    match transition(&facts, input.state)? {
+    let step = transition(&facts, input.state)?;
+    may_take(who, &row, &step)?;
+    match step {
         Transition::SendToReview => {
             set_state(tx, &mut row, ChangeRequestState::InReview).await?;
             tx.record(request_event(

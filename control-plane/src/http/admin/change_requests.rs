@@ -1,11 +1,12 @@
 //! Change requests: `…/projects/:projectId/change-requests…` and the per-environment configuration.
 
 use super::projects::{ProjectEnvironmentPath, ProjectPath};
+use crate::domain::access::Who;
 use crate::domain::change_requests::{
     self, ChangeInput, ChangeInputs, ChangeRequest, ChangeRequestConfigInput, CommentInput,
     EnvironmentChangeRequestConfig, StateInput,
 };
-use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::extract::{AdminActor, AdminCaller, JsonBody, PathParams};
 use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -234,14 +235,24 @@ pub async fn discard_change(
 )]
 pub async fn change_state(
     State(state): State<Arc<AppState>>,
-    AdminActor(actor): AdminActor,
+    caller: AdminCaller,
     PathParams(path): PathParams<ChangeRequestPath>,
     JsonBody(input): JsonBody<StateInput>,
 ) -> Result<Json<ChangeRequest>, ApiError> {
-    let mut tx = state.store.begin_write(&actor).await?;
-    let request =
-        change_requests::change_state(&mut tx, &path.project_id, path.id, input, &state.limits)
-            .await?;
+    let who = Who {
+        credential: caller.credential,
+        grants: &caller.grants,
+    };
+    let mut tx = state.store.begin_write(&caller.actor).await?;
+    let request = change_requests::change_state(
+        &mut tx,
+        &path.project_id,
+        path.id,
+        input,
+        &state.limits,
+        who,
+    )
+    .await?;
     state.commit(tx).await?;
     Ok(Json(request))
 }

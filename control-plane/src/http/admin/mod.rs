@@ -1,6 +1,7 @@
 //! The admin API (`/api/admin/…`) and sign-in: one module per resource, each stating its routes once
-//! (`#[utoipa::path]`, utoipa-axum). Here each router is mounted in its permission area, which the
-//! `AdminActor` extractor checks; an unknown path never reaches one (404 before any check).
+//! (`#[utoipa::path]`, utoipa-axum). Here each router is mounted in its permission area, and every
+//! configuration write states the permission it needs ([`PERMISSIONS`]), which the `AdminActor` extractor
+//! checks; an unknown path never reaches one (404 before any check).
 
 pub mod addons;
 pub mod change_requests;
@@ -20,9 +21,11 @@ pub mod own_account;
 pub mod password_resets;
 pub mod personal_dashboard;
 pub mod playground;
+pub mod project_access;
 pub mod project_overview;
 pub mod project_tokens;
 pub mod projects;
+pub mod roles;
 pub mod scim_settings;
 pub mod search;
 pub mod segments;
@@ -38,10 +41,12 @@ pub mod users;
 pub mod variants;
 
 use super::extract::area;
+use super::route_permissions::{delete, get, patch, post, put, RoutePermission};
 use super::AppState;
 use crate::domain::access::Area::{
-    Access, ChangeRequestConfiguration, Configuration, ConfigurationQuery, OwnAccount, Settings,
+    Access, Configuration, ConfigurationQuery, OwnAccount, Settings,
 };
+use crate::domain::permissions::Permission::*;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -63,6 +68,9 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Access, service_accounts::router()))
         .merge(area(Access, sso::router()))
         .merge(area(Access, scim_settings::router()))
+        .merge(area(Access, roles::admin_router()))
+        .merge(area(Configuration, roles::read_router()))
+        .merge(area(Configuration, project_access::router()))
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))
@@ -77,18 +85,156 @@ pub fn routes() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, segments::router()))
         .merge(area(Configuration, strategy_definitions::router()))
         .merge(area(Configuration, context_fields::router()))
-        .merge(area(Configuration, playground::router()))
+        .merge(area(ConfigurationQuery, playground::router()))
         .merge(area(Configuration, events::router()))
         .merge(area(Configuration, search::router()))
         .merge(area(Configuration, metrics::router()))
         .merge(area(Configuration, instance::router()))
         .merge(area(Configuration, change_requests::router()))
-        .merge(area(
-            ChangeRequestConfiguration,
-            change_requests::configuration_router(),
-        ))
+        .merge(area(Configuration, change_requests::configuration_router()))
         .merge(area(ConfigurationQuery, import_export::router_reads()))
         .merge(area(Configuration, import_export::router()))
         .merge(area(Configuration, tags::router()))
         .merge(area(Configuration, dependencies::router()))
 }
+
+/// The permission every configuration write (and every configuration read not open to all) needs, by method
+/// and route, in the project and environment the path names (`http::route_permissions::scope_of`). A
+/// configuration write missing here is refused to everyone but Admins (a test checks none is missing).
+pub static PERMISSIONS: &[RoutePermission] = &[
+    // Projects.
+    post("/api/admin/projects", CreateProject),
+    put("/api/admin/projects/{projectId}", UpdateProject),
+    delete("/api/admin/projects/{projectId}", DeleteProject),
+    post("/api/admin/projects/{projectId}/environments", UpdateProject),
+    delete("/api/admin/projects/{projectId}/environments/{environment}", UpdateProject),
+    // Project access.
+    get("/api/admin/projects/{projectId}/access", ProjectUserAccessRead),
+    post("/api/admin/projects/{projectId}/access", ProjectUserAccessWrite),
+    put("/api/admin/projects/{projectId}/access", ProjectUserAccessWrite),
+    put("/api/admin/projects/{projectId}/users/{userId}/roles", ProjectUserAccessWrite),
+    delete("/api/admin/projects/{projectId}/users/{userId}/roles", ProjectUserAccessWrite),
+    put("/api/admin/projects/{projectId}/groups/{groupId}/roles", ProjectUserAccessWrite),
+    delete("/api/admin/projects/{projectId}/groups/{groupId}/roles", ProjectUserAccessWrite),
+    // Flags.
+    post("/api/admin/projects/{projectId}/features", CreateFeature),
+    put("/api/admin/projects/{projectId}/features/{featureName}", UpdateFeature),
+    patch("/api/admin/projects/{projectId}/features/{featureName}", UpdateFeature),
+    delete("/api/admin/projects/{projectId}/features/{featureName}", DeleteFeature),
+    post("/api/admin/projects/{projectId}/archive", DeleteFeature),
+    post("/api/admin/projects/{projectId}/features/{featureName}/clone", CreateFeature),
+    post("/api/admin/features/validate", CreateFeature),
+    post("/api/admin/archive/revive/{featureName}", UpdateFeature),
+    delete("/api/admin/archive/{featureName}", DeleteFeature),
+    post("/api/admin/projects/{projectId}/revive", UpdateFeature),
+    post("/api/admin/projects/{projectId}/delete", DeleteFeature),
+    post("/api/admin/projects/{projectId}/stale", UpdateFeature),
+    post("/api/admin/features/{featureName}/tags", UpdateFeature),
+    put("/api/admin/features/{featureName}/tags", UpdateFeature),
+    delete("/api/admin/features/{featureName}/tags/{type}/{value}", UpdateFeature),
+    post("/api/admin/features-batch/validate", UpdateFeature),
+    post("/api/admin/features-batch/import", UpdateFeature),
+    // Dependencies.
+    post("/api/admin/projects/{projectId}/features/{featureName}/dependencies", UpdateFeatureDependency),
+    delete(
+        "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}",
+        UpdateFeatureDependency,
+    ),
+    delete("/api/admin/projects/{projectId}/features/{featureName}/dependencies", UpdateFeatureDependency),
+    // Per environment.
+    post(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on",
+        UpdateFeatureEnvironment,
+    ),
+    post(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off",
+        UpdateFeatureEnvironment,
+    ),
+    post("/api/admin/projects/{projectId}/bulk_features/environments/{environment}/on", UpdateFeatureEnvironment),
+    post("/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off", UpdateFeatureEnvironment),
+    post(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
+        CreateFeatureStrategy,
+    ),
+    put(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+        UpdateFeatureStrategy,
+    ),
+    patch(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+        UpdateFeatureStrategy,
+    ),
+    delete(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+        DeleteFeatureStrategy,
+    ),
+    post(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/set-sort-order",
+        UpdateFeatureStrategy,
+    ),
+    put(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+        UpdateFeatureEnvironmentVariants,
+    ),
+    patch(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+        UpdateFeatureEnvironmentVariants,
+    ),
+    put("/api/admin/projects/{projectId}/features/{featureName}/variants-batch", UpdateFeatureVariants),
+    post("/api/admin/segments/strategies", UpdateFeatureStrategy),
+    // Change requests: the routes without an environment ask for the permission in any environment of
+    // the project; approving and applying are checked again in the request's own (domain).
+    put(
+        "/api/admin/projects/{projectId}/environments/{environment}/change-requests/config",
+        ProjectChangeRequestWrite,
+    ),
+    post(
+        "/api/admin/projects/{projectId}/environments/{environment}/change-requests",
+        UpdateFeatureEnvironment,
+    ),
+    delete("/api/admin/projects/{projectId}/change-requests/{id}", UpdateFeatureEnvironment),
+    put(
+        "/api/admin/projects/{projectId}/change-requests/{id}/changes/{changeId}",
+        UpdateFeatureEnvironment,
+    ),
+    delete(
+        "/api/admin/projects/{projectId}/change-requests/{id}/changes/{changeId}",
+        UpdateFeatureEnvironment,
+    ),
+    put("/api/admin/projects/{projectId}/change-requests/{id}/state", UpdateFeatureEnvironment),
+    post("/api/admin/projects/{projectId}/change-requests/{id}/comments", UpdateFeatureEnvironment),
+    // Project API tokens.
+    post("/api/admin/projects/{projectId}/api-tokens", CreateProjectApiToken),
+    delete("/api/admin/projects/{projectId}/api-tokens/{token}", DeleteProjectApiToken),
+    // The instance's shared configuration.
+    post("/api/admin/context", CreateContextField),
+    put("/api/admin/context/{contextField}", UpdateContextField),
+    delete("/api/admin/context/{contextField}", DeleteContextField),
+    post("/api/admin/context/validate", CreateContextField),
+    post("/api/admin/constraints/validate", UpdateFeatureStrategy),
+    post("/api/admin/context/{contextField}/legal-values", UpdateContextField),
+    delete("/api/admin/context/{contextField}/legal-values/{legalValue}", UpdateContextField),
+    post("/api/admin/segments", CreateSegment),
+    put("/api/admin/segments/{id}", UpdateSegment),
+    delete("/api/admin/segments/{id}", DeleteSegment),
+    post("/api/admin/segments/validate", CreateSegment),
+    post("/api/admin/strategies", CreateStrategy),
+    put("/api/admin/strategies/{strategyName}", UpdateStrategy),
+    delete("/api/admin/strategies/{strategyName}", DeleteStrategy),
+    post("/api/admin/strategies/{strategyName}/deprecate", UpdateStrategy),
+    post("/api/admin/strategies/{strategyName}/reactivate", UpdateStrategy),
+    post("/api/admin/tag-types", CreateTagType),
+    post("/api/admin/tag-types/validate", CreateTagType),
+    put("/api/admin/tag-types/{name}", UpdateTagType),
+    delete("/api/admin/tag-types/{name}", DeleteTagType),
+    post("/api/admin/tags", UpdateTagType),
+    delete("/api/admin/tags/{type}/{value}", UpdateTagType),
+    post("/api/admin/environments", CreateEnvironment),
+    put("/api/admin/environments/update/{name}", UpdateEnvironment),
+    delete("/api/admin/environments/{name}", DeleteEnvironment),
+    post("/api/admin/environments/{name}/on", UpdateEnvironment),
+    post("/api/admin/environments/{name}/off", UpdateEnvironment),
+    put("/api/admin/environments/sort-order", UpdateEnvironment),
+    post("/api/admin/metrics/applications/{appName}", UpdateApplication),
+    delete("/api/admin/metrics/applications/{appName}", UpdateApplication),
+];
