@@ -12,11 +12,13 @@ use serde_json::json;
 use std::future::Future;
 use std::pin::Pin;
 use uuid::Uuid;
+use vexil_control_plane::domain::access::{Credential, Grants, Who};
 use vexil_control_plane::domain::change_requests::{
     self, ChangeInput, ChangeInputs, ChangeRequestConfigInput, StateInput,
 };
 use vexil_control_plane::domain::features::{self, ArchiveFeatures, CreateFeature};
 use vexil_control_plane::domain::limits::Limits;
+use vexil_control_plane::domain::roles::RootRole;
 use vexil_control_plane::domain::{first_start, strategies, variants};
 use vexil_control_plane::model::change_request::{Change, ChangeRequestState, NoPayload};
 use vexil_control_plane::model::strategy::{StrategyInput, StrategySortOrder};
@@ -240,7 +242,13 @@ async fn set_state(store: &Store, actor: &Actor, id: i64, state: ChangeRequestSt
         state,
         comment: None,
     };
-    change_requests::change_state(&mut tx, PROJECT, id, input, &Limits::default())
+    // Reviewed as an Admin: this test is about the gate, not who may review.
+    let admin = Grants::admin();
+    let who = Who {
+        credential: Credential::User(RootRole::Admin),
+        grants: &admin,
+    };
+    change_requests::change_state(&mut tx, PROJECT, id, input, &Limits::default(), who)
         .await
         .unwrap();
     tx.commit().await.unwrap();

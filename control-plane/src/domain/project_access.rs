@@ -4,10 +4,10 @@
 //! request.
 
 use super::events::EventType;
-use super::projects;
 use super::role_admin::{self, RoleBody};
 use super::roles::ProjectRole;
 use crate::store::groups as group_store;
+use crate::store::projects as project_store;
 use crate::store::roles::{self as role_store, ProjectRoleRow, Subject};
 use crate::store::users::{self as user_store, Account};
 use crate::store::{NewEvent, WriteTx};
@@ -87,6 +87,15 @@ pub struct SetRoles {
     pub roles: Vec<i64>,
 }
 
+async fn require_project(conn: &mut AnyConnection, project: &str) -> Result<(), ApiError> {
+    match project_store::get(conn, project).await? {
+        Some(_) => Ok(()),
+        None => Err(ApiError::not_found(format!(
+            "Project {project} does not exist"
+        ))),
+    }
+}
+
 /// The roles of each subject, in order of id, with when it was first given one.
 fn by_subject(rows: Vec<ProjectRoleRow>) -> BTreeMap<i64, (String, Vec<i64>)> {
     let mut subjects: BTreeMap<i64, (String, Vec<i64>)> = BTreeMap::new();
@@ -103,7 +112,7 @@ fn by_subject(rows: Vec<ProjectRoleRow>) -> BTreeMap<i64, (String, Vec<i64>)> {
 }
 
 pub async fn get(conn: &mut AnyConnection, project: &str) -> Result<ProjectAccess, ApiError> {
-    projects::require(conn, project).await?;
+    require_project(conn, project).await?;
     let mut users = Vec::new();
     for (id, (added_at, roles)) in
         by_subject(role_store::project_roles(conn, Subject::User, project).await?)
@@ -206,7 +215,7 @@ fn event(
 
 /// Every role of `roles` to every one of `users` and `groups` (roles already held stay).
 pub async fn add(tx: &mut WriteTx, project: &str, input: AddAccess) -> Result<(), ApiError> {
-    projects::require(tx.conn(), project).await?;
+    require_project(tx.conn(), project).await?;
     if input.roles.is_empty() {
         return Err(ApiError::invalid_field(
             "roles",
@@ -236,7 +245,7 @@ pub async fn add(tx: &mut WriteTx, project: &str, input: AddAccess) -> Result<()
 
 /// The whole access of `project` as `roles[]` lists it (everyone else loses theirs).
 pub async fn set(tx: &mut WriteTx, project: &str, input: SetAccess) -> Result<(), ApiError> {
-    projects::require(tx.conn(), project).await?;
+    require_project(tx.conn(), project).await?;
     for assignment in &input.roles {
         require_roles(tx.conn(), &[assignment.id]).await?;
         require_subjects(tx.conn(), &assignment.users, &assignment.groups).await?;
@@ -286,7 +295,7 @@ pub async fn set_roles(
     id: i64,
     roles: &[i64],
 ) -> Result<(), ApiError> {
-    projects::require(tx.conn(), project).await?;
+    require_project(tx.conn(), project).await?;
     require_roles(tx.conn(), roles).await?;
     match subject {
         Subject::User => require_subjects(tx.conn(), &[id], &[]).await,

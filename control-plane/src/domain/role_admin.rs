@@ -5,7 +5,7 @@
 
 use super::events::EventType;
 use super::permissions::{Level, Permission, PermissionBody};
-use super::roles::{ProjectRole, RootRole};
+use super::roles::{ProjectRole, RoleReference, RootRole};
 use crate::store::environments as environment_store;
 use crate::store::roles::{self as role_store, RolePermissionRow, RoleRow, Subject};
 use crate::store::users as user_store;
@@ -141,6 +141,35 @@ pub async fn require_project_role(
             format!("{field}: no role with id {id}"),
         )),
     }
+}
+
+/// A body's `rootRole` as a role id: a predefined root role (id or name) or a custom root role (id or name).
+pub async fn root_role_id(
+    conn: &mut AnyConnection,
+    field: &str,
+    reference: &RoleReference,
+) -> Result<i64, ApiError> {
+    if let Ok(role) = RootRole::from_reference(field, reference) {
+        return Ok(role.id());
+    }
+    let id = match reference {
+        RoleReference::Id(id) => Some(*id),
+        RoleReference::Name(name) => role_store::id_of_name(conn, name).await?,
+    };
+    match id {
+        Some(id) => match role_store::get(conn, id).await? {
+            Some(row) if row.role_type == CUSTOM_ROOT => Ok(row.id),
+            _ => Err(not_a_root_role(field)),
+        },
+        None => Err(not_a_root_role(field)),
+    }
+}
+
+fn not_a_root_role(field: &str) -> ApiError {
+    ApiError::invalid_field(
+        field,
+        format!("{field} must be 1 (Admin), 2 (Editor), 3 (Viewer) or a custom root role"),
+    )
 }
 
 /// The permissions role `row` holds, each environment permission once per environment it names (the

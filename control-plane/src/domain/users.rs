@@ -281,7 +281,8 @@ pub async fn create(
     if let Some(email) = &email {
         validate_email(email)?;
     }
-    let role = RootRole::from_reference("rootRole", &input.root_role)?;
+    let root_role =
+        super::role_admin::root_role_id(tx.conn(), "rootRole", &input.root_role).await?;
     if user_store::login_taken(tx.conn(), username.as_deref(), email.as_deref(), 0).await? {
         return Err(ApiError::name_exists(
             "A user with this username or email already exists",
@@ -293,7 +294,7 @@ pub async fn create(
         email,
         username,
         password_hash,
-        root_role: role.id(),
+        root_role,
         created_at: tx.now(),
         seen_at: None,
         scim_id: None,
@@ -323,7 +324,9 @@ pub async fn update(tx: &mut WriteTx, id: i64, input: UpdateUser) -> Result<User
         }
     }
     let root_role = match &input.root_role {
-        Some(reference) => RootRole::from_reference("rootRole", reference)?.id(),
+        Some(reference) => {
+            super::role_admin::root_role_id(tx.conn(), "rootRole", reference).await?
+        }
         None => before.root_role,
     };
     if root_role != before.root_role {

@@ -10,7 +10,7 @@
 //! - [`PathParams`] and [`QueryParams`]: typed path and query parameters (400 naming the bad one).
 //! - [`ClientAddress`]: the caller's IP address (the peer, or `X-Forwarded-For` with `--trust-proxy`).
 
-use super::route_permissions;
+use super::route_permissions::{self, PermissionTable};
 use super::AppState;
 use crate::domain::access::{self, Area, Caller, Credential, Grants, Need};
 use crate::store::Actor;
@@ -121,8 +121,9 @@ impl FromRequestParts<Arc<AppState>> for AdminCaller {
     }
 }
 
-/// What an admin request needs: in [`Area::Configuration`] the permission its route declares
-/// (`http::admin::PERMISSIONS`) where its path says; elsewhere the area's rule.
+/// What an admin request needs: in [`Area::Configuration`] the permission its route declares (in the
+/// [`PermissionTable`] its router was mounted with: `http::admin::PERMISSIONS`) where its path says;
+/// elsewhere the area's rule.
 async fn need_of(
     parts: &mut Parts,
     state: &Arc<AppState>,
@@ -132,15 +133,13 @@ async fn need_of(
     if area != Area::Configuration {
         return Ok(Need::area(read, area));
     }
-    let declared = parts.extensions.get::<MatchedPath>().and_then(|matched| {
-        route_permissions::declared(
-            super::admin::PERMISSIONS,
-            &parts.method,
-            matched.as_str(),
-            &state.base_path,
-        )
-        .map(|entry| entry.permission)
-    });
+    let table = parts.extensions.get::<PermissionTable>().copied();
+    let declared = parts.extensions.get::<MatchedPath>().zip(table).and_then(
+        |(matched, PermissionTable(table))| {
+            route_permissions::declared(table, &parts.method, matched.as_str(), &state.base_path)
+                .map(|entry| entry.permission)
+        },
+    );
     let Some(permission) = declared else {
         return Ok(Need::area(read, area));
     };

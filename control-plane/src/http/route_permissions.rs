@@ -22,6 +22,11 @@ pub struct RoutePermission {
     pub environment_field: &'static str,
 }
 
+/// A router's table of permissions, put into each request's extensions where the router is mounted
+/// (`http::admin::routes`), so the extractor finds the one of the route it serves.
+#[derive(Debug, Clone, Copy)]
+pub struct PermissionTable(pub &'static [RoutePermission]);
+
 /// `POST /path` (a UI form) needs `permission` in the environment its field `field` names.
 pub const fn post_in(
     path: &'static str,

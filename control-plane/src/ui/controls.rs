@@ -44,13 +44,20 @@ pub fn with_notice(path: &str, notice: &str) -> String {
 }
 
 /// A flag's switch in an environment: a form posting the opposite state, its button a `switch` named
-/// `label`. A caller who may not write sees the state as text, with no control. Where `back` ends in a
+/// `label`. A caller who may not switch it (`allowed` false) sees the state as text, with no control. Where `back` ends in a
 /// `#fragment`, that is the button's id: the page drawn after the switch lands on it (and the script gives
 /// it the focus again).
-pub fn switch(who: &SignedIn, label: &str, enabled: bool, action: &str, back: &str) -> Markup {
+pub fn switch(
+    who: &SignedIn,
+    allowed: bool,
+    label: &str,
+    enabled: bool,
+    action: &str,
+    back: &str,
+) -> Markup {
     let id = back.split_once('#').map(|(_, fragment)| fragment);
     html! {
-        @if who.may_write {
+        @if allowed {
             form.switch-form method="post" action=(action) {
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="enabled" value=(if enabled { "false" } else { "true" });

@@ -154,7 +154,7 @@ fn list_page(who: &SignedIn, list: &[Environment], page: Option<usize>) -> Marku
                                         @if environment.protected { " " span.badge { "protected" } }
                                     }
                                     td {
-                                        (switch(who, &format!("{} enabled", environment.name), environment.enabled,
+                                        (switch(who, who.may_write, &format!("{} enabled", environment.name), environment.enabled,
                                             &who.link(&format!("/environments/{}/switch", environment.name)), &back))
                                     }
                                     td.hide-narrow { (environment.sort_order) }

@@ -19,12 +19,14 @@ use super::variant_editor::{
 };
 use super::vocabulary::{strategy_heading, Rule, StrategyNames};
 use crate::domain::access;
+use crate::domain::access::Scope;
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::dependencies;
 use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::favorites;
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::flag_summaries;
+use crate::domain::permissions::Permission;
 use crate::domain::segments;
 use crate::domain::strategies::{self, Strategy};
 use crate::domain::strategy_definitions;
@@ -248,16 +250,22 @@ pub(super) async fn draw(
                 h2.skip #environments-title { "Environments" }
                 div.env-grid {
                     @for environment in &flag.environments {
+                        @let here = Scope::environment(project, &environment.name);
+                        @let may_switch = who.may(Permission::UpdateFeatureEnvironment, &here);
+                        @let may_add = who.may(Permission::CreateFeatureStrategy, &here);
+                        @let may_change = who.may(Permission::UpdateFeatureStrategy, &here);
+                        @let may_delete = who.may(Permission::DeleteFeatureStrategy, &here);
+                        @let may_vary = who.may(Permission::UpdateFeatureEnvironmentVariants, &here);
                         @let others: Vec<&str> = flag.environments.iter().map(|other| other.name.as_str()).filter(|other| *other != environment.name).collect();
                         section.card aria-labelledby=(format!("env-{}", environment.name)) {
                             div.card-head {
                                 div.switch-line {
                                     h2 id=(format!("env-{}", environment.name)) { (environment.name) }
-                                    (switch(who, &format!("Enabled in {}", environment.name), environment.enabled,
+                                    (switch(who, may_switch, &format!("Enabled in {}", environment.name), environment.enabled,
                                         &who.link(&format!("/projects/{project}/features/{feature}/environments/{}/switch", environment.name)),
                                         &format!("{base}#{}", switch_id(feature, &environment.name))))
                                 }
-                                @if who.may_write {
+                                @if may_add {
                                     div.row-actions {
                                         a.button href=(format!("{base}/strategies/create?environmentId={}", environment.name))
                                             aria-label=(format!("Add strategy to {}", environment.name)) { "Add strategy" }
@@ -277,14 +285,15 @@ pub(super) async fn draw(
                             div data-strategies=(environment.name) {
                             @for (index, strategy) in environment.strategies.iter().enumerate() {
                                 article.strategy aria-label=(format!("Strategy {} in {}", index + 1, environment.name))
-                                    data-index=(index) data-draggable[who.may_write] {
+                                    data-index=(index) data-draggable[may_change] {
                                     div.strategy-head {
                                         span.title {
                                             (index + 1) ". " (strategy_heading(&strategy_names, &strategy.name, strategy.title.as_deref()))
                                             @if strategy.disabled { " " span.disabled-note { "disabled" } }
                                         }
-                                        @if who.may_write {
+                                        @if may_change || may_delete {
                                             div.row-actions {
+                                                @if may_change {
                                                 a.button href=(format!("{base}/strategies/edit?environmentId={}&strategyId={}", environment.name, strategy.id)) { "Edit" }
                                                 @for (direction, text, possible) in [("up", "Move up", index > 0), ("down", "Move down", index + 1 < environment.strategies.len())] {
                                                     form.inline method="post" action=(format!("{base}/strategies/move")) data-move {
@@ -295,13 +304,18 @@ pub(super) async fn draw(
                                                         button type="submit" disabled[!possible] { (text) }
                                                     }
                                                 }
+                                                }
+                                                @if may_delete {
                                                 form.inline method="post" action=(format!("{base}/strategies/delete")) {
                                                     input type="hidden" name="csrf" value=(who.csrf);
                                                     input type="hidden" name="environment" value=(environment.name);
                                                     input type="hidden" name="strategyId" value=(strategy.id);
                                                     button.danger type="submit" { "Delete" }
                                                 }
+                                                }
+                                                @if may_change {
                                                 (copy_menu(who, &base, (&environment.name, Some((&strategy.id, index))), &others))
+                                                }
                                             }
                                         }
                                     }
@@ -313,7 +327,7 @@ pub(super) async fn draw(
                                 @if environment.variants.is_empty() { span.muted { "No variants. " } }
                                 @else { "Variants: " (environment.variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")) ". " }
                                 a href=(format!("{base}/variants?environment={}", environment.name)) {
-                                    @if who.may_write { "Edit variants in " } @else { "Variants in " } (environment.name)
+                                    @if may_vary { "Edit variants in " } @else { "Variants in " } (environment.name)
                                 }
                             }
                         }

@@ -10,10 +10,12 @@ use super::page::{see_other, Page, UiError};
 use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
 use super::vocabulary::StrategyNames;
+use crate::domain::access::Scope;
 use crate::domain::change_requests;
 use crate::domain::features::{
     self, CreateFeature, FeatureType, ValidateFeatureName, FEATURE_TYPES,
 };
+use crate::domain::permissions::Permission;
 use crate::domain::search::features::{search, FeatureSearchQuery};
 use crate::domain::{flag_summaries, metrics, projects, strategy_definitions};
 use crate::http::state::AppState;
@@ -335,7 +337,7 @@ pub async fn list(
                                             @match flag.environments.iter().find(|e| &e.name == environment) {
                                                 Some(state) => {
                                                     div.env-state {
-                                                        (switch(&who, &format!("{} in {}", flag.name, environment), state.enabled,
+                                                        (switch(&who, who.may(Permission::UpdateFeatureEnvironment, &Scope::environment(&project, environment)), &format!("{} in {}", flag.name, environment), state.enabled,
                                                             &who.link(&format!("/projects/{project}/features/{}/environments/{environment}/switch", flag.name)),
                                                             &format!("{here}#{}", switch_id(&flag.name, environment))))
                                                         (Served { project: &project, flag: &flag.name, environment,

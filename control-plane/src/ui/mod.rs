@@ -42,8 +42,10 @@ pub mod page;
 pub mod paging;
 pub mod playground;
 pub mod profile;
+pub mod project_access;
 pub mod project_overview;
 pub mod projects;
+pub mod roles;
 pub mod saml_sign_in;
 pub mod scim_provisioning;
 pub mod scope;
@@ -114,12 +116,14 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(api_tokens::routes())
         .merge(users::routes())
         .merge(groups::routes())
+        .merge(roles::routes())
         .merge(service_accounts::routes())
         .merge(invite_links::routes())
         .merge(profile::routes())
         // Configuration: projects, environments, context fields, strategy definitions, settings.
         .merge(projects::routes())
         .merge(project_overview::routes())
+        .merge(project_access::routes())
         .merge(environments::routes())
         .merge(context_fields::routes())
         .merge(strategy_definitions::routes())
@@ -148,6 +152,15 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     post("/projects", CreateProject),
     post("/projects/{project}/settings", UpdateProject),
     post("/projects/{project}/delete", DeleteProject),
+    post("/projects/{project}/access", ProjectUserAccessWrite),
+    post(
+        "/projects/{project}/access/{subject}/role",
+        ProjectUserAccessWrite,
+    ),
+    post(
+        "/projects/{project}/access/{subject}/remove",
+        ProjectUserAccessWrite,
+    ),
     post(
         "/projects/{project}/environments/{environment}/switch",
         UpdateProject,

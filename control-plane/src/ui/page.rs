@@ -51,6 +51,7 @@ pub enum Nav {
     ApiTokens,
     Users,
     Groups,
+    Roles,
     ServiceAccounts,
     InviteLinks,
     Projects,
@@ -76,7 +77,7 @@ impl Nav {
             ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,
-                "overview" | "settings" | "environments" | "delete" => Nav::Projects,
+                "overview" | "settings" | "environments" | "delete" | "access" => Nav::Projects,
                 _ => Nav::Flags,
             },
             ("segments", _) => Nav::Segments,
@@ -92,6 +93,7 @@ impl Nav {
             ("admin", Some("api")) => Nav::ApiTokens,
             ("admin", Some("users")) => Nav::Users,
             ("admin", Some("groups")) => Nav::Groups,
+            ("admin", Some("roles")) => Nav::Roles,
             ("admin", Some("service-accounts")) => Nav::ServiceAccounts,
             ("admin", Some("invite-links")) => Nav::InviteLinks,
             ("admin", Some("settings")) => Nav::Settings,
@@ -165,6 +167,7 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
             (Nav::ApiTokens, "/admin/api", "API tokens", Area::Access),
             (Nav::Users, "/admin/users", "Users", Area::Access),
             (Nav::Groups, "/admin/groups", "Groups", Area::Access),
+            (Nav::Roles, "/admin/roles", "Roles", Area::Access),
             (
                 Nav::ServiceAccounts,
                 "/admin/service-accounts",

@@ -10,8 +10,10 @@ use super::event_sentence::Context;
 use super::favorites::star;
 use super::page::{Page, UiError};
 use super::session::SignedIn;
+use crate::domain::access::Scope;
 use crate::domain::access::{self, Area};
 use crate::domain::feature_types;
+use crate::domain::permissions::Permission;
 use crate::domain::project_overview::{self, OverviewPage, WINDOW_DAYS};
 use crate::domain::search::events::{search, EventSearchQuery};
 use crate::http::state::AppState;
@@ -136,6 +138,9 @@ fn head(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
             div.actions {
                 a.button href=(who.link(&format!("/projects/{project}"))) { "Flags" }
                 a.button href=(who.link(&format!("/projects/{project}/settings"))) { "Settings" }
+                @if who.may(Permission::ProjectUserAccessRead, &Scope::project(project)) {
+                    a.button href=(who.link(&format!("/projects/{project}/access"))) { "Access" }
+                }
                 @if who.may_write {
                     a.button.primary href=(who.link(&format!("/projects/{project}/create-flag"))) { "New flag" }
                 }

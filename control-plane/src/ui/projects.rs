@@ -373,7 +373,7 @@ async fn settings_page(
                             div.switch-line {
                                 h3 id=(format!("env-{}", environment.name)) { (environment.name) }
                                 span.badge { (environment.environment_type) }
-                                (switch(who, &format!("Use {}", environment.name), used,
+                                (switch(who, who.may_write, &format!("Use {}", environment.name), used,
                                     &format!("{base}/environments/{}/switch", environment.name), &here))
                             }
                             @if !used {

@@ -880,6 +880,8 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
         .unwrap();
     // The caller's own account, and their favourites (each user's own: Viewers too, no admin token).
     let own_account = area == "user" || path.ends_with("/favorites");
+    // Roles are read by everyone (a project's Owner picks from them) and changed by Admins.
+    let roles_read = method == "get" && area == "roles";
     let access = matches!(
         area,
         "user-admin"
@@ -889,17 +891,27 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
             | "auth"
             | "invite-link"
             | "scim-settings"
-    );
+            | "access"
+    ) || (area == "roles" && !roles_read)
+        || path.starts_with("/api/admin/projects/roles/");
+    // A project's access: read with PROJECT_USER_ACCESS_READ (Editors have it everywhere), changed with
+    // PROJECT_USER_ACCESS_WRITE (Admins and the project's Owners, not Editors).
+    let project_access = path.starts_with("/api/admin/projects/{projectId}/")
+        && (path.ends_with("/access") || path.ends_with("/roles"));
     // Switching change requests on or off is the Admins' alone (issue 29 §1.2), like a settings change.
     let settings = matches!(area, "ui-config" | "settings" | "addons")
         || path.ends_with("/change-requests/config");
-    // The export is a read asked with a POST body: Viewers may, as in Unleash.
-    let read = method == "get" || path == "/api/admin/features-batch/export";
+    // The export and the playground are reads asked with a POST body: Viewers may, as in Unleash.
+    let read = method == "get"
+        || path == "/api/admin/features-batch/export"
+        || path == "/api/admin/playground";
     let allowed = match kind {
         Kind::Missing | Kind::Unknown | Kind::Expired => return Expect::Unauthenticated,
         Kind::ClientToken | Kind::FrontendToken | Kind::EdgeToken => false,
         Kind::AdminToken => !own_account,
         Kind::AdminPat => true,
+        Kind::EditorPat | Kind::EditorBySessionAndGroup if project_access => read,
+        Kind::ViewerPat if project_access => false,
         Kind::EditorPat | Kind::EditorBySessionAndGroup => {
             own_account || (!access && (read || !settings))
         }

@@ -400,6 +400,35 @@ async fn the_openapi_document_covers_every_route() {
         ("/api/admin/projects/{projectId}/dora", "get"),
         ("/api/admin/personal-dashboard", "get"),
         ("/api/admin/personal-dashboard/{projectId}", "get"),
+        ("/api/admin/permissions", "get"),
+        ("/api/admin/roles", "get"),
+        ("/api/admin/roles", "post"),
+        ("/api/admin/roles/validate", "post"),
+        ("/api/admin/roles/{roleId}", "get"),
+        ("/api/admin/roles/{roleId}", "put"),
+        ("/api/admin/roles/{roleId}", "delete"),
+        ("/api/admin/projects/roles/{roleId}/access", "get"),
+        ("/api/admin/user-admin/{id}/permissions", "get"),
+        ("/api/admin/access/overview", "get"),
+        ("/api/admin/projects/{projectId}/access", "get"),
+        ("/api/admin/projects/{projectId}/access", "post"),
+        ("/api/admin/projects/{projectId}/access", "put"),
+        (
+            "/api/admin/projects/{projectId}/users/{userId}/roles",
+            "put",
+        ),
+        (
+            "/api/admin/projects/{projectId}/users/{userId}/roles",
+            "delete",
+        ),
+        (
+            "/api/admin/projects/{projectId}/groups/{groupId}/roles",
+            "put",
+        ),
+        (
+            "/api/admin/projects/{projectId}/groups/{groupId}/roles",
+            "delete",
+        ),
     ];
     let paths = document["paths"].as_object().unwrap();
     let documented: usize = paths

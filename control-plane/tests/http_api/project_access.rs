@@ -33,7 +33,11 @@ async fn create_role(server: &Server, body: Value) -> i64 {
 
 async fn permissions_and_custom_roles(db: TestDb) {
     let server = Server::start(&db, &[]).await;
-    let listing = server.get("/api/admin/permissions").await.expect(200).clone();
+    let listing = server
+        .get("/api/admin/permissions")
+        .await
+        .expect(200)
+        .clone();
     assert_eq!(listing["version"], 2);
     let names = |level: &Value| -> Vec<String> {
         level
@@ -97,13 +101,22 @@ async fn permissions_and_custom_roles(db: TestDb) {
         .post("/api/admin/roles", body.clone())
         .await
         .expect_error(409, "NameExistsError");
-    let role = server.get(&format!("/api/admin/roles/{id}")).await.expect(200).clone();
+    let role = server
+        .get(&format!("/api/admin/roles/{id}"))
+        .await
+        .expect(200)
+        .clone();
     assert_eq!(role["type"], "custom");
     let held: Vec<(String, Value)> = role["permissions"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| (p["name"].as_str().unwrap().to_owned(), p["environment"].clone()))
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_owned(),
+                p["environment"].clone(),
+            )
+        })
         .collect();
     assert!(held.contains(&("UPDATE_FEATURE_ENVIRONMENT".into(), json!("development"))));
     assert!(held.contains(&("UPDATE_FEATURE".into(), Value::Null)));
@@ -113,14 +126,26 @@ async fn permissions_and_custom_roles(db: TestDb) {
     for (bad, field) in [
         (json!({"name": "", "permissions": []}), "name"),
         (json!({"name": "x", "type": "root"}), "type"),
-        (json!({"name": "x", "permissions": [{"name": "NOPE"}]}), "permissions[0]"),
-        (json!({"name": "x", "permissions": [{"name": "CREATE_PROJECT"}]}), "permissions[0]"),
-        (json!({"name": "x", "permissions": [{"name": "CREATE_FEATURE_STRATEGY"}]}), "permissions[0]"),
+        (
+            json!({"name": "x", "permissions": [{"name": "NOPE"}]}),
+            "permissions[0]",
+        ),
+        (
+            json!({"name": "x", "permissions": [{"name": "CREATE_PROJECT"}]}),
+            "permissions[0]",
+        ),
+        (
+            json!({"name": "x", "permissions": [{"name": "CREATE_FEATURE_STRATEGY"}]}),
+            "permissions[0]",
+        ),
         (
             json!({"name": "x", "permissions": [{"name": "CREATE_FEATURE_STRATEGY", "environment": "mars"}]}),
             "permissions[0]",
         ),
-        (json!({"name": "x", "type": "root-custom", "permissions": [{"name": "UPDATE_FEATURE"}]}), "permissions[0]"),
+        (
+            json!({"name": "x", "type": "root-custom", "permissions": [{"name": "UPDATE_FEATURE"}]}),
+            "permissions[0]",
+        ),
     ] {
         let message = server
             .post("/api/admin/roles", bad.clone())
@@ -171,7 +196,10 @@ async fn permissions_and_custom_roles(db: TestDb) {
         .delete(&format!("/api/admin/projects/default/users/{user}/roles"))
         .await
         .expect(200);
-    server.delete(&format!("/api/admin/roles/{id}")).await.expect(200);
+    server
+        .delete(&format!("/api/admin/roles/{id}"))
+        .await
+        .expect(200);
     server
         .get(&format!("/api/admin/roles/{id}"))
         .await
@@ -189,21 +217,22 @@ async fn permissions_and_custom_roles(db: TestDb) {
         json!({"name": "segment keeper", "type": "root-custom", "permissions": [{"name": "CREATE_SEGMENT"}]}),
     )
     .await;
-    let keeper = server
-        .post(
-            "/api/admin/user-admin",
-            json!({"username": "keeper", "password": "correct horse battery", "rootRole": 3}),
+    let (keeper, keeper_pat) = user_with_pat(&server, "keeper", "Viewer").await;
+    server
+        .put(
+            &format!("/api/admin/user-admin/{keeper}"),
+            json!({"rootRole": root}),
         )
         .await
-        .expect(201)["id"]
-        .as_i64()
-        .unwrap();
+        .expect(200);
     let access = server
-        .get(&format!("/api/admin/user-admin/{keeper}/permissions?project=default&environment=production"))
+        .get(&format!(
+            "/api/admin/user-admin/{keeper}/permissions?project=default&environment=production"
+        ))
         .await
         .expect(200)
         .clone();
-    assert_eq!(access["rootRole"]["name"], "Viewer");
+    assert_eq!(access["rootRole"]["name"], "segment keeper");
     let has = |level: &str, name: &str| {
         access["overview"][level]
             .as_array()
@@ -213,9 +242,39 @@ async fn permissions_and_custom_roles(db: TestDb) {
             .unwrap()["hasPermission"]
             .clone()
     };
-    assert_eq!(has("root", "CREATE_SEGMENT"), false);
+    assert_eq!(has("root", "CREATE_SEGMENT"), true);
+    assert_eq!(has("root", "CREATE_PROJECT"), false);
     assert_eq!(has("environment", "UPDATE_FEATURE_ENVIRONMENT"), false);
-    assert!(root > id);
+    server
+        .send(
+            "POST",
+            "/api/admin/segments",
+            Some(json!({"name": "kept", "constraints": []})),
+            Some(&keeper_pat),
+        )
+        .await
+        .expect(201);
+    server
+        .send(
+            "POST",
+            "/api/admin/projects",
+            Some(json!({"id": "nope", "name": "nope"})),
+            Some(&keeper_pat),
+        )
+        .await
+        .expect_error(403, "NoAccessError");
+    // A custom root role in use is not deleted; a project role is no root role.
+    server
+        .delete(&format!("/api/admin/roles/{root}"))
+        .await
+        .expect_error(400, "ValidationError");
+    server
+        .put(
+            &format!("/api/admin/user-admin/{keeper}"),
+            json!({"rootRole": 4}),
+        )
+        .await
+        .expect_error(400, "ValidationError");
 }
 
 async fn a_projects_access_for_people_and_groups(db: TestDb) {
@@ -223,7 +282,10 @@ async fn a_projects_access_for_people_and_groups(db: TestDb) {
     let (alice, alice_pat) = user_with_pat(&server, "alice", "Editor").await;
     let (bob, bob_pat) = user_with_pat(&server, "bob", "Viewer").await;
     let group = server
-        .post("/api/admin/groups", json!({"name": "team", "users": [{"user": {"id": bob}}]}))
+        .post(
+            "/api/admin/groups",
+            json!({"name": "team", "users": [{"user": {"id": bob}}]}),
+        )
         .await
         .expect(201)["id"]
         .as_i64()
@@ -231,10 +293,19 @@ async fn a_projects_access_for_people_and_groups(db: TestDb) {
 
     // The creator of a project becomes its Owner (an admin token has no account: no one).
     server
-        .send("POST", "/api/admin/projects", Some(json!({"id": "shop", "name": "Shop"})), Some(&alice_pat))
+        .send(
+            "POST",
+            "/api/admin/projects",
+            Some(json!({"id": "shop", "name": "Shop"})),
+            Some(&alice_pat),
+        )
         .await
         .expect(201);
-    let access = server.get("/api/admin/projects/shop/access").await.expect(200).clone();
+    let access = server
+        .get("/api/admin/projects/shop/access")
+        .await
+        .expect(200)
+        .clone();
     assert_eq!(access["users"].as_array().unwrap().len(), 1);
     assert_eq!(access["users"][0]["id"], alice);
     assert_eq!(access["users"][0]["roles"], json!([4]));
@@ -289,9 +360,15 @@ async fn a_projects_access_for_people_and_groups(db: TestDb) {
     // Refusals change nothing.
     for (body, field) in [
         (json!({"roles": [1], "groups": [], "users": [bob]}), "roles"),
-        (json!({"roles": [99], "groups": [], "users": [bob]}), "roles"),
+        (
+            json!({"roles": [99], "groups": [], "users": [bob]}),
+            "roles",
+        ),
         (json!({"roles": [5], "groups": [], "users": [999]}), "users"),
-        (json!({"roles": [5], "groups": [999], "users": []}), "groups"),
+        (
+            json!({"roles": [5], "groups": [999], "users": []}),
+            "groups",
+        ),
         (json!({"roles": [], "groups": [], "users": [bob]}), "roles"),
     ] {
         let message = server
@@ -301,10 +378,17 @@ async fn a_projects_access_for_people_and_groups(db: TestDb) {
         assert!(message.starts_with(field), "{body}: {message}");
     }
     server
-        .post("/api/admin/projects/nowhere/access", json!({"roles": [5], "groups": [], "users": [bob]}))
+        .post(
+            "/api/admin/projects/nowhere/access",
+            json!({"roles": [5], "groups": [], "users": [bob]}),
+        )
         .await
         .expect_error(404, "NotFoundError");
-    let access = server.get("/api/admin/projects/shop/access").await.expect(200).clone();
+    let access = server
+        .get("/api/admin/projects/shop/access")
+        .await
+        .expect(200)
+        .clone();
     assert_eq!(access["users"].as_array().unwrap().len(), 1);
     assert_eq!(access["groups"][0]["id"], group);
     assert_eq!(access["groups"][0]["roles"], json!([5]));
@@ -333,7 +417,11 @@ async fn a_projects_access_for_people_and_groups(db: TestDb) {
         )
         .await
         .expect(200);
-    let access = server.get("/api/admin/projects/shop/access").await.expect(200).clone();
+    let access = server
+        .get("/api/admin/projects/shop/access")
+        .await
+        .expect(200)
+        .clone();
     let users: Vec<i64> = access["users"]
         .as_array()
         .unwrap()
@@ -367,7 +455,11 @@ async fn a_projects_access_for_people_and_groups(db: TestDb) {
         assert_eq!(events.len(), count, "{event_type}: {events:?}");
         assert!(events.iter().all(|e| e["project"] == "shop"));
     }
-    let overview = server.get("/api/admin/access/overview").await.expect(200).clone();
+    let overview = server
+        .get("/api/admin/access/overview")
+        .await
+        .expect(200)
+        .clone();
     let bobs = overview["overview"]
         .as_array()
         .unwrap()
@@ -403,19 +495,86 @@ fn writes(n: usize) -> Vec<Write> {
         body,
     };
     vec![
-        write("create a flag in a", "POST", "/api/admin/projects/a/features".into(), Some(json!({"name": format!("new-{n}")}))),
-        write("create a flag in b", "POST", "/api/admin/projects/b/features".into(), Some(json!({"name": format!("newb-{n}")}))),
-        write("update a flag in a", "PATCH", flag.into(), Some(json!([{"op": "replace", "path": "/description", "value": format!("d{n}")}]))),
-        write("add a strategy in development", "POST", format!("{flag}/environments/development/strategies"), Some(json!({"name": "default"}))),
-        write("add a strategy in production", "POST", format!("{flag}/environments/production/strategies"), Some(json!({"name": "default"}))),
-        write("set variants in development", "PUT", format!("{flag}/environments/development/variants"), Some(json!([]))),
-        write("switch on in development", "POST", format!("{flag}/environments/development/on"), None),
-        write("switch on in production", "POST", format!("{flag}/environments/production/on"), None),
-        write("switch on in b", "POST", "/api/admin/projects/b/features/other/environments/development/on".into(), None),
-        write("create a segment", "POST", "/api/admin/segments".into(), Some(json!({"name": format!("segment-{n}"), "constraints": []}))),
-        write("create an API token", "POST", "/api/admin/api-tokens".into(), Some(json!({"tokenName": format!("t{n}"), "type": "client", "environment": "development", "projects": ["a"]}))),
-        write("create a user", "POST", "/api/admin/user-admin".into(), Some(json!({"username": format!("u{n}"), "rootRole": 3}))),
-        write("give access in a", "POST", "/api/admin/projects/a/access".into(), Some(json!({"roles": [5], "users": [], "groups": []}))),
+        write(
+            "create a flag in a",
+            "POST",
+            "/api/admin/projects/a/features".into(),
+            Some(json!({"name": format!("new-{n}")})),
+        ),
+        write(
+            "create a flag in b",
+            "POST",
+            "/api/admin/projects/b/features".into(),
+            Some(json!({"name": format!("newb-{n}")})),
+        ),
+        write(
+            "update a flag in a",
+            "PATCH",
+            flag.into(),
+            Some(json!([{"op": "replace", "path": "/description", "value": format!("d{n}")}])),
+        ),
+        write(
+            "add a strategy in development",
+            "POST",
+            format!("{flag}/environments/development/strategies"),
+            Some(json!({"name": "default"})),
+        ),
+        write(
+            "add a strategy in production",
+            "POST",
+            format!("{flag}/environments/production/strategies"),
+            Some(json!({"name": "default"})),
+        ),
+        write(
+            "set variants in development",
+            "PUT",
+            format!("{flag}/environments/development/variants"),
+            Some(json!([])),
+        ),
+        write(
+            "switch on in development",
+            "POST",
+            format!("{flag}/environments/development/on"),
+            None,
+        ),
+        write(
+            "switch on in production",
+            "POST",
+            format!("{flag}/environments/production/on"),
+            None,
+        ),
+        write(
+            "switch on in b",
+            "POST",
+            "/api/admin/projects/b/features/other/environments/development/on".into(),
+            None,
+        ),
+        write(
+            "create a segment",
+            "POST",
+            "/api/admin/segments".into(),
+            Some(json!({"name": format!("segment-{n}"), "constraints": []})),
+        ),
+        write(
+            "create an API token",
+            "POST",
+            "/api/admin/api-tokens".into(),
+            Some(
+                json!({"tokenName": format!("t{n}"), "type": "client", "environment": "development", "projects": ["a"]}),
+            ),
+        ),
+        write(
+            "create a user",
+            "POST",
+            "/api/admin/user-admin".into(),
+            Some(json!({"username": format!("u{n}"), "rootRole": 3})),
+        ),
+        write(
+            "give access in a",
+            "POST",
+            "/api/admin/projects/a/access".into(),
+            Some(json!({"roles": [5], "users": [], "groups": []})),
+        ),
     ]
 }
 
@@ -423,7 +582,10 @@ async fn the_permission_matrix(db: TestDb) {
     let server = Server::start(&db, &[]).await;
     for project in ["a", "b"] {
         server
-            .post("/api/admin/projects", json!({"id": project, "name": project}))
+            .post(
+                "/api/admin/projects",
+                json!({"id": project, "name": project}),
+            )
             .await
             .expect(201);
     }
@@ -458,7 +620,10 @@ async fn the_permission_matrix(db: TestDb) {
     let (switcher_id, switching) = user_with_pat(&server, "switcher", "Viewer").await;
     let (flagger_id, flagging) = user_with_pat(&server, "flagger", "Viewer").await;
     let group = server
-        .post("/api/admin/groups", json!({"name": "members", "users": [{"user": {"id": grouped_id}}]}))
+        .post(
+            "/api/admin/groups",
+            json!({"name": "members", "users": [{"user": {"id": grouped_id}}]}),
+        )
         .await
         .expect(201)["id"]
         .as_i64()
@@ -482,11 +647,31 @@ async fn the_permission_matrix(db: TestDb) {
         ("Admin", &admin, [Y, Y, Y, Y, Y, Y, Y, Y, Y, Y, Y, Y, Y]),
         ("Editor", &editor, [Y, Y, Y, Y, Y, Y, Y, Y, Y, Y, N, N, N]),
         ("Viewer", &viewer, [N, N, N, N, N, N, N, N, N, N, N, N, N]),
-        ("Owner of a", &owner, [Y, N, Y, Y, Y, Y, Y, Y, N, N, N, N, Y]),
-        ("Member of a", &member, [Y, N, Y, Y, Y, Y, Y, Y, N, N, N, N, N]),
-        ("Member of a by group", &grouped, [Y, N, Y, Y, Y, Y, Y, Y, N, N, N, N, N]),
-        ("switch in development", &switching, [N, N, N, N, N, N, Y, N, N, N, N, N, N]),
-        ("flag author", &flagging, [Y, N, Y, Y, Y, N, N, N, N, N, N, N, N]),
+        (
+            "Owner of a",
+            &owner,
+            [Y, N, Y, Y, Y, Y, Y, Y, N, N, N, N, Y],
+        ),
+        (
+            "Member of a",
+            &member,
+            [Y, N, Y, Y, Y, Y, Y, Y, N, N, N, N, N],
+        ),
+        (
+            "Member of a by group",
+            &grouped,
+            [Y, N, Y, Y, Y, Y, Y, Y, N, N, N, N, N],
+        ),
+        (
+            "switch in development",
+            &switching,
+            [N, N, N, N, N, N, Y, N, N, N, N, N, N],
+        ),
+        (
+            "flag author",
+            &flagging,
+            [Y, N, Y, Y, Y, N, N, N, N, N, N, N, N],
+        ),
     ];
     let mut failures = Vec::new();
     for (n, (who, pat, expected)) in callers.iter().enumerate() {
@@ -518,14 +703,27 @@ async fn the_permission_matrix(db: TestDb) {
     ] {
         let mut browser = Browser::new(&server);
         let signed = browser
-            .sign_in(&[("username", username), ("password", "correct horse battery"), ("next", "/")])
+            .sign_in(&[
+                ("username", username),
+                ("password", "correct horse battery"),
+                ("next", "/"),
+            ])
             .await;
         assert_eq!(signed.status, 303, "{}", signed.text);
         let csrf = browser.get("/projects/a/features/flag").await.csrf();
         for ((path, enabled), allowed) in [
-            ("/projects/a/features/flag/environments/development/switch", "false"),
-            ("/projects/a/features/flag/environments/production/switch", "false"),
-            ("/projects/b/features/other/environments/development/switch", "false"),
+            (
+                "/projects/a/features/flag/environments/development/switch",
+                "false",
+            ),
+            (
+                "/projects/a/features/flag/environments/production/switch",
+                "false",
+            ),
+            (
+                "/projects/b/features/other/environments/development/switch",
+                "false",
+            ),
         ]
         .into_iter()
         .zip(allowed)
@@ -562,7 +760,12 @@ async fn the_permission_matrix(db: TestDb) {
         let id = created.expect(200)["id"].as_i64().unwrap();
         let path = format!("/api/admin/projects/a/change-requests/{id}/state");
         server
-            .send("PUT", &path, Some(json!({"state": "In review"})), Some(&admin))
+            .send(
+                "PUT",
+                &path,
+                Some(json!({"state": "In review"})),
+                Some(&admin),
+            )
             .await
             .expect(200);
         let answer = server
@@ -574,7 +777,12 @@ async fn the_permission_matrix(db: TestDb) {
         } else {
             assert_eq!(answer.body["name"], "NoAccessError");
             server
-                .send("PUT", &path, Some(json!({"state": "Cancelled"})), Some(&admin))
+                .send(
+                    "PUT",
+                    &path,
+                    Some(json!({"state": "Cancelled"})),
+                    Some(&admin),
+                )
                 .await
                 .expect(200);
         }

@@ -338,7 +338,7 @@ async fn a_viewer_sees_no_edit_controls_and_cannot_post(db: TestDb) {
         .await;
     let text = forged.expect(403);
     assert!(
-        text.contains("The Viewer role may not change this"),
+        text.contains("You need the UPDATE_FEATURE_ENVIRONMENT permission in project default's environment development"),
         "{text}"
     );
     assert_eq!(

@@ -331,7 +331,7 @@ async fn tags_are_added_and_removed_on_the_flag_page(db: TestDb) {
         .await;
     assert!(forged
         .expect(403)
-        .contains("The Viewer role may not change this"));
+        .contains("You need the UPDATE_FEATURE permission in project default"));
 
     let removed = admin
         .post(

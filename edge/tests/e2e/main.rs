@@ -29,6 +29,7 @@ mod ui_flag_list;
 mod ui_narrow;
 mod ui_oidc;
 mod ui_overview;
+mod ui_project_access;
 mod ui_readme;
 mod ui_saml;
 mod ui_scim;

@@ -41,18 +41,23 @@ pub mod users;
 pub mod variants;
 
 use super::extract::area;
-use super::route_permissions::{delete, get, patch, post, put, RoutePermission};
+use super::route_permissions::{delete, get, patch, post, put, PermissionTable, RoutePermission};
 use super::AppState;
 use crate::domain::access::Area::{
     Access, Configuration, ConfigurationQuery, OwnAccount, Settings,
 };
 use crate::domain::permissions::Permission::*;
+use axum::Extension;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 
 /// Every admin route in its area, and sign-in, invite links and reset links (no area: they take no
 /// credential).
 pub fn routes() -> OpenApiRouter<Arc<AppState>> {
+    mounted().route_layer(Extension(PermissionTable(PERMISSIONS)))
+}
+
+fn mounted() -> OpenApiRouter<Arc<AppState>> {
     users::sign_in_router()
         .merge(invite_links::public_router())
         .merge(password_resets::public_router())
