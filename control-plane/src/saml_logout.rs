@@ -412,4 +412,48 @@ mod tests {
         assert_eq!(parameter(query, "Signature").as_deref(), Some("s="));
         assert!(digest_of("http://www.w3.org/2000/09/xmldsig#rsa-sha1").is_none());
     }
+    /// An identity provider's P-256 key and certificate (openssl req -x509, a test pair).
+    const EC_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQghf9+DZNQiQp/a++k
+quyALm72gWxb2MY+hP8tSz7d7DGhRANCAATofPW3Nj/t+9z6cVHONlv0f6j53LZq
+p06B4Dul3EvG2MwgZLnMwEfDg6ZXyLpFgHl2lP8ZlfsCbOBoFyiMRXYT
+-----END PRIVATE KEY-----
+";
+    const EC_CERTIFICATE: &str = "MIIBhzCCAS2gAwIBAgIUQNeZs0Dcs/cftybdbrmYW7kU/CswCgYIKoZIzj0EAwIwGTEXMBUGA1UEAwwOdmV4aWwtc2xvLXRlc3QwHhcNMjYxMTI2MTA1MDIxWhcNMzYxMTIzMTA1MDIxWjAZMRcwFQYDVQQDDA52ZXhpbC1zbG8tdGVzdDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABOh89bc2P+373PpxUc42W/R/qPnctmqnToHgO6XcS8bYzCBkuczAR8ODplfIukWAeXaU/xmV+wJs4GgXKIxFdhOjUzBRMB0GA1UdDgQWBBQH0X6bbESzw4oQqEwRyl7peBfGSDAfBgNVHSMEGDAWgBQH0X6bbESzw4oQqEwRyl7peBfGSDAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIQDQ9ijVdF+Q0Nc3nO4eHk+Mx14TWdFURldkTwFcUQYbhAIgSgKq/jcDPONL+b3SLe9kGDxf2/hfVts8zNV4NlQ2Wv4=";
+
+    /// `query` signed as an identity provider signs a redirect-binding message: XML-DSig's ECDSA r‖s.
+    fn signed_by_idp(query: &str) -> String {
+        let key = openssl::pkey::PKey::private_key_from_pem(EC_KEY.as_bytes()).unwrap();
+        let mut signer = openssl::sign::Signer::new(MessageDigest::sha256(), &key).unwrap();
+        signer.update(query.as_bytes()).unwrap();
+        let der = signer.sign_to_vec().unwrap();
+        let signature = openssl::ecdsa::EcdsaSig::from_der(&der).unwrap();
+        let mut raw = signature.r().to_vec_padded(32).unwrap();
+        raw.extend(signature.s().to_vec_padded(32).unwrap());
+        let encoded = base64::engine::general_purpose::STANDARD.encode(raw);
+        let encoded: String = url::form_urlencoded::byte_serialize(encoded.as_bytes()).collect();
+        format!("{query}&Signature={encoded}")
+    }
+
+    #[test]
+    fn a_redirect_signature_is_checked_over_the_octets_as_sent() {
+        let algorithm: String = url::form_urlencoded::byte_serialize(
+            b"http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256",
+        )
+        .collect();
+        // Lower-case escapes, as some senders write them: verified as sent, not as re-encoded.
+        let query = format!("SAMLResponse=ab%2bc%3d&RelayState=r&SigAlg={algorithm}");
+        let signed = signed_by_idp(&query);
+        assert!(verify_query_signature(&signed, EC_CERTIFICATE).is_ok());
+        // Another message under the same signature, no signature, and SHA-1 are refused.
+        let altered = signed.replace("RelayState=r", "RelayState=s");
+        assert!(verify_query_signature(&altered, EC_CERTIFICATE).is_err());
+        assert!(verify_query_signature(&query, EC_CERTIFICATE).is_err());
+        let sha1: String =
+            url::form_urlencoded::byte_serialize(b"http://www.w3.org/2000/09/xmldsig#rsa-sha1")
+                .collect();
+        let weak = signed_by_idp(&format!("SAMLResponse=abc&SigAlg={sha1}"));
+        let error = verify_query_signature(&weak, EC_CERTIFICATE).unwrap_err();
+        assert!(error.message.contains("SHA-1"), "{}", error.message);
+    }
 }
