@@ -19,6 +19,7 @@ pub mod model;
 pub mod oidc;
 pub mod publisher;
 pub mod saml;
+pub mod saml_logout;
 pub mod server;
 pub mod store;
 pub mod time;

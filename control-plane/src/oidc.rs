@@ -11,20 +11,26 @@
 //! CSRF) or replayed is refused.
 //!
 //! Who the verified identity is in Vexil is `domain::sso_sign_in`'s business.
+//!
+//! Single sign-out (RP-initiated logout): with `enableSingleSignOut` on and an `end_session_endpoint` in the
+//! provider's discovery document, a sign-in keeps its ID token and that endpoint with its session
+//! (`domain::single_sign_out`); signing out of Vexil then sends the browser to [`end_session_url`] with
+//! `id_token_hint`, `client_id` and `post_logout_redirect_uri`, so the provider's session ends too.
 
+use crate::domain::single_sign_out::ProviderSession;
 use crate::domain::sso_flows::{self, Step};
 use crate::domain::sso_settings::OidcSettings;
 use crate::domain::sso_sign_in::{groups_at, Identity};
 use crate::store::Store;
 use base64::Engine;
 use openidconnect::core::{
-    CoreAuthenticationFlow, CoreClient, CoreJsonWebKeySet, CoreJwsSigningAlgorithm,
-    CoreProviderMetadata,
+    CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreJsonWebKeySet, CoreJwsSigningAlgorithm,
 };
 use openidconnect::{
     AuthenticationContextClass, AuthorizationCode, ClientId, ClientSecret, CsrfToken,
-    EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl, Nonce, PkceCodeChallenge,
-    PkceCodeVerifier, RedirectUrl, Scope, TokenResponse,
+    EndSessionUrl, EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl, LogoutRequest, Nonce,
+    PkceCodeChallenge, PkceCodeVerifier, PostLogoutRedirectUrl, ProviderMetadataWithLogout,
+    RedirectUrl, Scope, TokenResponse,
 };
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -45,12 +51,13 @@ type ProviderClient = CoreClient<
 >;
 
 /// A sign-in sent to the provider, as kept until its callback. The provider's keys are kept beside its
-/// metadata: the metadata's own serialization leaves them out.
+/// metadata: the metadata's own serialization leaves them out. The metadata keeps the provider's
+/// `end_session_endpoint` when it has one.
 #[derive(Serialize, Deserialize)]
 struct Pending {
     nonce: String,
     verifier: String,
-    metadata: CoreProviderMetadata,
+    metadata: ProviderMetadataWithLogout,
     jwks: CoreJsonWebKeySet,
     next: String,
 }
@@ -72,10 +79,12 @@ pub struct Started {
     pub state: String,
 }
 
-/// A sign-in finished: who the provider vouched for, and the page to go to.
+/// A sign-in finished: who the provider vouched for, the page to go to, and (single sign-out on, and the
+/// provider offering it) what signing out at the provider will need, to keep with the session.
 pub struct Finished {
     pub identity: Identity,
     pub next: String,
+    pub provider_session: Option<ProviderSession>,
 }
 
 fn refused(message: impl Into<String>) -> ApiError {
@@ -127,7 +136,7 @@ impl OidcFlows {
 
     fn client(
         settings: &OidcSettings,
-        metadata: CoreProviderMetadata,
+        metadata: ProviderMetadataWithLogout,
         redirect_uri: &str,
     ) -> Result<ProviderClient, ApiError> {
         let client_id = settings
@@ -159,7 +168,7 @@ impl OidcFlows {
             ));
         }
         let issuer = issuer_of(settings)?;
-        let metadata = CoreProviderMetadata::discover_async(issuer, &self.http)
+        let metadata = ProviderMetadataWithLogout::discover_async(issuer, &self.http)
             .await
             .map_err(|error| {
                 provider_unreachable(
@@ -233,6 +242,13 @@ impl OidcFlows {
                 "OpenID Connect sign-in is not configured on this instance",
             ));
         }
+        let end_session_endpoint = flow
+            .metadata
+            .additional_metadata()
+            .end_session_endpoint
+            .as_ref()
+            .map(|url| url.url().clone())
+            .filter(|url| matches!(url.scheme(), "http" | "https"));
         let client = Self::client(settings, flow.metadata.set_jwks(flow.jwks), redirect_uri)?;
         let request = client
             .exchange_code(AuthorizationCode::new(code.to_owned()))
@@ -294,6 +310,12 @@ impl OidcFlows {
         } else {
             None
         };
+        let provider_session = end_session_endpoint
+            .filter(|_| settings.enable_single_sign_out)
+            .map(|endpoint| ProviderSession::Oidc {
+                id_token: id_token.to_string(),
+                end_session_endpoint: endpoint.to_string(),
+            });
         Ok(Finished {
             identity: Identity {
                 email,
@@ -301,8 +323,34 @@ impl OidcFlows {
                 groups,
             },
             next: flow.next,
+            provider_session,
         })
     }
+}
+
+/// Where to send the browser to sign out at the provider too (RP-initiated logout): the session's
+/// `end_session_endpoint` with its ID token as `id_token_hint`, the client ID and
+/// `post_logout_redirect_uri`. `None` (sign out of Vexil only) unless single sign-out is on and the
+/// session holds what it needs.
+pub fn end_session_url(
+    settings: &OidcSettings,
+    id_token: &str,
+    end_session_endpoint: &str,
+    post_logout_redirect_uri: &str,
+) -> Option<String> {
+    if !settings.usable() || !settings.enable_single_sign_out {
+        return None;
+    }
+    let endpoint = EndSessionUrl::new(end_session_endpoint.to_owned()).ok()?;
+    let id_token: CoreIdToken = id_token.parse().ok()?;
+    let mut request = LogoutRequest::from(endpoint).set_id_token_hint(&id_token);
+    if let Some(client_id) = &settings.client_id {
+        request = request.set_client_id(ClientId::new(client_id.clone()));
+    }
+    if let Ok(uri) = PostLogoutRedirectUrl::new(post_logout_redirect_uri.to_owned()) {
+        request = request.set_post_logout_redirect_uri(uri);
+    }
+    Some(request.http_get_url().to_string())
 }
 
 /// The claims of a compact JWT (already verified), as JSON.

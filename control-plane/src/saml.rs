@@ -12,9 +12,11 @@
 //! database (`domain::sso_flows`, so any control plane may receive the response), used once and forgotten
 //! after ten minutes.
 //!
-//! Who the verified identity is in Vexil is `domain::sso_sign_in`'s business.
+//! Who the verified identity is in Vexil is `domain::sso_sign_in`'s business. The assertion's NameID and
+//! SessionIndex are kept with the session it opens, for single logout (`saml_logout`).
 
 use crate::domain::saml_settings::{certificate_body, SamlSettings};
+use crate::domain::single_sign_out::SamlSubject;
 use crate::domain::sso_flows::{self, Step};
 use crate::domain::sso_sign_in::Identity;
 use crate::store::Store;
@@ -30,6 +32,15 @@ use serde::{Deserialize, Serialize};
 use vexil_shared::{ApiError, ErrorKind};
 const HTTP_REDIRECT: &str = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect";
 const HTTP_POST: &str = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST";
+/// The signature algorithms an identity provider's signature may use (no SHA-1).
+pub(crate) const ALLOWED_SIGNATURES: [AllowedSignatureAlgorithm; 6] = [
+    AllowedSignatureAlgorithm::RsaSha256,
+    AllowedSignatureAlgorithm::RsaSha384,
+    AllowedSignatureAlgorithm::RsaSha512,
+    AllowedSignatureAlgorithm::EcdsaSha256,
+    AllowedSignatureAlgorithm::EcdsaSha384,
+    AllowedSignatureAlgorithm::EcdsaSha512,
+];
 const EMAIL_FORMAT: &str = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress";
 /// Attributes that carry the e-mail address when the NameID is not one (Okta, Entra ID, ADFS, Keycloak).
 const EMAIL_ATTRIBUTES: [&str; 4] = [
@@ -60,6 +71,9 @@ pub struct ServiceProviderUrls {
     pub entity_id: String,
     /// The assertion consumer service URL: `<address>/auth/saml/callback`.
     pub acs_url: String,
+    /// The single logout service URL, where the identity provider answers a LogoutRequest:
+    /// `<address>/auth/saml/logout/done`.
+    pub logout_url: String,
 }
 
 impl ServiceProviderUrls {
@@ -68,6 +82,7 @@ impl ServiceProviderUrls {
         ServiceProviderUrls {
             entity_id: format!("{origin}{base}"),
             acs_url: format!("{origin}{base}/auth/saml/callback"),
+            logout_url: format!("{origin}{base}/auth/saml/logout/done"),
         }
     }
 }
@@ -85,11 +100,14 @@ pub struct Started {
     pub state: String,
 }
 
-/// A sign-in verified: who the provider vouched for, and the page to go to.
+/// A sign-in verified: who the provider vouched for, the page to go to, and the assertion's subject (kept
+/// with the session for single logout).
 #[derive(Serialize, Deserialize)]
 pub struct Finished {
     pub identity: Identity,
     pub next: String,
+    #[serde(default)]
+    pub subject: Option<SamlSubject>,
 }
 
 fn refused(message: impl Into<String>) -> ApiError {
@@ -101,7 +119,7 @@ fn not_configured() -> ApiError {
 }
 
 /// 128 random bits as hex, or an error (never a predictable value) when the system has no randomness.
-fn random_id() -> Result<String, ApiError> {
+pub(crate) fn random_id() -> Result<String, ApiError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes)
         .map_err(|_| ApiError::new(ErrorKind::Unavailable, "No randomness is available"))?;
@@ -170,14 +188,7 @@ fn service_provider(
         slo_url: None,
         idp_metadata: identity_provider(settings)?,
         authn_name_id_format: Some(EMAIL_FORMAT.to_owned()),
-        allowed_signature_algorithms: Some(vec![
-            AllowedSignatureAlgorithm::RsaSha256,
-            AllowedSignatureAlgorithm::RsaSha384,
-            AllowedSignatureAlgorithm::RsaSha512,
-            AllowedSignatureAlgorithm::EcdsaSha256,
-            AllowedSignatureAlgorithm::EcdsaSha384,
-            AllowedSignatureAlgorithm::EcdsaSha512,
-        ]),
+        allowed_signature_algorithms: Some(ALLOWED_SIGNATURES.to_vec()),
         ..ServiceProvider::default()
     })
 }
@@ -249,6 +260,22 @@ pub fn identity_of(assertion: &Assertion, settings: &SamlSettings) -> Result<Ide
     })
 }
 
+/// The subject a LogoutRequest names for the session `assertion` opens: its NameID (value and format) and
+/// the SessionIndex of its AuthnStatement.
+pub fn subject_of(assertion: &Assertion) -> Option<SamlSubject> {
+    let name_id = assertion.subject.as_ref()?.name_id.as_ref()?;
+    let session_index = assertion
+        .authn_statements
+        .iter()
+        .flatten()
+        .find_map(|statement| statement.session_index.clone());
+    Some(SamlSubject {
+        name_id: name_id.value.trim().to_owned(),
+        name_id_format: name_id.format.clone(),
+        session_index,
+    })
+}
+
 /// Starts a sign-in: an AuthnRequest with a new id, to the provider's single sign-on URL with the new
 /// state as RelayState. `next` is a local path (checked by the caller).
 pub async fn start(
@@ -315,6 +342,7 @@ pub async fn verify(
     let finished = Finished {
         identity: identity_of(&assertion, settings)?,
         next: flow.next,
+        subject: subject_of(&assertion),
     };
     sso_flows::keep(store, Step::SamlVerified, state, &finished).await
 }
@@ -339,8 +367,8 @@ pub async fn finish(
     Ok(finished)
 }
 
-/// This instance's service provider metadata (entity ID, assertion consumer service, signed assertions
-/// wanted, the e-mail NameID format), for identity providers that import it.
+/// This instance's service provider metadata (entity ID, assertion consumer service, single logout service,
+/// signed assertions wanted, the e-mail NameID format), for identity providers that import it.
 pub fn metadata(urls: &ServiceProviderUrls) -> Result<String, ApiError> {
     let descriptor = EntityDescriptor {
         entity_id: Some(urls.entity_id.clone()),
@@ -349,6 +377,16 @@ pub fn metadata(urls: &ServiceProviderUrls) -> Result<String, ApiError> {
             authn_requests_signed: Some(false),
             want_assertions_signed: Some(true),
             name_id_formats: Some(vec![EMAIL_FORMAT.to_owned()]),
+            single_logout_services: Some(
+                [HTTP_REDIRECT, HTTP_POST]
+                    .into_iter()
+                    .map(|binding| Endpoint {
+                        binding: binding.to_owned(),
+                        location: urls.logout_url.clone(),
+                        response_location: None,
+                    })
+                    .collect(),
+            ),
             assertion_consumer_services: vec![IndexedEndpoint {
                 binding: HTTP_POST.to_owned(),
                 location: urls.acs_url.clone(),

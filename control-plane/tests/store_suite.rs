@@ -1,5 +1,6 @@
 //! The store and domain, without HTTP, on SQLite and on Postgres: one transaction per write (row, audit event,
-//! revision), no lost updates under concurrent writers, and the client document that evaluation compiles.
+//! revision), no lost updates under concurrent writers, the client document that evaluation compiles, and a
+//! session's single sign-out data (kept with it, returned once when it ends, gone with it).
 
 #[path = "support/database.rs"]
 mod database;
@@ -8,7 +9,10 @@ use database::TestDb;
 use vexil_control_plane::domain::events::{self, EventQuery, PersonalFields::Shown};
 use vexil_control_plane::domain::features::{self, CreateFeature};
 use vexil_control_plane::domain::limits::Limits;
+use vexil_control_plane::domain::roles::RoleReference;
+use vexil_control_plane::domain::single_sign_out::{ProviderSession, SamlSubject};
 use vexil_control_plane::domain::strategies;
+use vexil_control_plane::domain::users::{self, CreateUser};
 use vexil_control_plane::domain::{client_document, environments, first_start, projects};
 use vexil_control_plane::model::constraint::Constraint;
 use vexil_control_plane::model::strategy::StrategyInput;
@@ -26,6 +30,7 @@ on_sqlite_and_postgres!(
     concurrent_writers_lose_no_update,
     the_client_document_compiles_and_evaluates,
     whole_table_reads_match_row_by_row_reads,
+    a_session_keeps_its_single_sign_out_until_it_ends,
 );
 
 async fn seeded_store(db: &TestDb) -> Store {
@@ -543,4 +548,90 @@ async fn the_first_start_seeds_once(db: TestDb) {
         ]
     );
     assert_eq!(project.created_at, events.events[0].created_at);
+}
+
+/// What a single sign-on keeps for signing out at its provider stays with its session (never elsewhere), comes
+/// back once when that session signs out, and goes with it; a password session has none; expired sessions go
+/// (with theirs) when the next one opens.
+async fn a_session_keeps_its_single_sign_out_until_it_ends(db: TestDb) {
+    let store = seeded_store(&db).await;
+    let mut tx = store.begin_write(&tester()).await.unwrap();
+    let user = users::create(
+        &mut tx,
+        CreateUser {
+            username: None,
+            email: Some("ann@example.com".to_owned()),
+            name: None,
+            password: None,
+            root_role: RoleReference::Id(3),
+            send_email: Some(false),
+        },
+        None,
+    )
+    .await
+    .unwrap();
+    let row = users::require(tx.conn(), user.id).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let oidc = ProviderSession::Oidc {
+        id_token: "header.claims.signature".to_owned(),
+        end_session_endpoint: "https://idp.example.com/session/end".to_owned(),
+    };
+    let saml = ProviderSession::Saml(SamlSubject {
+        name_id: "ann@example.com".to_owned(),
+        name_id_format: Some("urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress".to_owned()),
+        session_index: Some("_index".to_owned()),
+    });
+    let (_, with_oidc) = users::open_provider_session(&store, row.clone(), Some(&oidc))
+        .await
+        .unwrap();
+    let (_, with_saml) = users::open_provider_session(&store, row.clone(), Some(&saml))
+        .await
+        .unwrap();
+    let (_, with_password) = users::open_session(&store, row.clone()).await.unwrap();
+
+    assert_eq!(
+        users::sign_out(&store, &with_oidc).await.unwrap(),
+        Some(oidc)
+    );
+    assert_eq!(
+        users::sign_out(&store, &with_oidc).await.unwrap(),
+        None,
+        "taken once"
+    );
+    assert_eq!(users::sign_out(&store, &with_password).await.unwrap(), None);
+    assert_eq!(
+        users::sign_out(&store, &with_saml).await.unwrap(),
+        Some(saml)
+    );
+
+    // An expired session (and the ID token it held) goes when the next session opens.
+    let (_, stale) = users::open_provider_session(
+        &store,
+        row.clone(),
+        Some(&ProviderSession::Oidc {
+            id_token: "stale.token.here".to_owned(),
+            end_session_endpoint: "https://idp.example.com/session/end".to_owned(),
+        }),
+    )
+    .await
+    .unwrap();
+    {
+        let mut conn = store.bookkeeping().await.unwrap();
+        sqlx::query("UPDATE user_sessions SET expires_at = $1")
+            .bind(Timestamp::now().plus_hours(-1))
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+    }
+    users::open_session(&store, row).await.unwrap();
+    let mut conn = store.read().await.unwrap();
+    let held: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM user_sessions WHERE sign_out IS NOT NULL")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+    assert_eq!(held, 0, "an expired session kept its single sign-out data");
+    drop(conn);
+    assert_eq!(users::sign_out(&store, &stale).await.unwrap(), None);
 }

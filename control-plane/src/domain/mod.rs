@@ -50,6 +50,7 @@ pub mod search;
 pub mod segments;
 pub mod service_accounts;
 pub mod sign_in_throttle;
+pub mod single_sign_out;
 pub mod sso_flows;
 pub mod sso_settings;
 pub mod sso_sign_in;

@@ -5,7 +5,9 @@
 //! `entityId` is the identity provider's entity ID (the issuer its responses must name), `signOnUrl` its
 //! single sign-on URL (HTTP-Redirect binding) and `certificate` the X.509 certificate its signatures must
 //! verify with. Vexil's own entity ID and assertion consumer service URL come from the instance's address
-//! (`crate::saml`). `spCertificate` (the private key for signed sign-out requests) is taken, never answered.
+//! (`crate::saml`). `signOutUrl` is the provider's single logout URL (signing out of Vexil signs out there
+//! too: `crate::saml_logout`), `spCertificate` the private key (RSA, PEM) that signs those LogoutRequests:
+//! taken, never answered.
 
 use super::events::EventType;
 use super::roles::{RoleReference, RootRole};
@@ -13,6 +15,7 @@ use super::sso_sign_in::Provisioning;
 use crate::store::settings as settings_store;
 use crate::store::WriteTx;
 use base64::Engine;
+use openssl::pkey::{PKey, Private};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
@@ -107,6 +110,22 @@ pub fn certificate_body(text: &str) -> Option<String> {
     (der.len() > 64 && der[0] == 0x30).then_some(body)
 }
 
+/// The private key that signs LogoutRequests (`spCertificate`): an RSA key as PEM (PKCS#8 or PKCS#1).
+pub fn signing_key(pem: &str) -> Result<PKey<Private>, ApiError> {
+    let refused = || {
+        ApiError::invalid_field(
+            "spCertificate",
+            "spCertificate must be the private key that signs sign-out requests: an RSA key as PEM \
+             (-----BEGIN PRIVATE KEY-----…)",
+        )
+    };
+    let key = PKey::private_key_from_pem(pem.trim().as_bytes()).map_err(|_| refused())?;
+    if key.rsa().is_err() {
+        return Err(refused());
+    }
+    Ok(key)
+}
+
 fn clean(value: Option<String>) -> Option<String> {
     value
         .map(|text| text.trim().to_owned())
@@ -152,7 +171,11 @@ pub fn validate_saml(input: SamlSettings, stored: &SamlSettings) -> Result<SamlS
             ));
         }
     }
-    let sp_certificate = clean(input.sp_certificate).or_else(|| stored.sp_certificate.clone());
+    let given_key = clean(input.sp_certificate);
+    if let Some(pem) = &given_key {
+        signing_key(pem)?;
+    }
+    let sp_certificate = given_key.or_else(|| stored.sp_certificate.clone());
     if input.enabled {
         for (field, value, what) in [
             ("entityId", &entity_id, "the identity provider's entity ID"),

@@ -1,4 +1,4 @@
-//! Single sign-on sign-ins in flight (OpenID Connect's and SAML's), kept in the database
+//! Single sign-on sign-ins in flight (OpenID Connect's and SAML's, and SAML sign-outs), kept in the database
 //! (`store::sso_sign_ins`) rather than in one process's memory: the identity provider's answer may reach any
 //! control plane on the database, so replicas behind a load balancer need no sticky sessions. Each is kept
 //! under the SHA-256 of its state (a random value the browser holds in a cookie), taken once, and forgotten
@@ -27,6 +27,9 @@ pub enum Step {
     SamlStarted,
     /// A SAML response verified, waiting for the browser that started the sign-in.
     SamlVerified,
+    /// A SAML LogoutRequest sent to the identity provider, kept under its ID until the LogoutResponse
+    /// answering it (its InResponseTo).
+    SamlLogoutSent,
 }
 
 impl Step {
@@ -35,6 +38,7 @@ impl Step {
             Step::OidcStarted => "oidc",
             Step::SamlStarted => "saml",
             Step::SamlVerified => "saml-verified",
+            Step::SamlLogoutSent => "saml-logout",
         }
     }
 }

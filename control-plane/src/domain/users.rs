@@ -8,6 +8,7 @@ use super::events::{payload, EventType};
 use super::passwords::PasswordWork;
 use super::roles::{RoleReference, RootRole};
 use super::sign_in_throttle::SignInThrottle;
+use super::single_sign_out::ProviderSession;
 use super::tokens::{parse_timestamp, random_hex, PAT_PREFIX, SECRET_RANDOM_BYTES};
 use crate::store::users::{self as user_store, PatRow, UserRow};
 use crate::store::{Actor, Counter, NewEvent, Store, WriteTx};
@@ -472,16 +473,30 @@ pub async fn login(
 /// A new session of `row`'s user (password or single sign-on): its id, to be set as the session cookie
 /// (only its hash is stored), and the user with their `seenAt` now.
 pub async fn open_session(store: &Store, row: UserRow) -> Result<(User, String), ApiError> {
+    open_provider_session(store, row, None).await
+}
+
+/// A new session of a single sign-on, keeping what signing out at the identity provider needs
+/// (`provider`, server side: `domain::single_sign_out`).
+pub async fn open_provider_session(
+    store: &Store,
+    row: UserRow,
+    provider: Option<&ProviderSession>,
+) -> Result<(User, String), ApiError> {
     let session = random_hex(32)?;
     let created_at = Timestamp::now();
     let expires_at = created_at.plus_hours(SESSION_HOURS);
     let mut conn = store.bookkeeping().await?;
+    let session_hash = token::sha256_hex(&session);
     user_store::insert_session(
         &mut conn,
-        &token::sha256_hex(&session),
-        row.id,
-        created_at,
-        expires_at,
+        user_store::NewSession {
+            session_hash: &session_hash,
+            user_id: row.id,
+            created_at,
+            expires_at,
+            sign_out: provider.map(ProviderSession::to_text),
+        },
     )
     .await?;
     let mut user = view(row);
@@ -489,12 +504,15 @@ pub async fn open_session(store: &Store, row: UserRow) -> Result<(User, String),
     Ok((user, session))
 }
 
-/// Signs out: the session `session` (the cookie's value) ends, whoever holds it. Not a configuration
-/// write: no revision, no event (as a sign-in).
-pub async fn sign_out(store: &Store, session: &str) -> Result<(), ApiError> {
+/// Signs out: the session `session` (the cookie's value) ends, whoever holds it, and what signing out at
+/// its identity provider needs comes back (a single sign-on's; `None` for a password sign-in or a session
+/// already ended). Not a configuration write: no revision, no event (as a sign-in).
+pub async fn sign_out(store: &Store, session: &str) -> Result<Option<ProviderSession>, ApiError> {
     let mut conn = store.bookkeeping().await?;
-    user_store::delete_session(&mut conn, &token::sha256_hex(session)).await?;
-    Ok(())
+    let ended = user_store::delete_session(&mut conn, &token::sha256_hex(session)).await?;
+    Ok(ended
+        .flatten()
+        .and_then(|text| ProviderSession::from_text(&text)))
 }
 
 /// Whether any user exists (while none does, the UI takes an admin token to sign in).

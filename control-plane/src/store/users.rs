@@ -244,35 +244,60 @@ pub async fn group_root_role(
     .await?)
 }
 
-/// Records a login: a new session and the user's `seen_at`, in one transaction.
-/// Ends a session (sign-out): the row with this hash goes; none, nothing to do.
+/// Ends a session (sign-out): the row with this hash goes, and its single sign-out data (`sign_out`) is
+/// returned, in one statement (a second sign-out of the same session gets nothing). No row: `None`.
 pub async fn delete_session(
     conn: &mut AnyConnection,
     session_hash: &str,
-) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM user_sessions WHERE session_hash = $1")
-        .bind(session_hash)
-        .execute(conn)
-        .await?;
-    Ok(())
+) -> Result<Option<Option<String>>, StoreError> {
+    let row: Option<AnyRow> =
+        sqlx::query("DELETE FROM user_sessions WHERE session_hash = $1 RETURNING sign_out")
+            .bind(session_hash)
+            .fetch_optional(conn)
+            .await?;
+    Ok(row
+        .map(|row| row.try_get::<Option<String>, _>("sign_out"))
+        .transpose()?)
 }
 
+/// A new session, as a sign-in records it.
+pub struct NewSession<'a> {
+    pub session_hash: &'a str,
+    pub user_id: i64,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+    /// What signing out at the identity provider needs (JSON), for a single sign-on.
+    pub sign_out: Option<String>,
+}
+
+/// Records a login: a new session and the user's `seen_at`, in one transaction. Sessions already expired
+/// (anyone's) go at the same time, with the single sign-out data they held.
 pub async fn insert_session(
     conn: &mut AnyConnection,
-    session_hash: &str,
-    user_id: i64,
-    created_at: Timestamp,
-    expires_at: Timestamp,
+    session: NewSession<'_>,
 ) -> Result<(), StoreError> {
     use sqlx::Connection;
+    let NewSession {
+        session_hash,
+        user_id,
+        created_at,
+        expires_at,
+        sign_out,
+    } = session;
     let mut tx = conn.begin().await?;
+    sqlx::query("DELETE FROM user_sessions WHERE expires_at <= $1")
+        .bind(created_at)
+        .execute(&mut *tx)
+        .await?;
     sqlx::query(
-        "INSERT INTO user_sessions (session_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        "INSERT INTO user_sessions (session_hash, user_id, created_at, expires_at, sign_out) \
+         VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(session_hash)
     .bind(user_id)
     .bind(created_at)
     .bind(expires_at)
+    .bind(sign_out)
     .execute(&mut *tx)
     .await?;
     sqlx::query("UPDATE users SET seen_at = $1 WHERE id = $2")

@@ -57,6 +57,7 @@ pub mod settings;
 pub mod sign_in;
 pub mod single_sign_on;
 pub mod single_sign_on_saml;
+pub mod single_sign_out;
 pub mod strategy_definitions;
 pub mod strategy_form;
 pub mod usage;
@@ -100,6 +101,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(sign_in::routes())
         .merge(oidc_sign_in::routes())
         .merge(saml_sign_in::routes())
+        .merge(single_sign_out::routes())
         .merge(account_links::routes())
         .merge(assets::routes())
         .merge(flags::routes())

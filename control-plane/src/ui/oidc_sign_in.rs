@@ -232,6 +232,8 @@ async fn finish(
     let mut tx = state.store.begin_write(&actor).await?;
     let row = sso_sign_in::resolve(&mut tx, &settings.provisioning(), &finished.identity).await?;
     state.commit(tx).await?;
-    let (_, session) = users::open_session(&state.store, row).await?;
+    // With single sign-out, the ID token stays with the session (server side) for the provider's sign-out.
+    let (_, session) =
+        users::open_provider_session(&state.store, row, finished.provider_session.as_ref()).await?;
     Ok((session, local_path(&state.base_path, Some(&finished.next))))
 }

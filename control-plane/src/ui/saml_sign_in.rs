@@ -3,13 +3,15 @@
 //! [`crate::saml`]; a cross-site POST carries no `SameSite=Lax` cookie, so it only verifies and sends the
 //! browser on), `GET /auth/saml/callback?state=` (in the browser that started it: the user found or created
 //! and their groups synced by `domain::sso_sign_in` in one write, then the same session cookie as a password
-//! sign-in) and `GET /auth/saml/metadata` (this instance's service provider metadata). A refused or failed
+//! sign-in) and `GET /auth/saml/metadata` (this instance's service provider metadata). Single logout's
+//! answer (`/auth/saml/logout/done`) is `single_sign_out`'s. A refused or failed
 //! sign-in is a page saying why, with the way back to the sign-in page, and sets no session.
 
 use super::controls::local_path;
 use super::oidc_sign_in::{refused_page, signed_in, to_provider};
 use super::page::see_other;
 use super::session::{cookie_value, FormFields};
+use crate::domain::single_sign_out::ProviderSession;
 use crate::domain::sso_sign_in;
 use crate::domain::users;
 use crate::http::admin::ui_config::request_origin;
@@ -146,7 +148,10 @@ pub async fn finish(
         let row =
             sso_sign_in::resolve(&mut tx, &settings.provisioning(), &finished.identity).await?;
         state.commit(tx).await?;
-        let (_, session) = users::open_session(&state.store, row).await?;
+        // The assertion's subject stays with the session (server side) for single logout.
+        let provider = finished.subject.clone().map(ProviderSession::Saml);
+        let (_, session) =
+            users::open_provider_session(&state.store, row, provider.as_ref()).await?;
         Ok::<_, ApiError>((session, local_path(&state.base_path, Some(&finished.next))))
     }
     .await;

@@ -3,6 +3,8 @@
 
 use super::controls::local_path;
 use super::page::{see_other, Page, Shell, UiError};
+use super::scope::Done;
+use super::single_sign_out;
 
 use super::session::{
     anonymous_csrf_matches, anonymous_csrf_secret, carried_notice, cookie_value, csrf_of,
@@ -291,19 +293,39 @@ pub async fn sign_in(
     }
 }
 
-/// `POST /logout`: the session ends (in the store too) and both credential cookies are cleared.
+/// `POST /logout`: the session ends (in the store too) and both credential cookies are cleared; then, for a
+/// single sign-on whose provider's sign-out is configured, to the identity provider
+/// (`single_sign_out::at_provider`), else to the sign-in page.
 pub async fn sign_out(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     _: UiForm,
 ) -> Response {
     let https = is_https(&headers);
+    let mut provider = None;
     if let Some(session) = cookie_value(&headers, SESSION_COOKIE) {
-        if let Err(error) = users::sign_out(&state.store, &session).await {
-            return UiError::from(error).into_response();
+        match users::sign_out(&state.store, &session).await {
+            Ok(ended) => provider = ended,
+            Err(error) => return UiError::from(error).into_response(),
         }
     }
-    let mut response = see_other(&format!("{}/login", state.base_path));
+    let sign_in_page = format!("{}/login", state.base_path);
+    let departure = match provider {
+        Some(provider) => single_sign_out::at_provider(&state, &headers, provider).await,
+        None => Ok(None),
+    };
+    let mut response = match departure {
+        Ok(Some(provider_url)) => single_sign_out::leaving(&state, &provider_url),
+        Ok(None) => see_other(&sign_in_page),
+        Err(error) => {
+            tracing::warn!(error = %error.message, "single sign-out could not be started");
+            let notice = format!(
+                "You are signed out of Vexil, but not at the identity provider: {}",
+                error.message
+            );
+            Done::to(sign_in_page, notice).into_response()
+        }
+    };
     for name in [SESSION_COOKIE, TOKEN_COOKIE] {
         let cookie = ui_cookie(
             name,

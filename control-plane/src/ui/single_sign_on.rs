@@ -12,6 +12,7 @@ use super::single_sign_on_saml;
 use crate::domain::access::Area;
 use crate::domain::saml_settings::{self, SamlSettings};
 use crate::domain::sso_settings::{self, OidcSettings, PasswordAuth, SIGNING_ALGORITHMS};
+use crate::http::admin::ui_config::request_origin;
 use crate::http::state::AppState;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -76,6 +77,7 @@ async fn draw(
         .filter(|error| error.field.is_none())
         .map(|error| error.message.as_str());
     let redirect_uri = callback_uri(headers, &state.base_path);
+    let sign_in_page = format!("{}{}/login", request_origin(headers), state.base_path);
     let role = settings.default_role().name();
     let algorithm = settings.signing_algorithm().to_owned();
     let markup = shell.render(
@@ -100,6 +102,7 @@ async fn draw(
                         dt { "Create users at first sign-in" } dd { (if current.auto_create { "Yes" } else { "No" }) }
                         dt { "Default root role" } dd { (current.default_role().name()) }
                         dt { "Group syncing" } dd { (if current.enable_group_syncing { "On" } else { "Off" }) }
+                        dt { "Single sign-out" } dd { (if current.enable_single_sign_out { "On" } else { "Off" }) }
                     }
                 } @else {
                     @if let Some(message) = general_error {
@@ -140,6 +143,10 @@ async fn draw(
                         }))
                         div.field {
                             label.check { input #groups-scope type="checkbox" name="addGroupsScope" value="true" checked[settings.add_groups_scope]; "Ask for the groups scope" }
+                        }
+                        div.field {
+                            label.check { input #single-sign-out type="checkbox" name="enableSingleSignOut" value="true" checked[settings.enable_single_sign_out] aria-describedby="single-sign-out-hint"; "Sign out at the provider too (single sign-out)" }
+                            span.hint #single-sign-out-hint { "When the provider offers it (end_session_endpoint): register " code { (sign_in_page) } " as a post-logout redirect URI there." }
                         }
                         (field("acr-values", "ACR values", error_at("acrValues"), Some("Optional, space-separated"), html! {
                             input #acr-values type="text" name="acrValues" value=(text(&settings.acr_values)) aria-describedby="acr-values-hint acr-values-error";
@@ -203,6 +210,7 @@ pub async fn save_oidc(
         enable_group_syncing: form.checked("enableGroupSyncing"),
         group_json_path: optional(&form, "groupJsonPath"),
         add_groups_scope: form.checked("addGroupsScope"),
+        enable_single_sign_out: form.checked("enableSingleSignOut"),
         acr_values: optional(&form, "acrValues"),
         id_token_signing_algorithm: optional(&form, "idTokenSigningAlgorithm"),
         enable_pkce: true,
@@ -240,14 +248,20 @@ pub async fn save_saml(
         entity_id: optional(&form, "entityId"),
         sign_on_url: optional(&form, "signOnUrl"),
         certificate: optional(&form, "certificate"),
+        sign_out_url: optional(&form, "signOutUrl"),
+        sp_certificate: optional(&form, "spCertificate"),
         auto_create: form.checked("autoCreate"),
         email_domains: optional(&form, "emailDomains"),
         default_root_role: optional(&form, "defaultRootRole"),
         enable_group_syncing: form.checked("enableGroupSyncing"),
         group_json_path: optional(&form, "groupJsonPath"),
-        ..current_sign_out(&state).await?
+        ..SamlSettings::default()
     };
-    let typed = input.clone();
+    // The key typed is never drawn again, even on a refusal.
+    let typed = SamlSettings {
+        sp_certificate: None,
+        ..input.clone()
+    };
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
         saml_settings::set_saml(&mut tx, state.sign_in_config.saml_env.as_ref(), input).await?;
@@ -263,15 +277,6 @@ pub async fn save_saml(
         draw(&state, &who, &headers, draft, StatusCode::BAD_REQUEST).await
     })
     .await
-}
-
-/// The sign-out settings the form does not show, kept as stored (the key stays: a write without it keeps it).
-async fn current_sign_out(state: &AppState) -> Result<SamlSettings, UiError> {
-    let stored = state.saml_settings().await?;
-    Ok(SamlSettings {
-        sign_out_url: stored.sign_out_url,
-        ..SamlSettings::default()
-    })
 }
 
 /// `POST /admin/auth/password`.

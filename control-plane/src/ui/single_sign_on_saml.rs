@@ -1,6 +1,7 @@
 //! The "SAML 2.0" part of the Single sign-on page (`single_sign_on`): what to register at the identity
 //! provider (Vexil's entity ID, its assertion consumer service URL, its metadata), the provider's entity ID,
-//! single sign-on URL and signing certificate, who is created with which role, group syncing. With the
+//! single sign-on URL and signing certificate, its single logout URL and the key that signs sign-out requests
+//! (never shown), who is created with which role, group syncing. With the
 //! `SAML_*` variables set the settings are shown read-only, saying why.
 
 use super::controls::field;
@@ -47,6 +48,7 @@ pub(super) async fn section(
             dl.meta.sso-facts {
                 dt { "Entity ID (audience)" } dd { code #saml-entity-id { (urls.entity_id) } }
                 dt { "Assertion consumer service URL" } dd { code #saml-acs-url { (urls.acs_url) } }
+                dt { "Single logout service URL" } dd { code #saml-logout-url { (urls.logout_url) } }
                 dt { "Metadata" } dd { a href=(who.link("/auth/saml/metadata")) { "Service provider metadata (XML)" } }
             }
             p.muted { "Send the e-mail address as the NameID (format: e-mail address); firstName, lastName and a groups attribute are read when present." }
@@ -59,6 +61,8 @@ pub(super) async fn section(
                     dt { "Identity provider entity ID" } dd { code { (text(&current.entity_id)) } }
                     dt { "Single sign-on URL" } dd { code { (text(&current.sign_on_url)) } }
                     dt { "Signing certificate" } dd { (if current.certificate.is_some() { "Set" } else { "Not set" }) }
+                    dt { "Single logout URL" } dd { code { (text(&current.sign_out_url)) } }
+                    dt { "Sign-out signing key" } dd { (if current.sp_certificate_set { "Set" } else { "Not set" }) }
                     dt { "Create users at first sign-in" } dd { (if current.auto_create { "Yes" } else { "No" }) }
                     dt { "Default root role" } dd { (current.provisioning().default_role.name()) }
                     dt { "Group syncing" } dd { (if current.enable_group_syncing { "On" } else { "Off" }) }
@@ -80,6 +84,12 @@ pub(super) async fn section(
                     }))
                     (field("saml-certificate", "Signing certificate", error_at("certificate"), Some("The provider's X.509 certificate: PEM or its base64 body"), html! {
                         textarea #saml-certificate name="certificate" rows="6" spellcheck="false" aria-describedby="saml-certificate-hint saml-certificate-error" { (text(&settings.certificate)) }
+                    }))
+                    (field("saml-sign-out-url", "Single logout URL", error_at("signOutUrl"), Some("Optional: where signing out of Vexil signs out at the provider too (HTTP-Redirect binding); it answers at the single logout service URL above"), html! {
+                        input #saml-sign-out-url type="url" name="signOutUrl" value=(text(&settings.sign_out_url)) aria-describedby="saml-sign-out-url-hint saml-sign-out-url-error";
+                    }))
+                    (field("saml-sp-key", "Sign-out signing key", error_at("spCertificate"), Some(if current.sp_certificate_set { "A key is stored (never shown). Leave empty to keep it." } else { "Optional: the RSA private key (PEM) that signs sign-out requests, for providers that want them signed." }), html! {
+                        textarea #saml-sp-key name="spCertificate" rows="4" spellcheck="false" autocomplete="off" aria-describedby="saml-sp-key-hint saml-sp-key-error" {}
                     }))
                     div.field {
                         label.check { input #saml-auto-create type="checkbox" name="autoCreate" value="true" checked[settings.auto_create]; "Create users at their first sign-in" }

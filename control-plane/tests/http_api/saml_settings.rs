@@ -25,6 +25,31 @@ NrXBx6wo+lGkh14zVp9HxVwCIAi4XRUlDzDMtQ6uh91AGbOEwAtMnNAak+06ct2g
 SF3z
 -----END CERTIFICATE-----
 ";
+/// The key that signs sign-out requests (openssl genpkey, RSA 1024: a test key).
+const SIGNING_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIICdwIBADANBgkqhkiG9w0BAQEFAASCAmEwggJdAgEAAoGBAOT4ztUb522bxB6A
+Z273aiFtDlKJrK+oaLqjLJz3e9uDOr47WUMkBIG5xFCl7wp0UX+ttEyOza1Zwoge
+LSKJQ6SsGFTkHe5ySumIo2eTrbwNk+541Wzq3VZv5dYYo+b9CLVsInDP8/DMzy5k
+Q5VDSxep/80oKIDRIkLFporolu+nAgMBAAECgYEArNrUMfedz5ZPCQPAkfn/yfot
+XMwIbJeDcJpsvJbsjvvTpfbh3Rjcuh5GgOezvL2xJOU6fq0zwlFH1UCKrE7Zm5Ji
+q/sUlMM1lnZy3N8UkWvyD3gwgGkMmifBAcwcmsroAnfkzth3jAyOQgDqGClSc/w0
+gkM3fQGI3x1FG3rojfkCQQD8Fer3DCiSo/3Dv7uPT1oYs6j87kRRukVu+IYZ9DnI
+l7DWE690Y2MpogHKmUy7o/V35HxyGbxCKnW3ei1FZ+DbAkEA6IcCX5sB4aXDfJuA
+/3tZ4xmImVRcFxx1Lpbx44Ix2J5rtLV9Ndd9nKpijAPIh8N2IVwpqXL6WHOtIQcE
+zJ1QJQJANnRRnm5M8Whlb/yh+pIspztgHMsnjPQM/azH4yFjvhYuiAAWnbC+ggbS
+Fj7JWZtQcka0Lz2p8i0T4r+Mufp3kwJBAJEeOT/7mHgAIPmyfxZzIE0YUWUH/hU6
+YHO8JqhLR9qePC/imIsyuqU8vRYPAmageSgmwaWMKWtsfh8/pyIgB7UCQA7K1VA/
+Z22nKQn6GCUZRJxDuY/WvklYjQximi3t2U5dPp1HH5Zw0Y1dUek5iscvkXEx9o+k
+bwv7dOTTGO1DRwM=
+-----END PRIVATE KEY-----
+";
+/// An EC key: LogoutRequests are signed with RSA only.
+const EC_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgsKC44zQDxZ8X62WT
+CSFJtq1ssH9p6Fds2logadM8R9yhRANCAAQaqCy2K3XmgUJfpUuP4tKBctGq5rF0
+AlLrpkmHvTR5Hy5oWFUBmIHZxyszKykYa05tFrYY9cTUxaIIF3R8fHtX
+-----END PRIVATE KEY-----
+";
 
 async fn saml_settings(db: TestDb) {
     let server = Server::start(&db, &[]).await;
@@ -78,6 +103,11 @@ async fn saml_settings(db: TestDb) {
         (json!({"signOutUrl": "ftp://idp.example.com"}), "signOutUrl"),
         (json!({"defaultRootRole": "Overlord"}), "defaultRootRole"),
         (json!({"defaultRootRoleId": 99}), "defaultRootRoleId"),
+        (
+            json!({"spCertificate": "-----BEGIN PRIVATE KEY-----not a key"}),
+            "spCertificate",
+        ),
+        (json!({"spCertificate": EC_KEY}), "spCertificate"),
     ] {
         let mut body = valid.clone();
         for (key, value) in change.as_object().unwrap() {
@@ -106,7 +136,7 @@ async fn saml_settings(db: TestDb) {
     );
 
     let mut body = valid.clone();
-    body["spCertificate"] = json!("-----BEGIN PRIVATE KEY-----the-signing-key");
+    body["spCertificate"] = json!(SIGNING_KEY);
     body["autoCreate"] = json!(true);
     body["defaultRootRole"] = json!("Viewer");
     let saved = server.post(SAML, body).await.expect(200).clone();
@@ -183,6 +213,48 @@ async fn saml_settings(db: TestDb) {
         .get_all("set-cookie")
         .iter()
         .all(|cookie| !cookie.to_str().unwrap().starts_with("vexil-session=")));
+
+    // A sign-out answer this instance did not ask for is refused, unsigned or not; one without a message is
+    // a bad request. (The whole single logout, against a real identity provider: edge/tests/e2e/ui_saml.rs.)
+    let unsigned = browser
+        .get(format!(
+            "{}/auth/saml/logout/done?SAMLResponse=PHNhbWxwOkxvZ291dFJlc3BvbnNlLz4%3D",
+            server.base
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unsigned.status(), 401);
+    let text = unsigned.text().await.unwrap();
+    assert!(text.contains("Sign-out not confirmed"), "{text}");
+    assert!(text.contains("is not signed"), "{text}");
+    let posted = browser
+        .post(format!("{}/auth/saml/logout/done", server.base))
+        .form(&[("SAMLResponse", "PHNhbWxwOkxvZ291dFJlc3BvbnNlLz4=")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 401);
+    let empty = browser
+        .post(format!("{}/auth/saml/logout/done", server.base))
+        .form(&[("RelayState", "x")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(empty.status(), 400);
+    // The metadata names the single logout service.
+    let metadata = browser
+        .get(format!("{}/auth/saml/metadata", server.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metadata.contains(&format!("{}/auth/saml/logout/done", server.base)),
+        "{metadata}"
+    );
 
     // Switching SAML off brings passwords back, and starting a SAML sign-in says it is not configured.
     server

@@ -5,7 +5,10 @@
 //! removing the group at the provider removes the membership at the next sign-in, a forged callback (unknown
 //! state) and another nonce are refused with no session; a second control plane configured by `OIDC_*`
 //! variables for a provider that cannot be reached starts, serves, says why single sign-on fails and takes the
-//! admin token. Screenshots: `target/ui-screenshots/oidc-*.png`.
+//! admin token. Single sign-out: without it, signing out of Vexil leaves the provider's session (the next
+//! sign-in asks nothing at the provider); with it switched on, signing out goes through the provider's
+//! end_session_endpoint (id_token_hint, client_id, post_logout_redirect_uri) and the next sign-in asks for
+//! the login again. Screenshots: `target/ui-screenshots/oidc-*.png`.
 
 use crate::processes::{admin, get, request, Process, ADMIN_TOKEN};
 use crate::ui::{assert_installed, chromium, node_modules, screenshots, Walk};
@@ -33,12 +36,13 @@ impl Drop for Provider {
     }
 }
 
-fn start_provider(redirect_uri: &str) -> Provider {
+fn start_provider(redirect_uri: &str, post_logout_redirect_uri: &str) -> Provider {
     assert_installed(OIDC_PROVIDER);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/js/oidc-provider.mjs");
     let mut child = Command::new("node")
         .arg(script)
         .arg(redirect_uri)
+        .arg(post_logout_redirect_uri)
         .env(
             "OIDC_PROVIDER_MODULE",
             node_modules().join("oidc-provider/lib/index.js"),
@@ -154,7 +158,10 @@ async fn oidc_sign_in_through_a_real_provider() {
     )
     .await;
 
-    let provider = start_provider(&format!("{}/auth/oidc/callback", control_plane.base));
+    let provider = start_provider(
+        &format!("{}/auth/oidc/callback", control_plane.base),
+        &format!("{}/login", control_plane.base),
+    );
     set_groups(&provider, "ann", &["vexil-admins", "readers"]).await;
 
     // A second control plane, configured by Unleash's variables for a provider that cannot be reached.
@@ -266,6 +273,12 @@ async fn oidc_sign_in_through_a_real_provider() {
             "ann-again" => {
                 assert!(admins_group_members(&control_plane).await.is_empty());
             }
+            "single-sign-out-on" => {
+                let settings =
+                    admin(&control_plane, "GET", "/api/admin/auth/oidc/settings", None).await;
+                assert_eq!(settings.body["enableSingleSignOut"], true);
+            }
+            "signed-out" => {}
             "forgeries-refused" => {
                 eprintln!("a wrong nonce was refused as: {}", message["refusal"]);
                 let emails: Vec<Value> = users(&control_plane)

@@ -5,7 +5,10 @@
 //! sign-in; a response signed with another key, an expired one, one changed after signing, a replayed one and
 //! one finished in another browser are refused with no session and no user. A second control plane
 //! configured by `SAML_*` variables reports `samlConfiguredThroughEnv`, shows its settings read-only through
-//! the API and offers SAML on its sign-in page. Screenshots: `target/ui-screenshots/saml-*.png`.
+//! the API and offers SAML on its sign-in page. Single logout: signing out of Vexil sends a signed
+//! LogoutRequest to the provider, whose session ends (the next sign-in asks for the e-mail again, where before
+//! it answered at once), and its signed LogoutResponse (HTTP-Redirect, then HTTP-POST binding) brings the
+//! browser back to "You are signed out"; a replayed or altered LogoutResponse is refused. Screenshots: `target/ui-screenshots/saml-*.png`.
 
 use crate::processes::{admin, get, request, Process, ADMIN_TOKEN};
 use crate::ui::{assert_installed, chromium, node_modules, screenshots, Walk};
@@ -26,7 +29,10 @@ struct IdentityProvider {
     base: String,
     entity_id: String,
     sign_on_url: String,
+    sign_out_url: String,
     certificate: String,
+    /// The service provider's key that signs sign-out requests (the provider holds its certificate).
+    sp_key: String,
 }
 
 impl Drop for IdentityProvider {
@@ -76,7 +82,9 @@ fn start_identity_provider(sp_entity_id: &str, acs_url: &str) -> IdentityProvide
         base: sign_on_url.trim_end_matches("/sso").to_owned(),
         entity_id: ready["entityId"].as_str().unwrap().to_owned(),
         sign_on_url,
+        sign_out_url: ready["signOutUrl"].as_str().unwrap().to_owned(),
         certificate: ready["certificate"].as_str().unwrap().to_owned(),
+        sp_key: ready["spKey"].as_str().unwrap().to_owned(),
     }
 }
 
@@ -219,6 +227,8 @@ async fn saml_sign_in_through_a_real_identity_provider() {
             ("IDP_ENTITY_ID", &provider.entity_id),
             ("IDP_SIGN_ON_URL", &provider.sign_on_url),
             ("IDP_CERTIFICATE", &provider.certificate),
+            ("IDP_SIGN_OUT_URL", &provider.sign_out_url),
+            ("SP_KEY", &provider.sp_key),
         ],
     );
     loop {
@@ -232,6 +242,9 @@ async fn saml_sign_in_through_a_real_identity_provider() {
                 assert_eq!(settings.body["signOnUrl"], provider.sign_on_url.as_str());
                 assert_eq!(settings.body["defaultRootRole"], "Viewer");
                 assert_eq!(settings.body["enableGroupSyncing"], true);
+                assert_eq!(settings.body["signOutUrl"], provider.sign_out_url.as_str());
+                assert_eq!(settings.body["spCertificateSet"], true);
+                assert!(settings.body.get("spCertificate").is_none());
                 let events = admin(&control_plane, "GET", "/api/admin/events", None).await;
                 assert!(events.body.to_string().contains("setting-updated"));
             }
@@ -254,6 +267,7 @@ async fn saml_sign_in_through_a_real_identity_provider() {
             "ann-again" => {
                 assert!(admins_group_members(&control_plane).await.is_empty());
             }
+            "signed-out" => {}
             "forgeries-refused" => {
                 let emails: Vec<Value> = users(&control_plane)
                     .await
@@ -271,7 +285,14 @@ async fn saml_sign_in_through_a_real_identity_provider() {
         walk.resume().await;
     }
     walk.finish().await;
-    for page in ["01-refused", "02-settings", "03-sign-in", "04-refused"] {
+    for page in [
+        "01-refused",
+        "02-settings",
+        "03-sign-in",
+        "04-refused",
+        "05-signed-out",
+        "06-sign-out-replayed",
+    ] {
         for width in [1280, 390] {
             let path = screenshots.join(format!("saml-{page}-{width}.png"));
             assert!(path.exists(), "{} was not saved", path.display());

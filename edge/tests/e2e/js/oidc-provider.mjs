@@ -1,19 +1,21 @@
 // A real OpenID Connect provider (panva's npm `oidc-provider`, pinned in scripts/test) for
 // edge/tests/e2e/ui_oidc.rs.
 //
-// Usage: node oidc-provider.mjs REDIRECT_URI   (ES modules do not read NODE_PATH: the package is imported
-// from .test-deps through OIDC_PROVIDER_MODULE, the path of its entry point)
+// Usage: node oidc-provider.mjs REDIRECT_URI POST_LOGOUT_REDIRECT_URI   (ES modules do not read NODE_PATH: the
+// package is imported from .test-deps through OIDC_PROVIDER_MODULE, the path of its entry point)
 // Listens on a free port of 127.0.0.1 with issuer http://127.0.0.1:PORT, one confidential client
-// `vexil` / `vexil-secret` registered for REDIRECT_URI (code flow, PKCE), its development login and consent
-// pages (any login, any password: the login is the account), and a `groups` scope whose claim, with
-// email and profile, goes into the ID token. Prints `oidc provider listening on PORT`.
+// `vexil` / `vexil-secret` registered for REDIRECT_URI (code flow, PKCE) and, for RP-initiated logout (its
+// end_session_endpoint, on by default, which asks "Yes, sign me out"), POST_LOGOUT_REDIRECT_URI; its
+// development login and consent pages (any login, any password: the login is the account; a session at the
+// provider signs in again without them), and a `groups` scope whose claim, with email and profile, goes into
+// the ID token. Prints `oidc provider listening on PORT`.
 // Accounts: LOGIN → LOGIN@example.com, named after it, groups as set by
 //   PUT /_test/accounts/LOGIN  {"groups": [...]}   (the test changes a person's groups "at the provider").
 // Stops when its standard input closes or on SIGTERM.
 import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 
-const [redirectUri] = process.argv.slice(2);
+const [redirectUri, postLogoutRedirectUri] = process.argv.slice(2);
 const { default: Provider } = await import(pathToFileURL(process.env.OIDC_PROVIDER_MODULE).href);
 
 const groups = new Map();
@@ -29,6 +31,7 @@ const provider = new Provider(issuer, {
       client_id: 'vexil',
       client_secret: 'vexil-secret',
       redirect_uris: [redirectUri],
+      post_logout_redirect_uris: [postLogoutRedirectUri],
       response_types: ['code'],
       grant_types: ['authorization_code'],
       token_endpoint_auth_method: 'client_secret_basic',

@@ -4,7 +4,10 @@
 // in with "Sign in with OpenID Connect" and is created; bob (no group) too; ann signs in again after the test
 // took her group away at the provider; a forged callback (unknown state) and a callback whose ID token
 // carries another nonce are refused with a page saying why and no session; on a second control plane whose
-// provider cannot be reached, single sign-on shows why and the admin token still signs in.
+// provider cannot be reached, single sign-on shows why and the admin token still signs in. Single sign-out:
+// bob signs out while it is off and signs in again without the provider asking anything (its session lives
+// on); the Admin switches it on; bob signs out through the provider's end_session_endpoint (confirming there)
+// and lands on Vexil's sign-in page, and the provider now asks for his login again.
 // Run by edge/tests/e2e/ui_oidc.rs: at each checkpoint this prints one JSON line {"checkpoint": NAME, ...}
 // and waits for "continue" on stdin. Vexil's pages (never the provider's) are audited by axe-core.
 // Screenshots (oidc-*.png, 1280 px and 390 px wide) go to $SCREENSHOTS.
@@ -20,6 +23,7 @@ const base = process.env.VEXIL_URL;
 const providerUrl = process.env.PROVIDER_URL;
 const unreachable = process.env.UNREACHABLE_URL;
 const shots = process.env.SCREENSHOTS;
+const vexilOrigin = new URL(base).origin;
 const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const audit = new Audit();
 
@@ -64,6 +68,22 @@ async function atProvider(page, login) {
   if (page.url().startsWith(providerUrl)) {
     await navigate(page, page.getByRole("button", { name: "Continue" }));
   }
+}
+
+// "Sign out" in Vexil (the Vexil session ends, wherever the browser goes next).
+async function signOut(page) {
+  await navigate(page, page.getByRole("button", { name: "Sign out" }));
+  if (await sessionCookie(page)) fail("the session cookie outlived the sign-out");
+}
+
+// "Sign in with OpenID Connect" with a session at the provider: back in Vexil at once, no login asked.
+async function signInAtOnce(page) {
+  await page.goto(base + "/login");
+  await Promise.all([
+    page.waitForURL((url) => url.origin === vexilOrigin && !url.pathname.startsWith("/auth/oidc") && url.pathname !== "/login"),
+    page.getByRole("link", { name: "Sign in with OpenID Connect" }).click(),
+  ]);
+  if (!(await sessionCookie(page))) fail("the provider's session did not sign in at once");
 }
 
 // From Vexil's sign-in page through the provider and back.
@@ -141,6 +161,45 @@ async function main() {
   if ((await annAgain.getByRole("link", { name: "Users" }).count()) !== 0) fail("ann kept the group's Admin role");
   await audit.check(annAgain);
   await checkpoint("ann-again");
+
+  // Single sign-out off: signing out of Vexil leaves the provider's session, which signs bob in at once.
+  await signOut(bob);
+  if (new URL(bob.url()).pathname !== "/login" || new URL(bob.url()).origin !== vexilOrigin) fail(`bob's sign-out went to ${bob.url()}`);
+  await signInAtOnce(bob);
+  // The Admin switches single sign-out on.
+  await navigate(admin, admin.getByRole("link", { name: "Single sign-on" }));
+  await oidc.getByLabel("Sign out at the provider too (single sign-out)").check();
+  await navigate(admin, admin.getByRole("button", { name: "Save OpenID Connect settings" }));
+  await admin.getByText("The OpenID Connect settings were saved.").waitFor();
+  await audit.check(admin);
+  await checkpoint("single-sign-out-on");
+  // bob's session began before: it signs out of Vexil only. His next one keeps its ID token for the provider.
+  await signOut(bob);
+  if (new URL(bob.url()).origin !== vexilOrigin) fail(`bob's older session's sign-out went to ${bob.url()}`);
+  await signInAtOnce(bob);
+  // Vexil's page sends the browser on to the provider, which asks for a confirmation.
+  await Promise.all([
+    bob.waitForURL((url) => url.origin === new URL(providerUrl).origin),
+    bob.getByRole("button", { name: "Sign out" }).click(),
+  ]);
+  if (await sessionCookie(bob)) fail("bob's session cookie outlived the sign-out");
+  const endSession = new URL(bob.url());
+  for (const name of ["id_token_hint", "client_id", "post_logout_redirect_uri"]) {
+    if (!endSession.searchParams.get(name) && !(await bob.locator(`input[name="${name}"]`).count())) {
+      fail(`the provider's sign-out page was reached without ${name}: ${bob.url()}`);
+    }
+  }
+  await Promise.all([
+    bob.waitForURL((url) => url.origin === vexilOrigin && url.pathname === "/login"),
+    bob.getByRole("button", { name: "Yes, sign me out" }).click(),
+  ]);
+  if (await sessionCookie(bob)) fail("bob's session cookie outlived the sign-out");
+  await audit.check(bob);
+  // The provider's session is gone: signing in asks for the login again.
+  await navigate(bob, bob.getByRole("link", { name: "Sign in with OpenID Connect" }));
+  if (!bob.url().startsWith(providerUrl)) fail(`bob's sign-in went to ${bob.url()}`);
+  await bob.locator('input[name="login"]').waitFor();
+  await checkpoint("signed-out");
 
   // A forged callback: a state this control plane never gave.
   const forger = await newPage(browser);

@@ -3,14 +3,22 @@
 //
 // Usage: node saml-idp.mjs SP_ENTITY_ID ACS_URL   (ES modules do not read NODE_PATH: the package is imported
 // from .test-deps through SAMLIFY_MODULE, the path of its entry point)
-// Makes a fresh RSA key and self-signed certificate (openssl), listens on a free port of 127.0.0.1 with entity
-// ID http://127.0.0.1:PORT/metadata and its single sign-on service at /sso (HTTP-Redirect binding), and prints
-//   saml idp ready {"entityId": …, "signOnUrl": …, "certificate": "-----BEGIN CERTIFICATE-----…"}
+// Makes a fresh RSA key and self-signed certificate (openssl), and another pair for the service provider's
+// signed sign-out requests, listens on a free port of 127.0.0.1 with entity ID http://127.0.0.1:PORT/metadata,
+// its single sign-on service at /sso and its single logout service at /slo (HTTP-Redirect binding), and prints
+//   saml idp ready {"entityId": …, "signOnUrl": …, "signOutUrl": …, "certificate": "-----BEGIN CERTIFICATE-----…",
+//                   "spKey": "-----BEGIN PRIVATE KEY-----…"}
 // /sso parses the service provider's AuthnRequest and shows a sign-in form (an e-mail address: any address is
-// an account); signing in answers with a signed assertion (HTTP-POST binding to ACS_URL): NameID the e-mail
-// (emailAddress format), the attributes firstName, lastName and groups (one value per group).
+// an account), unless the browser has a session at the provider (its idp-session cookie), which answers at
+// once; signing in answers with a signed assertion (HTTP-POST binding to ACS_URL): NameID the e-mail
+// (emailAddress format), a SessionIndex, the attributes firstName, lastName and groups (one value per group).
+// /slo takes the service provider's LogoutRequest, which must be signed with spKey (its certificate is this
+// provider's for the service provider), ends the sessions of its NameID and SessionIndex, and answers with a
+// signed LogoutResponse to the service provider's single logout service (ACS_URL's …/auth/saml/logout/done):
+// HTTP-Redirect binding, or HTTP-POST after PUT /_test/slo-binding {"binding": "post"}.
 // Test doors:
 //   PUT  /_test/accounts/EMAIL {"groups": [...]}        a person's groups at the provider, from the next sign-in
+//   PUT  /_test/slo-binding {"binding": "redirect"|"post"}   how /slo answers
 //   POST /_test/response {"email", "location", "expired"?, "otherKey"?, "tamperedEmail"?}
 //        → {"SAMLResponse", "RelayState"}: the answer to the AuthnRequest in `location` (the service provider's
 //          redirect to /sso) without the sign-in form: signed with this provider's key (or, with otherKey, with
@@ -26,6 +34,7 @@ import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 
 const [spEntityId, acsUrl] = process.argv.slice(2);
+const spLogoutUrl = acsUrl.replace(/\/auth\/saml\/callback$/, '/auth/saml/logout/done');
 const samlify = await import(pathToFileURL(process.env.SAMLIFY_MODULE).href);
 // The AuthnRequest is read, not schema-validated: this is a test provider, and the service provider under
 // test (Vexil) is what must be strict.
@@ -47,8 +56,12 @@ function keyPair() {
 
 const trusted = keyPair();
 const untrusted = keyPair();
+const spKeys = keyPair();
 const groups = new Map();
 const flows = new Map();
+// Sessions at the provider: id (the idp-session cookie) → {email, indexes: the SessionIndex of each sign-in}.
+const sessions = new Map();
+let sloBinding = 'redirect';
 
 const server = http.createServer();
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -62,8 +75,13 @@ function identityProvider(keys) {
     privateKey: keys.key,
     signingCert: keys.cert,
     wantAuthnRequestsSigned: false,
+    wantLogoutRequestSigned: true,
+    requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
     singleSignOnService: [
       { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: `${base}/sso` },
+    ],
+    singleLogoutService: [
+      { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: `${base}/slo` },
     ],
   });
 }
@@ -72,8 +90,14 @@ const forger = identityProvider(untrusted);
 const sp = samlify.ServiceProvider({
   entityID: spEntityId,
   wantAssertionsSigned: true,
+  wantLogoutResponseSigned: true,
+  signingCert: spKeys.cert,
   assertionConsumerService: [
     { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST', Location: acsUrl },
+  ],
+  singleLogoutService: [
+    { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: spLogoutUrl },
+    { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST', Location: spLogoutUrl },
   ],
 });
 
@@ -88,7 +112,7 @@ function attribute(name, values) {
 }
 
 // The response XML: samlify's template with the times, the subject and the attributes of this sign-in.
-function template(email, inResponseTo, expired) {
+function template(email, inResponseTo, expired, sessionIndex) {
   return (context) => {
     const now = new Date();
     const shift = (seconds) => new Date(now.getTime() + seconds * 1000).toISOString();
@@ -115,22 +139,62 @@ function template(email, inResponseTo, expired) {
       ConditionsNotBefore: notBefore,
       ConditionsNotOnOrAfter: notOnOrAfter,
       SubjectConfirmationDataNotOnOrAfter: notOnOrAfter,
-      AuthnStatement: `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${id}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
+      AuthnStatement: `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${sessionIndex}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
       AttributeStatement: `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>`,
     };
     return { id, context: context.replace(/\{(\w+)\}/g, (whole, key) => values[key] ?? whole) };
   };
 }
 
-async function respond(provider, email, inResponseTo, expired) {
+async function respond(provider, email, inResponseTo, expired, sessionIndex = `_${randomUUID()}`) {
   const answer = await provider.createLoginResponse(
     sp,
     { extract: { request: { id: inResponseTo } } },
     'post',
     { email },
-    { customTagReplacement: template(email, inResponseTo, expired) },
+    { customTagReplacement: template(email, inResponseTo, expired, sessionIndex) },
   );
   return answer.context;
+}
+
+// The page that posts a message to the service provider by itself.
+function autoPost(res, title, action, fields) {
+  const inputs = Object.entries(fields)
+    .map(([name, value]) => `<input type="hidden" name="${name}" value="${escape(value)}">`)
+    .join('');
+  page(res, 200, title,
+    `<form method="post" action="${escape(action)}" id="saml">${inputs}<button type="submit">Continue</button></form>` +
+    `<script>document.getElementById('saml').submit()</script>`);
+}
+
+function sessionOf(req) {
+  const cookie = (req.headers.cookie ?? '').split(';').map((part) => part.trim())
+    .find((part) => part.startsWith('idp-session='));
+  const id = cookie?.slice('idp-session='.length);
+  return id && sessions.has(id) ? sessions.get(id) : null;
+}
+
+// A sign-in answered: the signed response posted to the service provider, the session (new or the browser's)
+// knowing its SessionIndex.
+async function signedIn(res, email, flow, session) {
+  const sessionIndex = `_${randomUUID()}`;
+  const headers = {};
+  if (session) {
+    session.indexes.add(sessionIndex);
+  } else {
+    const id = randomUUID();
+    sessions.set(id, { email, indexes: new Set([sessionIndex]) });
+    headers['set-cookie'] = `idp-session=${id}; Path=/; HttpOnly; SameSite=Lax`;
+  }
+  const response = await respond(idp, email, flow.requestId, false, sessionIndex);
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  autoPost(res, 'Signing you in…', acsUrl, { SAMLResponse: response, RelayState: flow.relayState });
+}
+
+// The raw name=value pairs of a query string, as sent: what a redirect binding's signature covers.
+function octetString(rawQuery, names) {
+  const pairs = rawQuery.split('&');
+  return names.map((name) => pairs.find((pair) => pair.split('=')[0] === name)).filter(Boolean).join('&');
 }
 
 function page(res, status, title, body) {
@@ -151,6 +215,11 @@ server.on('request', async (req, res) => {
     if (req.method === 'GET' && url.pathname === '/sso') {
       const query = Object.fromEntries(url.searchParams);
       const { extract } = await idp.parseLoginRequest(sp, 'redirect', { query });
+      const session = sessionOf(req);
+      if (session) {
+        await signedIn(res, session.email, { requestId: extract.request.id, relayState: query.RelayState ?? '' }, session);
+        return;
+      }
       const flow = randomUUID();
       flows.set(flow, { requestId: extract.request.id, relayState: query.RelayState ?? '' });
       page(res, 200, 'Test identity provider: sign in',
@@ -167,13 +236,38 @@ server.on('request', async (req, res) => {
         page(res, 400, 'Unknown sign-in', '<p>Start again from the service provider.</p>');
         return;
       }
-      const response = await respond(idp, form.get('email'), flow.requestId, false);
-      page(res, 200, 'Signing you in…',
-        `<form method="post" action="${escape(acsUrl)}" id="saml">` +
-        `<input type="hidden" name="SAMLResponse" value="${escape(response)}">` +
-        `<input type="hidden" name="RelayState" value="${escape(flow.relayState)}">` +
-        `<button type="submit">Continue</button></form>` +
-        `<script>document.getElementById('saml').submit()</script>`);
+      await signedIn(res, form.get('email'), flow, null);
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/slo') {
+      const query = Object.fromEntries(url.searchParams);
+      const raw = req.url.split('?')[1] ?? '';
+      const { extract } = await idp.parseLogoutRequest(sp, 'redirect', {
+        query,
+        octetString: octetString(raw, ['SAMLRequest', 'RelayState', 'SigAlg']),
+      });
+      const indexes = [extract.sessionIndex].flat().filter(Boolean);
+      for (const [id, session] of sessions) {
+        if (session.email === extract.nameID && (indexes.length === 0 || indexes.some((index) => session.indexes.has(index)))) {
+          sessions.delete(id);
+        }
+      }
+      res.setHeader('set-cookie', 'idp-session=; Path=/; Max-Age=0');
+      const answered = { extract: { request: { id: extract.request.id } } };
+      if (sloBinding === 'post') {
+        const response = idp.createLogoutResponse(sp, answered, 'post', query.RelayState ?? '');
+        const fields = { SAMLResponse: response.context };
+        if (query.RelayState) fields.RelayState = query.RelayState;
+        autoPost(res, 'Signing you out…', spLogoutUrl, fields);
+      } else {
+        const response = idp.createLogoutResponse(sp, answered, 'redirect', query.RelayState ?? '');
+        res.writeHead(302, { location: response.context }).end();
+      }
+      return;
+    }
+    if (req.method === 'PUT' && url.pathname === '/_test/slo-binding') {
+      sloBinding = JSON.parse(await readBody(req)).binding;
+      res.writeHead(204).end();
       return;
     }
     const account = url.pathname.match(/^\/_test\/accounts\/([^/]+)$/);
@@ -203,7 +297,9 @@ server.on('request', async (req, res) => {
   }
 });
 
-process.stdout.write(`saml idp ready ${JSON.stringify({ entityId, signOnUrl: `${base}/sso`, certificate: trusted.cert })}\n`);
+process.stdout.write(`saml idp ready ${JSON.stringify({
+  entityId, signOnUrl: `${base}/sso`, signOutUrl: `${base}/slo`, certificate: trusted.cert, spKey: spKeys.key,
+})}\n`);
 
 function stop() {
   server.close();

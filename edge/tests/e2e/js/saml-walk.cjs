@@ -5,12 +5,17 @@
 // bob (no group) too; ann signs in again after the test took her group away at the provider. Then forged
 // responses, each for a sign-in this browser really started, are refused with a page saying why and no
 // session: signed with another key, expired, changed after signing, replayed, and one finished in another
-// browser than the one that started it (login CSRF).
+// browser than the one that started it (login CSRF). Single logout (the Admin set the provider's logout URL
+// and the signing key): with her session at the provider, ann signs in again without typing anything; she
+// signs out of Vexil, which signs her out at the provider (a signed LogoutRequest; its LogoutResponse by
+// HTTP-Redirect) and shows "You are signed out"; signing in now asks for her address again. A replayed
+// and an altered LogoutResponse are refused; a second sign-out is answered by HTTP-POST.
 // Run by edge/tests/e2e/ui_saml.rs: at each checkpoint this prints one JSON line {"checkpoint": NAME, ...}
 // and waits for "continue" on stdin. Vexil's pages (never the provider's) are audited by axe-core.
 // Screenshots (saml-*.png, 1280 px and 390 px wide) go to $SCREENSHOTS.
 //
-// Environment: VEXIL_URL, IDP_URL, IDP_ENTITY_ID, IDP_SIGN_ON_URL, IDP_CERTIFICATE, CHROMIUM, SCREENSHOTS.
+// Environment: VEXIL_URL, IDP_URL, IDP_ENTITY_ID, IDP_SIGN_ON_URL, IDP_CERTIFICATE, IDP_SIGN_OUT_URL, SP_KEY
+// (the key that signs sign-out requests), CHROMIUM, SCREENSHOTS.
 
 const { chromium } = require("playwright-core");
 const readline = require("node:readline");
@@ -19,6 +24,7 @@ const { Audit } = require("./audit.cjs");
 const base = process.env.VEXIL_URL;
 const idpUrl = process.env.IDP_URL;
 const shots = process.env.SCREENSHOTS;
+const vexilOrigin = new URL(base).origin;
 const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const audit = new Audit();
 
@@ -52,6 +58,17 @@ async function newPage(browser) {
 async function sessionCookie(page) {
   const cookies = await page.context().cookies(base);
   return cookies.find((cookie) => cookie.name === "vexil-session");
+}
+
+// "Sign out" in Vexil: through the provider's single logout and back to the sign-in page, which says so.
+async function signOut(page) {
+  await Promise.all([
+    page.waitForURL((url) => url.origin === vexilOrigin && url.pathname === "/login"),
+    page.getByRole("button", { name: "Sign out" }).click(),
+  ]);
+  await page.getByRole("status").filter({ hasText: "You are signed out." }).waitFor();
+  if (await sessionCookie(page)) fail("the session cookie outlived the sign-out");
+  await audit.check(page);
 }
 
 // From Vexil's sign-in page through the provider's form and back.
@@ -120,6 +137,8 @@ async function main() {
   }
   await shot(admin, "01-refused");
   await saml.getByLabel("Signing certificate").fill(process.env.IDP_CERTIFICATE);
+  await saml.getByLabel("Single logout URL").fill(process.env.IDP_SIGN_OUT_URL);
+  await saml.getByLabel("Sign-out signing key").fill(process.env.SP_KEY);
   await saml.getByLabel("Create users at their first sign-in").check();
   await saml.getByLabel("Root role of created users").selectOption("Viewer");
   await saml.getByLabel("Sync group membership from the assertion's groups attribute").check();
@@ -151,6 +170,46 @@ async function main() {
   await ssoSignIn(annAgain, "ann@example.com");
   if ((await annAgain.getByRole("link", { name: "Users" }).count()) !== 0) fail("ann kept the group's Admin role");
   await checkpoint("ann-again");
+
+  // Single logout. With her session at the provider, ann's next sign-in asks nothing there.
+  await annAgain.goto(base + "/login");
+  await Promise.all([
+    annAgain.waitForURL((url) => url.origin === vexilOrigin && !url.pathname.startsWith("/auth/saml") && url.pathname !== "/login"),
+    annAgain.getByRole("link", { name: "Sign in with SAML 2.0" }).click(),
+  ]);
+  if (!(await sessionCookie(annAgain))) fail("the provider's session did not sign ann in at once");
+  // Signing out of Vexil signs her out at the provider, which answers by HTTP-Redirect.
+  const answers = [];
+  annAgain.on("request", (request) => {
+    if (request.url().includes("/auth/saml/logout/done")) answers.push(request.url());
+  });
+  await signOut(annAgain);
+  if (answers.length !== 1 || !answers[0].includes("Signature=")) fail(`the provider answered ${answers}`);
+  await shot(annAgain, "05-signed-out");
+  // Signing in again asks for her address at the provider.
+  await navigate(annAgain, annAgain.getByRole("link", { name: "Sign in with SAML 2.0" }));
+  if (!annAgain.url().startsWith(idpUrl)) fail(`signing in after the sign-out went to ${annAgain.url()}`);
+  await annAgain.getByLabel("E-mail").waitFor();
+  // The provider's answer, replayed: refused, as is one whose signature was altered.
+  const replayed = await annAgain.goto(answers[0]);
+  if (replayed.status() !== 401) fail(`a replayed LogoutResponse answered ${replayed.status()}`);
+  await annAgain.getByRole("heading", { name: "Sign-out not confirmed" }).waitFor();
+  await annAgain.getByText("This sign-out is unknown, was already answered or has expired").waitFor();
+  await shot(annAgain, "06-sign-out-replayed");
+  const altered = new URL(answers[0]);
+  const signature = altered.searchParams.get("Signature");
+  altered.searchParams.set("Signature", (signature[0] === "A" ? "B" : "A") + signature.slice(1));
+  const forgedAnswer = await annAgain.goto(altered.toString());
+  if (forgedAnswer.status() !== 401) fail(`an altered LogoutResponse answered ${forgedAnswer.status()}`);
+  await annAgain.getByText("does not verify with the identity provider's certificate").waitFor();
+  // Signed in again (typing her address), then out by HTTP-POST.
+  await ssoSignIn(annAgain, "ann@example.com");
+  const binding = await annAgain.context().request.put(idpUrl + "/_test/slo-binding", { data: { binding: "post" } });
+  if (binding.status() !== 204) fail(`the provider's binding could not be set: ${binding.status()}`);
+  await signOut(annAgain);
+  await navigate(annAgain, annAgain.getByRole("link", { name: "Sign in with SAML 2.0" }));
+  await annAgain.getByLabel("E-mail").waitFor();
+  await checkpoint("signed-out");
 
   // Forgeries, each for a sign-in this browser really started.
   const mallory = await newPage(browser);
