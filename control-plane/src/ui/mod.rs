@@ -15,6 +15,7 @@ pub mod applications;
 pub mod archive;
 pub mod assets;
 pub mod change_preview;
+pub mod change_request_schedule;
 pub mod change_requests;
 pub mod connect_sdk;
 pub mod constraint_editor;

@@ -35,6 +35,7 @@ mod playground;
 mod project_overview;
 mod publisher;
 mod saml_settings;
+mod scheduled_change_requests;
 mod scim;
 mod scim_conformance;
 mod scim_groups;

@@ -154,7 +154,8 @@ async fn facts_of(
 }
 
 /// The states `actor` may move request `id` to now, as [`change_state`] would decide (the same
-/// [`transition`] on the same facts): In review, Approved, Applied, Rejected, Cancelled, in that order.
+/// [`transition`] on the same facts): In review, Approved, Scheduled, Applied, Rejected, Cancelled, in that
+/// order (Scheduled also needs a time).
 /// Whether the caller may change configuration at all is the permission rule's question, not this one's.
 pub async fn possible_states(
     conn: &mut AnyConnection,
@@ -165,10 +166,12 @@ pub async fn possible_states(
     use ChangeRequestState::*;
     let row = require(conn, project, id).await?;
     let (facts, _) = facts_of(conn, &row, actor).await?;
-    Ok([InReview, Approved, Applied, Rejected, Cancelled]
-        .into_iter()
-        .filter(|requested| transition(&facts, *requested).is_ok())
-        .collect())
+    Ok(
+        [InReview, Approved, Scheduled, Applied, Rejected, Cancelled]
+            .into_iter()
+            .filter(|requested| transition(&facts, *requested).is_ok())
+            .collect(),
+    )
 }
 
 /// Spec endpoint 19: the state machine ([`transition`]) and its effects. Applying runs every change in this
@@ -241,24 +244,9 @@ pub async fn change_state(
             ))
             .await?;
         }
-        Transition::Apply => {
-            // The one place a write becomes the application of an approved change request: the
-            // change-request gate lets its changes through.
-            tx.apply_change_request(id);
-            for change in &changes {
-                apply_change(tx, &row, change, limits)
-                    .await
-                    .map_err(|error| apply_failure(change, error))?;
-            }
-            tx.end_change_request();
-            set_state(tx, &mut row, ChangeRequestState::Applied).await?;
-            tx.record(request_event(
-                EventType::ChangeRequestApplied,
-                &row,
-                base,
-                None,
-            ))
-            .await?;
+        Transition::Apply => apply_all(tx, &mut row, &changes, limits, base).await?,
+        Transition::Schedule => {
+            super::schedules::schedule(tx, &mut row, input.scheduled_at.as_deref(), base).await?
         }
         Transition::Cancel => {
             set_state(tx, &mut row, ChangeRequestState::Cancelled).await?;
@@ -276,6 +264,36 @@ pub async fn change_state(
         store::insert_comment(tx.conn(), id, &comment).await?;
     }
     view(tx.conn(), row).await
+}
+
+/// Applies every change of an Approved or Scheduled request in `tx`, then moves it to Applied with
+/// `change-request-applied` (`data`); the first change that fails answers 400 naming it, and the caller
+/// drops the write.
+pub(super) async fn apply_all(
+    tx: &mut WriteTx,
+    row: &mut ChangeRequestRow,
+    changes: &[ChangeRow],
+    limits: &Limits,
+    data: serde_json::Value,
+) -> Result<(), ApiError> {
+    // The one place a write becomes the application of an approved change request: the change-request
+    // gate lets its changes through.
+    tx.apply_change_request(row.id);
+    for change in changes {
+        apply_change(tx, row, change, limits)
+            .await
+            .map_err(|error| apply_failure(change, error))?;
+    }
+    tx.end_change_request();
+    set_state(tx, row, ChangeRequestState::Applied).await?;
+    tx.record(request_event(
+        EventType::ChangeRequestApplied,
+        row,
+        data,
+        None,
+    ))
+    .await?;
+    Ok(())
 }
 
 /// A change that cannot be applied: 400 naming it (a store failure stays a 500).
