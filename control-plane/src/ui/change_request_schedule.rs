@@ -91,7 +91,7 @@ pub fn section(who: &SignedIn, base: &str, section: ScheduleSection<'_>) -> Mark
         section.card aria-labelledby="schedule-title" {
             h2 #schedule-title { "Schedule" }
             @if let Some(schedule) = applied {
-                p role="status" {
+                p {
                     "Applied on schedule at " strong { (utc(schedule.updated_at)) }
                     " (scheduled for " (utc(schedule.scheduled_at)) " by " (schedule.scheduled_by) ")."
                 }

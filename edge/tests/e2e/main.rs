@@ -31,6 +31,7 @@ mod ui_oidc;
 mod ui_overview;
 mod ui_readme;
 mod ui_saml;
+mod ui_schedule;
 mod ui_scim;
 mod ui_service_accounts;
 mod ui_usage;

@@ -333,18 +333,22 @@ async fn scheduler_may_not_apply(
     }
     let credential = match user_store::get_of(conn, id, Account::Person).await? {
         Some(person) if person.active => access::caller(conn, person).await?.credential,
-        Some(_) => return Ok(Some(format!(
+        Some(_) => {
+            return Ok(Some(format!(
             "The user who scheduled this change request ({}, user id {id}) has been deactivated",
             schedule.scheduled_by
-        ))),
+        )))
+        }
         None => match user_store::get_of(conn, id, Account::Service).await? {
             Some(service) => Credential::ServiceAccount(
                 RootRole::from_id(service.root_role).unwrap_or(RootRole::Viewer),
             ),
-            None => return Ok(Some(format!(
+            None => {
+                return Ok(Some(format!(
                 "The user who scheduled this change request ({}, user id {id}) has been deleted",
                 schedule.scheduled_by
-            ))),
+            )))
+            }
         },
     };
     Ok(access::authorize(credential, false, Area::Configuration)
