@@ -239,6 +239,7 @@ async fn set_state(store: &Store, actor: &Actor, id: i64, state: ChangeRequestSt
     let input = StateInput {
         state,
         comment: None,
+        scheduled_at: None,
     };
     change_requests::change_state(&mut tx, PROJECT, id, input, &Limits::default())
         .await

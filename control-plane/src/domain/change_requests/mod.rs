@@ -10,6 +10,7 @@
 //! put in the mode that lets the change-request gate pass, so validation and events are identical and a
 //! failing change rolls the whole request back.
 
+mod applying;
 mod bodies;
 mod drafts;
 mod preview;
@@ -17,6 +18,7 @@ mod reviews;
 mod schedules;
 pub mod state_machine;
 
+pub use applying::make_change;
 pub use bodies::{
     ChangeInput, ChangeInputs, ChangeRequest, ChangeRequestConfigInput, ChangeView, Comment,
     CommentInput, EnvironmentChangeRequestConfig, FeatureChanges, Principal, Review, Schedule,
@@ -27,7 +29,7 @@ pub use drafts::{
     make_or_propose_segment, Outcome,
 };
 pub use preview::{preview, ChangePreview};
-pub use reviews::{change_state, comment, make_change, possible_states};
+pub use reviews::{change_state, comment, possible_states};
 pub use schedules::{
     apply_scheduled, due, next_due, schedule_of, scheduled, settle_refused, Attempt, Due, Refusal,
     ScheduleRecord,

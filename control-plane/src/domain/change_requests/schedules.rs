@@ -11,7 +11,7 @@
 //! or `suspended` (the one who scheduled it was deleted or may no longer apply it), with the reason and its
 //! event. The request stays Scheduled then, to be rescheduled, applied, rejected or cancelled.
 
-use super::reviews::apply_all;
+use super::applying::apply_all;
 use super::{request_event, set_state, Schedule, ScheduledChangeRequest, ScheduledQuery};
 use crate::domain::access::{self, Area, Credential};
 use crate::domain::events::EventType;
