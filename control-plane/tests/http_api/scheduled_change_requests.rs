@@ -343,6 +343,7 @@ async fn failed_and_suspended_schedules_record_their_events(db: TestDb) {
     enable_change_requests(&server).await;
     let (_, bob) = user_with_pat(&server, "bob", "Editor").await;
     let (carol_id, carol) = user_with_pat(&server, "carol", "Editor").await;
+    let (dave_id, dave) = user_with_pat(&server, "dave", "Editor").await;
 
     // Failed: its strategy is gone by the time.
     let failing = approved(
@@ -352,11 +353,19 @@ async fn failed_and_suspended_schedules_record_their_events(db: TestDb) {
         &bob,
     )
     .await;
-    // Suspended: the one who scheduled it may no longer apply it.
+    // Suspended: the one who scheduled it may no longer apply it, or is gone.
     let suspended = approved(&server, switch_on("banner"), &bob).await;
+    let orphaned = approved(&server, switch_on("checkout"), &bob).await;
     let at = in_seconds(4);
     schedule(&server, failing, &at, None).await.expect(200);
     schedule(&server, suspended, &at, Some(&carol))
+        .await
+        .expect(200);
+    schedule(&server, orphaned, &at, Some(&dave))
+        .await
+        .expect(200);
+    server
+        .delete(&format!("/api/admin/user-admin/{dave_id}"))
         .await
         .expect(200);
     server
@@ -405,9 +414,23 @@ async fn failed_and_suspended_schedules_record_their_events(db: TestDb) {
         reason.contains("carol") && reason.contains("Viewer"),
         "{reason}"
     );
+    let request = wait_for(&server, orphaned, Duration::from_secs(20), |request| {
+        request["schedule"]["status"] == "suspended"
+    })
+    .await;
+    let reason = request["schedule"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("dave, user id {dave_id}")) && reason.contains("deleted"),
+        "{reason}"
+    );
     let events = events_of_type(&server, "change-request-schedule-suspended").await;
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0]["data"]["changeRequestId"], suspended);
+    assert_eq!(events.len(), 2, "{events:?}");
+    let mut suspended_ids: Vec<i64> = events
+        .iter()
+        .map(|event| event["data"]["changeRequestId"].as_i64().unwrap())
+        .collect();
+    suspended_ids.sort_unstable();
+    assert_eq!(suspended_ids, [suspended, orphaned]);
     assert!(!enabled_in_development(&server, "banner").await);
     assert!(
         events_of_type(&server, "change-request-scheduled-application-success")
