@@ -6,7 +6,8 @@
 //! [`server`] wires them; [`config`] reads flags; [`time`] is the timestamp and the clock; [`edge_auth`]
 //! admits edges to the gRPC channel by their edge tokens; [`import_command`] is `vexil-control-plane import`;
 //! [`ui`] is the admin web UI (server-rendered pages over the same domain functions); [`mail`] sends reset and
-//! welcome links by e-mail when an SMTP server is configured.
+//! welcome links by e-mail when an SMTP server is configured; [`scheduler`] applies scheduled change requests
+//! at their time.
 
 pub mod config;
 pub mod domain;
@@ -20,6 +21,7 @@ pub mod oidc;
 pub mod publisher;
 pub mod saml;
 pub mod saml_logout;
+pub mod scheduler;
 pub mod server;
 pub mod store;
 pub mod time;

@@ -104,6 +104,14 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         store.clone(),
         config.webhooks,
     ));
+    // Scheduled change requests: stopped once the requests have drained, before the store closes (a write
+    // in progress finishes; an unfinished one rolls back and is applied at the next start).
+    let (stop_scheduler, stopped) = tokio::sync::watch::channel(false);
+    let scheduler = tokio::spawn(crate::scheduler::apply_forever(
+        store.clone(),
+        config.limits.clone(),
+        stopped,
+    ));
     let (routes, openapi) = http::routes().split_for_parts();
     let state = Arc::new(AppState {
         clock: clock.clone(),
@@ -213,6 +221,10 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         },
     )
     .await?;
+    let _ = stop_scheduler.send(true);
+    if let Err(error) = scheduler.await {
+        tracing::warn!(%error, "the change request scheduler ended abnormally");
+    }
     tracing::info!("shutting down: requests drained, closing the store");
     store.close().await;
     Ok(())

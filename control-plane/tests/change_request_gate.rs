@@ -1,7 +1,8 @@
 //! The change-request gate, through the domain alone (no HTTP), on SQLite and Postgres: with change requests
 //! on for `development`, every direct write of a flag's switch, strategies or variants there, and every
 //! archive of a flag of the project, is refused with 403 and writes nothing; `production` stays writable;
-//! and the same writes go through when an approved change request applies them.
+//! and the same writes go through when an approved change request applies them; a scheduled request that two
+//! writers try to apply at once is applied by one of them, once.
 
 #[allow(dead_code)] // shared with the store suite
 #[path = "support/database.rs"]
@@ -14,7 +15,7 @@ use std::pin::Pin;
 use uuid::Uuid;
 use vexil_control_plane::domain::access::{Credential, Grants, Who};
 use vexil_control_plane::domain::change_requests::{
-    self, ChangeInput, ChangeInputs, ChangeRequestConfigInput, StateInput,
+    self, Attempt, ChangeInput, ChangeInputs, ChangeRequestConfigInput, StateInput,
 };
 use vexil_control_plane::domain::features::{self, ArchiveFeatures, CreateFeature};
 use vexil_control_plane::domain::limits::Limits;
@@ -29,6 +30,7 @@ use vexil_shared::{ApiError, ErrorKind};
 on_sqlite_and_postgres!(
     direct_writes_to_a_protected_environment_are_refused_by_the_domain,
     an_approved_change_request_applies_every_kind_of_change,
+    two_writers_apply_a_schedule_once,
 );
 
 const PROJECT: &str = "default";
@@ -241,6 +243,7 @@ async fn set_state(store: &Store, actor: &Actor, id: i64, state: ChangeRequestSt
     let input = StateInput {
         state,
         comment: None,
+        scheduled_at: None,
     };
     // Reviewed as an Admin: this test is about the gate, not who may review.
     let admin = Grants::admin();
@@ -323,4 +326,75 @@ async fn an_approved_change_request_applies_every_kind_of_change(db: TestDb) {
     assert!(remaining
         .iter()
         .all(|strategy| strategy.id != protected_id.to_string()));
+}
+
+/// Two writes begun at once (another replica's, say) for one due schedule: the second waits for the writers'
+/// lock, then finds the schedule settled and writes nothing; one success event, the flag switched once.
+async fn two_writers_apply_a_schedule_once(db: TestDb) {
+    let (store, _, _) = protected_store(&db).await;
+    let mut tx = store.begin_write(&alice()).await.unwrap();
+    let changes = ChangeInputs::One(change(Change::UpdateEnabled { enabled: true }));
+    let draft = change_requests::add_changes(&mut tx, PROJECT, PROTECTED, changes)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    set_state(&store, &alice(), draft.id, ChangeRequestState::InReview).await;
+    set_state(&store, &bob(), draft.id, ChangeRequestState::Approved).await;
+    // Scheduled with an API token (no account to check), a moment ahead.
+    let token = Actor::token("admin");
+    let at = chrono::Utc::now() + chrono::TimeDelta::milliseconds(500);
+    let mut tx = store.begin_write(&token).await.unwrap();
+    let input = StateInput {
+        state: ChangeRequestState::Scheduled,
+        comment: None,
+        scheduled_at: Some(at.to_rfc3339()),
+    };
+    let admin = Grants::admin();
+    let who = Who {
+        credential: Credential::Token(vexil_shared::token::TokenKind::Admin),
+        grants: &admin,
+    };
+    change_requests::change_state(&mut tx, PROJECT, draft.id, input, &Limits::default(), who)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+
+    let attempt = |store: Store| async move {
+        let mut tx = store.begin_write(&Actor::token("admin")).await.unwrap();
+        let attempt = change_requests::apply_scheduled(&mut tx, draft.id, &Limits::default())
+            .await
+            .unwrap();
+        // Held open a moment: the other write is begun meanwhile.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        if attempt == Attempt::Applied {
+            assert!(tx.commit().await.unwrap());
+        }
+        attempt
+    };
+    let (first, second) = tokio::join!(
+        tokio::spawn(attempt(store.clone())),
+        tokio::spawn(attempt(store.clone()))
+    );
+    let mut attempts = [first.unwrap(), second.unwrap()];
+    attempts.sort_by_key(|attempt| attempt != &Attempt::Applied);
+    assert_eq!(attempts, [Attempt::Applied, Attempt::Gone]);
+    assert_eq!(attempt(store.clone()).await, Attempt::Gone);
+
+    let mut conn = store.read().await.unwrap();
+    let count = |event_type: &'static str| {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM events WHERE type = $1").bind(event_type)
+    };
+    for event_type in [
+        "change-request-scheduled-application-success",
+        "change-request-applied",
+        "feature-environment-enabled",
+    ] {
+        let counted = count(event_type).fetch_one(&mut *conn).await.unwrap();
+        assert_eq!(counted, 1, "{event_type}");
+    }
+    let request = change_requests::get(&mut conn, PROJECT, draft.id)
+        .await
+        .unwrap();
+    assert_eq!(request.state, ChangeRequestState::Applied);
 }

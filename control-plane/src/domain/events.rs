@@ -75,6 +75,10 @@ pub enum EventType {
     ChangeRequestRejected,
     ChangeRequestCancelled,
     ChangeRequestApplied,
+    ChangeRequestScheduled,
+    ChangeRequestScheduledApplicationSuccess,
+    ChangeRequestScheduledApplicationFailure,
+    ChangeRequestScheduleSuspended,
     SettingUpdated,
     AddonConfigCreated,
     AddonConfigUpdated,
@@ -107,7 +111,7 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 93] = [
+    pub const ALL: [EventType; 97] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -173,6 +177,10 @@ impl EventType {
         EventType::ChangeRequestRejected,
         EventType::ChangeRequestCancelled,
         EventType::ChangeRequestApplied,
+        EventType::ChangeRequestScheduled,
+        EventType::ChangeRequestScheduledApplicationSuccess,
+        EventType::ChangeRequestScheduledApplicationFailure,
+        EventType::ChangeRequestScheduleSuspended,
         EventType::SettingUpdated,
         EventType::AddonConfigCreated,
         EventType::AddonConfigUpdated,
@@ -296,6 +304,14 @@ impl EventType {
             EventType::ChangeRequestRejected => "change-request-rejected",
             EventType::ChangeRequestCancelled => "change-request-cancelled",
             EventType::ChangeRequestApplied => "change-request-applied",
+            EventType::ChangeRequestScheduled => "change-request-scheduled",
+            EventType::ChangeRequestScheduledApplicationSuccess => {
+                "change-request-scheduled-application-success"
+            }
+            EventType::ChangeRequestScheduledApplicationFailure => {
+                "change-request-scheduled-application-failure"
+            }
+            EventType::ChangeRequestScheduleSuspended => "change-request-schedule-suspended",
             EventType::SettingUpdated => "setting-updated",
             EventType::AddonConfigCreated => "addon-config-created",
             EventType::AddonConfigUpdated => "addon-config-updated",

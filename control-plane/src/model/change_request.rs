@@ -20,16 +20,19 @@ pub enum ChangeRequestState {
     #[serde(rename = "In review")]
     InReview,
     Approved,
+    /// Approved and waiting for its time (`scheduledAt`): the control plane applies it then.
+    Scheduled,
     Applied,
     Cancelled,
     Rejected,
 }
 
 impl ChangeRequestState {
-    pub const ALL: [ChangeRequestState; 6] = [
+    pub const ALL: [ChangeRequestState; 7] = [
         ChangeRequestState::Draft,
         ChangeRequestState::InReview,
         ChangeRequestState::Approved,
+        ChangeRequestState::Scheduled,
         ChangeRequestState::Applied,
         ChangeRequestState::Cancelled,
         ChangeRequestState::Rejected,
@@ -40,6 +43,7 @@ impl ChangeRequestState {
             ChangeRequestState::Draft => "Draft",
             ChangeRequestState::InReview => "In review",
             ChangeRequestState::Approved => "Approved",
+            ChangeRequestState::Scheduled => "Scheduled",
             ChangeRequestState::Applied => "Applied",
             ChangeRequestState::Cancelled => "Cancelled",
             ChangeRequestState::Rejected => "Rejected",
@@ -58,6 +62,41 @@ impl ChangeRequestState {
                 | ChangeRequestState::Cancelled
                 | ChangeRequestState::Rejected
         )
+    }
+}
+
+/// Where a scheduled request's schedule stands: `pending` until its time; `failed` (a change could not be
+/// applied) or `suspended` (the one who scheduled it may no longer apply it) with a reason, the request
+/// staying Scheduled until it is rescheduled, applied, rejected or cancelled; `applied` once the control plane
+/// applied it (kept for the request's page; the API shows a schedule only while the request is Scheduled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScheduleStatus {
+    Pending,
+    Failed,
+    Suspended,
+    Applied,
+}
+
+impl ScheduleStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScheduleStatus::Pending => "pending",
+            ScheduleStatus::Failed => "failed",
+            ScheduleStatus::Suspended => "suspended",
+            ScheduleStatus::Applied => "applied",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ScheduleStatus> {
+        [
+            ScheduleStatus::Pending,
+            ScheduleStatus::Failed,
+            ScheduleStatus::Suspended,
+            ScheduleStatus::Applied,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == text)
     }
 }
 

@@ -146,6 +146,10 @@ fn scope(event_type: EventType) -> Scope {
         | ChangeRequestRejected
         | ChangeRequestCancelled
         | ChangeRequestApplied
+        | ChangeRequestScheduled
+        | ChangeRequestScheduledApplicationSuccess
+        | ChangeRequestScheduledApplicationFailure
+        | ChangeRequestScheduleSuspended
         | AddonConfigCreated
         | AddonConfigUpdated
         | AddonConfigDeleted

@@ -280,15 +280,16 @@ pub async fn set_state(conn: &mut AnyConnection, row: &ChangeRequestRow) -> Resu
     Ok(())
 }
 
-/// The tables of a request's changes, authors, reviews and comments.
-const CHILD_TABLES: [&str; 4] = [
+/// The tables of a request's changes, authors, reviews, comments and schedule.
+const CHILD_TABLES: [&str; 5] = [
+    "change_request_schedules",
     "change_request_changes",
     "change_request_authors",
     "change_request_reviews",
     "change_request_comments",
 ];
 
-/// Deletes a request with its changes, authors, reviews and comments.
+/// Deletes a request with its changes, authors, reviews, comments and schedule.
 pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
     for table in CHILD_TABLES {
         sqlx::query(&format!("DELETE FROM {table} WHERE change_request_id = $1"))

@@ -11,6 +11,7 @@
 pub mod account_links;
 pub mod addons;
 pub mod applications;
+pub mod change_request_schedules;
 pub mod change_requests;
 pub mod context_fields;
 pub mod dependencies;

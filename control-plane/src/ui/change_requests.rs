@@ -2,9 +2,11 @@
 //! request's page (`…/change-requests/<id>`): each change as the difference between its flag's current state
 //! and the proposed one, the approvals, the comments with a form to add one, and the state changes the state
 //! machine allows to this caller (`change_requests::possible_states`: the same decision
-//! `PUT …/change-requests/<id>/state` makes). A caller who may not change configuration sees no control.
+//! `PUT …/change-requests/<id>/state` makes), with the "Schedule" section of `change_request_schedule` (its
+//! post is here). A caller who may not change configuration sees no control.
 
 use super::change_preview::{in_words, Words};
+use super::change_request_schedule::{self as schedule_section, ScheduleSection};
 use super::controls::{field, when};
 use super::diff::diff_list;
 use super::page::{see_other, Page, Shell, UiError};
@@ -13,11 +15,13 @@ use super::session::{SignedIn, UiWrite};
 use super::vocabulary::StrategyNames;
 use crate::domain::access::Who;
 use crate::domain::change_requests::{
-    self, ChangePreview, ChangeRequest, ChangeRequestListing, CommentInput, StateInput,
+    self, ChangePreview, ChangeRequest, ChangeRequestListing, CommentInput, ScheduleRecord,
+    StateInput,
 };
 use crate::domain::{segments, strategy_definitions};
 use crate::http::state::AppState;
 use crate::model::change_request::ChangeRequestState;
+use crate::time::Timestamp;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -45,6 +49,7 @@ fn action_text(state: ChangeRequestState) -> &'static str {
         ChangeRequestState::InReview => "Submit for review",
         ChangeRequestState::Approved => "Approve",
         ChangeRequestState::Applied => "Apply",
+        ChangeRequestState::Scheduled => "Schedule",
         ChangeRequestState::Rejected => "Reject",
         ChangeRequestState::Cancelled => "Cancel",
         ChangeRequestState::Draft => "Back to draft",
@@ -76,7 +81,9 @@ fn action_words(preview: &ChangePreview) -> &str {
 
 fn state_badge(state: ChangeRequestState) -> Markup {
     let class = match state {
-        ChangeRequestState::Applied | ChangeRequestState::Approved => "badge state-good",
+        ChangeRequestState::Applied
+        | ChangeRequestState::Approved
+        | ChangeRequestState::Scheduled => "badge state-good",
         ChangeRequestState::Rejected | ChangeRequestState::Cancelled => "badge state-ended",
         _ => "badge",
     };
@@ -194,16 +201,35 @@ fn request_table(
     }
 }
 
-/// What the request page shows besides the request: the caller's possible state changes, an error of the
-/// last form and the comment being typed.
+/// What the request page shows besides the request: its schedule, the caller's possible state changes, an
+/// error of the last form, the comment being typed and the schedule form as typed (with its error).
 struct RequestPage<'a> {
     request: &'a ChangeRequest,
     previews: &'a [ChangePreview],
     words: &'a Words,
+    schedule: Option<&'a ScheduleRecord>,
     possible: &'a [ChangeRequestState],
     error: Option<&'a str>,
     comment: &'a str,
     comment_error: Option<&'a str>,
+    schedule_form: (Option<&'a str>, Option<&'a str>),
+}
+
+/// The state buttons: every possible state but Scheduled (the schedule section's form) and, for a Scheduled
+/// request, Cancelled (the section's "Cancel schedule").
+fn state_buttons(
+    request: &ChangeRequest,
+    possible: &[ChangeRequestState],
+) -> Vec<ChangeRequestState> {
+    possible
+        .iter()
+        .copied()
+        .filter(|state| *state != ChangeRequestState::Scheduled)
+        .filter(|state| {
+            request.state != ChangeRequestState::Scheduled
+                || *state != ChangeRequestState::Cancelled
+        })
+        .collect()
 }
 
 fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup {
@@ -214,6 +240,14 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
         request.id
     ));
     let open = !request.state.is_final();
+    let buttons = state_buttons(request, view.possible);
+    let schedule = ScheduleSection {
+        request,
+        schedule: view.schedule,
+        may_schedule: view.possible.contains(&ChangeRequestState::Scheduled),
+        typed: view.schedule_form.0,
+        error: view.schedule_form.1,
+    };
     shell.render(
         &request.title,
         html! {
@@ -230,10 +264,10 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                 }
             }
             @if let Some(error) = view.error { p.error-box role="alert" { (error) } }
-            @if who.may_write && !view.possible.is_empty() {
+            @if who.may_write && !buttons.is_empty() {
                 form.actions.cr-actions method="post" action=(format!("{base}/state")) aria-label="Change the state" {
                     input type="hidden" name="csrf" value=(who.csrf);
-                    @for state in view.possible {
+                    @for state in &buttons {
                         @let class = match state {
                             ChangeRequestState::Rejected | ChangeRequestState::Cancelled => "danger",
                             _ => "primary",
@@ -242,6 +276,7 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                     }
                 }
             }
+            (schedule_section::section(who, &base, schedule))
             section.card aria-labelledby="changes-title" {
                 h2 #changes-title { "Changes" }
                 @if view.previews.is_empty() {
@@ -345,48 +380,74 @@ async fn load(
     };
     let possible =
         change_requests::possible_states(&mut conn, project, id, &who.actor, reviewer).await?;
+    let schedule = change_requests::schedule_of(&mut conn, project, id).await?;
     let definitions = strategy_definitions::list(&mut conn).await?.strategies;
     let segments = segments::list(&mut conn).await?.segments;
     let words = Words {
         strategies: StrategyNames::of(&definitions),
         segments: segments.into_iter().map(|s| (s.id, s.name)).collect(),
     };
-    Ok((request, previews, possible, words))
+    Ok(Loaded {
+        request,
+        previews,
+        schedule,
+        possible,
+        words,
+    })
 }
 
-/// A request, its changes' previews, the caller's possible state changes and the names the previews use.
-type Loaded = (
-    ChangeRequest,
-    Vec<ChangePreview>,
-    Vec<ChangeRequestState>,
-    Words,
-);
+/// A request, its changes' previews, its schedule, the caller's possible state changes and the names the
+/// previews use.
+struct Loaded {
+    request: ChangeRequest,
+    previews: Vec<ChangePreview>,
+    schedule: Option<ScheduleRecord>,
+    possible: Vec<ChangeRequestState>,
+    words: Words,
+}
 
-/// The request page again after a refused form: with the message, in the refusal's status.
+/// What a refused form gets back: the comment or the schedule as typed.
+#[derive(Clone, Copy)]
+enum Typed<'a> {
+    Nothing,
+    Comment(&'a str),
+    Schedule(&'a str),
+}
+
+/// The request page again after a refused form: with the message (beside the field typed, if any), in the
+/// refusal's status.
 async fn refused(
     state: &AppState,
     who: &SignedIn,
     (project, id): (&str, &str),
     error: ApiError,
-    comment: Option<&str>,
+    typed: Typed<'_>,
 ) -> Response {
     let shell = who.shell();
     let status = StatusCode::from_u16(error.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
-    let (request, previews, possible, words) = match load(state, who, project, id).await {
+    let loaded = match load(state, who, project, id).await {
         Ok(loaded) => loaded,
         Err(_) => return UiError::from(error).into_response(),
+    };
+    let message = Some(error.message.as_str());
+    let (comment, comment_error, schedule_form, error) = match typed {
+        Typed::Nothing => ("", None, (None, None), message),
+        Typed::Comment(text) => (text, message, (None, None), None),
+        Typed::Schedule(text) => ("", None, (Some(text), message), None),
     };
     let markup = request_page(
         who,
         &shell,
         RequestPage {
-            request: &request,
-            previews: &previews,
-            words: &words,
-            possible: &possible,
-            error: comment.is_none().then_some(error.message.as_str()),
-            comment: comment.unwrap_or_default(),
-            comment_error: comment.is_some().then_some(error.message.as_str()),
+            request: &loaded.request,
+            previews: &loaded.previews,
+            words: &loaded.words,
+            schedule: loaded.schedule.as_ref(),
+            possible: &loaded.possible,
+            error,
+            comment,
+            comment_error,
+            schedule_form,
         },
     );
     Page { status, markup }.into_response()
@@ -399,18 +460,20 @@ pub async fn page(
     Path((project, id)): Path<(String, String)>,
 ) -> Result<Response, UiError> {
     let shell = who.shell();
-    let (request, previews, possible, words) = load(&state, &who, &project, &id).await?;
+    let loaded = load(&state, &who, &project, &id).await?;
     let markup = request_page(
         &who,
         &shell,
         RequestPage {
-            request: &request,
-            previews: &previews,
-            words: &words,
-            possible: &possible,
+            request: &loaded.request,
+            previews: &loaded.previews,
+            words: &loaded.words,
+            schedule: loaded.schedule.as_ref(),
+            possible: &loaded.possible,
             error: None,
             comment: "",
             comment_error: None,
+            schedule_form: (None, None),
         },
     );
     Ok(Page::ok(markup).into_response())
@@ -441,6 +504,7 @@ pub async fn change_state(
         let input = StateInput {
             state: target,
             comment: None,
+            scheduled_at: None,
         };
         let mut tx = state.store.begin_write(&who.actor).await?;
         let reviewer = Who {
@@ -455,6 +519,7 @@ pub async fn change_state(
             ChangeRequestState::InReview => "was sent for review",
             ChangeRequestState::Approved => "was approved",
             ChangeRequestState::Applied => "was applied: its changes are live",
+            ChangeRequestState::Scheduled => "was scheduled",
             ChangeRequestState::Cancelled => "was cancelled",
             ChangeRequestState::Rejected => "was rejected",
         };
@@ -466,7 +531,65 @@ pub async fn change_state(
     .await;
     match done {
         Ok(done) => done.into_response(),
-        Err(error) => refused(&state, &who, (&project, &id), error, None).await,
+        Err(error) => refused(&state, &who, (&project, &id), error, Typed::Nothing).await,
+    }
+}
+
+/// `POST …/change-requests/<id>/schedule` (`scheduledAt`: a `datetime-local` value, in UTC): the API's
+/// `Scheduled` state with that time (to schedule, or to reschedule); a refusal about the time is shown beside
+/// the field.
+pub async fn schedule(
+    State(state): State<Arc<AppState>>,
+    Path((project, id)): Path<(String, String)>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Response {
+    let typed = form.text("scheduledAt");
+    let done = async {
+        let number = request_id(&project, &id)?;
+        let input = StateInput {
+            state: ChangeRequestState::Scheduled,
+            comment: None,
+            scheduled_at: Some(schedule_section::scheduled_at(&typed)),
+        };
+        let reviewer = Who {
+            credential: who.credential,
+            grants: &who.grants,
+        };
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        let request = change_requests::change_state(
+            &mut tx,
+            &project,
+            number,
+            input,
+            &state.limits,
+            reviewer,
+        )
+        .await?;
+        state.commit(tx).await?;
+        let at = request
+            .schedule
+            .and_then(|schedule| Timestamp::parse(&schedule.scheduled_at).ok())
+            .map(schedule_section::utc)
+            .unwrap_or_default();
+        Ok::<_, ApiError>(Done::to(
+            who.link(&format!("/projects/{project}/change-requests/{id}")),
+            format!("Change request #{number} is scheduled: it will be applied at {at}."),
+        ))
+    }
+    .await;
+    match done {
+        Ok(done) => done.into_response(),
+        Err(error) if error.field.as_deref() == Some("scheduledAt") => {
+            refused(
+                &state,
+                &who,
+                (&project, &id),
+                error,
+                Typed::Schedule(&typed),
+            )
+            .await
+        }
+        Err(error) => refused(&state, &who, (&project, &id), error, Typed::Nothing).await,
     }
 }
 
@@ -489,9 +612,9 @@ pub async fn comment(
             "/projects/{project}/change-requests/{id}#comments-title"
         ))),
         Err(error) if error.kind.status() == 400 => {
-            refused(&state, &who, (&project, &id), error, Some(&text)).await
+            refused(&state, &who, (&project, &id), error, Typed::Comment(&text)).await
         }
-        Err(error) => refused(&state, &who, (&project, &id), error, None).await,
+        Err(error) => refused(&state, &who, (&project, &id), error, Typed::Nothing).await,
     }
 }
 
@@ -517,7 +640,7 @@ pub async fn discard_change(
     .await;
     match done {
         Ok(done) => done.into_response(),
-        Err(error) => refused(&state, &who, (&project, &id), error, None).await,
+        Err(error) => refused(&state, &who, (&project, &id), error, Typed::Nothing).await,
     }
 }
 
@@ -529,6 +652,10 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route(
             "/projects/{project}/change-requests/{id}/state",
             post(change_state),
+        )
+        .route(
+            "/projects/{project}/change-requests/{id}/schedule",
+            post(schedule),
         )
         .route(
             "/projects/{project}/change-requests/{id}/comments",

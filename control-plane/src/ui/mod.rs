@@ -15,6 +15,7 @@ pub mod applications;
 pub mod archive;
 pub mod assets;
 pub mod change_preview;
+pub mod change_request_schedule;
 pub mod change_requests;
 pub mod connect_sdk;
 pub mod constraint_editor;
@@ -228,6 +229,10 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     ),
     post(
         "/projects/{project}/change-requests/{id}/state",
+        UpdateFeatureEnvironment,
+    ),
+    post(
+        "/projects/{project}/change-requests/{id}/schedule",
         UpdateFeatureEnvironment,
     ),
     post(

@@ -466,10 +466,11 @@ async fn the_state_table(db: TestDb) {
             .expect_error(400, "ValidationError");
         assert!(message.contains("is Draft"), "{state}: {message}");
     }
+    // Scheduled needs an Approved request (tests/http_api/scheduled_change_requests.rs).
     let message = set_state(&server, id, "Scheduled", Some(&bob))
         .await
         .expect_error(400, "ValidationError");
-    assert!(message.contains("state"), "{message}");
+    assert!(message.contains("is Draft"), "{message}");
 
     // Draft with no change → In review: 400. Bob's own Draft, emptied, then deleted.
     let bobs = as_user(

@@ -36,6 +36,7 @@ mod project_access;
 mod project_overview;
 mod publisher;
 mod saml_settings;
+mod scheduled_change_requests;
 mod scim;
 mod scim_conformance;
 mod scim_groups;

@@ -213,6 +213,10 @@ async fn the_openapi_document_covers_every_route() {
         ),
         ("/api/admin/projects/{projectId}/change-requests", "get"),
         (
+            "/api/admin/projects/{projectId}/change-requests/scheduled",
+            "get",
+        ),
+        (
             "/api/admin/projects/{projectId}/change-requests/{id}",
             "get",
         ),

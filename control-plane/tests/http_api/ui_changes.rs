@@ -1,8 +1,9 @@
 //! The change-request pages and the playground over HTTP, through the real binary: a draft made by the
 //! switch, submitted, approved by two other Editors (never by its author, never by a Viewer), applied; a
 //! change discarded; comments with their validation message and escaping; the open and closed lists; the
-//! playground's answer naming the constraint that decided it. (The browser walk is
-//! `edge/tests/e2e/ui_changes.rs`.)
+//! playground's answer naming the constraint that decided it; an Approved request scheduled from its page
+//! (the time in UTC, refusals beside the field), rescheduled, applied on its schedule, and a failed schedule
+//! shown with its reason. (The browser walk is `edge/tests/e2e/ui_changes.rs`.)
 
 use crate::database::TestDb;
 use crate::server::{Server, ADMIN_TOKEN};
@@ -13,6 +14,7 @@ crate::on_sqlite_and_postgres!(
     a_change_request_goes_from_draft_to_applied,
     the_playground_names_what_decided,
     closed_requests_come_in_pages,
+    a_request_is_scheduled_from_its_page,
 );
 
 impl Browser {
@@ -515,4 +517,191 @@ async fn closed_requests_come_in_pages(db: TestDb) {
         "{}",
         none.text
     );
+}
+
+/// `now + seconds` as a `datetime-local` control sends it, in UTC, and as the API then shows it.
+fn local_in(seconds: i64) -> (String, String) {
+    let at = chrono::Utc::now() + chrono::TimeDelta::seconds(seconds);
+    (
+        at.format("%Y-%m-%dT%H:%M:%S").to_string(),
+        at.format("%Y-%m-%dT%H:%M:%S.000Z").to_string(),
+    )
+}
+
+async fn a_request_is_scheduled_from_its_page(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    for name in ["careful", "gone"] {
+        server
+            .post(
+                "/api/admin/projects/default/features",
+                json!({"name": name}),
+            )
+            .await
+            .expect(201);
+    }
+    let strategies =
+        "/api/admin/projects/default/features/gone/environments/development/strategies";
+    let strategy = server
+        .post(strategies, json!({"name": "default"}))
+        .await
+        .expect(200)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let config = "/api/admin/projects/default/environments/development/change-requests/config";
+    server
+        .put(
+            config,
+            json!({"changeRequestsEnabled": true, "requiredApprovals": 1}),
+        )
+        .await
+        .expect(200);
+    for (name, role) in [("ed", "Editor"), ("ann", "Editor"), ("vera", "Viewer")] {
+        user(&server, name, role).await;
+    }
+    let changes = "/api/admin/projects/default/environments/development/change-requests";
+    let mut ids = Vec::new();
+    for change in [
+        json!({"feature": "careful", "action": "updateEnabled", "payload": {"enabled": true}}),
+        json!({"feature": "gone", "action": "deleteStrategy", "payload": {"id": strategy}}),
+    ] {
+        let id = server.post(changes, change).await.expect(200)["id"].to_string();
+        server
+            .put(
+                &format!("/api/admin/projects/default/change-requests/{id}/state"),
+                json!({"state": "In review"}),
+            )
+            .await
+            .expect(200);
+        ids.push(id);
+    }
+    let mut ann = Browser::signed_in(&server, "ann").await;
+    for id in &ids {
+        let path = format!("/projects/default/change-requests/{id}");
+        let csrf = ann.get(&path).await.csrf();
+        let approved = ann
+            .post(
+                &format!("{path}/state"),
+                &[("csrf", &csrf), ("state", "Approved")],
+            )
+            .await;
+        assert_eq!(approved.status, 303, "{}", approved.text);
+    }
+    let (id, doomed) = (&ids[0], &ids[1]);
+    let page_path = format!("/projects/default/change-requests/{id}");
+
+    // An Approved request offers the form, its time in UTC; a Viewer sees none.
+    let mut ed = Browser::signed_in(&server, "ed").await;
+    let page = ed.get(&page_path).await;
+    let text = page.expect(200);
+    for fragment in [
+        "<h2 id=\"schedule-title\">Schedule</h2>",
+        "<label for=\"scheduled-at\">Date and time (UTC)</label>",
+        "In UTC (Coordinated Universal Time), not your own time zone",
+        "type=\"datetime-local\" name=\"scheduledAt\"",
+        ">Schedule</button>",
+        ">Apply</button>",
+    ] {
+        assert!(text.contains(fragment), "{fragment} in {text}");
+    }
+    let mut vera = Browser::signed_in(&server, "vera").await;
+    assert!(!vera.get(&page_path).await.has("name=\"scheduledAt\""));
+
+    // Refusals beside the field, with what was typed.
+    let csrf = page.csrf();
+    let schedule_path = format!("{page_path}/schedule");
+    for (typed, message) in [
+        ("soon", "is not an RFC 3339 date-time"),
+        ("2020-01-01T10:00", "is not in the future"),
+    ] {
+        let refused = ed
+            .post(&schedule_path, &[("csrf", &csrf), ("scheduledAt", typed)])
+            .await;
+        let text = refused.expect(400);
+        assert!(text.contains(message), "{message} in {text}");
+        assert!(
+            text.contains("id=\"scheduled-at-error\" aria-live=\"polite\">scheduledAt:"),
+            "{text}"
+        );
+        assert!(text.contains(&format!("value=\"{typed}\"")), "{text}");
+    }
+    assert_eq!(request_of(&server, id).await["state"], "Approved");
+
+    // Scheduled an hour ahead, then rescheduled a few seconds ahead: applied, and the page says so.
+    let (typed, at) = local_in(3600);
+    let scheduled = ed
+        .post(&schedule_path, &[("csrf", &csrf), ("scheduledAt", &typed)])
+        .await;
+    assert_eq!(scheduled.status, 303, "{}", scheduled.text);
+    let request = request_of(&server, id).await;
+    assert_eq!(request["state"], "Scheduled");
+    assert_eq!(request["schedule"]["scheduledAt"], at.as_str());
+    let page = ed.get(&page_path).await;
+    let text = page.expect(200);
+    let shown = format!("{} UTC", at[..19].replace('T', " "));
+    for fragment in [
+        format!("To be applied at <strong>{shown}</strong>, as ed"),
+        ">Reschedule</button>".to_owned(),
+        ">Cancel schedule</button>".to_owned(),
+        ">Apply</button>".to_owned(),
+        ">Reject</button>".to_owned(),
+        format!("value=\"{typed}\""),
+    ] {
+        assert!(text.contains(&fragment), "{fragment} in {text}");
+    }
+    assert!(!text.contains(">Cancel</button>"), "{text}");
+    let (typed, at) = local_in(2);
+    let moved = ed
+        .post(&schedule_path, &[("csrf", &csrf), ("scheduledAt", &typed)])
+        .await;
+    assert_eq!(moved.status, 303, "{}", moved.text);
+    assert_eq!(
+        request_of(&server, id).await["schedule"]["scheduledAt"],
+        at.as_str()
+    );
+
+    // The other one fails: its strategy is deleted before its time.
+    let doomed_path = format!("/projects/default/change-requests/{doomed}");
+    let csrf = ed.get(&doomed_path).await.csrf();
+    let (typed, _) = local_in(2);
+    let scheduled = ed
+        .post(
+            &format!("{doomed_path}/schedule"),
+            &[("csrf", &csrf), ("scheduledAt", &typed)],
+        )
+        .await;
+    assert_eq!(scheduled.status, 303, "{}", scheduled.text);
+    server
+        .put(config, json!({"changeRequestsEnabled": false}))
+        .await
+        .expect(200);
+    server
+        .delete(&format!("{strategies}/{strategy}"))
+        .await
+        .expect(200);
+
+    let started = std::time::Instant::now();
+    loop {
+        let applied = request_of(&server, id).await["state"] == "Applied";
+        let failed = request_of(&server, doomed).await["schedule"]["status"] == "failed";
+        if applied && failed {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "not applied and failed in time"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let page = ed.get(&page_path).await;
+    assert!(page.has("Applied on schedule at <strong>"), "{}", page.text);
+    let page = ed.get(&doomed_path).await;
+    let text = page.expect(200);
+    for fragment in [
+        "<strong>The schedule failed</strong>",
+        "deleteStrategy",
+        ">Reschedule</button>",
+    ] {
+        assert!(text.contains(fragment), "{fragment} in {text}");
+    }
 }

@@ -32,6 +32,7 @@ mod ui_overview;
 mod ui_project_access;
 mod ui_readme;
 mod ui_saml;
+mod ui_schedule;
 mod ui_scim;
 mod ui_service_accounts;
 mod ui_usage;

@@ -1,10 +1,10 @@
 //! The bodies of the change-request routes: what they take and what they answer.
 
-use crate::model::change_request::{Change, ChangeRequestState};
+use crate::model::change_request::{Change, ChangeRequestState, ScheduleStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 /// Who did something, as the record shows it (API tokens: id -1337 and the token's name).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -102,12 +102,77 @@ impl<'de> Deserialize<'de> for ChangeInputs {
     }
 }
 
-/// `PUT …/change-requests/:id/state` (spec endpoint 19).
+/// `PUT …/change-requests/:id/state` (spec endpoint 19; Unleash's `changeRequestStateSchema`).
 #[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct StateInput {
     pub state: ChangeRequestState,
     /// Kept as a comment of the request.
     pub comment: Option<String>,
+    /// With `Scheduled` (required then): when the control plane applies the request, an RFC 3339 date-time
+    /// in the future. Scheduling a Scheduled request again moves it (and makes the caller its scheduler).
+    #[schema(format = DateTime)]
+    pub scheduled_at: Option<String>,
+}
+
+/// A Scheduled request's schedule (Unleash's `changeRequestScheduleSchema`): pending until its time, or
+/// failed / suspended with the reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Schedule {
+    pub scheduled_at: String,
+    pub status: ScheduleStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One entry of `GET …/change-requests/scheduled` (Unleash's `scheduledChangeRequestViewModelSchema`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ScheduledChangeRequest {
+    pub id: i64,
+    pub environment: String,
+    pub title: String,
+}
+
+/// What `GET …/change-requests/scheduled` matches (Unleash's `changeRequestScheduledQueryParamsSchema`): a
+/// request matches when any of its changes is to one of `features`, to one of `strategy_ids`, or sets the
+/// variants of one of `variants_for_flags`. All empty: every pending scheduled request of the project.
+/// Each parameter may be repeated or hold several values separated by commas.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ScheduledQuery {
+    /// Requests changing one of these flags.
+    #[serde(rename = "feature", default)]
+    pub features: Vec<String>,
+    /// Requests changing or deleting one of these strategies.
+    #[serde(rename = "strategyId", default)]
+    pub strategy_ids: Vec<String>,
+    /// Requests setting the variants of one of these flags.
+    #[serde(rename = "variantForFlag", default)]
+    pub variants_for_flags: Vec<String>,
+}
+
+impl ScheduledQuery {
+    /// The query from its `(name, value)` pairs; other names are ignored.
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> ScheduledQuery {
+        let mut query = ScheduledQuery::default();
+        for (name, value) in pairs {
+            let list = match name.as_str() {
+                "feature" => &mut query.features,
+                "strategyId" => &mut query.strategy_ids,
+                "variantForFlag" => &mut query.variants_for_flags,
+                _ => continue,
+            };
+            list.extend(
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|item| !item.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        query
+    }
 }
 
 /// `POST …/change-requests/:id/comments`.
@@ -187,4 +252,7 @@ pub struct ChangeRequest {
     pub approvals: Vec<Review>,
     pub rejections: Vec<Review>,
     pub comments: Vec<Comment>,
+    /// Only while the request is Scheduled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
 }

@@ -2,7 +2,7 @@
 //! request's authors (its creator and whoever added, edited or discarded a change: none of them may approve
 //! it); and the web UI's writes, which become changes where change requests are on.
 
-use super::reviews::make_change;
+use super::applying::make_change;
 use super::state_machine::after_change;
 use super::{
     change_data, principal_key, request_event, require, set_state, view, ChangeInput, ChangeInputs,

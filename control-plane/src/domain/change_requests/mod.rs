@@ -4,34 +4,43 @@
 //! The state machine is plain data ([`state_machine`]); the changes are one serde-tagged enum
 //! ([`Change`](crate::model::change_request::Change)). Here: the configuration and the reads; [`drafts`]:
 //! what changes a request's content and who its authors are; [`reviews`]: its state (reviews, applying)
-//! and comments. Applying runs every change through the same domain functions as the direct routes
+//! and comments; [`schedules`]: an Approved request scheduled for a time and applied then by the control
+//! plane (`crate::scheduler`). Applying runs every change through the same domain functions as the direct routes
 //! (`features::set_enabled`, `strategies::add`, `segments::update`, …) inside the caller's one [`WriteTx`],
 //! put in the mode that lets the change-request gate pass, so validation and events are identical and a
 //! failing change rolls the whole request back.
 
+mod applying;
 mod bodies;
 mod drafts;
 mod preview;
 mod reviews;
+mod schedules;
 pub mod state_machine;
 
+pub use applying::make_change;
 pub use bodies::{
     ChangeInput, ChangeInputs, ChangeRequest, ChangeRequestConfigInput, ChangeView, Comment,
-    CommentInput, EnvironmentChangeRequestConfig, FeatureChanges, Principal, Review,
-    SegmentChangeView, StateInput,
+    CommentInput, EnvironmentChangeRequestConfig, FeatureChanges, Principal, Review, Schedule,
+    ScheduledChangeRequest, ScheduledQuery, SegmentChangeView, StateInput,
 };
 pub use drafts::{
     add_changes, discard, discard_change, edit_change, make_or_propose, make_or_propose_dependency,
     make_or_propose_segment, Outcome,
 };
 pub use preview::{preview, ChangePreview};
-pub use reviews::{change_state, comment, make_change, possible_states};
+pub use reviews::{change_state, comment, possible_states};
+pub use schedules::{
+    apply_scheduled, due, next_due, schedule_of, scheduled, settle_refused, Attempt, Due, Refusal,
+    ScheduleRecord,
+};
 
 use super::environments;
 use super::events::{payload, EventType};
 use super::feature_lookup::require_project_environment;
 use super::projects;
 use crate::model::change_request::{ChangeRequestState, ReviewKind};
+use crate::store::change_request_schedules as schedule_store;
 use crate::store::change_requests::{self as store, ChangeRequestRow, ChangeRow};
 use crate::store::segments as segment_store;
 use crate::store::{Actor, NewEvent, WriteTx};
@@ -146,6 +155,7 @@ async fn view(conn: &mut AnyConnection, row: ChangeRequestRow) -> Result<ChangeR
         .into_iter()
         .map(|author| principal(&author.created_by, author.created_by_user_id))
         .collect();
+    let schedule = schedules::shown(conn, &row).await?;
     Ok(ChangeRequest {
         id: row.id,
         title: row.title,
@@ -166,6 +176,7 @@ async fn view(conn: &mut AnyConnection, row: ChangeRequestRow) -> Result<ChangeR
         approvals,
         rejections,
         comments,
+        schedule,
     })
 }
 
@@ -199,6 +210,8 @@ fn change_data(row: &ChangeRequestRow, change: &ChangeRow) -> Value {
     data
 }
 
+/// Moves a request to `state`; leaving Scheduled other than by its schedule being applied forgets the
+/// schedule.
 async fn set_state(
     tx: &mut WriteTx,
     row: &mut ChangeRequestRow,
@@ -207,6 +220,9 @@ async fn set_state(
     row.state_timestamps.insert(state, tx.now());
     row.state = state;
     store::set_state(tx.conn(), row).await?;
+    if state != ChangeRequestState::Scheduled {
+        schedule_store::unschedule(tx.conn(), row.id).await?;
+    }
     Ok(())
 }
 
@@ -305,7 +321,7 @@ pub struct ChangeRequestListing {
     pub created_at: String,
 }
 
-/// One page of a project's open requests (Draft, In review, Approved) or closed ones (Applied, Cancelled,
+/// One page of a project's open requests (Draft, In review, Approved, Scheduled) or closed ones (Applied, Cancelled,
 /// Rejected), newest first, and how many there are in all.
 pub async fn list_page(
     conn: &mut AnyConnection,

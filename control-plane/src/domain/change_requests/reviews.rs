@@ -1,105 +1,24 @@
-//! A request's state and comments: reviews (never by an author), rejection, cancellation, and applying,
-//! which runs every change through the same domain function as its direct route.
+//! A request's state and comments: reviews (never by an author), rejection, cancellation, scheduling
+//! (`schedules`), and applying (`applying`), which runs every change through the same domain function as
+//! its direct route.
 
+use super::applying::apply_all;
 use super::state_machine::{transition, Facts, Transition};
 use super::{
     principal_key, request_event, require, set_state, view, ChangeRequest, CommentInput, StateInput,
 };
 use crate::domain::access::{Scope, Who};
-use crate::domain::change_request_gate::ensure_segment_place;
 use crate::domain::events::EventType;
 use crate::domain::limits::Limits;
 use crate::domain::permissions::Permission;
-use crate::domain::{dependencies, features, segments, strategies, variants};
-use crate::model::change_request::{Change, ChangeRequestState, ReviewKind};
-use crate::model::dependency::RemoveDependency;
+use crate::model::change_request::{ChangeRequestState, ReviewKind};
 use crate::store::change_requests::{
     self as store, ChangeRequestRow, ChangeRow, NewComment, ReviewRow,
 };
 use crate::store::{Actor, StoreError, WriteTx};
 use crate::time::Timestamp;
 use sqlx::{AnyConnection, Connection};
-use vexil_shared::{ApiError, ErrorKind};
-
-/// Runs one stored change through its flag's (or segment's) own domain function. A segment's change is
-/// applied only from the place the segment belongs to now: where it is used may have changed since it was
-/// proposed.
-async fn apply_change(
-    tx: &mut WriteTx,
-    request: &ChangeRequestRow,
-    change: &ChangeRow,
-    limits: &Limits,
-) -> Result<(), ApiError> {
-    let (project, environment) = (request.project_id.as_str(), request.environment.as_str());
-    if let Some(id) = change.change.segment() {
-        ensure_segment_place(tx.conn(), id, (project, environment)).await?;
-    }
-    let feature = change.feature.as_deref().unwrap_or_default();
-    make_change(
-        tx,
-        (project, environment, feature),
-        change.change.clone(),
-        limits,
-    )
-    .await
-}
-
-/// Makes one change to a flag of `(project, environment, feature)` through the flag's own domain function,
-/// or to a segment through the segment's (the place is then not read); each asks the change-request gate,
-/// so in a direct [`WriteTx`] it is refused where change requests are on.
-pub async fn make_change(
-    tx: &mut WriteTx,
-    (project, environment, feature): (&str, &str, &str),
-    change: Change,
-    limits: &Limits,
-) -> Result<(), ApiError> {
-    match change {
-        Change::UpdateEnabled { enabled } => {
-            features::set_enabled(tx, project, feature, environment, enabled, false).await
-        }
-        Change::AddStrategy(input) => {
-            strategies::add(tx, project, feature, environment, input, limits)
-                .await
-                .map(drop)
-        }
-        Change::UpdateStrategy(body) => strategies::update(
-            tx,
-            project,
-            feature,
-            environment,
-            body.id,
-            body.strategy,
-            limits,
-        )
-        .await
-        .map(drop),
-        Change::DeleteStrategy { id } => {
-            strategies::delete(tx, project, feature, environment, id).await
-        }
-        Change::ReorderStrategy(entries) => {
-            strategies::set_sort_order(tx, project, feature, environment, entries).await
-        }
-        Change::PatchVariant { variants } => {
-            variants::set(tx, project, feature, environment, variants)
-                .await
-                .map(drop)
-        }
-        Change::ArchiveFeature(_) => features::archive(tx, project, feature).await,
-        Change::AddDependency(input) => dependencies::add(tx, project, feature, input)
-            .await
-            .map(drop),
-        Change::DeleteDependency(RemoveDependency {
-            feature: Some(parent),
-        }) => dependencies::remove(tx, project, feature, &parent).await,
-        Change::DeleteDependency(RemoveDependency { feature: None }) => {
-            dependencies::remove_all(tx, project, feature).await
-        }
-        Change::UpdateSegment(update) => {
-            segments::update(tx, update.id, update.segment, limits).await
-        }
-        Change::DeleteSegment { id } => segments::delete(tx, id).await,
-    }
-}
+use vexil_shared::ApiError;
 
 /// The comment of `actor`, or 400 for an empty text.
 fn new_comment(text: &str, actor: &Actor, now: Timestamp) -> Result<NewComment, ApiError> {
@@ -156,7 +75,8 @@ async fn facts_of(
 }
 
 /// The states `actor` may move request `id` to now, as [`change_state`] would decide (the same
-/// [`transition`] on the same facts): In review, Approved, Applied, Rejected, Cancelled, in that order.
+/// [`transition`] on the same facts): In review, Approved, Scheduled, Applied, Rejected, Cancelled, in that
+/// order (Scheduled also needs a time).
 /// Whether the caller may change configuration at all is the permission rule's question, not this one's.
 pub async fn possible_states(
     conn: &mut AnyConnection,
@@ -168,25 +88,30 @@ pub async fn possible_states(
     use ChangeRequestState::*;
     let row = require(conn, project, id).await?;
     let (facts, _) = facts_of(conn, &row, actor).await?;
-    Ok([InReview, Approved, Applied, Rejected, Cancelled]
-        .into_iter()
-        .filter(|requested| {
-            transition(&facts, *requested)
-                .and_then(|step| may_take(who, &row, &step))
-                .is_ok()
-        })
-        .collect())
+    Ok(
+        [InReview, Approved, Scheduled, Applied, Rejected, Cancelled]
+            .into_iter()
+            .filter(|requested| {
+                transition(&facts, *requested)
+                    .and_then(|step| may_take(who, &row, &step))
+                    .is_ok()
+            })
+            .collect(),
+    )
 }
 
 /// 403 unless `who` may take `step` on request `row`: approving or rejecting needs
-/// `APPROVE_CHANGE_REQUEST`, applying `APPLY_CHANGE_REQUEST`, in the request's environment.
+/// `APPROVE_CHANGE_REQUEST`, applying or scheduling the application `APPLY_CHANGE_REQUEST`, in the
+/// request's environment.
 fn may_take(who: Who<'_>, row: &ChangeRequestRow, step: &Transition) -> Result<(), ApiError> {
     let scope = Scope::environment(&row.project_id, &row.environment);
     match step {
         Transition::AddApproval { .. } | Transition::Reject => {
             who.require(Permission::ApproveChangeRequest, scope)
         }
-        Transition::Apply => who.require(Permission::ApplyChangeRequest, scope),
+        Transition::Apply | Transition::Schedule => {
+            who.require(Permission::ApplyChangeRequest, scope)
+        }
         _ => Ok(()),
     }
 }
@@ -264,24 +189,9 @@ pub async fn change_state(
             ))
             .await?;
         }
-        Transition::Apply => {
-            // The one place a write becomes the application of an approved change request: the
-            // change-request gate lets its changes through.
-            tx.apply_change_request(id);
-            for change in &changes {
-                apply_change(tx, &row, change, limits)
-                    .await
-                    .map_err(|error| apply_failure(change, error))?;
-            }
-            tx.end_change_request();
-            set_state(tx, &mut row, ChangeRequestState::Applied).await?;
-            tx.record(request_event(
-                EventType::ChangeRequestApplied,
-                &row,
-                base,
-                None,
-            ))
-            .await?;
+        Transition::Apply => apply_all(tx, &mut row, &changes, limits, base).await?,
+        Transition::Schedule => {
+            super::schedules::schedule(tx, &mut row, input.scheduled_at.as_deref(), base).await?
         }
         Transition::Cancel => {
             set_state(tx, &mut row, ChangeRequestState::Cancelled).await?;
@@ -299,21 +209,4 @@ pub async fn change_state(
         store::insert_comment(tx.conn(), id, &comment).await?;
     }
     view(tx.conn(), row).await
-}
-
-/// A change that cannot be applied: 400 naming it (a store failure stays a 500).
-fn apply_failure(change: &ChangeRow, error: ApiError) -> ApiError {
-    if error.kind == ErrorKind::Internal {
-        return error;
-    }
-    let subject = match (&change.feature, change.change.segment()) {
-        (Some(feature), _) => format!("flag {feature}"),
-        (None, segment) => format!("segment {}", segment.unwrap_or_default()),
-    };
-    ApiError::validation(format!(
-        "Change {} ({} of {subject}) cannot be applied, so nothing was: {}",
-        change.id,
-        change.change.action(),
-        error.message
-    ))
 }

@@ -31,8 +31,11 @@ pub enum Transition {
         approved: bool,
     },
     Reject,
-    /// Approved → Applied: every change, in one transaction.
+    /// Approved or Scheduled → Applied: every change, in one transaction.
     Apply,
+    /// Approved → Scheduled, or Scheduled → Scheduled at a new time (also after it failed or was
+    /// suspended): the control plane applies it then.
+    Schedule,
     Cancel,
 }
 
@@ -72,21 +75,22 @@ pub fn transition(facts: &Facts, requested: ChangeRequestState) -> Result<Transi
                 approved: facts.changes > 0 && approvals >= facts.min_approvals,
             })
         }
-        (InReview | Approved, Rejected) => Ok(Transition::Reject),
-        (Approved, Applied) => Ok(Transition::Apply),
+        (InReview | Approved | Scheduled, Rejected) => Ok(Transition::Reject),
+        (Approved | Scheduled, Applied) => Ok(Transition::Apply),
+        (Approved | Scheduled, Scheduled) => Ok(Transition::Schedule),
         _ => Err(illegal(facts, requested, "")),
     }
 }
 
 /// The state of a request after one of its changes is added, edited or discarded: a Draft stays a Draft,
-/// a request under review (Approved included) goes back to In review and loses its approvals; a final one
-/// cannot change (400).
+/// a request under review (Approved and Scheduled included) goes back to In review and loses its approvals
+/// (and its schedule); a final one cannot change (400).
 pub fn after_change(id: i64, state: ChangeRequestState) -> Result<ChangeRequestState, ApiError> {
     match state {
         ChangeRequestState::Draft => Ok(ChangeRequestState::Draft),
-        ChangeRequestState::InReview | ChangeRequestState::Approved => {
-            Ok(ChangeRequestState::InReview)
-        }
+        ChangeRequestState::InReview
+        | ChangeRequestState::Approved
+        | ChangeRequestState::Scheduled => Ok(ChangeRequestState::InReview),
         final_state => Err(ApiError::validation(format!(
             "Change request {id} is {}: its changes can no longer change",
             final_state.as_str()
@@ -129,7 +133,7 @@ mod tests {
         let error = transition(&empty, InReview).unwrap_err();
         assert_eq!(error.kind, ErrorKind::Validation);
         assert!(error.message.contains("is Draft"), "{}", error.message);
-        for requested in [Draft, Approved, Applied, Rejected] {
+        for requested in [Draft, Approved, Scheduled, Applied, Rejected] {
             assert!(
                 transition(&facts(Draft), requested).is_err(),
                 "{requested:?}"
@@ -177,6 +181,7 @@ mod tests {
             ErrorKind::Validation
         );
         assert!(transition(&facts(InReview), Applied).is_err());
+        assert!(transition(&facts(InReview), Scheduled).is_err());
         assert!(transition(&facts(InReview), Draft).is_err());
         assert!(transition(&facts(InReview), InReview).is_err());
         assert_eq!(
@@ -203,6 +208,28 @@ mod tests {
             let error = transition(&facts(Approved), requested).unwrap_err();
             assert!(error.message.contains("is Approved"), "{}", error.message);
         }
+    }
+
+    #[test]
+    fn approved_is_scheduled_and_scheduled_moves_applies_rejects_or_cancels() {
+        assert_eq!(
+            transition(&facts(Approved), Scheduled).unwrap(),
+            Transition::Schedule
+        );
+        for (requested, expected) in [
+            (Scheduled, Transition::Schedule),
+            (Applied, Transition::Apply),
+            (Rejected, Transition::Reject),
+            (Cancelled, Transition::Cancel),
+        ] {
+            assert_eq!(transition(&facts(Scheduled), requested).unwrap(), expected);
+        }
+        // As in Unleash, a scheduled request does not go back to Approved (or earlier).
+        for requested in [Draft, InReview, Approved] {
+            let error = transition(&facts(Scheduled), requested).unwrap_err();
+            assert!(error.message.contains("is Scheduled"), "{}", error.message);
+        }
+        assert_eq!(after_change(7, Scheduled).unwrap(), InReview);
     }
 
     #[test]

@@ -4,9 +4,9 @@ use super::projects::{ProjectEnvironmentPath, ProjectPath};
 use crate::domain::access::Who;
 use crate::domain::change_requests::{
     self, ChangeInput, ChangeInputs, ChangeRequest, ChangeRequestConfigInput, CommentInput,
-    EnvironmentChangeRequestConfig, StateInput,
+    EnvironmentChangeRequestConfig, ScheduledChangeRequest, ScheduledQuery, StateInput,
 };
-use crate::http::extract::{AdminActor, AdminCaller, JsonBody, PathParams};
+use crate::http::extract::{AdminActor, AdminCaller, JsonBody, PathParams, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -25,6 +25,7 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
         .routes(routes!(configuration))
         .routes(routes!(add_changes))
         .routes(routes!(list))
+        .routes(routes!(scheduled))
         .routes(routes!(get, discard))
         .routes(routes!(edit_change, discard_change))
         .routes(routes!(change_state))
@@ -140,6 +141,29 @@ pub async fn list(
 }
 
 #[utoipa::path(
+    get, path = "/api/admin/projects/{projectId}/change-requests/scheduled", tag = "Change requests",
+    security(("apiToken" = [])), params(ProjectPath, ScheduledQuery),
+    responses(
+        (status = 200, body = Vec<ScheduledChangeRequest>,
+         description = "The Scheduled requests still pending that match any parameter, the earliest first; \
+                        without parameters all of them (Unleash answers none)"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)
+    )
+)]
+pub async fn scheduled(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+    PathParams(path): PathParams<ProjectPath>,
+    QueryParams(pairs): QueryParams<Vec<(String, String)>>,
+) -> Result<Json<Vec<ScheduledChangeRequest>>, ApiError> {
+    let query = ScheduledQuery::from_pairs(pairs);
+    let mut conn = state.store.read().await?;
+    Ok(Json(
+        change_requests::scheduled(&mut conn, &path.project_id, &query).await?,
+    ))
+}
+
+#[utoipa::path(
     get, path = "/api/admin/projects/{projectId}/change-requests/{id}", tag = "Change requests",
     security(("apiToken" = [])), params(ChangeRequestPath),
     responses(
@@ -227,7 +251,7 @@ pub async fn discard_change(
     security(("apiToken" = [])), params(ChangeRequestPath), request_body = StateInput,
     responses(
         (status = 200, body = ChangeRequest),
-        (status = 400, body = ErrorBody, description = "Not allowed from the current state, or a change failed to apply (nothing applied)"),
+        (status = 400, body = ErrorBody, description = "Not allowed from the current state, a change failed to apply (nothing applied), or Scheduled without a scheduledAt in the future"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Also: the author approving their own request"),
         (status = 404, body = ErrorBody), (status = 415, body = ErrorBody)

@@ -21,6 +21,20 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
         "change-request-rejected" => html! { "rejected " (request) (place) },
         "change-request-cancelled" => html! { "cancelled " (request) (place) },
         "change-request-applied" => html! { "applied " (request) (place) },
+        "change-request-scheduled" => html! {
+            "scheduled " (request) (place) " to be applied at " (at(event))
+        },
+        "change-request-scheduled-application-success" => html! {
+            "applied " (request) (place) " on its schedule (" (at(event)) ")"
+        },
+        "change-request-scheduled-application-failure" => html! {
+            "could not apply " (request) (place) " on its schedule (" (at(event)) "): "
+            (text(event, "reason").unwrap_or_default())
+        },
+        "change-request-schedule-suspended" => html! {
+            "suspended the schedule of " (request) (place) " (" (at(event)) "): "
+            (text(event, "reason").unwrap_or_default())
+        },
         "change-added" => html! {
             "proposed to " (proposal(event.data.as_ref(), event, context)) (place) " (" (request) ")"
         },
@@ -34,6 +48,11 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
         _ => return None,
     };
     Some(markup)
+}
+
+/// A schedule event's `scheduledAt`, as the pages write times.
+fn at(event: &Event) -> String {
+    crate::ui::controls::when(&text(event, "scheduledAt").unwrap_or_default())
 }
 
 /// "change request #3", linked to its page while it exists.
