@@ -411,7 +411,7 @@ async fn failed_and_suspended_schedules_record_their_events(db: TestDb) {
     assert_eq!(request["state"], "Scheduled");
     let reason = request["schedule"]["reason"].as_str().unwrap();
     assert!(
-        reason.contains("carol") && reason.contains("Viewer"),
+        reason.contains("carol") && reason.contains("APPLY_CHANGE_REQUEST"),
         "{reason}"
     );
     let request = wait_for(&server, orphaned, Duration::from_secs(20), |request| {
