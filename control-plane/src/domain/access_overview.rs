@@ -78,12 +78,7 @@ async fn root_role_body(conn: &mut AnyConnection, id: i64) -> Result<RoleBody, A
 
 pub async fn of_user(conn: &mut AnyConnection, id: i64, at: Where) -> Result<UserAccess, ApiError> {
     let row = require_user(conn, id).await?;
-    let own = RootRole::from_id(row.root_role).unwrap_or(RootRole::Viewer);
-    let from_groups = user_store::group_root_role(conn, row.id)
-        .await?
-        .and_then(RootRole::from_id);
-    let effective = from_groups.map_or(own, |group| own.min(group));
-    let grants = access::grants_of_user(conn, row.id, row.root_role, effective).await?;
+    let grants = access::caller(conn, row.clone()).await?.grants;
     let project = at.project.unwrap_or_else(|| "default".to_owned());
     let environment = match at.environment {
         Some(environment) => environment,
@@ -168,11 +163,7 @@ pub async fn overview(conn: &mut AnyConnection) -> Result<AccessOverview, ApiErr
     let mut overview = Vec::new();
     for row in user_store::list(conn).await? {
         let own = RootRole::from_id(row.root_role).unwrap_or(RootRole::Viewer);
-        let from_groups = user_store::group_root_role(conn, row.id)
-            .await?
-            .and_then(RootRole::from_id);
-        let effective = from_groups.map_or(own, |group| own.min(group));
-        let grants = access::grants_of_user(conn, row.id, row.root_role, effective).await?;
+        let grants = access::caller(conn, row.clone()).await?.grants;
         let accessible_projects = match grants.projects() {
             None => all_projects.clone(),
             Some(projects) => projects.into_iter().collect(),

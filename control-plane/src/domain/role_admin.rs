@@ -469,26 +469,29 @@ pub struct RoleUsage {
     pub projects: Vec<ProjectRoleUsage>,
 }
 
+/// The usage of role `role` in `project`, counted from nothing the first time.
+fn usage_in<'a>(
+    projects: &'a mut BTreeMap<String, ProjectRoleUsage>,
+    project: &str,
+    role: i64,
+) -> &'a mut ProjectRoleUsage {
+    projects
+        .entry(project.to_owned())
+        .or_insert_with(|| ProjectRoleUsage {
+            project: project.to_owned(),
+            role,
+            user_count: 0,
+            service_account_count: 0,
+            group_count: 0,
+        })
+}
+
 pub async fn usage(conn: &mut AnyConnection, id: i64) -> Result<RoleUsage, ApiError> {
     require(conn, id).await?;
     let mut projects: BTreeMap<String, ProjectRoleUsage> = BTreeMap::new();
-    let entry = |projects: &mut BTreeMap<String, ProjectRoleUsage>, project: &str| {
-        projects
-            .entry(project.to_owned())
-            .or_insert_with(|| ProjectRoleUsage {
-                project: project.to_owned(),
-                role: id,
-                user_count: 0,
-                service_account_count: 0,
-                group_count: 0,
-            })
-            .project
-            .clone()
-    };
     for grant in role_store::grants_of_role(conn, Subject::User, id).await? {
-        let key = entry(&mut projects, &grant.project_id);
         let service = user_store::get(conn, grant.subject_id).await?.is_none();
-        let usage = projects.get_mut(&key).expect("inserted above");
+        let usage = usage_in(&mut projects, &grant.project_id, id);
         if service {
             usage.service_account_count += 1;
         } else {
@@ -496,8 +499,7 @@ pub async fn usage(conn: &mut AnyConnection, id: i64) -> Result<RoleUsage, ApiEr
         }
     }
     for grant in role_store::grants_of_role(conn, Subject::Group, id).await? {
-        let key = entry(&mut projects, &grant.project_id);
-        projects.get_mut(&key).expect("inserted above").group_count += 1;
+        usage_in(&mut projects, &grant.project_id, id).group_count += 1;
     }
     Ok(RoleUsage {
         projects: projects.into_values().collect(),

@@ -16,7 +16,7 @@ use crate::domain::access::{self, Area, Caller, Credential, Grants, Need};
 use crate::store::Actor;
 use axum::body::Bytes;
 use axum::extract::{
-    ConnectInfo, FromRequest, FromRequestParts, MatchedPath, Path, Query, RawPathParams, Request,
+    ConnectInfo, FromRequest, FromRequestParts, Path, Query, RawPathParams, Request,
 };
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, COOKIE};
 use axum::http::request::Parts;
@@ -133,13 +133,14 @@ async fn need_of(
     if area != Area::Configuration {
         return Ok(Need::area(read, area));
     }
-    let table = parts.extensions.get::<PermissionTable>().copied();
-    let declared = parts.extensions.get::<MatchedPath>().zip(table).and_then(
-        |(matched, PermissionTable(table))| {
-            route_permissions::declared(table, &parts.method, matched.as_str(), &state.base_path)
-                .map(|entry| entry.permission)
-        },
-    );
+    let declared = parts
+        .extensions
+        .get::<PermissionTable>()
+        .copied()
+        .and_then(|PermissionTable(table)| {
+            route_permissions::declared_for(parts, table, &state.base_path)
+        })
+        .map(|entry| entry.permission);
     let Some(permission) = declared else {
         return Ok(Need::area(read, area));
     };
@@ -237,6 +238,12 @@ pub fn is_https(headers: &HeaderMap) -> bool {
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.split(',').next())
         .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
+}
+
+/// A path parameter that must be an integer (a role's or user's id), or 400 naming it.
+pub fn integer_param(name: &str, text: &str) -> Result<i64, ApiError> {
+    text.parse()
+        .map_err(|_| ApiError::validation(format!("{name} must be an integer, not {text}")))
 }
 
 /// A JSON request body deserialized into `T`.

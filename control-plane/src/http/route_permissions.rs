@@ -6,6 +6,8 @@
 use crate::domain::access::Scope;
 use crate::domain::permissions::Permission;
 use crate::store::features as feature_store;
+use axum::extract::MatchedPath;
+use axum::http::request::Parts;
 use axum::http::Method;
 use sqlx::AnyConnection;
 use vexil_shared::ApiError;
@@ -104,6 +106,16 @@ pub fn declared(
         (entry.method == *method || (entry.method == Method::GET && method == Method::HEAD))
             && entry.path == route
     })
+}
+
+/// The entry of `table` for the route a request matched (its `MatchedPath`), if any.
+pub fn declared_for(
+    parts: &Parts,
+    table: &'static [RoutePermission],
+    base_path: &str,
+) -> Option<&'static RoutePermission> {
+    let matched = parts.extensions.get::<MatchedPath>()?;
+    declared(table, &parts.method, matched.as_str(), base_path)
 }
 
 /// The project and environment a request names: its path's `projectId` / `project`, else the project of its

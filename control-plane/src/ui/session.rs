@@ -22,7 +22,7 @@ use crate::http::route_permissions;
 use crate::http::state::AppState;
 use crate::store::Actor;
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, MatchedPath, OriginalUri, Request};
+use axum::extract::{FromRequest, FromRequestParts, OriginalUri, Request};
 use axum::http::header::COOKIE;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
@@ -514,14 +514,8 @@ impl<A: WriteArea> FromRequest<Arc<AppState>> for UiWrite<A> {
 
     async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, NotSignedIn> {
         let (mut parts, body) = request.into_parts();
-        let declared = parts.extensions.get::<MatchedPath>().and_then(|matched| {
-            route_permissions::declared(
-                super::PERMISSIONS,
-                &parts.method,
-                matched.as_str(),
-                &state.base_path,
-            )
-        });
+        let declared =
+            route_permissions::declared_for(&parts, super::PERMISSIONS, &state.base_path);
         let params = path_params(&mut parts, state).await;
         let request = Request::from_parts(parts, body);
         let UiForm { who, form } = UiForm::from_request(request, state).await?;

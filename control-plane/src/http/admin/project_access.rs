@@ -3,7 +3,7 @@
 //! project (`http::admin::PERMISSIONS`): Admins and the project's Owners.
 
 use crate::domain::project_access::{self, AddAccess, ProjectAccess, SetAccess, SetRoles};
-use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::extract::{integer_param, AdminActor, JsonBody, PathParams};
 use crate::http::AppState;
 use crate::store::roles::Subject;
 use axum::extract::State;
@@ -48,11 +48,6 @@ pub struct GroupRolesPath {
     /// An integer.
     #[param(value_type = i64)]
     pub group_id: String,
-}
-
-fn parse_id(name: &str, text: &str) -> Result<i64, ApiError> {
-    text.parse()
-        .map_err(|_| ApiError::validation(format!("{name} must be an integer, not {text}")))
 }
 
 #[utoipa::path(
@@ -131,7 +126,7 @@ pub async fn set_user_roles(
     PathParams(path): PathParams<UserRolesPath>,
     JsonBody(input): JsonBody<SetRoles>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id("userId", &path.user_id)?;
+    let id = integer_param("userId", &path.user_id)?;
     let mut tx = state.store.begin_write(&actor).await?;
     project_access::set_roles(&mut tx, &path.project_id, Subject::User, id, &input.roles).await?;
     state.commit(tx).await?;
@@ -151,7 +146,7 @@ pub async fn remove_user(
     AdminActor(actor): AdminActor,
     PathParams(path): PathParams<UserRolesPath>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id("userId", &path.user_id)?;
+    let id = integer_param("userId", &path.user_id)?;
     let mut tx = state.store.begin_write(&actor).await?;
     project_access::set_roles(&mut tx, &path.project_id, Subject::User, id, &[]).await?;
     state.commit(tx).await?;
@@ -173,7 +168,7 @@ pub async fn set_group_roles(
     PathParams(path): PathParams<GroupRolesPath>,
     JsonBody(input): JsonBody<SetRoles>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id("groupId", &path.group_id)?;
+    let id = integer_param("groupId", &path.group_id)?;
     let mut tx = state.store.begin_write(&actor).await?;
     project_access::set_roles(&mut tx, &path.project_id, Subject::Group, id, &input.roles).await?;
     state.commit(tx).await?;
@@ -193,7 +188,7 @@ pub async fn remove_group(
     AdminActor(actor): AdminActor,
     PathParams(path): PathParams<GroupRolesPath>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id("groupId", &path.group_id)?;
+    let id = integer_param("groupId", &path.group_id)?;
     let mut tx = state.store.begin_write(&actor).await?;
     project_access::set_roles(&mut tx, &path.project_id, Subject::Group, id, &[]).await?;
     state.commit(tx).await?;

@@ -7,7 +7,7 @@ use crate::domain::permissions::{self, PermissionsBody};
 use crate::domain::role_admin::{
     self, RoleInput, RoleUsage, RoleWithPermissions, RoleWithVersion, RolesBody,
 };
-use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
+use crate::http::extract::{integer_param, AdminActor, JsonBody, PathParams, QueryParams};
 use crate::http::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -55,11 +55,6 @@ pub struct UserPath {
     pub id: String,
 }
 
-fn parse_id(name: &str, text: &str) -> Result<i64, ApiError> {
-    text.parse()
-        .map_err(|_| ApiError::validation(format!("{name} must be an integer, not {text}")))
-}
-
 #[utoipa::path(
     get, path = "/api/admin/permissions", tag = "Access", security(("apiToken" = [])),
     responses((status = 200, body = PermissionsBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
@@ -101,7 +96,7 @@ pub async fn get(
     _: AdminActor,
     PathParams(path): PathParams<RolePath>,
 ) -> Result<Json<RoleWithPermissions>, ApiError> {
-    let id = parse_id("roleId", &path.role_id)?;
+    let id = integer_param("roleId", &path.role_id)?;
     let mut conn = state.store.read().await?;
     Ok(Json(role_admin::get(&mut conn, id).await?))
 }
@@ -157,7 +152,7 @@ pub async fn update(
     PathParams(path): PathParams<RolePath>,
     JsonBody(input): JsonBody<RoleInput>,
 ) -> Result<Json<RoleWithVersion>, ApiError> {
-    let id = parse_id("roleId", &path.role_id)?;
+    let id = integer_param("roleId", &path.role_id)?;
     let mut tx = state.store.begin_write(&actor).await?;
     let role = role_admin::update(&mut tx, id, input).await?;
     state.commit(tx).await?;
@@ -177,7 +172,7 @@ pub async fn delete(
     AdminActor(actor): AdminActor,
     PathParams(path): PathParams<RolePath>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id("roleId", &path.role_id)?;
+    let id = integer_param("roleId", &path.role_id)?;
     let mut tx = state.store.begin_write(&actor).await?;
     role_admin::delete(&mut tx, id).await?;
     state.commit(tx).await?;
@@ -197,7 +192,7 @@ pub async fn usage(
     _: AdminActor,
     PathParams(path): PathParams<RolePath>,
 ) -> Result<Json<RoleUsage>, ApiError> {
-    let id = parse_id("roleId", &path.role_id)?;
+    let id = integer_param("roleId", &path.role_id)?;
     let mut conn = state.store.read().await?;
     Ok(Json(role_admin::usage(&mut conn, id).await?))
 }
@@ -216,7 +211,7 @@ pub async fn user_permissions(
     PathParams(path): PathParams<UserPath>,
     QueryParams(at): QueryParams<Where>,
 ) -> Result<Json<UserAccess>, ApiError> {
-    let id = parse_id("id", &path.id)?;
+    let id = integer_param("id", &path.id)?;
     let mut conn = state.store.read().await?;
     Ok(Json(access_overview::of_user(&mut conn, id, at).await?))
 }
