@@ -169,18 +169,16 @@ async fn draw(
                     table {
                         thead { tr {
                             th scope="col" { "Name" }
-                            th scope="col" { "Kind" }
                             th scope="col" { "Roles" }
                             @if may_change { th scope="col" { "Actions" } }
                         } }
                         tbody {
                             @for (subject, name, kind, roles) in &rows {
                                 tr {
-                                    td.flag-name { strong { (name) } }
-                                    td { (kind) }
+                                    td.flag-name { strong { (name) } p.desc { (kind) } }
                                     td { (role_names(&access.roles, roles)) }
                                     @if may_change {
-                                        td.row-actions {
+                                        td.row-actions.access-actions {
                                             form.inline-form method="post" action=(format!("{base}/{subject}/role")) {
                                                 input type="hidden" name="csrf" value=(who.csrf);
                                                 label.sr-only for=(format!("role-{subject}")) { "Role of " (name) }
