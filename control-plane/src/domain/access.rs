@@ -295,23 +295,6 @@ impl Grants {
         }
     }
 
-    /// Whether these grants hold any project or environment permission in `project`: its pages show their
-    /// edit controls.
-    pub fn any_in_project(&self, project: &str) -> bool {
-        self.admin
-            || !self.everywhere.is_empty()
-            || self
-                .in_projects
-                .iter()
-                .any(|grant| grant.project == project)
-    }
-
-    /// Whether these grants hold any root permission (the instance-wide configuration pages show their edit
-    /// controls).
-    pub fn any_root(&self) -> bool {
-        self.admin || !self.root.is_empty()
-    }
-
     /// The projects in which these grants hold something (all of them: `None`).
     pub fn projects(&self) -> Option<BTreeSet<String>> {
         if self.admin || !self.everywhere.is_empty() {
@@ -677,7 +660,5 @@ mod tests {
             )
         )
         .is_err());
-        assert!(member_of_a.any_in_project("a"));
-        assert!(!member_of_a.any_in_project("b"));
     }
 }

@@ -5,7 +5,10 @@ use super::page::{Page, UiError};
 use super::paging::{ListQuery, Paged, PAGE_SIZE};
 use super::scope::Done;
 use super::session::{SignedIn, UiWrite};
-use crate::domain::search::features::{self as feature_search, FeatureSearchQuery};
+use crate::domain::access::Scope;
+use crate::domain::search::features::{
+    self as feature_search, FeatureSearchItem, FeatureSearchQuery,
+};
 use crate::domain::{feature_lookup, features};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -55,6 +58,15 @@ pub async fn list(
         Ok::<_, ApiError>((result.features, paged))
     }
     .await?;
+    // What each flag's row offers, by the permissions in its project.
+    let may = |flag: &FeatureSearchItem| {
+        let scope = Scope::project(&flag.project);
+        (
+            who.may_submit("/archive/{feature}/revive", &scope),
+            who.may_submit("/archive/{feature}/delete", &scope),
+        )
+    };
+    let any_action = list.iter().any(|flag| may(flag) != (false, false));
     let markup = shell.render(
         "Archive",
         html! {
@@ -74,7 +86,7 @@ pub async fn list(
                             th scope="col" { "Name" }
                             th.hide-narrow scope="col" { "Project" }
                             th.hide-narrow scope="col" { "Archived" }
-                            @if who.may_write { th scope="col" { "Actions" } }
+                            @if any_action { th scope="col" { "Actions" } }
                         } }
                         tbody {
                             @for flag in &list {
@@ -87,16 +99,21 @@ pub async fn list(
                                     }
                                     td.hide-narrow { (flag.project) }
                                     td.hide-narrow { (flag.archived_at.as_deref().map(when).unwrap_or_default()) }
-                                    @if who.may_write {
+                                    @if any_action {
+                                        @let (may_revive, may_delete) = may(flag);
                                         td {
                                             div.row-actions {
-                                                form.inline method="post" action=(who.link(&format!("/archive/{}/revive", flag.name))) {
-                                                    input type="hidden" name="csrf" value=(who.csrf);
-                                                    button type="submit" aria-label=(format!("Revive {}", flag.name)) { "Revive" }
+                                                @if may_revive {
+                                                    form.inline method="post" action=(who.link(&format!("/archive/{}/revive", flag.name))) {
+                                                        input type="hidden" name="csrf" value=(who.csrf);
+                                                        button type="submit" aria-label=(format!("Revive {}", flag.name)) { "Revive" }
+                                                    }
                                                 }
-                                                form.inline method="post" action=(who.link(&format!("/archive/{}/delete", flag.name))) {
-                                                    input type="hidden" name="csrf" value=(who.csrf);
-                                                    button.danger type="submit" aria-label=(format!("Delete for good: {}", flag.name)) { "Delete for good" }
+                                                @if may_delete {
+                                                    form.inline method="post" action=(who.link(&format!("/archive/{}/delete", flag.name))) {
+                                                        input type="hidden" name="csrf" value=(who.csrf);
+                                                        button.danger type="submit" aria-label=(format!("Delete for good: {}", flag.name)) { "Delete for good" }
+                                                    }
                                                 }
                                             }
                                         }

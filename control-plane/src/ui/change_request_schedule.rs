@@ -5,6 +5,7 @@
 
 use super::controls::field;
 use super::session::SignedIn;
+use crate::domain::access::Scope;
 use crate::domain::change_requests::{ChangeRequest, ScheduleRecord};
 use crate::model::change_request::{ChangeRequestState, ScheduleStatus};
 use crate::time::Timestamp;
@@ -83,7 +84,11 @@ pub fn section(who: &SignedIn, base: &str, section: ScheduleSection<'_>) -> Mark
     let applied = section
         .schedule
         .filter(|schedule| schedule.status == ScheduleStatus::Applied);
-    let offered = who.may_write && section.may_schedule;
+    let offered = section.may_schedule
+        && who.may_submit(
+            "/projects/{project}/change-requests/{id}/schedule",
+            &Scope::project(&request.project),
+        );
     if !scheduled && applied.is_none() && !offered {
         return html! {};
     }
@@ -114,7 +119,7 @@ pub fn section(who: &SignedIn, base: &str, section: ScheduleSection<'_>) -> Mark
                         },
                     }
                 }
-                @if who.may_write && section.may_schedule {
+                @if offered {
                     (form(who, base, &section, "Reschedule"))
                     form.actions method="post" action=(format!("{base}/state")) {
                         input type="hidden" name="csrf" value=(who.csrf);

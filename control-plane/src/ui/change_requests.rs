@@ -13,7 +13,7 @@ use super::page::{see_other, Page, Shell, UiError};
 use super::scope::Done;
 use super::session::{SignedIn, UiWrite};
 use super::vocabulary::StrategyNames;
-use crate::domain::access::Who;
+use crate::domain::access::{Scope, Who};
 use crate::domain::change_requests::{
     self, ChangePreview, ChangeRequest, ChangeRequestListing, CommentInput, ScheduleRecord,
     StateInput,
@@ -240,6 +240,7 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
         request.id
     ));
     let open = !request.state.is_final();
+    let in_project = Scope::project(project);
     let buttons = state_buttons(request, view.possible);
     let schedule = ScheduleSection {
         request,
@@ -264,7 +265,7 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                 }
             }
             @if let Some(error) = view.error { p.error-box role="alert" { (error) } }
-            @if who.may_write && !buttons.is_empty() {
+            @if !buttons.is_empty() && who.may_submit("/projects/{project}/change-requests/{id}/state", &in_project) {
                 form.actions.cr-actions method="post" action=(format!("{base}/state")) aria-label="Change the state" {
                     input type="hidden" name="csrf" value=(who.csrf);
                     @for state in &buttons {
@@ -293,7 +294,7 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                                 a href=(who.link(&link)) { (subject) }
                                 ": " (action_words(preview))
                             }
-                            @if who.may_write && open {
+                            @if open && who.may_submit("/projects/{project}/change-requests/{id}/changes/{change}/discard", &in_project) {
                                 form.inline method="post" action=(format!("{base}/changes/{}/discard", preview.change_id)) {
                                     input type="hidden" name="csrf" value=(who.csrf);
                                     button.danger type="submit" aria-label=(format!("Discard the change to {}", subject)) { "Discard" }
@@ -348,7 +349,7 @@ fn request_page(who: &SignedIn, shell: &Shell, view: RequestPage<'_>) -> Markup 
                         }
                     }
                 }
-                @if who.may_write {
+                @if who.may_submit("/projects/{project}/change-requests/{id}/comments", &in_project) {
                     form.form-narrow method="post" action=(format!("{base}/comments")) {
                         input type="hidden" name="csrf" value=(who.csrf);
                         (field("comment", "Comment", view.comment_error, None, html! {

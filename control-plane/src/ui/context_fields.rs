@@ -9,6 +9,7 @@ use super::page::{Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
+use crate::domain::access::Scope;
 use crate::domain::context_fields::{self, ContextField, ContextFieldInput};
 use crate::http::state::AppState;
 use crate::model::context_field::LegalValue;
@@ -48,6 +49,10 @@ pub async fn list(
     }
     .await?;
     let paged = Paged::new(query.page, fields.len());
+    let root = Scope::default();
+    let may_create = who.may_submit("/context/create", &root);
+    let may_edit = who.may_submit("/context/edit/{name}", &root);
+    let may_delete = who.may_submit("/context/{name}/delete", &root);
     let markup = shell.render(
         "Context fields",
         html! {
@@ -56,7 +61,7 @@ pub async fn list(
                     h1 { "Context fields" }
                     p.subtitle { "What constraints can test, and which fields can decide stickiness." }
                 }
-                @if who.may_write {
+                @if may_create {
                     a.button.primary href=(who.link("/context/create")) { "New context field" }
                 }
             }
@@ -69,7 +74,7 @@ pub async fn list(
                             th scope="col" { "Name" }
                             th scope="col" { "Legal values" }
                             th.hide-narrow scope="col" { "Stickiness" }
-                            @if who.may_write { th scope="col" { "Actions" } }
+                            @if may_edit || may_delete { th scope="col" { "Actions" } }
                         } }
                         tbody {
                             @for context_field in paged.slice(&fields) {
@@ -95,12 +100,14 @@ pub async fn list(
                                         }
                                     }
                                     td.hide-narrow { (if context_field.stickiness { "Yes" } else { "No" }) }
-                                    @if who.may_write {
+                                    @if may_edit || may_delete {
                                         td {
                                             div.row-actions {
-                                                a.button href=(who.link(&format!("/context/edit/{}", context_field.name)))
-                                                    aria-label=(format!("Edit {}", context_field.name)) { "Edit" }
-                                                @if !built_in.contains(&context_field.name) {
+                                                @if may_edit {
+                                                    a.button href=(who.link(&format!("/context/edit/{}", context_field.name)))
+                                                        aria-label=(format!("Edit {}", context_field.name)) { "Edit" }
+                                                }
+                                                @if may_delete && !built_in.contains(&context_field.name) {
                                                     form.inline method="post" action=(who.link(&format!("/context/{}/delete", context_field.name))) {
                                                         input type="hidden" name="csrf" value=(who.csrf);
                                                         button.danger type="submit" aria-label=(format!("Delete {}", context_field.name)) { "Delete" }
@@ -271,7 +278,7 @@ fn form_page(
 
 /// `GET /context/create`.
 pub async fn new_field(who: SignedIn) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/context/create", &Scope::default())?;
     Ok(form_page(
         &who,
         None,
@@ -287,7 +294,7 @@ pub async fn edit_field(
     who: SignedIn,
     Path(name): Path<String>,
 ) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/context/edit/{name}", &Scope::default())?;
     let mut conn = state.store.read().await?;
     let context_field = context_fields::get(&mut conn, &name).await?;
     let draft = FieldDraft::of_field(context_field);

@@ -63,6 +63,8 @@ pub struct Dependencies<'a> {
     pub parent_options: &'a [String],
     /// Whether more flags could be parents than `parent_options` suggests.
     pub more_parents: bool,
+    /// Whether the caller may add and remove dependencies (the section shows its forms).
+    pub may_change: bool,
 }
 
 /// The section; `flag_link` gives a flag's page, `base` is this flag's page.
@@ -96,7 +98,7 @@ pub fn section(
                             @if !dependency.variants.is_empty() {
                                 " with variant " (dependency.variants.join(", "))
                             }
-                            @if who.may_write {
+                            @if shown.may_change {
                                 " "
                                 form.inline method="post" action=(format!("{base}/dependencies/remove")) {
                                     input type="hidden" name="csrf" value=(who.csrf);
@@ -118,7 +120,7 @@ pub fn section(
                     }
                 }
             }
-            @if who.may_write {
+            @if shown.may_change {
                 (errors.general())
                 form.form-narrow method="post" action=(format!("{base}/dependencies")) {
                     input type="hidden" name="csrf" value=(who.csrf);

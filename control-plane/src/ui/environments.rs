@@ -8,6 +8,7 @@ use super::page::{Page, UiError};
 use super::paging::{PageQuery, Paged};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
+use crate::domain::access::Scope;
 use crate::domain::environments::{self, CreateEnvironment, Environment, UpdateEnvironment};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -121,6 +122,11 @@ fn list_page(who: &SignedIn, list: &[Environment], page: Option<usize>) -> Marku
     let paged = Paged::new(page, list.len());
     // A switch brings the same page back.
     let back = who.link(&format!("/environments?page={}", paged.page));
+    let root = Scope::default();
+    let may_create = who.may_submit("/environments", &root);
+    let may_switch = who.may_submit("/environments/{name}/switch", &root);
+    let may_edit = who.may_submit("/environments/edit/{name}", &root);
+    let may_delete = who.may_submit("/environments/{name}/delete", &root);
     shell.render(
         "Environments",
         html! {
@@ -129,7 +135,7 @@ fn list_page(who: &SignedIn, list: &[Environment], page: Option<usize>) -> Marku
                     h1 { "Environments" }
                     p.subtitle { "Where flags are served: each project uses some of them, each flag is on or off in each." }
                 }
-                @if who.may_write {
+                @if may_create {
                     a.button.primary href=(who.link("/environments/create")) { "New environment" }
                 }
             }
@@ -143,7 +149,7 @@ fn list_page(who: &SignedIn, list: &[Environment], page: Option<usize>) -> Marku
                             th scope="col" { "Enabled" }
                             th.hide-narrow scope="col" { "Sort order" }
                             th.hide-narrow scope="col" { "Projects" }
-                            @if who.may_write { th scope="col" { "Actions" } }
+                            @if may_edit || may_delete { th scope="col" { "Actions" } }
                         } }
                         tbody {
                             @for environment in paged.slice(list) {
@@ -154,17 +160,19 @@ fn list_page(who: &SignedIn, list: &[Environment], page: Option<usize>) -> Marku
                                         @if environment.protected { " " span.badge { "protected" } }
                                     }
                                     td {
-                                        (switch(who, who.may_write, &format!("{} enabled", environment.name), environment.enabled,
+                                        (switch(who, may_switch, &format!("{} enabled", environment.name), environment.enabled,
                                             &who.link(&format!("/environments/{}/switch", environment.name)), &back))
                                     }
                                     td.hide-narrow { (environment.sort_order) }
                                     td.hide-narrow { (environment.project_count) }
-                                    @if who.may_write {
+                                    @if may_edit || may_delete {
                                         td {
                                             div.row-actions {
-                                                a.button href=(who.link(&format!("/environments/edit/{}", environment.name)))
-                                                    aria-label=(format!("Edit {}", environment.name)) { "Edit" }
-                                                @if !environment.protected {
+                                                @if may_edit {
+                                                    a.button href=(who.link(&format!("/environments/edit/{}", environment.name)))
+                                                        aria-label=(format!("Edit {}", environment.name)) { "Edit" }
+                                                }
+                                                @if may_delete && !environment.protected {
                                                     a.button.danger href=(who.link(&format!("/environments/{}/delete", environment.name)))
                                                         aria-label=(format!("Delete {}", environment.name)) { "Delete" }
                                                 }
@@ -224,7 +232,7 @@ pub async fn list(
 
 /// `GET /environments/create`: the form for a new one.
 pub async fn new_environment(who: SignedIn) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/environments", &Scope::default())?;
     let draft = EnvironmentDraft::default();
     Ok(Page::ok(create_page(&who, &draft, None)).into_response())
 }
@@ -294,7 +302,7 @@ pub async fn edit(
     who: SignedIn,
     Path(name): Path<String>,
 ) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/environments/edit/{name}", &Scope::default())?;
     let mut conn = state.store.read().await?;
     let environment = environments::get(&mut conn, &name).await?;
     let draft = EnvironmentDraft {
@@ -366,7 +374,7 @@ pub async fn confirm_delete(
     Path(name): Path<String>,
 ) -> Result<Response, UiError> {
     let shell = who.shell();
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/environments/{name}/delete", &Scope::default())?;
     let environment = async {
         let mut conn = state.store.read().await?;
         environments::get(&mut conn, &name).await

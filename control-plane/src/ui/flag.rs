@@ -26,7 +26,6 @@ use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::favorites;
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::flag_summaries;
-use crate::domain::permissions::Permission;
 use crate::domain::segments;
 use crate::domain::strategies::{self, Strategy};
 use crate::domain::strategy_definitions;
@@ -136,7 +135,11 @@ async fn load(
 ) -> Result<Loaded, ApiError> {
     let mut conn = state.store.read().await?;
     let flag = features::get(&mut conn, project, feature).await?;
-    let parent_options = if who.may_write {
+    let in_project = Scope::project(project);
+    let parent_options = if who.may_submit(
+        "/projects/{project}/features/{feature}/dependencies",
+        &in_project,
+    ) {
         dependencies::parent_suggestions(&mut conn, project, feature, PARENT_SUGGESTIONS).await?
     } else {
         (Vec::new(), false)
@@ -157,7 +160,7 @@ async fn load(
     let personal = access::personal_fields(who.credential);
     let events = events::list(&mut conn, query, personal).await?.events;
     let tags = tags::feature_tags(&mut conn, feature).await?.tags;
-    let tag_types = if who.may_write {
+    let tag_types = if who.may_submit("/projects/{project}/features/{feature}/tags", &in_project) {
         tags::list_types(&mut conn).await?.tag_types
     } else {
         Vec::new()
@@ -223,6 +226,20 @@ pub(super) async fn draw(
     } = load(state, who, project, feature).await?;
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let summary = &flag.summary;
+    let in_project = Scope::project(project);
+    let may_depend = who.may_submit(
+        "/projects/{project}/features/{feature}/dependencies",
+        &in_project,
+    );
+    let may_tag = who.may_submit("/projects/{project}/features/{feature}/tags", &in_project);
+    let may_settle = who.may_submit(
+        "/projects/{project}/features/{feature}/settings",
+        &in_project,
+    );
+    let may_archive = who.may_submit(
+        "/projects/{project}/features/{feature}/archive",
+        &in_project,
+    );
     let markup = shell.render(
         &summary.name,
         html! {
@@ -242,7 +259,7 @@ pub(super) async fn draw(
                 }
                 div.actions {
                     a.button href=(format!("{base}/metrics")) { "Usage" }
-                    @if who.may_write { a.button href=(format!("{base}/clone")) { "Clone" } }
+                    @if who.may_submit("/projects/{project}/features/{feature}/clone", &in_project) { a.button href=(format!("{base}/clone")) { "Clone" } }
                 }
             }
             (notice(notice_code, &who.link(&format!("/projects/{project}/change-requests"))))
@@ -251,12 +268,16 @@ pub(super) async fn draw(
                 div.env-grid {
                     @for environment in &flag.environments {
                         @let here = Scope::environment(project, &environment.name);
-                        @let may_switch = who.may(Permission::UpdateFeatureEnvironment, &here);
-                        @let may_add = who.may(Permission::CreateFeatureStrategy, &here);
-                        @let may_change = who.may(Permission::UpdateFeatureStrategy, &here);
-                        @let may_delete = who.may(Permission::DeleteFeatureStrategy, &here);
-                        @let may_vary = who.may(Permission::UpdateFeatureEnvironmentVariants, &here);
-                        @let others: Vec<&str> = flag.environments.iter().map(|other| other.name.as_str()).filter(|other| *other != environment.name).collect();
+                        @let may_switch = who.may_submit("/projects/{project}/features/{feature}/environments/{environment}/switch", &here);
+                        @let may_add = who.may_submit("/projects/{project}/features/{feature}/strategies/create", &here);
+                        @let may_change = who.may_submit("/projects/{project}/features/{feature}/strategies/edit", &here);
+                        @let may_delete = who.may_submit("/projects/{project}/features/{feature}/strategies/delete", &here);
+                        @let may_vary = who.may_submit("/projects/{project}/features/{feature}/variants", &here);
+                        // The environments a strategy here may be copied to.
+                        @let others: Vec<&str> = flag.environments.iter().map(|other| other.name.as_str())
+                            .filter(|other| *other != environment.name
+                                && who.may_submit("/projects/{project}/features/{feature}/strategies/copy", &Scope::environment(project, other)))
+                            .collect();
                         section.card aria-labelledby=(format!("env-{}", environment.name)) {
                             div.card-head {
                                 div.switch-line {
@@ -335,12 +356,12 @@ pub(super) async fn draw(
                 }
             }
             (dependencies_section(who, &base, |name| who.link(&format!("/projects/{project}/features/{name}")),
-                &Dependencies { dependencies: &flag.dependencies, children: &flag.children, parent_options: &parent_options.0, more_parents: parent_options.1 },
+                &Dependencies { dependencies: &flag.dependencies, children: &flag.children, parent_options: &parent_options.0, more_parents: parent_options.1, may_change: may_depend },
                 dependency))
-            (tags_section(who, &base, &tags, &tag_types, tag))
+            (tags_section(who, (&base, may_tag), &tags, &tag_types, tag))
             section.card aria-labelledby="settings-title" {
                 h2 #settings-title { "Settings" }
-                @if who.may_write {
+                @if may_settle {
                     form.form-narrow method="post" action=(format!("{base}/settings")) {
                         input type="hidden" name="csrf" value=(who.csrf);
                         (field("type", "Type", None, None, html! {
@@ -359,14 +380,16 @@ pub(super) async fn draw(
                             button.primary type="submit" { "Save settings" }
                         }
                     }
-                    hr;
-                    p { a.button href=(format!("{base}/archive")) { "Archive flag" } }
                 } @else {
                     dl.meta {
                         dt { "Type" } dd { (summary.feature_type) }
                         dt { "Stale" } dd { (if summary.stale { "yes" } else { "no" }) }
                         dt { "Impression data" } dd { (if summary.impression_data { "on" } else { "off" }) }
                     }
+                }
+                @if may_archive {
+                    hr;
+                    p { a.button href=(format!("{base}/archive")) { "Archive flag" } }
                 }
             }
             section.card aria-labelledby="events-title" {
@@ -483,7 +506,10 @@ pub async fn confirm_archive(
     Path((project, feature)): Path<(String, String)>,
 ) -> Result<Response, UiError> {
     let shell = who.shell();
-    who.ensure_may_write()?;
+    who.ensure_may_submit(
+        "/projects/{project}/features/{feature}/archive",
+        &Scope::project(&project),
+    )?;
     {
         let mut conn = state.store.read().await?;
         features::get(&mut conn, &project, &feature).await?;
@@ -543,6 +569,10 @@ fn variants_form(
         &format!("{FLAG_PREFIX}-variants"),
     );
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
+    let may_vary = who.may_submit(
+        "/projects/{project}/features/{feature}/variants",
+        &Scope::environment(project, environment),
+    );
     let markup = shell.render(
         "Variants",
         html! {
@@ -554,14 +584,14 @@ fn variants_form(
             }
             (errors.general())
             form.form-narrow #variants-form method="post" action=(format!("{base}/variants")) data-redraw {
-                @if who.may_write { (enter_saves("Save variants")) }
+                @if may_vary { (enter_saves("Save variants")) }
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(environment);
                 @if drafts.is_empty() {
                     p.muted { "No variants: SDKs get the flag's on/off only." }
                 }
-                (variant_rows(who.may_write, FLAG_PREFIX, drafts, (true, focus), &errors))
-                @if who.may_write {
+                (variant_rows(may_vary, FLAG_PREFIX, drafts, (true, focus), &errors))
+                @if may_vary {
                     div.actions {
                         @let add = format!("add-{FLAG_PREFIX}");
                         button id=(add) type="submit" formnovalidate name="intent" value=(add)

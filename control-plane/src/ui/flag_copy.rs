@@ -13,6 +13,7 @@ use super::field_errors::FieldErrors;
 use super::page::{Page, UiError};
 use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
+use crate::domain::access::Scope;
 use crate::domain::change_requests::{self, Outcome};
 use crate::domain::feature_clone::{self, CloneFeature};
 use crate::domain::{features, strategies};
@@ -42,8 +43,8 @@ pub fn routes() -> Router<Arc<AppState>> {
 }
 
 /// The flag page's "Copy to…" disclosure: a button per other environment (`targets`) that copies strategy
-/// `strategy` (its id and place, 0-based) of environment `from`, or with no strategy all of them. Nothing for
-/// a caller who may not write or where there is no other environment. `base` is the flag page's path.
+/// `strategy` (its id and place, 0-based) of environment `from`, or with no strategy all of them. Nothing
+/// where the caller may copy to no other environment. `base` is the flag page's path.
 pub fn copy_menu(
     who: &SignedIn,
     base: &str,
@@ -55,7 +56,7 @@ pub fn copy_menu(
         None => ("Copy all to…", format!(" the strategies of {from}")),
     };
     html! {
-        @if who.may_write && !targets.is_empty() {
+        @if !targets.is_empty() {
             details.copy-menu {
                 summary { (summary) span.sr-only { (what) } }
                 form.copy-targets method="post" action=(format!("{base}/strategies/copy")) {
@@ -181,7 +182,10 @@ pub async fn clone_page(
     who: SignedIn,
     Path((project, feature)): Path<(String, String)>,
 ) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit(
+        "/projects/{project}/features/{feature}/clone",
+        &Scope::project(&project),
+    )?;
     {
         let mut conn = state.store.read().await?;
         features::get(&mut conn, &project, &feature).await?;

@@ -19,7 +19,7 @@ pub struct TagDraft {
 /// `types` to choose from, as typed (`draft`) with its refusal.
 pub fn section(
     who: &SignedIn,
-    base: &str,
+    (base, may_change): (&str, bool),
     tags: &[Tag],
     types: &[TagType],
     (draft, error): (&TagDraft, Option<&ApiError>),
@@ -47,7 +47,7 @@ pub fn section(
                         li {
                             span.chip.tag-chip {
                                 (name)
-                                @if who.may_write {
+                                @if may_change {
                                     form.inline method="post" action=(format!("{base}/tags/remove")) {
                                         input type="hidden" name="csrf" value=(who.csrf);
                                         input type="hidden" name="type" value=(tag.tag_type);
@@ -61,7 +61,7 @@ pub fn section(
                     }
                 }
             }
-            @if who.may_write {
+            @if may_change {
                 form.tag-form method="post" action=(format!("{base}/tags")) novalidate {
                     input type="hidden" name="csrf" value=(who.csrf);
                     (errors.general())

@@ -215,7 +215,7 @@ pub async fn list(
                             button type="submit" data-no-script { "Open" }
                         }
                     }
-                    @if who.may_write {
+                    @if who.may_submit("/projects/{project}/create-flag", &Scope::project(&project)) {
                         a.button.primary href=(who.link(&format!("/projects/{project}/create-flag"))) { "New flag" }
                     }
                 }
@@ -277,7 +277,7 @@ pub async fn list(
                     } @else {
                         p { "No flags in this project yet." }
                         div.row-actions {
-                            @if who.may_write {
+                            @if who.may_submit("/projects/{project}/create-flag", &Scope::project(&project)) {
                                 a.button.primary href=(who.link(&format!("/projects/{project}/create-flag"))) { "Create the first flag" }
                             }
                             a.button href=(who.link(&format!("/projects/{project}/connect"))) { "Connect an SDK" }
@@ -440,7 +440,7 @@ pub async fn new_flag(
     who: SignedIn,
     Path(project): Path<String>,
 ) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/projects/{project}/create-flag", &Scope::project(&project))?;
     let mut conn = state.store.read().await?;
     projects::require(&mut conn, &project).await?;
     let page = new_flag_page(&who, &project, &NewFlag::default(), None, StatusCode::OK);

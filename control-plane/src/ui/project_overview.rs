@@ -141,7 +141,7 @@ fn head(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
                 @if who.may(Permission::ProjectUserAccessRead, &Scope::project(project)) {
                     a.button href=(who.link(&format!("/projects/{project}/access"))) { "Access" }
                 }
-                @if who.may_write {
+                @if who.may_submit("/projects/{project}/create-flag", &Scope::project(project)) {
                     a.button.primary href=(who.link(&format!("/projects/{project}/create-flag"))) { "New flag" }
                 }
             }
@@ -155,7 +155,7 @@ fn first_steps(who: &SignedIn, project: &str, archived: i64) -> Markup {
         div.empty.overview-empty {
             p { "No flags in this project yet." }
             div.row-actions {
-                @if who.may_write {
+                @if who.may_submit("/projects/{project}/create-flag", &Scope::project(project)) {
                     a.button.primary href=(who.link(&format!("/projects/{project}/create-flag"))) { "Create the first flag" }
                 }
                 a.button href=(who.link(&format!("/projects/{project}/connect"))) { "Connect an SDK" }

@@ -17,7 +17,6 @@ use crate::domain::change_requests::{
     self, ChangeRequestConfigInput, EnvironmentChangeRequestConfig,
 };
 use crate::domain::environments::{self, Environment};
-use crate::domain::permissions::Permission;
 use crate::domain::projects::{self, AddProjectEnvironment, CreateProject, Project, UpdateProject};
 use crate::http::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -115,7 +114,7 @@ pub async fn new_project(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
 ) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/projects", &Scope::default())?;
     let (_, environments) = projects_and_environments(&state, &who).await?;
     let draft = NewProject {
         environments: environments.iter().map(|one| one.name.clone()).collect(),
@@ -135,7 +134,7 @@ fn list_page(who: &SignedIn, list: &[Project], page: Option<usize>) -> Markup {
                     h1 { "Projects" }
                     p.subtitle { "Each project holds its own flags and uses some of the environments." }
                 }
-                @if who.may_write {
+                @if who.may_submit("/projects", &Scope::default()) {
                     a.button.primary href=(who.link("/create-project")) { "New project" }
                 }
             }
@@ -329,6 +328,7 @@ async fn settings_page(
     };
     let base = who.link(&format!("/projects/{id}"));
     let here = format!("{base}/settings");
+    let in_project = Scope::project(id);
     let markup = shell.render(
         &format!("Settings of {}", project.name),
         html! {
@@ -343,7 +343,7 @@ async fn settings_page(
             }
             section.card aria-labelledby="details-title" {
                 h2 #details-title { "Project" }
-                @if who.may_write {
+                @if who.may_submit("/projects/{project}/settings", &in_project) {
                     form.form-narrow method="post" action=(here) novalidate {
                         input type="hidden" name="csrf" value=(who.csrf);
                         (field("project-name", "Project name", details_error, None, html! {
@@ -373,7 +373,7 @@ async fn settings_page(
                             div.switch-line {
                                 h3 id=(format!("env-{}", environment.name)) { (environment.name) }
                                 span.badge { (environment.environment_type) }
-                                (switch(who, who.may_write, &format!("Use {}", environment.name), used,
+                                (switch(who, who.may_submit("/projects/{project}/environments/{environment}/switch", &in_project), &format!("Use {}", environment.name), used,
                                     &format!("{base}/environments/{}/switch", environment.name), &here))
                             }
                             @if !used {
@@ -385,7 +385,7 @@ async fn settings_page(
                     }
                 }
             }
-            @if who.may_write && project.id != projects::DEFAULT_PROJECT {
+            @if project.id != projects::DEFAULT_PROJECT && who.may_submit("/projects/{project}/delete", &in_project) {
                 section.card aria-labelledby="delete-title" {
                     h2 #delete-title { "Delete project" }
                     p.muted { "Only a project without flags (archived ones too) and without segments of its own can be deleted." }
@@ -411,7 +411,7 @@ fn change_request_form(
     };
     let id = format!("approvals-{environment}");
     html! {
-        @if who.may(Permission::ProjectChangeRequestWrite, &Scope::environment(project, environment)) {
+        @if who.may_submit("/projects/{project}/environments/{environment}/change-requests", &Scope::environment(project, environment)) {
             form.change-request-form method="post" action=(format!("{base}/environments/{environment}/change-requests")) novalidate {
                 input type="hidden" name="csrf" value=(who.csrf);
                 label.check {
@@ -561,7 +561,7 @@ pub async fn confirm_delete(
     Path(id): Path<String>,
 ) -> Result<Response, UiError> {
     let shell = who.shell();
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/projects/{project}/delete", &Scope::project(&id))?;
     let project = {
         let mut conn = state.store.read().await?;
         projects::get(&mut conn, &id).await?

@@ -12,6 +12,7 @@ use super::paging::{ListQuery, Paged};
 use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
 use super::vocabulary::constraint_chip;
+use crate::domain::access::Scope;
 use crate::domain::segments::{Segment, SegmentInput};
 use crate::domain::{change_requests, context_fields, segments, strategy_usage};
 use crate::http::state::AppState;
@@ -63,6 +64,10 @@ pub async fn list(
         flags.dedup();
         flags
     };
+    let root = Scope::default();
+    let may_create = who.may_submit("/segments/create", &root);
+    let may_edit = who.may_submit("/segments/edit/{id}", &root);
+    let may_delete = who.may_submit("/segments/{id}/delete", &root);
     let markup = shell.render(
         "Segments",
         html! {
@@ -71,7 +76,7 @@ pub async fn list(
                     h1 { "Segments" }
                     p.subtitle { "Reusable sets of constraints that strategies can add." }
                 }
-                @if who.may_write {
+                @if may_create {
                     a.button.primary href=(who.link("/segments/create")) { "New segment" }
                 }
             }
@@ -86,7 +91,7 @@ pub async fn list(
                             th scope="col" { "Constraints" }
                             th scope="col" { "Used by" }
                             th.hide-narrow scope="col" { "Project" }
-                            @if who.may_write { th scope="col" { "Actions" } }
+                            @if may_edit || may_delete { th scope="col" { "Actions" } }
                         } }
                         tbody {
                             @for segment in paged.slice(&list) {
@@ -114,14 +119,18 @@ pub async fn list(
                                         }
                                     }
                                     td.hide-narrow { (segment.project.clone().unwrap_or_else(|| "all projects".to_owned())) }
-                                    @if who.may_write {
+                                    @if may_edit || may_delete {
                                         td {
                                             div.row-actions {
-                                                a.button href=(who.link(&format!("/segments/edit/{}", segment.id)))
-                                                    aria-label=(format!("Edit {}", segment.name)) { "Edit" }
-                                                form.inline method="post" action=(who.link(&format!("/segments/{}/delete", segment.id))) {
-                                                    input type="hidden" name="csrf" value=(who.csrf);
-                                                    button.danger type="submit" aria-label=(format!("Delete {}", segment.name)) { "Delete" }
+                                                @if may_edit {
+                                                    a.button href=(who.link(&format!("/segments/edit/{}", segment.id)))
+                                                        aria-label=(format!("Edit {}", segment.name)) { "Edit" }
+                                                }
+                                                @if may_delete {
+                                                    form.inline method="post" action=(who.link(&format!("/segments/{}/delete", segment.id))) {
+                                                        input type="hidden" name="csrf" value=(who.csrf);
+                                                        button.danger type="submit" aria-label=(format!("Delete {}", segment.name)) { "Delete" }
+                                                    }
                                                 }
                                             }
                                         }
@@ -221,7 +230,7 @@ pub async fn new_segment(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
 ) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/segments/create", &Scope::default())?;
     segment_form(
         &state,
         &who,
@@ -239,7 +248,7 @@ pub async fn edit_segment(
     who: SignedIn,
     Path(id): Path<i64>,
 ) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/segments/edit/{id}", &Scope::default())?;
     let segment = {
         let mut conn = state.store.read().await?;
         segments::get(&mut conn, id).await?

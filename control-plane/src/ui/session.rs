@@ -2,9 +2,9 @@
 //!
 //! - [`SignedIn`]: the caller of a UI page, from the session cookie the sign-in sets (the one the admin
 //!   API's `POST /auth/simple/login` sets), or from the admin-token cookie of a sign-in with the first-start
-//!   admin token (only possible while no user exists); not signed in → to `/login`. Its [`SignedIn::may_write`]
-//!   is the admin API's permission rule ([`access::authorize`] in [`Area::Configuration`]), so a Viewer sees
-//!   no edit controls.
+//!   admin token (only possible while no user exists); not signed in → to `/login`. A page shows a form's
+//!   control when [`SignedIn::may_submit`] says the form's post would be let in: the permission `ui::PERMISSIONS`
+//!   declares for it, decided by [`access::authorize`], so a Viewer sees no edit controls.
 //! - [`UiWrite`]: a POST of a form: signed in, allowed to change configuration (else 403 page) and carrying the
 //!   CSRF token of its session (else 403 page), with the form's fields.
 //!
@@ -25,7 +25,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, OriginalUri, Request};
 use axum::http::header::COOKIE;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::response::{IntoResponse, Redirect, Response};
 use cookie::{Cookie, SameSite};
 use std::sync::{Arc, Mutex};
@@ -161,10 +161,6 @@ pub struct SignedIn {
     pub credential: Credential,
     /// The token every form of this session carries.
     pub csrf: String,
-    /// Whether this caller may change something on the page asked for: in a project (its path's), any
-    /// project or environment permission there; elsewhere, any root permission. Each control may ask
-    /// [`SignedIn::may`] for its own.
-    pub may_write: bool,
     /// What the caller holds (`domain::access`).
     pub grants: Grants,
     /// "" or "/x".
@@ -206,9 +202,25 @@ impl SignedIn {
         format!("{}{path}", self.base)
     }
 
-    /// 403 (as a page) unless the caller may change something on this page ([`SignedIn::may_write`]).
-    pub fn ensure_may_write(&self) -> Result<(), ApiError> {
-        if self.may_write {
+    /// Whether [`UiWrite`] would let this caller post the form `form` (its route template in
+    /// `ui::PERMISSIONS`, without the base path) where `scope` says: the page shows the form's control only
+    /// then. A form the table does not list is for Admins only, as [`UiWrite`] decides.
+    pub fn may_submit(&self, form: &str, scope: &Scope) -> bool {
+        match route_permissions::declared(super::PERMISSIONS, &Method::POST, form, "") {
+            Some(declared) => self.may(declared.permission, scope),
+            None => access::authorize(
+                self.credential,
+                &self.grants,
+                &Need::area(false, Area::Configuration),
+            )
+            .is_ok(),
+        }
+    }
+
+    /// 403 (as a page) unless the caller may post `form` where `scope` says ([`SignedIn::may_submit`]): the
+    /// page holding that form is not drawn for others.
+    pub fn ensure_may_submit(&self, form: &str, scope: &Scope) -> Result<(), ApiError> {
+        if self.may_submit(form, scope) {
             return Ok(());
         }
         Err(ApiError::new(
@@ -306,7 +318,6 @@ impl SignedIn {
                 actor: caller.actor,
                 credential: caller.credential,
                 csrf: csrf_of(&secret),
-                may_write: true,
                 grants: caller.grants,
                 base,
                 current,
@@ -354,12 +365,7 @@ impl SignedIn {
         if let Some(hash) = &caller.token {
             state.token_sightings.record(hash, (state.clock)());
         }
-        let may_write = match project_of_path(parts.uri.path()) {
-            Some(project) => caller.grants.any_in_project(project),
-            None => caller.grants.any_root(),
-        };
         Ok(SignedIn {
-            may_write,
             grants: caller.grants,
             actor: caller.actor,
             credential: caller.credential,
@@ -371,15 +377,6 @@ impl SignedIn {
             sign_in_off: false,
         })
     }
-}
-
-/// The project a UI path is in (`/projects/<project>/…`), if any.
-pub fn project_of_path(path: &str) -> Option<&str> {
-    let mut parts = path.trim_start_matches('/').split('/');
-    (parts.next() == Some("projects"))
-        .then(|| parts.next())
-        .flatten()
-        .filter(|project| !project.is_empty())
 }
 
 /// The fields of a submitted form, in order (names may repeat).

@@ -10,6 +10,7 @@ use super::paging::{PageQuery, Paged};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use super::vocabulary::{parameter_label, StrategyNames};
+use crate::domain::access::Scope;
 use crate::domain::strategy_definitions::{
     self, CreateStrategyDefinition, StrategyDefinition, UpdateStrategyDefinition,
 };
@@ -66,6 +67,10 @@ pub async fn list(
     .strategies;
     let paged = Paged::new(query.page, definitions.len());
     let names = StrategyNames::of(&definitions);
+    let root = Scope::default();
+    let may_create = who.may_submit("/strategies/create", &root);
+    let may_edit = who.may_submit("/strategies/edit/{name}", &root);
+    let may_delete = who.may_submit("/strategies/{name}/delete", &root);
     let markup = shell.render(
         "Strategies",
         html! {
@@ -74,7 +79,7 @@ pub async fn list(
                     h1 { "Strategies" }
                     p.subtitle { "How a flag decides who gets it: the built-ins and your own, with their parameters." }
                 }
-                @if who.may_write {
+                @if may_create {
                     a.button.primary href=(who.link("/strategies/create")) { "New strategy" }
                 }
             }
@@ -87,7 +92,7 @@ pub async fn list(
                             th scope="col" { "Name" }
                             th.hide-narrow scope="col" { "Parameters" }
                             th scope="col" { "Kind" }
-                            @if who.may_write { th scope="col" { "Actions" } }
+                            @if may_edit || may_delete { th scope="col" { "Actions" } }
                         } }
                         tbody {
                             @for definition in paged.slice(&definitions) {
@@ -115,19 +120,21 @@ pub async fn list(
                                         (if definition.editable { "Custom" } else { "Built in" })
                                         @if definition.deprecated { " " span.badge.stale { "deprecated" } }
                                     }
-                                    @if who.may_write {
+                                    @if may_edit || may_delete {
                                         td {
                                             div.row-actions {
-                                                @if definition.editable {
+                                                @if may_edit && definition.editable {
                                                     a.button href=(who.link(&format!("/strategies/edit/{}", definition.name)))
                                                         aria-label=(format!("Edit {}", definition.name)) { "Edit" }
                                                 }
                                                 @let (path, text) = if definition.deprecated { ("reactivate", "Reactivate") } else { ("deprecate", "Deprecate") };
-                                                form.inline method="post" action=(who.link(&format!("/strategies/{}/{path}", definition.name))) {
-                                                    input type="hidden" name="csrf" value=(who.csrf);
-                                                    button type="submit" aria-label=(format!("{text} {}", definition.name)) { (text) }
+                                                @if may_edit {
+                                                    form.inline method="post" action=(who.link(&format!("/strategies/{}/{path}", definition.name))) {
+                                                        input type="hidden" name="csrf" value=(who.csrf);
+                                                        button type="submit" aria-label=(format!("{text} {}", definition.name)) { (text) }
+                                                    }
                                                 }
-                                                @if definition.editable {
+                                                @if may_delete && definition.editable {
                                                     form.inline method="post" action=(who.link(&format!("/strategies/{}/delete", definition.name))) {
                                                         input type="hidden" name="csrf" value=(who.csrf);
                                                         button.danger type="submit" aria-label=(format!("Delete {}", definition.name)) { "Delete" }
@@ -339,7 +346,7 @@ fn form_page(
 
 /// `GET /strategies/create`.
 pub async fn new_definition(who: SignedIn) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/strategies/create", &Scope::default())?;
     let draft = DefinitionDraft::default();
     Ok(form_page(&who, None, &draft, None, StatusCode::OK))
 }
@@ -350,7 +357,7 @@ pub async fn edit_definition(
     who: SignedIn,
     Path(name): Path<String>,
 ) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    who.ensure_may_submit("/strategies/edit/{name}", &Scope::default())?;
     let mut conn = state.store.read().await?;
     let definition = strategy_definitions::get(&mut conn, &name).await?;
     let draft = DefinitionDraft::of_definition(definition);

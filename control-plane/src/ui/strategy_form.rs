@@ -17,6 +17,7 @@ use super::variant_editor::{
     drafts_of, edit_variants, variant_fields, variant_focus, variant_rows, VariantDraft,
 };
 use super::vocabulary::{parameter_hint, parameter_label, stickiness_label, StrategyNames};
+use crate::domain::access::Scope;
 use crate::domain::change_requests;
 use crate::domain::context_fields::{self, ContextField};
 use crate::domain::segments::{self, Segment};
@@ -445,7 +446,11 @@ pub async fn page(
     Path((project, feature)): Path<(String, String)>,
     Query(query): Query<FormQuery>,
 ) -> Result<Response, UiError> {
-    who.ensure_may_write()?;
+    let form = match query.strategy_id {
+        Some(_) => "/projects/{project}/features/{feature}/strategies/edit",
+        None => "/projects/{project}/features/{feature}/strategies/create",
+    };
+    who.ensure_may_submit(form, &Scope::environment(&project, &query.environment))?;
     let draft = async {
         let mut conn = state.store.read().await?;
         match &query.strategy_id {
