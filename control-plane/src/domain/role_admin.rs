@@ -66,7 +66,9 @@ pub struct RoleWithVersion {
 /// A permission as a role body names it: by name (or id), with its environment for an environment one.
 #[derive(Debug, Clone, PartialEq, Deserialize, ToSchema)]
 pub struct PermissionReference {
+    /// A permission's name as `GET /api/admin/permissions` lists it.
     #[serde(default)]
+    #[schema(pattern = r"^[A-Z][A-Z_]*$")]
     pub name: Option<String>,
     #[serde(default)]
     pub id: Option<i64>,
@@ -77,11 +79,14 @@ pub struct PermissionReference {
 /// The body of `POST /api/admin/roles`, `PUT …/:id` and `…/validate` (createRoleWithPermissionsSchema).
 #[derive(Debug, Clone, PartialEq, Deserialize, ToSchema)]
 pub struct RoleInput {
+    /// 1 to 100 characters once trimmed, unique among roles.
+    #[schema(pattern = r"^\s*\S(?:[\s\S]{0,98}\S)?\s*$")]
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
     /// `root-custom` or `custom` (the default).
     #[serde(default, rename = "type")]
+    #[schema(pattern = r"^(root-custom|custom)$")]
     pub role_type: Option<String>,
     #[serde(default)]
     pub permissions: Vec<PermissionReference>,

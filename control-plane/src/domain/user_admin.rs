@@ -16,7 +16,7 @@ use vexil_shared::ApiError;
 
 /// `GET /api/admin/user-admin/access` (usersGroupsBaseSchema): every group and every user.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct AccessOverview {
+pub struct UsersAndGroups {
     pub groups: Vec<Group>,
     pub users: Vec<User>,
 }
@@ -241,8 +241,8 @@ pub async fn delete_inactive(
     Ok(())
 }
 
-pub async fn access_overview(conn: &mut AnyConnection) -> Result<AccessOverview, ApiError> {
-    Ok(AccessOverview {
+pub async fn access_overview(conn: &mut AnyConnection) -> Result<UsersAndGroups, ApiError> {
+    Ok(UsersAndGroups {
         groups: groups::list(conn).await?.groups,
         users: users::list(conn).await?.users,
     })

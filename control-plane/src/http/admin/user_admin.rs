@@ -2,7 +2,7 @@
 
 use super::users::IdPath;
 use crate::domain::user_admin::{
-    self, AccessOverview, AdminCount, InactiveUsers, NewPassword, UserIds,
+    self, AdminCount, InactiveUsers, NewPassword, UserIds, UsersAndGroups,
 };
 use crate::domain::users::{self, User};
 use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
@@ -162,12 +162,12 @@ pub async fn delete_inactive(
 
 #[utoipa::path(
     get, path = "/api/admin/user-admin/access", tag = "Users", security(("apiToken" = [])),
-    responses((status = 200, body = AccessOverview), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+    responses((status = 200, body = UsersAndGroups), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
 )]
 pub async fn access_overview(
     State(state): State<Arc<AppState>>,
     _: AdminActor,
-) -> Result<Json<AccessOverview>, ApiError> {
+) -> Result<Json<UsersAndGroups>, ApiError> {
     let mut conn = state.store.read().await?;
     Ok(Json(user_admin::access_overview(&mut conn).await?))
 }
