@@ -79,6 +79,7 @@ pub enum EventType {
     ChangeRequestScheduledApplicationSuccess,
     ChangeRequestScheduledApplicationFailure,
     ChangeRequestScheduleSuspended,
+    SettingCreated,
     SettingUpdated,
     AddonConfigCreated,
     AddonConfigUpdated,
@@ -111,7 +112,7 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 97] = [
+    pub const ALL: [EventType; 98] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -181,6 +182,7 @@ impl EventType {
         EventType::ChangeRequestScheduledApplicationSuccess,
         EventType::ChangeRequestScheduledApplicationFailure,
         EventType::ChangeRequestScheduleSuspended,
+        EventType::SettingCreated,
         EventType::SettingUpdated,
         EventType::AddonConfigCreated,
         EventType::AddonConfigUpdated,
@@ -312,6 +314,7 @@ impl EventType {
                 "change-request-scheduled-application-failure"
             }
             EventType::ChangeRequestScheduleSuspended => "change-request-schedule-suspended",
+            EventType::SettingCreated => "setting-created",
             EventType::SettingUpdated => "setting-updated",
             EventType::AddonConfigCreated => "addon-config-created",
             EventType::AddonConfigUpdated => "addon-config-updated",

@@ -29,6 +29,7 @@ pub mod instance;
 pub mod invite_links;
 pub mod limits;
 pub mod link_tokens;
+pub mod maintenance;
 pub mod metrics;
 pub mod own_account;
 pub mod password_resets;

@@ -138,7 +138,7 @@ pub async fn get(conn: &mut AnyConnection, instance: &Instance<'_>) -> Result<Ui
         feedback_uri_path: String::new(),
         disable_password_auth: !instance.password_auth,
         email_enabled: instance.email_enabled,
-        maintenance_mode: false,
+        maintenance_mode: super::maintenance::is_on(conn).await?,
         segment_values_limit: instance.limits.segment_values,
         strategy_segments_limit: instance.limits.strategy_segments,
         resource_limits: instance.limits.clone(),

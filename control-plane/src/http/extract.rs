@@ -13,10 +13,11 @@
 use super::route_permissions::{self, PermissionTable};
 use super::AppState;
 use crate::domain::access::{self, Area, Caller, Credential, Grants, Need};
+use crate::domain::maintenance;
 use crate::store::Actor;
 use axum::body::Bytes;
 use axum::extract::{
-    ConnectInfo, FromRequest, FromRequestParts, Path, Query, RawPathParams, Request,
+    ConnectInfo, FromRequest, FromRequestParts, MatchedPath, Path, Query, RawPathParams, Request,
 };
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, COOKIE};
 use axum::http::request::Parts;
@@ -109,6 +110,9 @@ impl FromRequestParts<Arc<AppState>> for AdminCaller {
         }
         let need = need_of(parts, state, read, area).await?;
         access::authorize(caller.credential, &caller.grants, &need)?;
+        if !read && paused_by_maintenance(parts, state, area).await? {
+            return Err(maintenance::refusal());
+        }
         // A token let in is noted as used (written as its `seenAt` within an interval).
         if let Some(hash) = &caller.token {
             state.token_sightings.record(hash, (state.clock)());
@@ -124,6 +128,28 @@ impl FromRequestParts<Arc<AppState>> for AdminCaller {
 /// What an admin request needs: in [`Area::Configuration`] the permission its route declares (in the
 /// [`PermissionTable`] its router was mounted with: `http::admin::PERMISSIONS`) where its path says;
 /// elsewhere the area's rule.
+/// Whether maintenance mode stops this change: every admin write but switching maintenance mode, the
+/// caller's own account and the reads asked with a body.
+async fn paused_by_maintenance(
+    parts: &Parts,
+    state: &Arc<AppState>,
+    area: Area,
+) -> Result<bool, ApiError> {
+    if matches!(area, Area::OwnAccount | Area::ConfigurationQuery) {
+        return Ok(false);
+    }
+    let switching = parts
+        .extensions
+        .get::<MatchedPath>()
+        .and_then(|matched| matched.as_str().strip_prefix(state.base_path.as_str()))
+        == Some("/api/admin/maintenance");
+    if switching {
+        return Ok(false);
+    }
+    let mut conn = state.store.read().await?;
+    maintenance::is_on(&mut conn).await
+}
+
 async fn need_of(
     parts: &mut Parts,
     state: &Arc<AppState>,

@@ -104,7 +104,7 @@ fn scope(event_type: EventType) -> Scope {
         | FeatureDependencyRemoved
         | FeatureDependenciesRemoved => Scope::Flag,
         ApiTokenCreated | ApiTokenUpdated | ApiTokenDeleted => Scope::Tokens,
-        SettingUpdated => Scope::Settings,
+        SettingCreated | SettingUpdated => Scope::Settings,
         UserCreated
         | UserUpdated
         | UserDeleted

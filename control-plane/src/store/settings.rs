@@ -16,6 +16,8 @@ enum Setting {
     InstanceId,
     /// OpenID Connect sign-in: the API's settings object with the client secret.
     Oidc,
+    /// Maintenance mode: `{"enabled": bool}`.
+    Maintenance,
     /// Password sign-in: `{"disabled": bool}`.
     PasswordAuth,
     /// SAML 2.0 sign-in: the API's settings object with the sign-out signing key.
@@ -29,6 +31,7 @@ impl Setting {
         match self {
             Setting::FrontendApiOrigins => "frontend_api_origins",
             Setting::InstanceId => "instance_id",
+            Setting::Maintenance => "maintenance_mode",
             Setting::Oidc => "auth_oidc",
             Setting::PasswordAuth => "auth_simple",
             Setting::Saml => "auth_saml",
@@ -60,6 +63,20 @@ pub async fn set_frontend_api_origins(
     origins: &[String],
 ) -> Result<(), StoreError> {
     set(conn, Setting::FrontendApiOrigins, origins).await
+}
+
+/// The stored maintenance mode, if ever set.
+pub async fn maintenance<T: DeserializeOwned>(
+    conn: &mut AnyConnection,
+) -> Result<Option<T>, StoreError> {
+    get(conn, Setting::Maintenance).await
+}
+
+pub async fn set_maintenance<T: Serialize>(
+    conn: &mut AnyConnection,
+    value: &T,
+) -> Result<(), StoreError> {
+    set(conn, Setting::Maintenance, value).await
 }
 
 /// The installation's id, if given.

@@ -152,6 +152,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
 /// names. [`session::UiWrite`] checks it before the handler runs; a configuration form missing here is
 /// refused to everyone but Admins.
 pub static PERMISSIONS: &[RoutePermission] = &[
+    post(page::MAINTENANCE_FORM, UpdateMaintenanceMode),
     post("/projects", CreateProject),
     post("/projects/{project}/settings", UpdateProject),
     post("/projects/{project}/delete", DeleteProject),

@@ -5,7 +5,7 @@ use crate::domain::access::{self, Area, Credential};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use maud::{html, Markup, DOCTYPE};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use vexil_shared::{ApiError, ErrorKind};
 
 /// What the shell needs to know about the request: the base path (links), who is signed in (the header) and
@@ -26,6 +26,8 @@ pub struct Shell {
     pub credential: Option<Credential>,
     /// What the write before this page did, shown above it.
     pub notice: Option<Notice>,
+    /// Maintenance mode is on: a banner says so and the page's forms that change something are disabled.
+    pub maintenance: bool,
 }
 
 /// A line above a page saying what just happened, one style per kind.
@@ -300,10 +302,16 @@ impl Shell {
                             }
                         }
                         main #main {
+                            @if self.maintenance {
+                                p.notice.maintenance role="status" {
+                                    strong { "Maintenance mode is on." }
+                                    " Changes are paused until an Admin turns it off in Settings; flags are still served."
+                                }
+                            }
                             @if let Some(Notice::Success(text)) = &self.notice {
                                 p.notice.success role="status" { (text) }
                             }
-                            (main)
+                            @if self.maintenance { (paused_forms(main)) } @else { (main) }
                         }
                     }
                 }
@@ -311,6 +319,36 @@ impl Shell {
         }
     }
 }
+
+/// `main` with each form that posts (a change) disabled — its controls inside a disabled fieldset — but the
+/// one that switches maintenance mode off ([`MAINTENANCE_FORM`]). Forms never nest, so each `<form …
+/// method="post"…>` closes at the next `</form>`.
+fn paused_forms(main: Markup) -> Markup {
+    let html = main.into_string();
+    let mut out = String::with_capacity(html.len() + 256);
+    let mut rest = html.as_str();
+    while let Some(at) = rest.find("<form") {
+        let Some(end) = rest[at..].find('>').map(|end| at + end + 1) else {
+            break;
+        };
+        let tag = &rest[at..end];
+        out.push_str(&rest[..end]);
+        rest = &rest[end..];
+        if tag.contains("method=\"post\"") && !tag.contains(MAINTENANCE_FORM) {
+            if let Some(close) = rest.find("</form>") {
+                out.push_str("<fieldset class=\"paused\" disabled>");
+                out.push_str(&rest[..close]);
+                out.push_str("</fieldset>");
+                rest = &rest[close..];
+            }
+        }
+    }
+    out.push_str(rest);
+    PreEscaped(out)
+}
+
+/// The path of the settings form that switches maintenance mode.
+pub const MAINTENANCE_FORM: &str = "/admin/settings/maintenance";
 
 /// A whole HTML page, answered 200 unless a status is given.
 pub struct Page {

@@ -13,8 +13,9 @@
 //! `--auth-type none` there is no credential, so a random `vexil-csrf` cookie is the secret; the sign-in
 //! form, posted before any credential exists, carries the token of that cookie too (login CSRF).
 
-use super::page::{Nav, Notice, Shell, UiError};
+use super::page::{Nav, Notice, Shell, UiError, MAINTENANCE_FORM};
 use crate::domain::access::{self, Area, Caller, Credential, Grants, Need, Scope};
+use crate::domain::maintenance;
 use crate::domain::permissions::Permission;
 use crate::http::extract::path_params;
 use crate::http::extract::{is_https, SESSION_COOKIE};
@@ -172,6 +173,8 @@ pub struct SignedIn {
     pub notice: Option<Notice>,
     /// Sign-in is off (`--auth-type none`): everyone is the admin, the CSRF secret is a cookie of its own.
     pub sign_in_off: bool,
+    /// Maintenance mode is on (`domain::maintenance`): pages say so, forms that change something are off.
+    pub maintenance: bool,
 }
 
 impl SignedIn {
@@ -194,6 +197,7 @@ impl SignedIn {
             project: self.project.clone(),
             credential: Some(self.credential),
             notice: self.notice.clone(),
+            maintenance: self.maintenance,
         }
     }
 
@@ -279,7 +283,11 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
         parts: &mut Parts,
         state: &Arc<AppState>,
     ) -> Result<Self, NotSignedIn> {
-        let who = Self::identify(parts, state).await?;
+        let mut who = Self::identify(parts, state).await?;
+        who.maintenance = {
+            let mut conn = state.store.read().await.map_err(ApiError::from)?;
+            maintenance::is_on(&mut conn).await?
+        };
         if let Some(scope) = parts.extensions.get::<UiScope>() {
             scope.signed_in(&who.shell());
         }
@@ -324,6 +332,7 @@ impl SignedIn {
                 project,
                 notice,
                 sign_in_off: true,
+                maintenance: false,
             });
         }
         let session = cookie_value(&parts.headers, SESSION_COOKIE);
@@ -375,6 +384,7 @@ impl SignedIn {
             project,
             notice,
             sign_in_off: false,
+            maintenance: false,
         })
     }
 }
@@ -516,6 +526,11 @@ impl<A: WriteArea> FromRequest<Arc<AppState>> for UiWrite<A> {
         let params = path_params(&mut parts, state).await;
         let request = Request::from_parts(parts, body);
         let UiForm { who, form } = UiForm::from_request(request, state).await?;
+        // Maintenance mode pauses every change but the caller's own account and switching it off.
+        let switching = declared.is_some_and(|declared| declared.path == MAINTENANCE_FORM);
+        if who.maintenance && A::AREA != Area::OwnAccount && !switching {
+            return Err(maintenance::refusal().into());
+        }
         let need = match declared {
             Some(declared) if A::AREA == Area::Configuration => {
                 let mut conn = state.store.read().await.map_err(ApiError::from)?;

@@ -3,11 +3,12 @@
 //! resource limits. Everyone who may read settings sees the page; only those the admin API lets change
 //! settings (Admins) get the form.
 
-use super::controls::field;
-use super::page::{Page, UiError};
+use super::controls::{field, switch};
+use super::page::{Page, UiError, MAINTENANCE_FORM};
 use super::scope::{written, Done};
 use super::session::{InSettings, SignedIn, UiWrite};
-use crate::domain::access::Area;
+use crate::domain::access::{Area, Scope};
+use crate::domain::maintenance::{self, Maintenance};
 use crate::domain::ui_config::{self, Instance, UiConfig};
 use crate::http::state::AppState;
 use crate::store::Backend;
@@ -24,6 +25,7 @@ pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/admin/settings", get(page))
         .route("/admin/settings/origins", post(save_origins))
+        .route(MAINTENANCE_FORM, post(switch_maintenance))
 }
 
 /// What the origins form shows again after a refusal: the text as typed and the message.
@@ -79,6 +81,7 @@ async fn settings_page(
             Ok(serde_json::Value::Object(fields)) => fields.into_iter().collect(),
             _ => Vec::new(),
         };
+    let may_pause = who.may_submit(MAINTENANCE_FORM, &Scope::default());
     let markup = shell.render(
         "Settings",
         maud::html! {
@@ -86,6 +89,14 @@ async fn settings_page(
                 h1 { "Settings" }
                 p.subtitle { "How this instance is set up." }
             } }
+            section.card aria-labelledby="maintenance-title" {
+                div.switch-line {
+                    h2 #maintenance-title { "Maintenance mode" }
+                    (switch(who, may_pause, "Maintenance mode", config.maintenance_mode,
+                        &who.link(MAINTENANCE_FORM), &who.link("/admin/settings")))
+                }
+                p.muted { "While it is on, every change is refused — in this UI and through the admin API — except turning it off; SDKs and edges keep serving flags." }
+            }
             section.card aria-labelledby="origins-title" {
                 h2 #origins-title { "Frontend API CORS origins" }
                 p.muted { "Browsers on these origins may call the frontend API (/api/frontend) of the edges and the control plane. * allows every origin. Edges get the change on their stream." }
@@ -139,6 +150,23 @@ async fn settings_page(
 /// `GET /admin/settings`.
 pub async fn page(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
     settings_page(&state, &who, None, StatusCode::OK).await
+}
+
+/// `POST /admin/settings/maintenance` (`enabled`): maintenance mode on or off.
+pub async fn switch_maintenance(
+    State(state): State<Arc<AppState>>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Result<Response, UiError> {
+    let enabled = form.get("enabled") == Some("true");
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    maintenance::set(&mut tx, Maintenance { enabled }).await?;
+    state.commit(tx).await?;
+    let said = if enabled {
+        "Maintenance mode is on: changes are paused."
+    } else {
+        "Maintenance mode is off."
+    };
+    Ok(Done::to(who.link("/admin/settings"), said).into_response())
 }
 
 /// `POST /admin/settings/origins`: the allowed origins, one per line (blank lines ignored).

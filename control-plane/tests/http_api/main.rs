@@ -27,6 +27,7 @@ mod import_export;
 mod invite_links;
 mod last_admin;
 mod limits;
+mod maintenance;
 mod metrics;
 mod operations;
 mod outage;

@@ -16,6 +16,7 @@ pub mod groups;
 pub mod import_export;
 pub mod instance;
 pub mod invite_links;
+pub mod maintenance;
 pub mod metrics;
 pub mod own_account;
 pub mod password_resets;
@@ -95,6 +96,7 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, search::router()))
         .merge(area(Configuration, metrics::router()))
         .merge(area(Configuration, instance::router()))
+        .merge(area(Configuration, maintenance::router()))
         .merge(area(Configuration, change_requests::router()))
         .merge(area(Configuration, change_requests::configuration_router()))
         .merge(area(ConfigurationQuery, import_export::router_reads()))
@@ -107,6 +109,8 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
 /// and route, in the project and environment the path names (`http::route_permissions::scope_of`). A
 /// configuration write missing here is refused to everyone but Admins (a test checks none is missing).
 pub static PERMISSIONS: &[RoutePermission] = &[
+    // Maintenance mode.
+    post("/api/admin/maintenance", UpdateMaintenanceMode),
     // Projects.
     post("/api/admin/projects", CreateProject),
     put("/api/admin/projects/{projectId}", UpdateProject),
