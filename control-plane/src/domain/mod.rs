@@ -62,6 +62,7 @@ pub mod tags;
 pub mod tokens;
 pub mod ui_config;
 pub mod unleash_edges;
+pub mod unleash_ui;
 pub mod user_admin;
 pub mod users;
 pub mod variants;

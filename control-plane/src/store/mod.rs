@@ -34,6 +34,7 @@ pub mod strategy_definitions;
 pub mod tags;
 pub mod tokens;
 pub mod unleash_edges;
+pub mod unleash_ui;
 pub mod users;
 pub mod variants;
 mod write;

@@ -878,8 +878,10 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
         .split('/')
         .next()
         .unwrap();
-    // The caller's own account, and their favourites (each user's own: Viewers too, no admin token).
-    let own_account = area == "user" || path.ends_with("/favorites");
+    // The caller's own account, their favourites and what Unleash's UI records of them (each user's own:
+    // Viewers too, no admin token).
+    let own_account = matches!(area, "user" | "feedback" | "splash" | "record-ui-error")
+        || path.ends_with("/favorites");
     // Roles are read by everyone (a project's Owner picks from them) and changed by Admins.
     let roles_read = method == "get" && area == "roles";
     let access = matches!(

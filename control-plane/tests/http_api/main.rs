@@ -65,3 +65,4 @@ mod ui_usage;
 mod ui_vocabulary;
 mod unleash_edge_api;
 mod unleash_operations;
+mod unleash_ui;

@@ -37,6 +37,7 @@ pub mod strategy_definitions;
 pub mod tags;
 pub mod tokens;
 pub mod ui_config;
+pub mod unleash_ui;
 pub mod user_admin;
 pub mod users;
 pub mod variants;
@@ -65,6 +66,7 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(OwnAccount, users::account_router()))
         .merge(area(OwnAccount, own_account::router()))
         .merge(area(OwnAccount, favorites::router()))
+        .merge(area(OwnAccount, unleash_ui::router()))
         .merge(area(Access, users::router()))
         .merge(area(Access, user_admin::router()))
         .merge(area(Access, password_resets::router()))
