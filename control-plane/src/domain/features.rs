@@ -154,6 +154,9 @@ pub struct Feature {
     pub dependencies: Vec<Dependency>,
     /// The flags that depend on this one.
     pub children: Vec<String>,
+    /// Links to what belongs with the flag (`domain::feature_links`).
+    #[serde(default)]
+    pub links: Vec<super::feature_links::FeatureLink>,
 }
 
 /// `POST /api/admin/projects/:projectId/features`.
@@ -306,6 +309,7 @@ async fn view(conn: &mut AnyConnection, row: &FeatureRow) -> Result<Feature, Api
         variants: Vec::new(),
         dependencies: dependencies::of_feature(conn, &row.name).await?,
         children: dependencies::children(conn, &row.name).await?,
+        links: super::feature_links::of_feature(conn, &row.name).await?,
     })
 }
 

@@ -17,6 +17,7 @@ pub mod events;
 pub mod favorites;
 pub mod feature_batches;
 pub mod feature_clone;
+pub mod feature_links;
 pub mod feature_lookup;
 pub mod feature_switch;
 pub mod feature_types;

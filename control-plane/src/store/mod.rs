@@ -19,6 +19,7 @@ mod encoding;
 pub mod environments;
 pub mod events;
 pub mod favorites;
+pub mod feature_links;
 pub mod features;
 pub mod groups;
 pub mod metrics;

@@ -20,6 +20,7 @@ mod crash;
 mod dependencies;
 mod email;
 mod favorites;
+mod feature_links;
 mod flag_lifecycle;
 mod hardening;
 mod import_command;

@@ -11,6 +11,7 @@ pub mod environments;
 pub mod events;
 pub mod favorites;
 pub mod feature_batches;
+pub mod feature_links;
 pub mod features;
 pub mod groups;
 pub mod import_export;
@@ -87,6 +88,7 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, project_tokens::router()))
         .merge(area(Configuration, environments::router()))
         .merge(area(Configuration, features::router()))
+        .merge(area(Configuration, feature_links::router()))
         .merge(area(Configuration, feature_batches::router()))
         .merge(area(Configuration, strategies::router()))
         .merge(area(Configuration, variants::router()))
@@ -134,6 +136,9 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     delete("/api/admin/projects/{projectId}/features/{featureName}", DeleteFeature),
     post("/api/admin/projects/{projectId}/archive", DeleteFeature),
     post("/api/admin/projects/{projectId}/features/{featureName}/clone", CreateFeature),
+    post("/api/admin/projects/{projectId}/features/{featureName}/link", UpdateFeature),
+    put("/api/admin/projects/{projectId}/features/{featureName}/link/{linkId}", UpdateFeature),
+    delete("/api/admin/projects/{projectId}/features/{featureName}/link/{linkId}", UpdateFeature),
     post("/api/admin/features/validate", CreateFeature),
     post("/api/admin/archive/revive/{featureName}", UpdateFeature),
     delete("/api/admin/archive/{featureName}", DeleteFeature),
