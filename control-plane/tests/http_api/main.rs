@@ -35,6 +35,7 @@ mod playground;
 mod project_access;
 mod project_overview;
 mod publisher;
+mod release_plans;
 mod saml_settings;
 mod scheduled_change_requests;
 mod scim;

@@ -13,6 +13,7 @@ mod changes;
 mod channel;
 mod metrics;
 mod propagation;
+mod release_plans;
 mod replicas;
 mod resume;
 mod sdk;
