@@ -117,7 +117,10 @@ async fn progress_due(store: &Store, limits: &Limits, now: Timestamp) -> Result<
         match progressions::progress(&mut tx, &plan, limits).await? {
             Progress::Started => {
                 tx.commit().await?;
-                tracing::info!(release_plan = plan, "release plan progressed to its next milestone");
+                tracing::info!(
+                    release_plan = plan,
+                    "release plan progressed to its next milestone"
+                );
             }
             Progress::Gone => drop(tx),
             Progress::Refused(reason) => {

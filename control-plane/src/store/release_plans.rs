@@ -53,7 +53,8 @@ impl FromRow<'_, AnyRow> for DefinitionRow {
     }
 }
 
-const DEFINITION_COLUMNS: &str = "id, discriminator, name, created_by_user_id, created_at, archived_at, \
+const DEFINITION_COLUMNS: &str =
+    "id, discriminator, name, created_by_user_id, created_at, archived_at, \
                                   feature_name, environment, template_id, active_milestone_id, \
                                   progression_due_at";
 
@@ -87,7 +88,8 @@ impl FromRow<'_, AnyRow> for MilestoneRow {
     }
 }
 
-const MILESTONE_COLUMNS: &str = "id, definition_id, name, sort_order, interval_minutes, started_at, \
+const MILESTONE_COLUMNS: &str =
+    "id, definition_id, name, sort_order, interval_minutes, started_at, \
                                  progression_executed_at, paused_at, strategies";
 
 pub async fn insert_definition(

@@ -20,7 +20,8 @@ use std::sync::Arc;
 
 /// The release-plan posts of a flag in an environment.
 pub fn routes() -> Router<Arc<AppState>> {
-    const PLAN: &str = "/projects/{project}/features/{feature}/environments/{environment}/release-plan";
+    const PLAN: &str =
+        "/projects/{project}/features/{feature}/environments/{environment}/release-plan";
     Router::new()
         .route(PLAN, post(apply))
         .route(&format!("{PLAN}/start"), post(start))
@@ -188,6 +189,7 @@ pub async fn remove(
     )
     .await?;
     state.commit(tx).await?;
-    let notice = format!("The release plan was removed from {environment}; the flag keeps its strategies.");
+    let notice =
+        format!("The release plan was removed from {environment}; the flag keeps its strategies.");
     Ok(Done::to(flag_page(&who, &project, &feature, &environment), notice).into_response())
 }

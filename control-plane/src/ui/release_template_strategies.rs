@@ -109,7 +109,8 @@ pub async fn page(
     Path((id, milestone)): Path<(String, String)>,
     Query(query): Query<StrategyQuery>,
 ) -> Result<Response, UiError> {
-    let (name, strategy) = milestone_of(&state, (&id, &milestone), query.strategy_id.as_deref()).await?;
+    let (name, strategy) =
+        milestone_of(&state, (&id, &milestone), query.strategy_id.as_deref()).await?;
     let draft = match &strategy {
         Some(strategy) => draft_of(strategy),
         None => new_draft("", FEATURE_NAME_PLACEHOLDER, "flexibleRollout"),

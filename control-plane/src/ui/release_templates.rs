@@ -154,11 +154,17 @@ pub async fn create(
         state.commit(tx).await?;
         Ok(Done::to(
             who.link(&format!("/release-templates/edit/{}", template.id)),
-            format!("The release template {} was created: add its milestones.", template.name),
+            format!(
+                "The release template {} was created: add its milestones.",
+                template.name
+            ),
         ))
     }
     .await;
-    written(done, async |error| Ok(name_form(&who, &name, Some(error)).into_response())).await
+    written(done, async |error| {
+        Ok(name_form(&who, &name, Some(error)).into_response())
+    })
+    .await
 }
 
 /// A refused form of the template's page: which one (`name`, `new-milestone` or a milestone's id), what was
@@ -171,10 +177,22 @@ struct Refused<'a> {
 }
 
 /// A milestone's form: its name and minutes (typed, or stored), posting to `action`.
-fn milestone_form(who: &SignedIn, key: &str, action: &str, values: (&str, &str), refused: Option<&Refused<'_>>, button: &str) -> Markup {
-    let error = refused.filter(|refused| refused.form == key).map(|refused| refused.error);
+fn milestone_form(
+    who: &SignedIn,
+    key: &str,
+    action: &str,
+    values: (&str, &str),
+    refused: Option<&Refused<'_>>,
+    button: &str,
+) -> Markup {
+    let error = refused
+        .filter(|refused| refused.form == key)
+        .map(|refused| refused.error);
     let (name_id, minutes_id) = (format!("{key}-name"), format!("{key}-minutes"));
-    let fields = [("name", name_id.as_str()), ("transitionCondition.intervalMinutes", minutes_id.as_str())];
+    let fields = [
+        ("name", name_id.as_str()),
+        ("transitionCondition.intervalMinutes", minutes_id.as_str()),
+    ];
     let errors = FieldErrors::of(error, &fields, &name_id);
     html! {
         (errors.general())
@@ -194,7 +212,12 @@ fn milestone_form(who: &SignedIn, key: &str, action: &str, values: (&str, &str),
 }
 
 /// The template's page, with a refused form drawn again.
-async fn template_page(state: &AppState, who: &SignedIn, id: &str, refused: Option<Refused<'_>>) -> Result<Page, UiError> {
+async fn template_page(
+    state: &AppState,
+    who: &SignedIn,
+    id: &str,
+    refused: Option<Refused<'_>>,
+) -> Result<Page, UiError> {
     let (template, names) = {
         let mut conn = state.store.read().await?;
         let template = templates::get(&mut conn, id).await?;
@@ -202,13 +225,19 @@ async fn template_page(state: &AppState, who: &SignedIn, id: &str, refused: Opti
         (template, StrategyNames::of(&definitions))
     };
     let refused = refused.as_ref();
-    let typed = |key: &str, name: &str, minutes: String| match refused.filter(|refused| refused.form == key) {
+    let typed = |key: &str, name: &str, minutes: String| match refused
+        .filter(|refused| refused.form == key)
+    {
         Some(refused) => (refused.name.to_owned(), refused.minutes.to_owned()),
         None => (name.to_owned(), minutes),
     };
     let page = who.link(&format!("/release-templates/edit/{id}"));
     let name = typed("name", &template.name, String::new()).0;
-    let name_errors = FieldErrors::of(refused.filter(|r| r.form == "name").map(|r| r.error), &[("name", "template-name")], "template-name");
+    let name_errors = FieldErrors::of(
+        refused.filter(|r| r.form == "name").map(|r| r.error),
+        &[("name", "template-name")],
+        "template-name",
+    );
     let markup = who.shell().render(
         &template.name,
         html! {
@@ -270,8 +299,14 @@ async fn template_page(state: &AppState, who: &SignedIn, id: &str, refused: Opti
 }
 
 /// `GET /release-templates/edit/<id>`.
-pub async fn edit(State(state): State<Arc<AppState>>, who: SignedIn, Path(id): Path<String>) -> Result<Response, UiError> {
-    Ok(template_page(&state, &who, &id, None).await?.into_response())
+pub async fn edit(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path(id): Path<String>,
+) -> Result<Response, UiError> {
+    Ok(template_page(&state, &who, &id, None)
+        .await?
+        .into_response())
 }
 
 /// A form of the template's page written through `write`, then back to the page; a refusal draws it again.
@@ -286,13 +321,23 @@ async fn on_page(
         let mut tx = state.store.begin_write(&who.actor).await?;
         let notice = write(&mut tx).await?;
         state.commit(tx).await?;
-        Ok(Done::to(who.link(&format!("/release-templates/edit/{id}")), notice))
+        Ok(Done::to(
+            who.link(&format!("/release-templates/edit/{id}")),
+            notice,
+        ))
     }
     .await;
     let (name, minutes) = (form.text("name"), form.text("minutes"));
     written(done, async |error| {
-        let refused = Refused { form: key, name: &name, minutes: &minutes, error };
-        Ok(template_page(state, who, id, Some(refused)).await?.into_response())
+        let refused = Refused {
+            form: key,
+            name: &name,
+            minutes: &minutes,
+            error,
+        };
+        Ok(template_page(state, who, id, Some(refused))
+            .await?
+            .into_response())
     })
     .await
 }
@@ -303,7 +348,11 @@ pub async fn rename(
     Path(id): Path<String>,
     UiWrite { who, form, .. }: UiWrite,
 ) -> Result<Response, UiError> {
-    let input = TemplateInput { id: None, name: form.text("name"), milestones: None };
+    let input = TemplateInput {
+        id: None,
+        name: form.text("name"),
+        milestones: None,
+    };
     on_page(&state, &who, (&id, "name"), &form, async |tx| {
         let template = templates::update(tx, &id, input).await?;
         Ok(format!("The release template {} was saved.", template.name))
@@ -318,11 +367,20 @@ fn milestone_input(form: &FormFields, sort_order: i64) -> Result<MilestoneInput,
         "" => None,
         text => Some(TransitionCondition {
             interval_minutes: text.parse().map_err(|_| {
-                ApiError::invalid_field("transitionCondition.intervalMinutes", "transitionCondition.intervalMinutes: must be a whole number of minutes")
+                ApiError::invalid_field(
+                    "transitionCondition.intervalMinutes",
+                    "transitionCondition.intervalMinutes: must be a whole number of minutes",
+                )
             })?,
         }),
     };
-    Ok(MilestoneInput { name: form.text("name"), sort_order, release_plan_definition_id: None, transition_condition, strategies: None })
+    Ok(MilestoneInput {
+        name: form.text("name"),
+        sort_order,
+        release_plan_definition_id: None,
+        transition_condition,
+        strategies: None,
+    })
 }
 
 /// `POST /release-templates/<id>/milestones`: a new last milestone.
@@ -333,7 +391,12 @@ pub async fn add_milestone(
 ) -> Result<Response, UiError> {
     on_page(&state, &who, (&id, "new-milestone"), &form, async |tx| {
         let template: ReleasePlanTemplate = templates::get(tx.conn(), &id).await?;
-        let last = template.milestones.iter().map(|m| m.sort_order + 1).max().unwrap_or(0);
+        let last = template
+            .milestones
+            .iter()
+            .map(|m| m.sort_order + 1)
+            .max()
+            .unwrap_or(0);
         let milestone = templates::add_milestone(tx, &id, milestone_input(&form, last)?).await?;
         Ok(format!("The milestone {} was added.", milestone.name))
     })
@@ -348,8 +411,14 @@ pub async fn update_milestone(
 ) -> Result<Response, UiError> {
     on_page(&state, &who, (&id, &milestone), &form, async |tx| {
         let template = templates::get(tx.conn(), &id).await?;
-        let place = template.milestones.iter().find(|m| m.id == milestone).map_or(0, |m| m.sort_order);
-        let saved = templates::update_milestone(tx, &id, &milestone, milestone_input(&form, place)?).await?;
+        let place = template
+            .milestones
+            .iter()
+            .find(|m| m.id == milestone)
+            .map_or(0, |m| m.sort_order);
+        let saved =
+            templates::update_milestone(tx, &id, &milestone, milestone_input(&form, place)?)
+                .await?;
         Ok(format!("The milestone {} was saved.", saved.name))
     })
     .await
@@ -364,21 +433,41 @@ pub async fn delete_milestone(
     let mut tx = state.store.begin_write(&who.actor).await?;
     templates::delete_milestone(&mut tx, &id, &milestone).await?;
     state.commit(tx).await?;
-    Ok(Done::to(who.link(&format!("/release-templates/edit/{id}")), "The milestone was removed.").into_response())
+    Ok(Done::to(
+        who.link(&format!("/release-templates/edit/{id}")),
+        "The milestone was removed.",
+    )
+    .into_response())
 }
 
 /// `POST /release-templates/<id>/archive`: no longer listed nor applicable (plans made from it stay).
-pub async fn archive(State(state): State<Arc<AppState>>, Path(id): Path<String>, UiWrite { who, .. }: UiWrite) -> Result<Response, UiError> {
+pub async fn archive(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Result<Response, UiError> {
     let mut tx = state.store.begin_write(&who.actor).await?;
     templates::archive(&mut tx, &id).await?;
     state.commit(tx).await?;
-    Ok(Done::to(who.link("/release-templates"), "The release template was archived.").into_response())
+    Ok(Done::to(
+        who.link("/release-templates"),
+        "The release template was archived.",
+    )
+    .into_response())
 }
 
 /// `POST /release-templates/<id>/delete`.
-pub async fn delete(State(state): State<Arc<AppState>>, Path(id): Path<String>, UiWrite { who, .. }: UiWrite) -> Result<Response, UiError> {
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    UiWrite { who, .. }: UiWrite,
+) -> Result<Response, UiError> {
     let mut tx = state.store.begin_write(&who.actor).await?;
     templates::delete(&mut tx, &id).await?;
     state.commit(tx).await?;
-    Ok(Done::to(who.link("/release-templates"), "The release template was deleted.").into_response())
+    Ok(Done::to(
+        who.link("/release-templates"),
+        "The release template was deleted.",
+    )
+    .into_response())
 }

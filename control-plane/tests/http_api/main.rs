@@ -58,6 +58,7 @@ mod ui_event_log;
 mod ui_flag_list;
 mod ui_forms;
 mod ui_overview;
+mod ui_release_plans;
 mod ui_scim;
 mod ui_service_accounts;
 mod ui_usage;

@@ -87,7 +87,10 @@ async fn plan_now(server: &Server, plan: &Value) -> Value {
 /// The rollouts of `flag`'s strategies in development, as the admin API and the client API give them.
 async fn rollouts(server: &Server, flag: &str) -> (Vec<String>, Vec<String>) {
     let admin = server
-        .get(&format!("{}/strategies", environment_path(flag, "development")))
+        .get(&format!(
+            "{}/strategies",
+            environment_path(flag, "development")
+        ))
         .await
         .expect(200)
         .clone();
@@ -101,7 +104,13 @@ async fn rollouts(server: &Server, flag: &str) -> (Vec<String>, Vec<String>) {
             .as_array()
             .unwrap()
             .iter()
-            .map(|s| format!("{}:{}", s["parameters"]["rollout"].as_str().unwrap_or("-"), s["parameters"]["groupId"].as_str().unwrap_or("-")))
+            .map(|s| {
+                format!(
+                    "{}:{}",
+                    s["parameters"]["rollout"].as_str().unwrap_or("-"),
+                    s["parameters"]["groupId"].as_str().unwrap_or("-")
+                )
+            })
             .collect()
     };
     let feature = client["features"]
@@ -152,7 +161,10 @@ async fn wait_for(server: &Server, plan: &Value, ready: impl Fn(&Value) -> bool)
         if ready(&now) {
             return now;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "plan not as expected: {now}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "plan not as expected: {now}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -173,7 +185,10 @@ async fn release_templates_crud_and_validation(db: TestDb) {
     assert_eq!(milestones.len(), 2);
     assert_eq!(milestones[0]["name"], "Quarter");
     assert_eq!(milestones[0]["releasePlanDefinitionId"], template["id"]);
-    assert_eq!(milestones[0]["transitionCondition"], json!({"intervalMinutes": 60}));
+    assert_eq!(
+        milestones[0]["transitionCondition"],
+        json!({"intervalMinutes": 60})
+    );
     assert!(milestones[1]["transitionCondition"].is_null());
     let strategy = &milestones[0]["strategies"][0];
     assert_eq!(strategy["milestoneId"], milestones[0]["id"]);
@@ -220,14 +235,26 @@ async fn release_templates_crud_and_validation(db: TestDb) {
             "milestones[0].strategies[0].constraints[0]",
         ),
     ] {
-        let message = server.post(TEMPLATES, body).await.expect_error(400, "ValidationError");
-        assert!(message.starts_with(expected), "{message} (expected {expected})");
+        let message = server
+            .post(TEMPLATES, body)
+            .await
+            .expect_error(400, "ValidationError");
+        assert!(
+            message.starts_with(expected),
+            "{message} (expected {expected})"
+        );
     }
-    server.get(&format!("{TEMPLATES}/nope")).await.expect_error(404, "NotFoundError");
+    server
+        .get(&format!("{TEMPLATES}/nope"))
+        .await
+        .expect_error(404, "NotFoundError");
 
     // A milestone and its strategies, one at a time.
     let added = server
-        .post(&format!("{one}/milestones"), json!({"name": "Half", "sortOrder": 2}))
+        .post(
+            &format!("{one}/milestones"),
+            json!({"name": "Half", "sortOrder": 2}),
+        )
         .await
         .expect(200)
         .clone();
@@ -237,7 +264,10 @@ async fn release_templates_crud_and_validation(db: TestDb) {
         .await
         .expect(200)
         .clone();
-    assert_eq!(with_strategy["strategies"][0]["parameters"]["rollout"], "50");
+    assert_eq!(
+        with_strategy["strategies"][0]["parameters"]["rollout"],
+        "50"
+    );
     let strategy = format!(
         "{milestone}/strategies/{}",
         with_strategy["strategies"][0]["id"].as_str().unwrap()
@@ -246,14 +276,24 @@ async fn release_templates_crud_and_validation(db: TestDb) {
     assert_eq!(changed["parameters"]["rollout"], "60");
     assert_eq!(changed["id"], with_strategy["strategies"][0]["id"]);
     let renamed = server
-        .put(&milestone, json!({"name": "Sixty", "sortOrder": 1, "releasePlanDefinitionId": id}))
+        .put(
+            &milestone,
+            json!({"name": "Sixty", "sortOrder": 1, "releasePlanDefinitionId": id}),
+        )
         .await
         .expect(200)
         .clone();
     assert_eq!(renamed["name"], "Sixty");
-    assert_eq!(renamed["strategies"].as_array().unwrap().len(), 1, "{renamed}");
+    assert_eq!(
+        renamed["strategies"].as_array().unwrap().len(),
+        1,
+        "{renamed}"
+    );
     server.delete(&strategy).await.expect(200);
-    server.delete(&strategy).await.expect_error(404, "NotFoundError");
+    server
+        .delete(&strategy)
+        .await
+        .expect_error(404, "NotFoundError");
     server.delete(&milestone).await.expect(200);
     let now = server.get(&one).await.expect(200).clone();
     assert_eq!(now["milestones"].as_array().unwrap().len(), 2);
@@ -272,7 +312,10 @@ async fn release_templates_crud_and_validation(db: TestDb) {
         .expect_error(400, "ValidationError");
 
     // Archived: not listed, still readable; deleted: gone.
-    server.post_empty(&format!("{TEMPLATES}/archive/{id}")).await.expect(200);
+    server
+        .post_empty(&format!("{TEMPLATES}/archive/{id}"))
+        .await
+        .expect(200);
     assert_eq!(server.get(TEMPLATES).await.expect(200), &json!([]));
     assert_timestamp(&server.get(&one).await.expect(200)["archivedAt"]);
     server.delete(&one).await.expect(200);
@@ -284,7 +327,11 @@ async fn release_templates_crud_and_validation(db: TestDb) {
         ("release-plan-template-archived", 1),
         ("release-plan-template-deleted", 1),
     ] {
-        assert_eq!(events_of_type(&server, event_type).await.len(), count, "{event_type}");
+        assert_eq!(
+            events_of_type(&server, event_type).await.len(),
+            count,
+            "{event_type}"
+        );
     }
 }
 
@@ -302,8 +349,14 @@ async fn applying_a_template_and_starting_milestones(db: TestDb) {
     assert_eq!(plan["safeguards"], json!([]));
     assert_ne!(plan["milestones"][0]["id"], template["milestones"][0]["id"]);
     assert_eq!(plan["milestones"][0]["releasePlanDefinitionId"], plan["id"]);
-    assert_eq!(plan["milestones"][0]["strategies"][0]["parameters"]["groupId"], "checkout");
-    let plans = format!("{}/release-plans", environment_path("checkout", "development"));
+    assert_eq!(
+        plan["milestones"][0]["strategies"][0]["parameters"]["groupId"],
+        "checkout"
+    );
+    let plans = format!(
+        "{}/release-plans",
+        environment_path("checkout", "development")
+    );
     assert_eq!(server.get(&plans).await.expect(200), &json!([plan]));
     let message = server
         .post(&plans, json!({"templateId": template["id"]}))
@@ -312,7 +365,10 @@ async fn applying_a_template_and_starting_milestones(db: TestDb) {
     assert!(message.contains("already has a release plan"), "{message}");
     let message = server
         .post(
-            &format!("{}/release-plans", environment_path("checkout", "production")),
+            &format!(
+                "{}/release-plans",
+                environment_path("checkout", "production")
+            ),
             json!({"templateId": "nope"}),
         )
         .await
@@ -321,17 +377,34 @@ async fn applying_a_template_and_starting_milestones(db: TestDb) {
 
     // The flag starts with the default strategy; each milestone replaces it.
     assert_eq!(rollouts(&server, "checkout").await.0, ["100:checkout"]);
-    let started = server.post_empty(&start_path(&plan, 0)).await.expect(200).clone();
+    let started = server
+        .post_empty(&start_path(&plan, 0))
+        .await
+        .expect(200)
+        .clone();
     assert_eq!(started["id"], plan["milestones"][0]["id"]);
     assert_timestamp(&started["startedAt"]);
     let expected = vec!["25:checkout".to_owned()];
-    assert_eq!(rollouts(&server, "checkout").await, (expected.clone(), expected));
-    assert_eq!(plan_now(&server, &plan).await["activeMilestoneId"], plan["milestones"][0]["id"]);
+    assert_eq!(
+        rollouts(&server, "checkout").await,
+        (expected.clone(), expected)
+    );
+    assert_eq!(
+        plan_now(&server, &plan).await["activeMilestoneId"],
+        plan["milestones"][0]["id"]
+    );
     server.post_empty(&start_path(&plan, 1)).await.expect(200);
     let expected = vec!["100:checkout".to_owned()];
-    assert_eq!(rollouts(&server, "checkout").await, (expected.clone(), expected));
-    let unknown = start_path(&plan, 0).replace(plan["milestones"][0]["id"].as_str().unwrap(), "nope");
-    server.post_empty(&unknown).await.expect_error(404, "NotFoundError");
+    assert_eq!(
+        rollouts(&server, "checkout").await,
+        (expected.clone(), expected)
+    );
+    let unknown =
+        start_path(&plan, 0).replace(plan["milestones"][0]["id"].as_str().unwrap(), "nope");
+    server
+        .post_empty(&unknown)
+        .await
+        .expect_error(404, "NotFoundError");
 
     let started = events_of_type(&server, "release-plan-milestone-started").await;
     assert_eq!(started.len(), 2);
@@ -340,16 +413,27 @@ async fn applying_a_template_and_starting_milestones(db: TestDb) {
     assert_eq!(started[0]["data"]["milestoneName"], "Everyone");
     assert_eq!(events_of_type(&server, "release-plan-added").await.len(), 1);
     // Default strategy removed, then each milestone's strategy replacing the one before.
-    assert_eq!(events_of_type(&server, "feature-strategy-remove").await.len(), 2);
+    assert_eq!(
+        events_of_type(&server, "feature-strategy-remove")
+            .await
+            .len(),
+        2
+    );
 
     // Removed: the flag keeps what the plan gave it; an archived template cannot be applied.
     let one = format!("{plans}/{}", plan["id"].as_str().unwrap());
     server.delete(&one).await.expect(200);
     server.get(&one).await.expect_error(404, "NotFoundError");
-    assert_eq!(events_of_type(&server, "release-plan-removed").await.len(), 1);
+    assert_eq!(
+        events_of_type(&server, "release-plan-removed").await.len(),
+        1
+    );
     assert_eq!(rollouts(&server, "checkout").await.0, ["100:checkout"]);
     let id = template["id"].as_str().unwrap();
-    server.post_empty(&format!("{TEMPLATES}/archive/{id}")).await.expect(200);
+    server
+        .post_empty(&format!("{TEMPLATES}/archive/{id}"))
+        .await
+        .expect(200);
     let message = server
         .post(&plans, json!({"templateId": id}))
         .await
@@ -367,7 +451,12 @@ async fn change_requests_and_permissions_are_not_bypassed(db: TestDb) {
     let (_, viewer) = user_with_pat(&server, "vera", "Viewer").await;
     let (_, editor) = user_with_pat(&server, "eddie", "Editor").await;
     server
-        .send("POST", TEMPLATES, Some(two_milestones("Mine", None)), Some(&editor))
+        .send(
+            "POST",
+            TEMPLATES,
+            Some(two_milestones("Mine", None)),
+            Some(&editor),
+        )
         .await
         .expect_error(403, "NoAccessError");
     server
@@ -402,10 +491,19 @@ async fn change_requests_and_permissions_are_not_bypassed(db: TestDb) {
         plan["milestones"][0]["id"].as_str().unwrap()
     );
     let body = json!({"targetMilestone": plan["milestones"][1]["id"], "transitionCondition": {"intervalMinutes": 5}});
-    server.put(&progression, body).await.expect_error(400, "ValidationError");
+    server
+        .put(&progression, body)
+        .await
+        .expect_error(400, "ValidationError");
     assert_eq!(rollouts(&server, "checkout").await.0, ["25:checkout"]);
-    let plans = format!("{}/release-plans", environment_path("checkout", "development"));
-    server.delete(&format!("{plans}/{}", plan["id"].as_str().unwrap())).await.expect(200);
+    let plans = format!(
+        "{}/release-plans",
+        environment_path("checkout", "development")
+    );
+    server
+        .delete(&format!("{plans}/{}", plan["id"].as_str().unwrap()))
+        .await
+        .expect(200);
     let message = server
         .post(&plans, json!({"templateId": template["id"]}))
         .await
@@ -427,19 +525,39 @@ async fn automatic_progression_starts_the_next_milestone_once(db: TestDb) {
         plan["milestones"][0]["id"].as_str().unwrap()
     );
     let message = server
-        .put(&progression, json!({"targetMilestone": "nope", "transitionCondition": {"intervalMinutes": 5}}))
+        .put(
+            &progression,
+            json!({"targetMilestone": "nope", "transitionCondition": {"intervalMinutes": 5}}),
+        )
         .await
         .expect_error(400, "ValidationError");
     assert!(message.starts_with("targetMilestone"), "{message}");
     let body = json!({"targetMilestone": plan["milestones"][1]["id"], "transitionCondition": {"intervalMinutes": 5}});
-    let set = server.put(&progression, body.clone()).await.expect(200).clone();
+    let set = server
+        .put(&progression, body.clone())
+        .await
+        .expect(200)
+        .clone();
     assert_eq!(set["sourceMilestone"], plan["milestones"][0]["id"]);
     server.delete(&progression).await.expect(204);
     server.put(&progression, body).await.expect(200);
-    assert_eq!(events_of_type(&server, "milestone-progression-created").await.len(), 2);
-    assert_eq!(events_of_type(&server, "milestone-progression-deleted").await.len(), 1);
+    assert_eq!(
+        events_of_type(&server, "milestone-progression-created")
+            .await
+            .len(),
+        2
+    );
+    assert_eq!(
+        events_of_type(&server, "milestone-progression-deleted")
+            .await
+            .len(),
+        1
+    );
     let now = plan_now(&server, &plan).await;
-    assert_eq!(now["milestones"][0]["transitionCondition"], json!({"intervalMinutes": 5}));
+    assert_eq!(
+        now["milestones"][0]["transitionCondition"],
+        json!({"intervalMinutes": 5})
+    );
 
     due_in(&db, plan["id"].as_str().unwrap(), 2).await;
     let progressed = wait_for(&server, &plan, active_is(&plan, 1)).await;
@@ -461,11 +579,17 @@ async fn a_refused_progression_pauses_the_plan_until_resumed(db: TestDb) {
     server.post_empty(&start_path(&plan, 0)).await.expect(200);
     let config = format!("{PROJECT}/environments/development/change-requests/config");
     server
-        .put(&config, json!({"changeRequestsEnabled": true, "requiredApprovals": 1}))
+        .put(
+            &config,
+            json!({"changeRequestsEnabled": true, "requiredApprovals": 1}),
+        )
         .await
         .expect(200);
     due_in(&db, plan["id"].as_str().unwrap(), 1).await;
-    let paused = wait_for(&server, &plan, |now| !now["milestones"][0]["pausedAt"].is_null()).await;
+    let paused = wait_for(&server, &plan, |now| {
+        !now["milestones"][0]["pausedAt"].is_null()
+    })
+    .await;
     assert_eq!(paused["activeMilestoneId"], plan["milestones"][0]["id"]);
     let events = events_of_type(&server, "release-plan-progressions-paused").await;
     assert_eq!(events.len(), 1);
@@ -474,7 +598,10 @@ async fn a_refused_progression_pauses_the_plan_until_resumed(db: TestDb) {
 
     // Resumed once change requests are off again: due at its time (passed), so it progresses.
     server
-        .put(&config, json!({"changeRequestsEnabled": false, "requiredApprovals": 1}))
+        .put(
+            &config,
+            json!({"changeRequestsEnabled": false, "requiredApprovals": 1}),
+        )
         .await
         .expect(200);
     let resume = format!(
@@ -483,7 +610,12 @@ async fn a_refused_progression_pauses_the_plan_until_resumed(db: TestDb) {
         plan["id"].as_str().unwrap()
     );
     server.post_empty(&resume).await.expect(200);
-    assert_eq!(events_of_type(&server, "release-plan-progressions-resumed").await.len(), 1);
+    assert_eq!(
+        events_of_type(&server, "release-plan-progressions-resumed")
+            .await
+            .len(),
+        1
+    );
     due_in(&db, plan["id"].as_str().unwrap(), 1).await;
     wait_for(&server, &plan, active_is(&plan, 1)).await;
     assert_eq!(rollouts(&server, "checkout").await.0, ["100:checkout"]);
@@ -503,7 +635,12 @@ async fn a_restart_before_the_progression_is_due_loses_nothing(db: TestDb) {
     let second = Server::start(&db, &[]).await;
     wait_for(&second, &plan, active_is(&plan, 1)).await;
     assert_eq!(rollouts(&second, "checkout").await.1, ["100:checkout"]);
-    assert_eq!(events_of_type(&second, "release-plan-milestone-started").await.len(), 2);
+    assert_eq!(
+        events_of_type(&second, "release-plan-milestone-started")
+            .await
+            .len(),
+        2
+    );
 }
 
 /// Two replicas on one Postgres database: each plan progresses once (one start event each), whichever
@@ -532,7 +669,10 @@ async fn two_replicas_progress_each_plan_once() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let started = events_of_type(&first, "release-plan-milestone-started").await;
     assert_eq!(started.len(), 2 * flags.len(), "{started:?}");
-    let by_system = started.iter().filter(|event| event["createdBy"] == "system").count();
+    let by_system = started
+        .iter()
+        .filter(|event| event["createdBy"] == "system")
+        .count();
     assert_eq!(by_system, flags.len());
     for flag in flags {
         assert_eq!(rollouts(&first, flag).await.1, [format!("100:{flag}")]);

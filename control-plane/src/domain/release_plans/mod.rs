@@ -162,7 +162,10 @@ pub(crate) fn milestone_view(row: &MilestoneRow) -> Milestone {
     }
 }
 
-pub(crate) fn template_view(row: &DefinitionRow, milestones: &[MilestoneRow]) -> ReleasePlanTemplate {
+pub(crate) fn template_view(
+    row: &DefinitionRow,
+    milestones: &[MilestoneRow],
+) -> ReleasePlanTemplate {
     ReleasePlanTemplate {
         id: row.id.clone(),
         discriminator: row.discriminator.as_str().to_owned(),

@@ -2,7 +2,9 @@
 //! template copies its milestones (new ids, `{{featureName}}` in `groupId` replaced) into a plan, one per
 //! flag and environment; starting a milestone replaces the flag's strategies there with the milestone's.
 
-use super::{ensure_no_change_requests, milestone_view, plan_view, templates, Milestone, ReleasePlan};
+use super::{
+    ensure_no_change_requests, milestone_view, plan_view, templates, Milestone, ReleasePlan,
+};
 use crate::domain::events::{payload, EventType};
 use crate::domain::feature_lookup::{
     ensure_not_archived, require_in_project, require_project_environment,
@@ -50,7 +52,10 @@ pub async fn list(
 }
 
 /// The plans of a flag in every environment (its page shows them).
-pub async fn of_flag(conn: &mut AnyConnection, feature: &str) -> Result<Vec<ReleasePlan>, ApiError> {
+pub async fn of_flag(
+    conn: &mut AnyConnection,
+    feature: &str,
+) -> Result<Vec<ReleasePlan>, ApiError> {
     let rows = store::plans_of(conn, feature, None).await?;
     views(conn, rows).await
 }

@@ -58,7 +58,11 @@ fn due_time(milestones: &[MilestoneRow], active: Option<&str>) -> Option<Timesta
     if index + 1 >= milestones.len() || milestone.paused_at.is_some() {
         return None;
     }
-    Some(milestone.started_at?.plus_minutes(milestone.interval_minutes?))
+    Some(
+        milestone
+            .started_at?
+            .plus_minutes(milestone.interval_minutes?),
+    )
 }
 
 /// The plan of the flag in the environment that holds milestone `milestone_id`, its milestones and the
@@ -103,7 +107,9 @@ pub async fn set(
             "transitionCondition.intervalMinutes: must be at least 1",
         ));
     }
-    let next = milestones.get(index + 1).map(|milestone| milestone.id.clone());
+    let next = milestones
+        .get(index + 1)
+        .map(|milestone| milestone.id.clone());
     if next.as_deref() != Some(body.target_milestone.as_str()) {
         return Err(ApiError::invalid_field(
             "targetMilestone",
@@ -175,10 +181,7 @@ pub async fn delete(
 /// action or a refused progression gives it). Returns whether it paused anything (false: no such plan, no
 /// milestone started, or already paused).
 pub async fn pause(tx: &mut WriteTx, id: &str, reason: Option<&str>) -> Result<bool, ApiError> {
-    let Some(mut plan) =
-        store::get_definition(tx.conn(), id, Discriminator::Plan)
-            .await?
-    else {
+    let Some(mut plan) = store::get_definition(tx.conn(), id, Discriminator::Plan).await? else {
         return Ok(false);
     };
     let mut milestones = store::milestones(tx.conn(), id).await?;
@@ -216,7 +219,8 @@ pub async fn resume(
     id: &str,
 ) -> Result<(), ApiError> {
     ensure_no_change_requests(tx, project, environment).await?;
-    let (mut plan, mut milestones) = plans::require(tx.conn(), project, feature, environment, id).await?;
+    let (mut plan, mut milestones) =
+        plans::require(tx.conn(), project, feature, environment, id).await?;
     let Some(active) = milestones
         .iter_mut()
         .find(|milestone| Some(&milestone.id) == plan.active_milestone_id.as_ref())

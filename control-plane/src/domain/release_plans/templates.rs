@@ -114,7 +114,11 @@ async fn checked_strategy(
     let declared = strategy_definitions::declared_parameters(conn, &name)
         .await
         .map_err(|error| inside(prefix, error))?;
-    if input.title.as_ref().is_some_and(|title| title.chars().count() > 100) {
+    if input
+        .title
+        .as_ref()
+        .is_some_and(|title| title.chars().count() > 100)
+    {
         return Err(inside(
             prefix,
             ApiError::invalid_field("title", "title must be at most 100 characters long"),
@@ -436,7 +440,9 @@ pub async fn add_strategy(
     let mut view = None;
     edit(tx, id, Some(milestone_id), |milestones, index| {
         milestones[index].strategies.push(strategy);
-        milestones[index].strategies.sort_by_key(|strategy| strategy.sort_order);
+        milestones[index]
+            .strategies
+            .sort_by_key(|strategy| strategy.sort_order);
         view = Some(milestone_view(&milestones[index]));
         Ok(())
     })

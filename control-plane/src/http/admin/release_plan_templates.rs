@@ -55,7 +55,7 @@ pub struct MilestoneStrategyPath {
 }
 
 #[utoipa::path(
-    get, path = "/api/admin/release-plan-templates", tag = "Release templates", security(("apiToken" = [])), 
+    get, path = "/api/admin/release-plan-templates", tag = "Release templates", security(("apiToken" = [])),
     responses((status = 200, body = Vec<ReleasePlanTemplate>, description = "The templates not archived, by name"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
 )]
 pub async fn list(
@@ -67,7 +67,7 @@ pub async fn list(
 }
 
 #[utoipa::path(
-    post, path = "/api/admin/release-plan-templates", tag = "Release templates", security(("apiToken" = [])), request_body = TemplateInput, 
+    post, path = "/api/admin/release-plan-templates", tag = "Release templates", security(("apiToken" = [])), request_body = TemplateInput,
     responses((status = 200, body = ReleasePlanTemplate), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody, description = "The name is taken"), (status = 415, body = ErrorBody))
 )]
 pub async fn create(
@@ -82,7 +82,7 @@ pub async fn create(
 }
 
 #[utoipa::path(
-    get, path = "/api/admin/release-plan-templates/{templateId}", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath), 
+    get, path = "/api/admin/release-plan-templates/{templateId}", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath),
     responses((status = 200, body = ReleasePlanTemplate), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn get(
@@ -95,7 +95,7 @@ pub async fn get(
 }
 
 #[utoipa::path(
-    put, path = "/api/admin/release-plan-templates/{templateId}", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath), request_body = TemplateInput, 
+    put, path = "/api/admin/release-plan-templates/{templateId}", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath), request_body = TemplateInput,
     responses((status = 200, body = ReleasePlanTemplate, description = "Absent milestones stay; given ones replace every milestone"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 415, body = ErrorBody))
 )]
 pub async fn update(
@@ -111,7 +111,7 @@ pub async fn update(
 }
 
 #[utoipa::path(
-    delete, path = "/api/admin/release-plan-templates/{templateId}", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath), 
+    delete, path = "/api/admin/release-plan-templates/{templateId}", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath),
     responses((status = 200, description = "Deleted; plans made from it stay"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn delete(
@@ -126,7 +126,7 @@ pub async fn delete(
 }
 
 #[utoipa::path(
-    post, path = "/api/admin/release-plan-templates/archive/{templateId}", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath), 
+    post, path = "/api/admin/release-plan-templates/archive/{templateId}", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath),
     responses((status = 200, description = "Archived: no longer listed nor applicable"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn archive(
@@ -141,7 +141,7 @@ pub async fn archive(
 }
 
 #[utoipa::path(
-    post, path = "/api/admin/release-plan-templates/{templateId}/milestones", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath), request_body = MilestoneInput, 
+    post, path = "/api/admin/release-plan-templates/{templateId}/milestones", tag = "Release templates", security(("apiToken" = [])), params(TemplatePath), request_body = MilestoneInput,
     responses((status = 200, body = Milestone), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody))
 )]
 pub async fn add_milestone(
@@ -157,7 +157,7 @@ pub async fn add_milestone(
 }
 
 #[utoipa::path(
-    put, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}", tag = "Release templates", security(("apiToken" = [])), params(MilestonePath), request_body = MilestoneInput, 
+    put, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}", tag = "Release templates", security(("apiToken" = [])), params(MilestonePath), request_body = MilestoneInput,
     responses((status = 200, body = Milestone, description = "Absent strategies stay"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody))
 )]
 pub async fn update_milestone(
@@ -174,7 +174,7 @@ pub async fn update_milestone(
 }
 
 #[utoipa::path(
-    delete, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}", tag = "Release templates", security(("apiToken" = [])), params(MilestonePath), 
+    delete, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}", tag = "Release templates", security(("apiToken" = [])), params(MilestonePath),
     responses((status = 200, description = "Deleted with its strategies"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn delete_milestone(
@@ -189,7 +189,7 @@ pub async fn delete_milestone(
 }
 
 #[utoipa::path(
-    post, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}/strategies", tag = "Release templates", security(("apiToken" = [])), params(MilestonePath), request_body = MilestoneStrategyInput, 
+    post, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}/strategies", tag = "Release templates", security(("apiToken" = [])), params(MilestonePath), request_body = MilestoneStrategyInput,
     responses((status = 200, body = Milestone), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody))
 )]
 pub async fn add_strategy(
@@ -206,7 +206,7 @@ pub async fn add_strategy(
 }
 
 #[utoipa::path(
-    put, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}/strategies/{strategyId}", tag = "Release templates", security(("apiToken" = [])), params(MilestoneStrategyPath), request_body = MilestoneStrategyInput, 
+    put, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}/strategies/{strategyId}", tag = "Release templates", security(("apiToken" = [])), params(MilestoneStrategyPath), request_body = MilestoneStrategyInput,
     responses((status = 200, body = MilestoneStrategy), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody))
 )]
 pub async fn update_strategy(
@@ -229,7 +229,7 @@ pub async fn update_strategy(
 }
 
 #[utoipa::path(
-    delete, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}/strategies/{strategyId}", tag = "Release templates", security(("apiToken" = [])), params(MilestoneStrategyPath), 
+    delete, path = "/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}/strategies/{strategyId}", tag = "Release templates", security(("apiToken" = [])), params(MilestoneStrategyPath),
     responses((status = 200, description = "Deleted"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn delete_strategy(

@@ -64,7 +64,7 @@ pub struct ProgressionPath {
 
 #[utoipa::path(
     get, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans", tag = "Release plans", security(("apiToken" = [])),
-    params(FeatureEnvironmentPath), 
+    params(FeatureEnvironmentPath),
     responses((status = 200, body = Vec<ReleasePlan>), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn list(
@@ -85,7 +85,7 @@ pub async fn list(
 
 #[utoipa::path(
     post, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans", tag = "Release plans", security(("apiToken" = [])),
-    params(FeatureEnvironmentPath), request_body = TemplateId, 
+    params(FeatureEnvironmentPath), request_body = TemplateId,
     responses((status = 200, body = ReleasePlan, description = "The template applied; no milestone started yet"), (status = 400, body = ErrorBody, description = "Invalid, or change requests are on in the environment"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "The flag has a release plan in this environment"), (status = 415, body = ErrorBody))
 )]
 pub async fn add(
@@ -109,7 +109,7 @@ pub async fn add(
 
 #[utoipa::path(
     get, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans/{planId}", tag = "Release plans", security(("apiToken" = [])),
-    params(PlanPath), 
+    params(PlanPath),
     responses((status = 200, body = ReleasePlan), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn get(
@@ -131,7 +131,7 @@ pub async fn get(
 
 #[utoipa::path(
     delete, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans/{planId}", tag = "Release plans", security(("apiToken" = [])),
-    params(PlanPath), 
+    params(PlanPath),
     responses((status = 200, description = "Removed; the flag keeps its strategies"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn remove(
@@ -154,7 +154,7 @@ pub async fn remove(
 
 #[utoipa::path(
     post, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans/{planId}/milestones/{milestoneId}/start", tag = "Release plans", security(("apiToken" = [])),
-    params(MilestonePath), 
+    params(MilestonePath),
     responses((status = 200, body = Milestone, description = "Started: the flag's strategies in the environment are the milestone's"), (status = 400, body = ErrorBody, description = "Invalid, or change requests are on in the environment"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn start_milestone(
@@ -179,7 +179,7 @@ pub async fn start_milestone(
 
 #[utoipa::path(
     put, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/progressions/{id}", tag = "Release plans", security(("apiToken" = [])),
-    params(ProgressionPath), request_body = ChangeMilestoneProgression, 
+    params(ProgressionPath), request_body = ChangeMilestoneProgression,
     responses((status = 200, body = MilestoneProgression), (status = 400, body = ErrorBody, description = "Invalid, or change requests are on in the environment"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 415, body = ErrorBody))
 )]
 pub async fn set_progression(
@@ -204,7 +204,7 @@ pub async fn set_progression(
 
 #[utoipa::path(
     delete, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/progressions/{id}", tag = "Release plans", security(("apiToken" = [])),
-    params(ProgressionPath), 
+    params(ProgressionPath),
     responses((status = 204, description = "The milestone no longer progresses by itself"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn delete_progression(
@@ -227,7 +227,7 @@ pub async fn delete_progression(
 
 #[utoipa::path(
     post, path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/progressions/{id}/resume", tag = "Release plans", security(("apiToken" = [])),
-    params(ProgressionPath), 
+    params(ProgressionPath),
     responses((status = 200, description = "The plan's paused progression is due again"), (status = 400, body = ErrorBody, description = "Invalid, or change requests are on in the environment"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 pub async fn resume(
