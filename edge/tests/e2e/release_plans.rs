@@ -22,7 +22,12 @@ async fn served_strategies(edge: &Process) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter(|feature| feature["name"] == "checkout")
-        .flat_map(|feature| feature["strategies"].as_array().cloned().unwrap_or_default())
+        .flat_map(|feature| {
+            feature["strategies"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .map(|strategy| strategy["name"].as_str().unwrap_or_default().to_owned())
         .collect()
 }
@@ -37,9 +42,11 @@ async fn starting_each_milestone_changes_what_the_edge_serves() {
     })
     .await;
     create_enabled_flag(&control_plane, "checkout").await;
-    eventually(Duration::from_secs(5), "the edge serves checkout", || async {
-        frontend_flags(&edge).await.toggle_names() == ["checkout"]
-    })
+    eventually(
+        Duration::from_secs(5),
+        "the edge serves checkout",
+        || async { frontend_flags(&edge).await.toggle_names() == ["checkout"] },
+    )
     .await;
 
     let template = admin(
@@ -83,18 +90,26 @@ async fn starting_each_milestone_changes_what_the_edge_serves() {
         )
     };
     admin(&control_plane, "POST", &start(0), None).await;
-    eventually(Duration::from_secs(5), "the edge serves the first milestone", || async {
-        served_strategies(&edge).await == ["userWithId"]
-            && frontend_flags(&edge).await.toggle_names().is_empty()
-    })
+    eventually(
+        Duration::from_secs(5),
+        "the edge serves the first milestone",
+        || async {
+            served_strategies(&edge).await == ["userWithId"]
+                && frontend_flags(&edge).await.toggle_names().is_empty()
+        },
+    )
     .await;
 
     // Everyone: a full rollout grouped by the flag's name.
     admin(&control_plane, "POST", &start(1), None).await;
-    eventually(Duration::from_secs(5), "the edge serves the second milestone", || async {
-        served_strategies(&edge).await == ["flexibleRollout"]
-            && frontend_flags(&edge).await.toggle_names() == ["checkout"]
-    })
+    eventually(
+        Duration::from_secs(5),
+        "the edge serves the second milestone",
+        || async {
+            served_strategies(&edge).await == ["flexibleRollout"]
+                && frontend_flags(&edge).await.toggle_names() == ["checkout"]
+        },
+    )
     .await;
     let client = get(
         &format!("{}/api/client/features", edge.base),
