@@ -195,6 +195,19 @@ async fn release_templates_and_a_flags_release_plan_in_the_ui(db: TestDb) {
     }
     let flag_page = browser.get(FLAG).await;
     assert!(flag_page.expect(200).contains("aria-current=\"step\""));
+    // The event log says it in words.
+    assert!(
+        flag_page.has(
+            "started the milestone <span class=\"subject\">Everyone</span> of the release plan"
+        ),
+        "{}",
+        flag_page.text
+    );
+    assert!(
+        flag_page.has("applied the release template"),
+        "{}",
+        flag_page.text
+    );
 
     // A Viewer sees the plan, no Start and no template to apply; the post is refused.
     user_with_pat(&server, "vera", "Viewer").await;
