@@ -66,7 +66,7 @@ pub fn section(who: &SignedIn, names: &StrategyNames, place: &PlanPlace<'_>) -> 
                         li.milestone.active[active] aria-current=[active.then_some("step")] {
                             div.strategy-head {
                                 span.title {
-                                    (index + 1) ". " (milestone.name)
+                                    (milestone.name)
                                     @if active { " " span.badge { "active" } }
                                     @if milestone.paused_at.is_some() { " " span.badge.stale { "paused" } }
                                 }

@@ -5,6 +5,7 @@
 
 use super::constraint_editor::ConstraintDraft;
 use super::page::UiError;
+use super::release_templates::ensure_may_edit;
 use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
 use super::strategy_form::{
@@ -109,6 +110,7 @@ pub async fn page(
     Path((id, milestone)): Path<(String, String)>,
     Query(query): Query<StrategyQuery>,
 ) -> Result<Response, UiError> {
+    ensure_may_edit(&who)?;
     let (name, strategy) =
         milestone_of(&state, (&id, &milestone), query.strategy_id.as_deref()).await?;
     let draft = match &strategy {

@@ -21,7 +21,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use maud::{html, Markup};
 use std::sync::Arc;
-use vexil_shared::ApiError;
+use vexil_shared::{ApiError, ErrorKind};
 
 /// The template pages' routes.
 pub fn routes() -> Router<Arc<AppState>> {
@@ -43,8 +43,19 @@ pub fn routes() -> Router<Arc<AppState>> {
 }
 
 /// Whether the caller may write templates: Admins, as the API decides for a write without a permission row.
-pub(super) fn may_edit(who: &SignedIn) -> bool {
+fn may_edit(who: &SignedIn) -> bool {
     who.authorize(false, Area::Settings).is_ok()
+}
+
+/// 403 (as a page) for the template forms of someone who may not write templates.
+pub(super) fn ensure_may_edit(who: &SignedIn) -> Result<(), ApiError> {
+    if may_edit(who) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorKind::NoAccess,
+        "Only Admins change release templates",
+    ))
 }
 
 /// `GET /release-templates`.
@@ -134,6 +145,7 @@ fn name_form(who: &SignedIn, name: &str, error: Option<&ApiError>) -> Page {
 
 /// `GET /release-templates/create`.
 pub async fn new_template(who: SignedIn) -> Result<Response, UiError> {
+    ensure_may_edit(&who)?;
     Ok(name_form(&who, "", None).into_response())
 }
 
@@ -304,6 +316,7 @@ pub async fn edit(
     who: SignedIn,
     Path(id): Path<String>,
 ) -> Result<Response, UiError> {
+    ensure_may_edit(&who)?;
     Ok(template_page(&state, &who, &id, None)
         .await?
         .into_response())

@@ -32,6 +32,7 @@ mod ui_oidc;
 mod ui_overview;
 mod ui_project_access;
 mod ui_readme;
+mod ui_release_plans;
 mod ui_saml;
 mod ui_schedule;
 mod ui_scim;
