@@ -239,6 +239,10 @@ pub static PERMISSIONS: &[RoutePermission] = &[
         UpdateFeatureStrategy,
     ),
     post(
+        "/projects/{project}/features/{feature}/environments/{environment}/release-plan/resume",
+        UpdateFeatureStrategy,
+    ),
+    post(
         "/projects/{project}/features/{feature}/environments/{environment}/release-plan/remove",
         DeleteFeatureStrategy,
     ),

@@ -1,7 +1,7 @@
 //! A flag's release plan in one environment, on its page: the plan's milestones in order, the active one
-//! marked, each with its strategies in a few words, its progression, and a "Start" button; "Remove release
-//! plan"; where there is none, "Apply a release template". Its three posts go through
-//! `domain::release_plans::plans` (refused where change requests are on: the error page says so).
+//! marked, each with its strategies in a few words, its progression, and a "Start" button; "Resume" when
+//! its progression is paused; "Remove release plan"; where there is none, "Apply a release template". Its
+//! posts go through `domain::release_plans` (refused where change requests are on: the error page says so).
 
 use super::page::UiError;
 use super::scope::Done;
@@ -9,7 +9,7 @@ use super::session::{SignedIn, UiWrite};
 use super::vocabulary::{strategy_heading, StrategyNames};
 use crate::domain::access::Scope;
 use crate::domain::permissions::Permission;
-use crate::domain::release_plans::{plans, ReleasePlan, ReleasePlanTemplate};
+use crate::domain::release_plans::{plans, progressions, ReleasePlan, ReleasePlanTemplate};
 use crate::http::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -25,6 +25,7 @@ pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route(PLAN, post(apply))
         .route(&format!("{PLAN}/start"), post(start))
+        .route(&format!("{PLAN}/resume"), post(resume))
         .route(&format!("{PLAN}/remove"), post(remove))
 }
 
@@ -69,6 +70,13 @@ pub fn section(who: &SignedIn, names: &StrategyNames, place: &PlanPlace<'_>) -> 
                                     (milestone.name)
                                     @if active { " " span.badge { "active" } }
                                     @if milestone.paused_at.is_some() { " " span.badge.stale { "paused" } }
+                                }
+                                @if may_start && active && milestone.paused_at.is_some() {
+                                    form.inline method="post" action=(format!("{action}/resume")) {
+                                        input type="hidden" name="csrf" value=(who.csrf);
+                                        input type="hidden" name="planId" value=(plan.id);
+                                        button type="submit" aria-label=(format!("Resume the release plan in {environment}")) { "Resume" }
+                                    }
                                 }
                                 @if may_start {
                                     form.inline method="post" action=(format!("{action}/start")) {
@@ -170,6 +178,26 @@ pub async fn start(
         "The milestone {} started in {environment}: the flag's strategies there are its.",
         milestone.name
     );
+    Ok(Done::to(flag_page(&who, &project, &feature, &environment), notice).into_response())
+}
+
+/// `POST …/release-plan/resume` (`planId`): its paused progression is due again.
+pub async fn resume(
+    State(state): State<Arc<AppState>>,
+    Path((project, feature, environment)): Path<(String, String, String)>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Result<Response, UiError> {
+    let mut tx = state.store.begin_write(&who.actor).await?;
+    progressions::resume(
+        &mut tx,
+        &project,
+        &feature,
+        &environment,
+        &form.text("planId"),
+    )
+    .await?;
+    state.commit(tx).await?;
+    let notice = format!("The release plan in {environment} was resumed.");
     Ok(Done::to(flag_page(&who, &project, &feature, &environment), notice).into_response())
 }
 
