@@ -1,12 +1,14 @@
 //! The scheduler: applies scheduled change requests when they fall due (`domain::change_requests`'s
-//! schedules). It wakes at the next due time, and at least every [`POLL`] (which also picks up schedules
+//! schedules) and starts release plans' next milestones when their progression falls due
+//! (`domain::release_plans::progressions`). It wakes at the next due time, and at least every [`POLL`] (which also picks up schedules
 //! other replicas wrote), and stops when the server does. The schedules are rows of the store, so a restart
 //! loses none: one due while no control plane ran is applied at the next start. Each request is applied in
 //! a write of its own, as the one who scheduled it; the domain makes that happen once however many replicas
-//! try at the same time.
+//! try at the same time. A plan's progression likewise runs in a write of its own, as the system.
 
 use crate::domain::change_requests::{self, Attempt, Due};
 use crate::domain::limits::Limits;
+use crate::domain::release_plans::progressions::{self, Progress};
 use crate::store::{Actor, Store};
 use crate::time::Timestamp;
 use std::time::Duration;
@@ -25,6 +27,9 @@ pub async fn apply_forever(store: Store, limits: Limits, mut stop: watch::Receiv
         let checked = Timestamp::now();
         if let Err(error) = apply_due(&store, &limits, checked).await {
             tracing::warn!(%error, "cannot apply the scheduled change requests");
+        }
+        if let Err(error) = progress_due(&store, &limits, checked).await {
+            tracing::warn!(%error, "cannot progress the release plans");
         }
         let wait = match next_due(&store).await {
             // Due by `checked`: tried just now (failed on the store, or a full batch: the next look comes
@@ -51,9 +56,12 @@ pub async fn apply_forever(store: Store, limits: Limits, mut stop: watch::Receiv
     }
 }
 
+/// The earliest due schedule or progression.
 async fn next_due(store: &Store) -> Result<Option<Timestamp>, ApiError> {
     let mut conn = store.read().await?;
-    change_requests::next_due(&mut conn).await
+    let schedule = change_requests::next_due(&mut conn).await?;
+    let progression = progressions::next_due(&mut conn).await?;
+    Ok(schedule.into_iter().chain(progression).min())
 }
 
 /// Applies the schedules due at `now` (a batch), one write each, the earliest first.
@@ -92,6 +100,36 @@ async fn apply_one(store: &Store, limits: &Limits, entry: &Due) -> Result<(), Ap
                     reason = %refusal.reason,
                     "a scheduled change request was not applied"
                 );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Starts the next milestone of each plan whose progression is due at `now`, one write each.
+async fn progress_due(store: &Store, limits: &Limits, now: Timestamp) -> Result<(), ApiError> {
+    let due = {
+        let mut conn = store.read().await?;
+        progressions::due(&mut conn, now).await?
+    };
+    for plan in due {
+        let mut tx = store.begin_write(&Actor::system()).await?;
+        match progressions::progress(&mut tx, &plan, limits).await? {
+            Progress::Started => {
+                tx.commit().await?;
+                tracing::info!(
+                    release_plan = plan,
+                    "release plan progressed to its next milestone"
+                );
+            }
+            Progress::Gone => drop(tx),
+            Progress::Refused(reason) => {
+                drop(tx);
+                let mut tx = store.begin_write(&Actor::system()).await?;
+                if progressions::settle_refused(&mut tx, &plan, &reason).await? {
+                    tx.commit().await?;
+                    tracing::warn!(release_plan = plan, %reason, "a release plan's progression was paused");
+                }
             }
         }
     }

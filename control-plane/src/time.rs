@@ -48,6 +48,13 @@ impl Timestamp {
         self.0.timestamp_millis()
     }
 
+    /// This instant plus `minutes` (saturating at the end of time).
+    pub fn plus_minutes(self, minutes: i64) -> Timestamp {
+        TimeDelta::try_minutes(minutes)
+            .and_then(|delta| self.0.checked_add_signed(delta))
+            .map_or(self, Timestamp)
+    }
+
     /// This instant plus `hours` (saturating at the end of time).
     pub fn plus_hours(self, hours: i64) -> Timestamp {
         TimeDelta::try_hours(hours)

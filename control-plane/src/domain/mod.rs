@@ -43,6 +43,7 @@ pub mod project_environments;
 pub mod project_overview;
 pub mod project_tokens;
 pub mod projects;
+pub mod release_plans;
 pub mod role_admin;
 pub mod roles;
 pub mod saml_settings;

@@ -155,13 +155,9 @@ async fn writable_feature(
     Ok(row)
 }
 
-/// Parameter values as strings; `flexibleRollout` gets its defaults (rollout 100, the project's stickiness,
-/// the flag name as groupId).
-fn normalize_parameters(
-    strategy: &str,
+/// Parameter values as strings (a null leaves the parameter out); 400 for an array or object.
+pub fn parameter_strings(
     parameters: serde_json::Map<String, Value>,
-    feature: &str,
-    project_stickiness: &str,
 ) -> Result<BTreeMap<String, String>, ApiError> {
     let mut normalized = BTreeMap::new();
     for (key, value) in parameters {
@@ -179,6 +175,18 @@ fn normalize_parameters(
         };
         normalized.insert(key, text);
     }
+    Ok(normalized)
+}
+
+/// Parameter values as strings; `flexibleRollout` gets its defaults (rollout 100, the project's stickiness,
+/// the flag name as groupId).
+fn normalize_parameters(
+    strategy: &str,
+    parameters: serde_json::Map<String, Value>,
+    feature: &str,
+    project_stickiness: &str,
+) -> Result<BTreeMap<String, String>, ApiError> {
+    let mut normalized = parameter_strings(parameters)?;
     if strategy == "flexibleRollout" {
         normalized
             .entry("rollout".to_owned())

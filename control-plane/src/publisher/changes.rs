@@ -156,6 +156,19 @@ fn scope(event_type: EventType) -> Scope {
         | TagTypeCreated
         | TagTypeUpdated
         | TagCreated
+        // Release plans: starting a milestone records the strategy events of the flag it changes.
+        | ReleasePlanTemplateCreated
+        | ReleasePlanTemplateUpdated
+        | ReleasePlanTemplateDeleted
+        | ReleasePlanTemplateArchived
+        | ReleasePlanAdded
+        | ReleasePlanRemoved
+        | ReleasePlanMilestoneStarted
+        | ReleasePlanProgressionsPaused
+        | ReleasePlanProgressionsResumed
+        | MilestoneProgressionCreated
+        | MilestoneProgressionUpdated
+        | MilestoneProgressionDeleted
         // An import's summary: each flag it changed has its own event.
         | FeaturesImported => Scope::Nothing,
         ProjectCreated

@@ -25,6 +25,7 @@ pub mod groups;
 pub mod metrics;
 pub mod project_overview;
 pub mod projects;
+pub mod release_plans;
 pub mod roles;
 pub mod search;
 pub mod segments;

@@ -1,5 +1,5 @@
 //! A flag's page (`/projects/<project>/features/<flag>`): per environment its switch and strategies in
-//! order (edit, delete, Move up/Move down, add) under what it serves there in a few words, its variants, its
+//! order (edit, delete, Move up/Move down, add) under what it serves there in a few words, its release plan, its variants, its
 //! tags (`flag_tags`), its settings, archive with a confirmation, and its event log with what each event changed. Also the variants form of one environment.
 
 use super::controls::{enter_saves, field, notice, switch, switch_id, when};
@@ -12,6 +12,7 @@ use super::flag_copy::copy_menu;
 use super::flag_summary::Served;
 use super::flag_tags::{section as tags_section, TagDraft};
 use super::page::{see_other, Page, UiError};
+use super::release_plan_section::{section as release_plan_section, PlanPlace};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use super::variant_editor::{
@@ -26,6 +27,7 @@ use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::favorites;
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::flag_summaries;
+use crate::domain::release_plans::{plans, templates, ReleasePlan, ReleasePlanTemplate};
 use crate::domain::segments;
 use crate::domain::strategies::{self, Strategy};
 use crate::domain::strategy_definitions;
@@ -122,6 +124,8 @@ struct Loaded {
     pending: HashMap<String, Vec<i64>>,
     /// Whether the signed-in user marked it a favourite.
     favorite: bool,
+    /// Its release plans, and the templates to apply (for who may write).
+    plans: (Vec<ReleasePlan>, Vec<ReleasePlanTemplate>),
 }
 
 /// Possible parents a flag's page suggests (a project of 5,000 flags would otherwise send them all).
@@ -169,6 +173,16 @@ async fn load(
     let favorite = favorites::of_user(&mut conn, Favorite::Feature, who.actor.user_id)
         .await?
         .contains(feature);
+    // Only offered where a plan may be applied (in some environment of the project).
+    let templates = if who.may_submit(
+        "/projects/{project}/features/{feature}/environments/{environment}/release-plan",
+        &in_project,
+    ) {
+        templates::list(&mut conn).await?
+    } else {
+        Vec::new()
+    };
+    let plans = (plans::of_flag(&mut conn, feature).await?, templates);
     Ok(Loaded {
         flag,
         segment_names,
@@ -179,6 +193,7 @@ async fn load(
         tag_types,
         pending,
         favorite,
+        plans,
     })
 }
 
@@ -223,6 +238,7 @@ pub(super) async fn draw(
         tag_types,
         pending,
         favorite,
+        plans,
     } = load(state, who, project, feature).await?;
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let summary = &flag.summary;
@@ -344,6 +360,8 @@ pub(super) async fn draw(
                                 }
                             }
                             }
+                            (release_plan_section(who, &strategy_names, &PlanPlace { project, feature, environment: &environment.name,
+                                plan: plans.0.iter().find(|plan| plan.environment == environment.name), templates: &plans.1 }))
                             p {
                                 @if environment.variants.is_empty() { span.muted { "No variants. " } }
                                 @else { "Variants: " (environment.variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")) ". " }

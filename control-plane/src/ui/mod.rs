@@ -46,6 +46,9 @@ pub mod profile;
 pub mod project_access;
 pub mod project_overview;
 pub mod projects;
+pub mod release_plan_section;
+pub mod release_template_strategies;
+pub mod release_templates;
 pub mod roles;
 pub mod saml_sign_in;
 pub mod scim_provisioning;
@@ -98,7 +101,8 @@ async fn secure_headers(mut response: Response) -> Response {
 /// `routes()`, grouped here as the navigation groups them.
 pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
-        // Signing in (and up with an invite link, and a password reset), the assets, flags and their strategies, segments, the archive.
+        // Signing in (and up with an invite link, and a password reset), the assets, flags and their strategies, segments,
+        // release templates and plans, the archive.
         .merge(sign_in::routes())
         .merge(oidc_sign_in::routes())
         .merge(saml_sign_in::routes())
@@ -113,6 +117,9 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(favorites::routes())
         .merge(strategy_form::routes())
         .merge(segments::routes())
+        .merge(release_templates::routes())
+        .merge(release_template_strategies::routes())
+        .merge(release_plan_section::routes())
         .merge(archive::routes())
         .merge(search::routes())
         // Access: API tokens, users, groups, service accounts, invite links, the signed-in user's profile.
@@ -223,6 +230,22 @@ pub static PERMISSIONS: &[RoutePermission] = &[
         "/projects/{project}/features/{feature}/strategies/copy",
         CreateFeatureStrategy,
         "to",
+    ),
+    post(
+        "/projects/{project}/features/{feature}/environments/{environment}/release-plan",
+        CreateFeatureStrategy,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/environments/{environment}/release-plan/start",
+        UpdateFeatureStrategy,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/environments/{environment}/release-plan/resume",
+        UpdateFeatureStrategy,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/environments/{environment}/release-plan/remove",
+        DeleteFeatureStrategy,
     ),
     post(
         "/projects/{project}/features/{feature}/variants",

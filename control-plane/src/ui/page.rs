@@ -44,6 +44,7 @@ pub enum Nav {
     None,
     Flags,
     Segments,
+    ReleaseTemplates,
     Archive,
     ChangeRequests,
     Playground,
@@ -83,6 +84,7 @@ impl Nav {
                 _ => Nav::Flags,
             },
             ("segments", _) => Nav::Segments,
+            ("release-templates", _) => Nav::ReleaseTemplates,
             ("archive", _) => Nav::Archive,
             ("playground", _) => Nav::Playground,
             ("applications", _) => Nav::Applications,
@@ -135,6 +137,12 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 Area::Configuration,
             ),
             (Nav::Segments, "/segments", "Segments", Area::Configuration),
+            (
+                Nav::ReleaseTemplates,
+                "/release-templates",
+                "Release templates",
+                Area::Configuration,
+            ),
             (Nav::Archive, "/archive", "Archive", Area::Configuration),
             (
                 Nav::ChangeRequests,

@@ -2,7 +2,9 @@
 //! Unleash's URLs; one handler for both). It works without JavaScript: "Add constraint", "Remove" and choosing
 //! another strategy post the form back and it is drawn again with what was typed; "Save strategy" (and Enter)
 //! writes through `strategies::add`/`update` (or a change request draft where change requests are on), and a
-//! refusal draws the form again with the message. A strategy's delete and moves are the flag page's.
+//! refusal draws the form again with the message. A strategy's delete and moves are the flag page's. The
+//! form's pieces ([`render`] at a [`FormPlace`], [`choices`], [`form_edit`]) also edit a release template's
+//! milestone strategies (`release_template_strategies`).
 
 use super::constraint_editor::{
     constraint_fields, constraint_focus, constraint_rows, constraints_of, edit_constraints,
@@ -155,8 +157,8 @@ impl StrategyDraft {
     }
 }
 
-/// The defaults of a new flexibleRollout (as Unleash's form).
-fn new_draft(environment: &str, feature: &str, name: &str) -> StrategyDraft {
+/// The defaults of a new flexibleRollout (as Unleash's form); `feature` is its groupId.
+pub(super) fn new_draft(environment: &str, feature: &str, name: &str) -> StrategyDraft {
     StrategyDraft {
         environment: environment.to_owned(),
         name: name.to_owned(),
@@ -170,17 +172,20 @@ fn new_draft(environment: &str, feature: &str, name: &str) -> StrategyDraft {
 }
 
 /// What the form offers: the strategy definitions, context fields and segments.
-struct Choices {
-    definitions: Vec<StrategyDefinition>,
+pub(super) struct Choices {
+    pub definitions: Vec<StrategyDefinition>,
     context_fields: Vec<ContextField>,
     segments: Vec<Segment>,
     /// This instance's limit of values per constraint.
     max_values: u32,
 }
 
-async fn choices(state: &AppState, project: &str) -> Result<Choices, ApiError> {
+/// The choices in `project` (its segments and the global ones), or, without one, the global segments only.
+pub(super) async fn choices(state: &AppState, project: Option<&str>) -> Result<Choices, ApiError> {
     let mut conn = state.store.read().await?;
-    projects::require(&mut conn, project).await?;
+    if let Some(project) = project {
+        projects::require(&mut conn, project).await?;
+    }
     let definitions = strategy_definitions::list(&mut conn).await?.strategies;
     let context_fields = context_fields::list(&mut conn).await?;
     let segments = segments::list(&mut conn)
@@ -191,7 +196,7 @@ async fn choices(state: &AppState, project: &str) -> Result<Choices, ApiError> {
             segment
                 .project
                 .as_deref()
-                .is_none_or(|owner| owner == project)
+                .is_none_or(|owner| Some(owner) == project)
         })
         .collect();
     Ok(Choices {
@@ -273,14 +278,25 @@ fn parameter_control(
     }
 }
 
-struct FormPage<'a> {
-    project: &'a str,
-    feature: &'a str,
-    draft: &'a StrategyDraft,
-    error: Option<&'a ApiError>,
-    status: StatusCode,
+/// Where the form writes: a flag's environment, or a release template's milestone.
+pub(super) struct FormPlace {
+    /// The form's action.
+    pub action: String,
+    /// The page "Cancel" goes back to.
+    pub back: String,
+    /// The place in words, under the heading.
+    pub subtitle: Markup,
+    /// Whether the strategy can be disabled (a flag's; a milestone's has no switch).
+    pub may_disable: bool,
+}
+
+pub(super) struct FormPage<'a> {
+    pub place: FormPlace,
+    pub draft: &'a StrategyDraft,
+    pub error: Option<&'a ApiError>,
+    pub status: StatusCode,
     /// The control that takes the focus (after a row was added or removed).
-    focus: Option<String>,
+    pub focus: Option<String>,
 }
 
 /// Where the strategy form's controls are, for [`FieldErrors`]: the body's `name`, `title`,
@@ -291,6 +307,7 @@ fn form_fields(
 ) -> Vec<(String, String)> {
     let mut fields = vec![
         ("name".to_owned(), "strategy".to_owned()),
+        ("strategyName".to_owned(), "strategy".to_owned()),
         ("title".to_owned(), "title".to_owned()),
         ("segments".to_owned(), "segments".to_owned()),
     ];
@@ -307,10 +324,9 @@ fn form_fields(
     fields
 }
 
-fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
+pub(super) fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
     let FormPage {
-        project,
-        feature,
+        place,
         draft,
         error,
         status,
@@ -324,15 +340,6 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
     } else {
         "Add strategy"
     };
-    let action = if editing {
-        who.link(&format!(
-            "/projects/{project}/features/{feature}/strategies/edit"
-        ))
-    } else {
-        who.link(&format!(
-            "/projects/{project}/features/{feature}/strategies/create"
-        ))
-    };
     let definition = choices.definitions.iter().find(|d| d.name == draft.name);
     let errors = FieldErrors::of(error, &form_fields(definition, draft), "strategy");
     let names = StrategyNames::of(&choices.definitions);
@@ -342,14 +349,11 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
             div.page-head {
                 div {
                     h1 { (heading) }
-                    p.subtitle {
-                        "Flag " a href=(who.link(&format!("/projects/{project}/features/{feature}"))) { (feature) }
-                        " in " strong { (draft.environment) }
-                    }
+                    p.subtitle { (place.subtitle) }
                 }
             }
             (errors.general())
-            form.form-narrow #strategy-form method="post" action=(action) data-redraw {
+            form.form-narrow #strategy-form method="post" action=(place.action) data-redraw {
                 (enter_saves("Save strategy"))
                 input type="hidden" name="csrf" value=(who.csrf);
                 input type="hidden" name="environment" value=(draft.environment);
@@ -400,17 +404,43 @@ fn render(who: &SignedIn, choices: &Choices, page: FormPage<'_>) -> Page {
                     button id=(add) type="submit" formnovalidate name="intent" value=(add)
                         autofocus[focus == Some(add.as_str())] { "Add strategy variant" }
                 }
-                label.check { input type="checkbox" name="disabled" value="true" checked[draft.disabled]; "Disabled" }
+                @if place.may_disable {
+                    label.check { input type="checkbox" name="disabled" value="true" checked[draft.disabled]; "Disabled" }
+                }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save strategy" }
                     button #refresh-form type="submit" formnovalidate name="intent" value="refresh"
                         autofocus[focus == Some("refresh-form")] { "Update form" }
-                    a href=(who.link(&format!("/projects/{project}/features/{feature}"))) { "Cancel" }
+                    a href=(place.back) { "Cancel" }
                 }
             }
         },
     );
     Page { status, markup }
+}
+
+/// A flag's strategy form in `environment`: it posts to Unleash's create or edit URL.
+fn flag_place(who: &SignedIn, project: &str, feature: &str, draft: &StrategyDraft) -> FormPlace {
+    let flag = who.link(&format!("/projects/{project}/features/{feature}"));
+    let verb = if draft.id.is_some() { "edit" } else { "create" };
+    FormPlace {
+        action: format!("{flag}/strategies/{verb}"),
+        subtitle: html! { "Flag " a href=(flag) { (feature) } " in " strong { (draft.environment) } },
+        back: flag,
+        may_disable: true,
+    }
+}
+
+/// A post that edits the form itself rather than saving it (a constraint or variant added or removed,
+/// another strategy chosen): `Some` with the control to focus when it is drawn again; `None` for "save".
+pub(super) fn form_edit(intent: &str, draft: &mut StrategyDraft) -> Option<Option<String>> {
+    if edit_constraints(intent, &mut draft.constraints) {
+        return Some(constraint_focus(intent, &draft.constraints));
+    }
+    if edit_variants(intent, VARIANT_PREFIX, &mut draft.variants) {
+        return Some(variant_focus(intent, VARIANT_PREFIX, &draft.variants));
+    }
+    (intent != "save").then(|| Some("refresh-form".to_owned()))
 }
 
 /// The form's routes: Unleash's two URLs, the same handlers.
@@ -469,10 +499,9 @@ pub async fn page(
         }
     }
     .await?;
-    let choices = choices(&state, &project).await?;
+    let choices = choices(&state, Some(&project)).await?;
     let page = FormPage {
-        project: &project,
-        feature: &feature,
+        place: flag_place(&who, &project, &feature, &draft),
         draft: &draft,
         error: None,
         status: StatusCode::OK,
@@ -488,13 +517,12 @@ async fn submit(
     (project, feature): (&str, &str),
     form: &FormFields,
 ) -> Result<Response, UiError> {
-    let choices = choices(state, project).await?;
+    let choices = choices(state, Some(project)).await?;
     let mut draft = StrategyDraft::from_form(form);
     let intent = form.get("intent").unwrap_or("save");
     let redraw = |draft: &StrategyDraft, error: Option<&ApiError>, focus: Option<String>| {
         let page = FormPage {
-            project,
-            feature,
+            place: flag_place(who, project, feature, draft),
             draft,
             error,
             status: StatusCode::OK,
@@ -502,16 +530,8 @@ async fn submit(
         };
         render(who, &choices, page).into_response()
     };
-    if edit_constraints(intent, &mut draft.constraints) {
-        let focus = constraint_focus(intent, &draft.constraints);
+    if let Some(focus) = form_edit(intent, &mut draft) {
         return Ok(redraw(&draft, None, focus));
-    }
-    if edit_variants(intent, VARIANT_PREFIX, &mut draft.variants) {
-        let focus = variant_focus(intent, VARIANT_PREFIX, &draft.variants);
-        return Ok(redraw(&draft, None, focus));
-    }
-    if intent != "save" {
-        return Ok(redraw(&draft, None, Some("refresh-form".to_owned())));
     }
     let definition = choices.definitions.iter().find(|d| d.name == draft.name);
     let environment = draft.environment.clone();

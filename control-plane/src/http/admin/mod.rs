@@ -27,6 +27,8 @@ pub mod project_access;
 pub mod project_overview;
 pub mod project_tokens;
 pub mod projects;
+pub mod release_plan_templates;
+pub mod release_plans;
 pub mod roles;
 pub mod scim_settings;
 pub mod search;
@@ -107,6 +109,8 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, import_export::router()))
         .merge(area(Configuration, tags::router()))
         .merge(area(Configuration, dependencies::router()))
+        .merge(area(Configuration, release_plan_templates::router()))
+        .merge(area(Configuration, release_plans::router()))
 }
 
 /// The permission every configuration write (and every configuration read not open to all) needs, by method
@@ -198,6 +202,31 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     ),
     put("/api/admin/projects/{projectId}/features/{featureName}/variants-batch", UpdateFeatureVariants),
     post("/api/admin/segments/strategies", UpdateFeatureStrategy),
+    // Release plans (release templates have no row: only Admins write them).
+    post(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans",
+        CreateFeatureStrategy,
+    ),
+    delete(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans/{planId}",
+        DeleteFeatureStrategy,
+    ),
+    post(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans/{planId}/milestones/{milestoneId}/start",
+        UpdateFeatureStrategy,
+    ),
+    put(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/progressions/{id}",
+        UpdateFeatureStrategy,
+    ),
+    delete(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/progressions/{id}",
+        UpdateFeatureStrategy,
+    ),
+    post(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/progressions/{id}/resume",
+        UpdateFeatureStrategy,
+    ),
     // Change requests: the routes without an environment ask for the permission in any environment of
     // the project; approving and applying are checked again in the request's own (domain).
     put(

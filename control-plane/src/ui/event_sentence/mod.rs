@@ -1,11 +1,12 @@
 //! An audit event as one line a person reads: who did what, to which flag, segment or project (linked to its
 //! page), where ("anna switched dark-mode on in production", "added a gradual rollout of 50% to
 //! new-checkout in development"). Every event type the control plane records has its sentence (flags' in
-//! [`flag`], the rest in [`others`]); a type it does not know reads as its name in words.
+//! [`flag`], release plans' in [`release_plans`], the rest in [`others`]); a type it does not know reads as its name in words.
 
 mod change_requests;
 mod flag;
 mod others;
+mod release_plans;
 pub mod strategy;
 
 use crate::domain::events::Event;

@@ -25,6 +25,9 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
     if kind.starts_with("change-") {
         return super::change_requests::action(event, context);
     }
+    if kind.starts_with("release-plan") || kind.starts_with("milestone-progression") {
+        return super::release_plans::action(event, context);
+    }
     let (thing, verb) = kind.rsplit_once('-')?;
     let markup = match thing {
         "project" => project_action(event, context, verb)?,
