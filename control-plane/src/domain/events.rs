@@ -107,11 +107,20 @@ pub enum EventType {
     RoleCreated,
     RoleUpdated,
     RoleDeleted,
+    SignalEndpointCreated,
+    SignalEndpointUpdated,
+    SignalEndpointDeleted,
+    SignalEndpointTokenCreated,
+    SignalEndpointTokenUpdated,
+    SignalEndpointTokenDeleted,
+    ActionsCreated,
+    ActionsUpdated,
+    ActionsDeleted,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 97] = [
+    pub const ALL: [EventType; 106] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -209,6 +218,15 @@ impl EventType {
         EventType::RoleCreated,
         EventType::RoleUpdated,
         EventType::RoleDeleted,
+        EventType::SignalEndpointCreated,
+        EventType::SignalEndpointUpdated,
+        EventType::SignalEndpointDeleted,
+        EventType::SignalEndpointTokenCreated,
+        EventType::SignalEndpointTokenUpdated,
+        EventType::SignalEndpointTokenDeleted,
+        EventType::ActionsCreated,
+        EventType::ActionsUpdated,
+        EventType::ActionsDeleted,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -287,6 +305,15 @@ impl EventType {
             EventType::RoleCreated => "role-created",
             EventType::RoleUpdated => "role-updated",
             EventType::RoleDeleted => "role-deleted",
+            EventType::SignalEndpointCreated => "signal-endpoint-created",
+            EventType::SignalEndpointUpdated => "signal-endpoint-updated",
+            EventType::SignalEndpointDeleted => "signal-endpoint-deleted",
+            EventType::SignalEndpointTokenCreated => "signal-endpoint-token-created",
+            EventType::SignalEndpointTokenUpdated => "signal-endpoint-token-updated",
+            EventType::SignalEndpointTokenDeleted => "signal-endpoint-token-deleted",
+            EventType::ActionsCreated => "actions-created",
+            EventType::ActionsUpdated => "actions-updated",
+            EventType::ActionsDeleted => "actions-deleted",
             EventType::GroupCreated => "group-created",
             EventType::GroupUpdated => "group-updated",
             EventType::GroupDeleted => "group-deleted",

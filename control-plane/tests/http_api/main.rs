@@ -8,6 +8,7 @@ mod server;
 mod smtp;
 
 mod access;
+mod action_sets;
 mod addons;
 mod admin_flow;
 mod admin_more;
@@ -42,6 +43,7 @@ mod scim_conformance;
 mod scim_groups;
 mod search;
 mod service_accounts;
+mod signal_endpoints;
 mod sso_settings;
 mod strategy_order;
 mod tags;

@@ -9,6 +9,7 @@ mod processes;
 #[path = "../../../control-plane/tests/support/smtp.rs"]
 mod smtp;
 
+mod alertmanager;
 mod changes;
 mod channel;
 mod metrics;
