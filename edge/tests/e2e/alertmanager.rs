@@ -28,7 +28,7 @@ fn free_port() -> u16 {
 struct Alertmanager {
     child: Child,
     base: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Alertmanager {
@@ -51,7 +51,9 @@ impl Alertmanager {
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
             .arg("--cluster.listen-address=")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::File::create(dir.path().join("alertmanager.log")).expect("log"),
+            ))
             .spawn()
             .unwrap_or_else(|error| {
                 panic!(
@@ -62,8 +64,15 @@ impl Alertmanager {
         Alertmanager {
             child,
             base: format!("http://127.0.0.1:{port}"),
-            _dir: dir,
+            dir,
         }
+    }
+
+    /// Whether it answers `/-/ready` (not yet listening: no).
+    async fn ready(&self) -> bool {
+        reqwest::get(format!("{}/-/ready", self.base))
+            .await
+            .is_ok_and(|response| response.status().is_success())
     }
 
     /// Posts alerts to Alertmanager's API v2.
@@ -84,6 +93,13 @@ impl Drop for Alertmanager {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(self.dir.path().join("alertmanager.log"));
+            eprintln!(
+                "--- Alertmanager's log:\n{}--- end",
+                log.unwrap_or_default()
+            );
+        }
     }
 }
 
@@ -218,17 +234,8 @@ async fn an_alert_switches_a_flag_off_in_production_and_the_edge_follows() {
 
     let url = format!("{}/api/signal-endpoint/alertmanager", control_plane.base);
     let alertmanager = Alertmanager::start(&url, &secret);
-    eventually(Duration::from_secs(15), "Alertmanager ready", || async {
-        request(
-            "GET",
-            &format!("{}/-/ready", alertmanager.base),
-            None,
-            &[],
-            None,
-        )
-        .await
-        .status
-            == 200
+    eventually(Duration::from_secs(15), "Alertmanager ready", || {
+        alertmanager.ready()
     })
     .await;
 
