@@ -14,6 +14,7 @@ crate::on_sqlite_and_postgres!(
     a_matching_signal_switches_a_flag_off_and_another_changes_nothing,
     a_service_account_without_the_permission_fails_and_is_logged,
     an_environment_with_change_requests_is_refused_and_logged,
+    a_signal_stored_while_no_control_plane_runs_is_processed_at_the_start,
 );
 
 const PROJECT: &str = "/api/admin/projects/default";
@@ -281,6 +282,21 @@ async fn a_matching_signal_switches_a_flag_off_and_another_changes_nothing(db: T
         .as_i64()
         .unwrap();
     assert!(served_enabled(&server, "checkout").await);
+    // A second set disables a strategy of another flag.
+    flag_on_in_development(&server, "banner").await;
+    let strategies = format!("{PROJECT}/features/banner/environments/development/strategies");
+    let strategy = server.get(&strategies).await.expect(200)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut disable = toggle("DISABLE_FEATURE_STRATEGY", "banner", 1);
+    disable["executionParams"]["strategyId"] = json!(strategy);
+    let second = server
+        .post(ACTIONS, firing_critical(source, actor, json!([disable])))
+        .await
+        .expect(201)["id"]
+        .as_i64()
+        .unwrap();
 
     // Passing no filter (resolved; firing but a warning): nothing happens.
     for payload in [
@@ -308,10 +324,20 @@ async fn a_matching_signal_switches_a_flag_off_and_another_changes_nothing(db: T
     assert_timestamp(&log[0]["createdAt"]);
     assert!(!enabled_in_development(&server, "checkout").await);
     assert!(!served_enabled(&server, "checkout").await);
+    assert_eq!(executions(&server, second, 1).await[0]["state"], "success");
+    let disabled = server.get(&format!("{strategies}/{strategy}")).await;
+    assert_eq!(disabled.expect(200)["disabled"], true);
+    // As the service account; banner's last enabled strategy gone, banner is off too.
     let disabled = events_of_type(&server, "feature-environment-disabled").await;
-    assert_eq!(disabled.len(), 1, "{disabled:?}");
-    assert_eq!(disabled[0]["createdBy"], "automation");
-    assert_eq!(disabled[0]["featureName"], "checkout");
+    let mut flags: Vec<&str> = disabled
+        .iter()
+        .map(|event| event["featureName"].as_str().unwrap())
+        .collect();
+    flags.sort_unstable();
+    assert_eq!(flags, ["banner", "checkout"], "{disabled:?}");
+    assert!(disabled
+        .iter()
+        .all(|event| event["createdBy"] == "automation"));
 }
 
 async fn a_service_account_without_the_permission_fails_and_is_logged(db: TestDb) {
@@ -430,4 +456,46 @@ async fn two_replicas_run_each_set_once_per_signal() {
             .len(),
         signals + 1
     );
+}
+
+/// A signal as the receiver stores it, written while no control plane runs (as if one stopped right after
+/// receiving it): the next start processes it.
+async fn a_signal_stored_while_no_control_plane_runs_is_processed_at_the_start(db: TestDb) {
+    let mut server = Server::start(&db, &[]).await;
+    flag_on_in_development(&server, "checkout").await;
+    let (source, _) = endpoint_with_token(&server, "alerts").await;
+    let actor = service_account(&server, "automation", 2).await;
+    let actions = json!([toggle("TOGGLE_FEATURE_OFF", "checkout", 1)]);
+    let id = server
+        .post(ACTIONS, firing_critical(source, actor, actions))
+        .await
+        .expect(201)["id"]
+        .as_i64()
+        .unwrap();
+    assert!(server.terminate().success());
+    {
+        use sqlx::Connection;
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(&db.url).await.unwrap();
+        let signal: i64 = sqlx::query_scalar(
+            "UPDATE vexil_counters SET value = value + 1 WHERE name = 'signal' RETURNING value",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO signals (id, source, source_id, token_id, token_name, payload, created_at, processed) \
+             VALUES ($1, 'signal-endpoint', $2, NULL, NULL, $3, '2026-01-01T00:00:00.000Z', 0)",
+        )
+        .bind(signal)
+        .bind(source)
+        .bind(alert("firing", "critical").to_string())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+    let server = Server::start(&db, &[]).await;
+    let log = executions(&server, id, 1).await;
+    assert_eq!(log[0]["state"], "success", "{log:?}");
+    assert!(!enabled_in_development(&server, "checkout").await);
 }
