@@ -403,3 +403,30 @@ pub async fn executions(
             .collect(),
     })
 }
+
+/// Switches set `id` of `project` on or off (404); no change, no event.
+pub async fn set_enabled(
+    tx: &mut WriteTx,
+    project: &str,
+    id: i64,
+    enabled: bool,
+) -> Result<ActionSet, ApiError> {
+    let before = require(tx.conn(), project, id).await?;
+    if before.enabled == enabled {
+        return Ok(view(&before));
+    }
+    let row = ActionSetRow {
+        enabled,
+        ..before.clone()
+    };
+    store::put(tx.conn(), &row).await?;
+    let set = view(&row);
+    tx.record(set_event(
+        EventType::ActionsUpdated,
+        project,
+        Some(payload(&set)),
+        Some(payload(&view(&before))),
+    ))
+    .await?;
+    Ok(set)
+}

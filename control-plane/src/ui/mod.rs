@@ -44,6 +44,7 @@ pub mod paging;
 pub mod playground;
 pub mod profile;
 pub mod project_access;
+pub mod project_actions;
 pub mod project_overview;
 pub mod projects;
 pub mod roles;
@@ -56,6 +57,7 @@ pub mod service_accounts;
 pub mod session;
 pub mod settings;
 pub mod sign_in;
+pub mod signals;
 pub mod single_sign_on;
 pub mod single_sign_on_saml;
 pub mod single_sign_out;
@@ -121,12 +123,14 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(groups::routes())
         .merge(roles::routes())
         .merge(service_accounts::routes())
+        .merge(signals::routes())
         .merge(invite_links::routes())
         .merge(profile::routes())
         // Configuration: projects, environments, context fields, strategy definitions, settings.
         .merge(projects::routes())
         .merge(project_overview::routes())
         .merge(project_access::routes())
+        .merge(project_actions::routes())
         .merge(environments::routes())
         .merge(context_fields::routes())
         .merge(strategy_definitions::routes())

@@ -44,6 +44,7 @@ pub enum Nav {
     Segments,
     Archive,
     ChangeRequests,
+    Actions,
     Playground,
     Applications,
     Edges,
@@ -53,6 +54,7 @@ pub enum Nav {
     Groups,
     Roles,
     ServiceAccounts,
+    Signals,
     InviteLinks,
     Projects,
     Environments,
@@ -77,6 +79,7 @@ impl Nav {
             ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,
+                "actions" => Nav::Actions,
                 "overview" | "settings" | "environments" | "delete" | "access" => Nav::Projects,
                 _ => Nav::Flags,
             },
@@ -95,6 +98,7 @@ impl Nav {
             ("admin", Some("groups")) => Nav::Groups,
             ("admin", Some("roles")) => Nav::Roles,
             ("admin", Some("service-accounts")) => Nav::ServiceAccounts,
+            ("admin", Some("signals")) => Nav::Signals,
             ("admin", Some("invite-links")) => Nav::InviteLinks,
             ("admin", Some("settings")) => Nav::Settings,
             ("admin", Some("auth")) => Nav::SingleSignOn,
@@ -141,6 +145,12 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 Area::Configuration,
             ),
             (
+                Nav::Actions,
+                "/projects/{project}/actions",
+                "Actions",
+                Area::Access,
+            ),
+            (
                 Nav::Playground,
                 "/playground",
                 "Playground",
@@ -174,6 +184,7 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 "Service accounts",
                 Area::Access,
             ),
+            (Nav::Signals, "/admin/signals", "Signals", Area::Access),
             (
                 Nav::InviteLinks,
                 "/admin/invite-links",

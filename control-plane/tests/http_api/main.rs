@@ -61,6 +61,7 @@ mod ui_forms;
 mod ui_overview;
 mod ui_scim;
 mod ui_service_accounts;
+mod ui_signals;
 mod ui_usage;
 mod ui_vocabulary;
 mod unleash_edge_api;
