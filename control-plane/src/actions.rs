@@ -96,5 +96,5 @@ async fn process(store: &Store, limits: &Limits, signal: &SignalRow) -> Result<(
         }
     }
     let mut conn = store.bookkeeping().await?;
-    action_runs::finish(&mut conn, signal).await
+    action_runs::finish(&mut conn, signal, &sets).await
 }

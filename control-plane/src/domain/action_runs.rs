@@ -39,14 +39,27 @@ use vexil_shared::{ApiError, Context, ErrorKind, FeaturesDocument, Snapshot};
 /// Signals read at once by the processor.
 const PENDING_BATCH: i64 = 32;
 
+/// The processed signals kept per endpoint, and the executions kept per set: the latest.
+const KEPT: i64 = 1000;
+
 /// The signals not processed yet, in arrival order (a batch).
 pub async fn pending(conn: &mut AnyConnection) -> Result<Vec<SignalRow>, ApiError> {
     Ok(signal_store::unprocessed(conn, PENDING_BATCH).await?)
 }
 
-/// Marks a signal processed once every set it matched has run.
-pub async fn finish(conn: &mut AnyConnection, signal: &SignalRow) -> Result<(), ApiError> {
-    Ok(signal_store::mark_processed(conn, signal.id).await?)
+/// Marks a signal processed once every set it matched has run, and forgets the endpoint's processed
+/// signals and the sets' executions beyond the latest [`KEPT`].
+pub async fn finish(
+    conn: &mut AnyConnection,
+    signal: &SignalRow,
+    sets: &[ActionSetRow],
+) -> Result<(), ApiError> {
+    signal_store::mark_processed(conn, signal.id).await?;
+    signal_store::prune(conn, signal.source_id, KEPT).await?;
+    for set in sets {
+        store::prune_executions(conn, set.id, KEPT).await?;
+    }
+    Ok(())
 }
 
 /// The value at `path` in `payload` as a constraint reads it.

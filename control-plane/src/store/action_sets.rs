@@ -217,3 +217,20 @@ pub async fn executions(
         .fetch_all(conn)
         .await?)
 }
+
+/// Deletes a set's executions older than its latest `keep`.
+pub async fn prune_executions(
+    conn: &mut AnyConnection,
+    action_set_id: i64,
+    keep: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "DELETE FROM action_set_events WHERE action_set_id = $1 AND id < \
+         (SELECT id FROM action_set_events WHERE action_set_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)",
+    )
+    .bind(action_set_id)
+    .bind(keep)
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -257,3 +257,16 @@ pub async fn mark_processed(conn: &mut AnyConnection, id: i64) -> Result<(), Sto
         .await?;
     Ok(())
 }
+
+/// Deletes an endpoint's processed signals older than its latest `keep`.
+pub async fn prune(conn: &mut AnyConnection, endpoint: i64, keep: i64) -> Result<(), StoreError> {
+    sqlx::query(
+        "DELETE FROM signals WHERE source_id = $1 AND processed = 1 AND id < \
+         (SELECT id FROM signals WHERE source_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)",
+    )
+    .bind(endpoint)
+    .bind(keep)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
