@@ -10,6 +10,7 @@
 
 pub mod access_forms;
 pub mod account_links;
+pub mod action_set_form;
 pub mod api_tokens;
 pub mod applications;
 pub mod archive;
@@ -131,6 +132,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(project_overview::routes())
         .merge(project_access::routes())
         .merge(project_actions::routes())
+        .merge(action_set_form::routes())
         .merge(environments::routes())
         .merge(context_fields::routes())
         .merge(strategy_definitions::routes())

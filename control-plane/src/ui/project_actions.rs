@@ -1,8 +1,9 @@
 //! `/projects/<p>/actions`: a project's action sets, each with its service account, the signal endpoint it
 //! listens to, its filters and its actions in words, a switch, a delete, and its latest executions with each
-//! action's outcome. Admins only, as the admin API's `Access` area (`domain::action_sets`); sets are created
-//! and edited with the admin API (`POST /api/admin/projects/:p/actions`, docs/signals-actions.md).
+//! action's outcome. Admins only, as the admin API's `Access` area (`domain::action_sets`); a new set is made
+//! at `action_set_form`'s page, and edited with the admin API (`PUT /api/admin/projects/:p/actions/:id`).
 
+use super::action_set_form;
 use super::controls::when;
 use super::page::{Page, UiError};
 use super::scope::Done;
@@ -27,7 +28,10 @@ const SHOWN_EXECUTIONS: usize = 10;
 /// This module's page and form posts.
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
-        .route("/projects/{project}/actions", get(page))
+        .route(
+            "/projects/{project}/actions",
+            get(page).post(action_set_form::create),
+        )
         .route("/projects/{project}/actions/{id}/enabled", post(switch))
         .route("/projects/{project}/actions/{id}/delete", post(delete))
 }
@@ -81,10 +85,13 @@ pub async fn page(
     let markup = who.shell().render(
         "Actions",
         html! {
-            div.page-head { div {
-                h1 { "Actions" }
-                p.subtitle { "What happens in project " (project) " when a signal endpoint receives a signal that passes a set's filters: its actions run in order, as its service account, within seconds. Create and edit sets with the admin API (POST /api/admin/projects/" (project) "/actions). An action on an environment with change requests on is refused and logged." }
-            } }
+            div.page-head {
+                div {
+                    h1 { "Actions" }
+                    p.subtitle { "What happens in project " (project) " when a signal endpoint receives a signal that passes a set's filters: its actions run in order, as its service account, within seconds. Edit a set with the admin API (PUT /api/admin/projects/" (project) "/actions/<id>). An action on an environment with change requests on is refused and logged." }
+                }
+                a.button.primary href=(who.link(&format!("{}/create", page_path(&project)))) { "New action set" }
+            }
             @if sets.is_empty() {
                 div.empty {
                     p { "No action sets in this project." }

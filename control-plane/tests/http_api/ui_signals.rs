@@ -102,19 +102,41 @@ async fn signals_and_actions_in_the_ui(db: TestDb) {
         )
         .await
         .expect(201);
-    let set = server
-        .post(
-            "/api/admin/projects/default/actions",
-            json!({"name": "Pager", "actorId": actor,
-                   "match": {"source": "signal-endpoint", "sourceId": endpoint,
-                             "payload": {"status": {"operator": "IN", "values": ["firing"]}}},
-                   "actions": [{"action": "TOGGLE_FEATURE_ON", "sortOrder": 1, "executionParams":
-                       {"project": "default", "featureName": "checkout", "environment": "development"}}]}),
-        )
-        .await
-        .expect(201)["id"]
-        .as_i64()
-        .unwrap();
+    let form = browser.get("/projects/default/actions/create").await;
+    assert!(form.expect(200).contains("Create action set"));
+    let (actor, endpoint) = (actor.to_string(), endpoint.to_string());
+    let mut fields = vec![
+        ("csrf", csrf.as_str()),
+        ("name", "Pager"),
+        ("actorId", &actor),
+        ("sourceId", &endpoint),
+        ("enabled", "on"),
+        ("filter-path-0", "status"),
+        ("filter-operator-0", "IN"),
+        ("filter-values-0", "firing, pending"),
+        ("action-0", "TOGGLE_FEATURE_ON"),
+        ("action-flag-0", "checkout"),
+    ];
+    // Refused (no environment): drawn again with what was typed and the reason.
+    let refused = browser.post("/projects/default/actions", &fields).await;
+    let text = refused.expect(400);
+    assert!(text.contains("executionParams.environment"), "{text}");
+    assert!(text.contains("value=\"firing, pending\""), "{text}");
+    assert!(text.contains("value=\"checkout\""), "{text}");
+    fields.push(("action-environment-0", "development"));
+    let created = browser.post("/projects/default/actions", &fields).await;
+    assert_eq!(created.status, 303, "{}", created.text);
+    let sets = server.get("/api/admin/projects/default/actions").await;
+    let made = sets.expect(200)["actions"][0].clone();
+    assert_eq!(
+        made["match"]["payload"]["status"]["values"],
+        json!(["firing", "pending"])
+    );
+    assert_eq!(
+        made["actions"][0]["executionParams"]["environment"],
+        "development"
+    );
+    let set = made["id"].as_i64().unwrap();
     signal(
         &server,
         "alerts",
