@@ -36,6 +36,7 @@ mod ui_saml;
 mod ui_schedule;
 mod ui_scim;
 mod ui_service_accounts;
+mod ui_signals;
 mod ui_usage;
 mod ui_vocabulary;
 mod unleash_edge_reports;
