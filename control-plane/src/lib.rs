@@ -9,6 +9,7 @@
 //! welcome links by e-mail when an SMTP server is configured; [`scheduler`] applies scheduled change requests
 //! at their time.
 
+pub mod actions;
 pub mod config;
 pub mod domain;
 pub mod edge_auth;

@@ -112,6 +112,14 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         config.limits.clone(),
         stopped,
     ));
+    // Action sets run on received signals: woken by this process's receiver, stopped with the scheduler.
+    let signal_received = crate::actions::Wake::default();
+    let processor = tokio::spawn(crate::actions::process_forever(
+        store.clone(),
+        config.limits.clone(),
+        signal_received.clone(),
+        stop_scheduler.subscribe(),
+    ));
     let (routes, openapi) = http::routes().split_for_parts();
     let state = Arc::new(AppState {
         clock: clock.clone(),
@@ -139,6 +147,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         mailer: mailer.map(Arc::new),
         public_url: config.public_url.clone(),
         reset_requests: Default::default(),
+        signal_received,
     });
     let app = http::router(
         routes.merge(crate::ui::router(&state)).with_state(state),
@@ -224,6 +233,9 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let _ = stop_scheduler.send(true);
     if let Err(error) = scheduler.await {
         tracing::warn!(%error, "the change request scheduler ended abnormally");
+    }
+    if let Err(error) = processor.await {
+        tracing::warn!(%error, "the action processor ended abnormally");
     }
     tracing::info!("shutting down: requests drained, closing the store");
     store.close().await;

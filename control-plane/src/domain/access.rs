@@ -148,7 +148,7 @@ pub async fn caller(conn: &mut AnyConnection, row: UserRow) -> Result<Caller, Ap
 
 /// The caller a service account's token authenticates as: the account (its username names it in events)
 /// with its own root role (service accounts belong to no group) and the project roles it was given.
-async fn service_account_caller(
+pub async fn service_account_caller(
     conn: &mut AnyConnection,
     row: UserRow,
 ) -> Result<Caller, ApiError> {

@@ -120,11 +120,20 @@ pub enum EventType {
     MilestoneProgressionCreated,
     MilestoneProgressionUpdated,
     MilestoneProgressionDeleted,
+    SignalEndpointCreated,
+    SignalEndpointUpdated,
+    SignalEndpointDeleted,
+    SignalEndpointTokenCreated,
+    SignalEndpointTokenUpdated,
+    SignalEndpointTokenDeleted,
+    ActionsCreated,
+    ActionsUpdated,
+    ActionsDeleted,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 110] = [
+    pub const ALL: [EventType; 119] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -235,6 +244,15 @@ impl EventType {
         EventType::MilestoneProgressionCreated,
         EventType::MilestoneProgressionUpdated,
         EventType::MilestoneProgressionDeleted,
+        EventType::SignalEndpointCreated,
+        EventType::SignalEndpointUpdated,
+        EventType::SignalEndpointDeleted,
+        EventType::SignalEndpointTokenCreated,
+        EventType::SignalEndpointTokenUpdated,
+        EventType::SignalEndpointTokenDeleted,
+        EventType::ActionsCreated,
+        EventType::ActionsUpdated,
+        EventType::ActionsDeleted,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -325,6 +343,15 @@ impl EventType {
             EventType::MilestoneProgressionCreated => "milestone-progression-created",
             EventType::MilestoneProgressionUpdated => "milestone-progression-updated",
             EventType::MilestoneProgressionDeleted => "milestone-progression-deleted",
+            EventType::SignalEndpointCreated => "signal-endpoint-created",
+            EventType::SignalEndpointUpdated => "signal-endpoint-updated",
+            EventType::SignalEndpointDeleted => "signal-endpoint-deleted",
+            EventType::SignalEndpointTokenCreated => "signal-endpoint-token-created",
+            EventType::SignalEndpointTokenUpdated => "signal-endpoint-token-updated",
+            EventType::SignalEndpointTokenDeleted => "signal-endpoint-token-deleted",
+            EventType::ActionsCreated => "actions-created",
+            EventType::ActionsUpdated => "actions-updated",
+            EventType::ActionsDeleted => "actions-deleted",
             EventType::GroupCreated => "group-created",
             EventType::GroupUpdated => "group-updated",
             EventType::GroupDeleted => "group-deleted",

@@ -24,42 +24,42 @@ pub struct Limits {
         default_value_t = 5
     )]
     pub strategy_segments: u32,
-    /// Actions per action set (stored and reported).
+    /// Actions per action set.
     #[arg(
         long = "limit-action-set-actions",
         env = "VEXIL_LIMIT_ACTION_SET_ACTIONS",
         default_value_t = 10
     )]
     pub action_set_actions: u32,
-    /// Action sets per project (stored and reported).
+    /// Action sets per project.
     #[arg(
         long = "limit-action-sets-per-project",
         env = "VEXIL_LIMIT_ACTION_SETS_PER_PROJECT",
         default_value_t = 5
     )]
     pub action_sets_per_project: u32,
-    /// Filters per action set (stored and reported).
+    /// Filters (payload paths) per action set.
     #[arg(
         long = "limit-action-set-filters",
         env = "VEXIL_LIMIT_ACTION_SET_FILTERS",
         default_value_t = 5
     )]
     pub action_set_filters: u32,
-    /// Filter values inside an action set (stored and reported).
+    /// Filter values inside an action set, all its filters together.
     #[arg(
         long = "limit-action-set-filter-values",
         env = "VEXIL_LIMIT_ACTION_SET_FILTER_VALUES",
         default_value_t = 25
     )]
     pub action_set_filter_values: u32,
-    /// Signal endpoints (stored and reported).
+    /// Signal endpoints.
     #[arg(
         long = "limit-signal-endpoints",
         env = "VEXIL_LIMIT_SIGNAL_ENDPOINTS",
         default_value_t = 5
     )]
     pub signal_endpoints: u32,
-    /// Signal tokens per endpoint (stored and reported).
+    /// Tokens per signal endpoint.
     #[arg(
         long = "limit-signal-tokens-per-endpoint",
         env = "VEXIL_LIMIT_SIGNAL_TOKENS_PER_ENDPOINT",

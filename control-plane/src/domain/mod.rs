@@ -4,6 +4,8 @@
 
 pub mod access;
 pub mod access_overview;
+pub mod action_runs;
+pub mod action_sets;
 pub mod addons;
 pub mod application_admin;
 pub mod application_overview;
@@ -53,6 +55,7 @@ pub mod search;
 pub mod segments;
 pub mod service_accounts;
 pub mod sign_in_throttle;
+pub mod signal_endpoints;
 pub mod single_sign_out;
 pub mod sso_flows;
 pub mod sso_settings;

@@ -477,6 +477,7 @@ mod tests {
             mailer: None,
             public_url: None,
             reset_requests: Default::default(),
+            signal_received: Default::default(),
         });
         let request = axum::http::Request::post("/api/admin/projects").body(());
         let (mut parts, ()) = request.unwrap().into_parts();

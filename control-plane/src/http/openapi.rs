@@ -24,7 +24,8 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
 )]
 pub struct ApiDoc;
 
-/// The `Authorization: <secret>` scheme of admin tokens and personal access tokens, and the SCIM token's.
+/// The `Authorization: <secret>` scheme of admin tokens and personal access tokens, the SCIM token's and a
+/// signal endpoint's tokens'.
 struct TokenSecurity;
 
 impl Modify for TokenSecurity {
@@ -37,6 +38,11 @@ impl Modify for TokenSecurity {
         // `/scim/v2`: the SCIM token as a bearer token.
         components.add_security_scheme(
             "scimToken",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        // `/api/signal-endpoint/:name`: one of the endpoint's tokens as a bearer token.
+        components.add_security_scheme(
+            "signalToken",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
     }

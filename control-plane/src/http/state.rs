@@ -72,6 +72,8 @@ pub struct AppState {
     pub public_url: Option<String>,
     /// Anonymous requests for a reset e-mail, counted as sign-in failures are (every request counts).
     pub reset_requests: SignInThrottle,
+    /// Wakes this process's action processor when a signal is received (`crate::actions`).
+    pub signal_received: crate::actions::Wake,
 }
 
 impl AppState {

@@ -4,6 +4,7 @@
 //! No I/O: [`crate::store`] decodes rows into these types and [`crate::domain`] applies the rules that need
 //! the store.
 
+pub mod action_set;
 pub mod change_request;
 pub mod constraint;
 pub mod context_field;

@@ -169,6 +169,16 @@ fn scope(event_type: EventType) -> Scope {
         | MilestoneProgressionCreated
         | MilestoneProgressionUpdated
         | MilestoneProgressionDeleted
+        // Signals and actions: an action's change records its own event.
+        | SignalEndpointCreated
+        | SignalEndpointUpdated
+        | SignalEndpointDeleted
+        | SignalEndpointTokenCreated
+        | SignalEndpointTokenUpdated
+        | SignalEndpointTokenDeleted
+        | ActionsCreated
+        | ActionsUpdated
+        | ActionsDeleted
         // An import's summary: each flag it changed has its own event.
         | FeaturesImported => Scope::Nothing,
         ProjectCreated

@@ -9,6 +9,7 @@
 //! reads through [`Store::consistent_read`]: every row of one revision.
 
 pub mod account_links;
+pub mod action_sets;
 pub mod addons;
 pub mod applications;
 pub mod change_request_schedules;
@@ -30,6 +31,7 @@ pub mod roles;
 pub mod search;
 pub mod segments;
 pub mod settings;
+pub mod signals;
 pub mod sso_sign_ins;
 pub mod strategies;
 pub mod strategy_definitions;
@@ -41,7 +43,7 @@ pub mod users;
 pub mod variants;
 mod write;
 
-pub use write::{Actor, Counter, NewEvent, WriteMode, WriteTx};
+pub use write::{Actor, Counter, Mark, NewEvent, WriteMode, WriteTx};
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::pool::PoolConnection;

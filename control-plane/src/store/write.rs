@@ -74,6 +74,12 @@ pub enum Counter {
     AddonDelivery,
     InviteLink,
     Role,
+    SignalEndpoint,
+    SignalEndpointToken,
+    Signal,
+    ActionSet,
+    Action,
+    ActionSetEvent,
 }
 
 impl Counter {
@@ -92,6 +98,12 @@ impl Counter {
             Counter::AddonDelivery => "addon_delivery",
             Counter::InviteLink => "invite_link",
             Counter::Role => "role",
+            Counter::SignalEndpoint => "signal_endpoint",
+            Counter::SignalEndpointToken => "signal_endpoint_token",
+            Counter::Signal => "signal",
+            Counter::ActionSet => "action_set",
+            Counter::Action => "action",
+            Counter::ActionSetEvent => "action_set_event",
         }
     }
 }
@@ -159,6 +171,13 @@ async fn enqueue(
     .execute(conn)
     .await?;
     Ok(written.rows_affected())
+}
+
+/// A point a [`WriteTx`] can go back to (a savepoint), with its event count then.
+#[derive(Debug)]
+pub struct Mark {
+    events: usize,
+    deliveries: u64,
 }
 
 /// What a [`WriteTx`] is doing, which decides whether change-request-protected environments may be written.
@@ -246,6 +265,39 @@ impl WriteTx {
     /// Back to a direct write.
     pub fn end_change_request(&mut self) {
         self.mode = WriteMode::Direct;
+    }
+
+    /// Marks a point this write can go back to ([`WriteTx::back_to`]), undoing a step that failed part way
+    /// (an action of an action set) while keeping the steps before it.
+    pub async fn mark(&mut self) -> Result<Mark, StoreError> {
+        sqlx::query("SAVEPOINT vexil_step")
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(Mark {
+            events: self.events,
+            deliveries: self.deliveries,
+        })
+    }
+
+    /// Keeps what was written since `mark`.
+    pub async fn keep(&mut self, _mark: Mark) -> Result<(), StoreError> {
+        sqlx::query("RELEASE SAVEPOINT vexil_step")
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
+
+    /// Undoes what was written since `mark`, its events included.
+    pub async fn back_to(&mut self, mark: Mark) -> Result<(), StoreError> {
+        sqlx::query("ROLLBACK TO SAVEPOINT vexil_step")
+            .execute(&mut *self.tx)
+            .await?;
+        sqlx::query("RELEASE SAVEPOINT vexil_step")
+            .execute(&mut *self.tx)
+            .await?;
+        self.events = mark.events;
+        self.deliveries = mark.deliveries;
+        Ok(())
     }
 
     /// The next id of a counter (`Counter::Revision` and `Counter::Event` belong to the write itself).

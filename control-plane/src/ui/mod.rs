@@ -10,6 +10,7 @@
 
 pub mod access_forms;
 pub mod account_links;
+pub mod action_set_form;
 pub mod api_tokens;
 pub mod applications;
 pub mod archive;
@@ -44,6 +45,7 @@ pub mod paging;
 pub mod playground;
 pub mod profile;
 pub mod project_access;
+pub mod project_actions;
 pub mod project_overview;
 pub mod projects;
 pub mod release_plan_section;
@@ -59,6 +61,7 @@ pub mod service_accounts;
 pub mod session;
 pub mod settings;
 pub mod sign_in;
+pub mod signals;
 pub mod single_sign_on;
 pub mod single_sign_on_saml;
 pub mod single_sign_out;
@@ -128,12 +131,15 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(groups::routes())
         .merge(roles::routes())
         .merge(service_accounts::routes())
+        .merge(signals::routes())
         .merge(invite_links::routes())
         .merge(profile::routes())
         // Configuration: projects, environments, context fields, strategy definitions, settings.
         .merge(projects::routes())
         .merge(project_overview::routes())
         .merge(project_access::routes())
+        .merge(project_actions::routes())
+        .merge(action_set_form::routes())
         .merge(environments::routes())
         .merge(context_fields::routes())
         .merge(strategy_definitions::routes())

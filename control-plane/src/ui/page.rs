@@ -47,6 +47,7 @@ pub enum Nav {
     ReleaseTemplates,
     Archive,
     ChangeRequests,
+    Actions,
     Playground,
     Applications,
     Edges,
@@ -56,6 +57,7 @@ pub enum Nav {
     Groups,
     Roles,
     ServiceAccounts,
+    Signals,
     InviteLinks,
     Projects,
     Environments,
@@ -80,6 +82,7 @@ impl Nav {
             ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,
+                "actions" => Nav::Actions,
                 "overview" | "settings" | "environments" | "delete" | "access" => Nav::Projects,
                 _ => Nav::Flags,
             },
@@ -99,6 +102,7 @@ impl Nav {
             ("admin", Some("groups")) => Nav::Groups,
             ("admin", Some("roles")) => Nav::Roles,
             ("admin", Some("service-accounts")) => Nav::ServiceAccounts,
+            ("admin", Some("signals")) => Nav::Signals,
             ("admin", Some("invite-links")) => Nav::InviteLinks,
             ("admin", Some("settings")) => Nav::Settings,
             ("admin", Some("auth")) => Nav::SingleSignOn,
@@ -151,6 +155,12 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 Area::Configuration,
             ),
             (
+                Nav::Actions,
+                "/projects/{project}/actions",
+                "Actions",
+                Area::Access,
+            ),
+            (
                 Nav::Playground,
                 "/playground",
                 "Playground",
@@ -184,6 +194,7 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
                 "Service accounts",
                 Area::Access,
             ),
+            (Nav::Signals, "/admin/signals", "Signals", Area::Access),
             (
                 Nav::InviteLinks,
                 "/admin/invite-links",

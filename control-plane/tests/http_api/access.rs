@@ -894,8 +894,11 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
             | "invite-link"
             | "scim-settings"
             | "access"
+            | "signal-endpoints"
     ) || (area == "roles" && !roles_read)
-        || path.starts_with("/api/admin/projects/roles/");
+        || path.starts_with("/api/admin/projects/roles/")
+        // Action sets, Admins' as in Unleash (they act with a service account's permissions).
+        || path.starts_with("/api/admin/projects/{projectId}/actions");
     // A project's access: read with PROJECT_USER_ACCESS_READ (Editors have it everywhere), changed with
     // PROJECT_USER_ACCESS_WRITE (Admins and the project's Owners, not Editors).
     let project_access = path.starts_with("/api/admin/projects/{projectId}/")

@@ -9,6 +9,7 @@ mod processes;
 #[path = "../../../control-plane/tests/support/smtp.rs"]
 mod smtp;
 
+mod alertmanager;
 mod changes;
 mod channel;
 mod metrics;
@@ -37,6 +38,7 @@ mod ui_saml;
 mod ui_schedule;
 mod ui_scim;
 mod ui_service_accounts;
+mod ui_signals;
 mod ui_usage;
 mod ui_vocabulary;
 mod unleash_edge_reports;

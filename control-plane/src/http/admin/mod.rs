@@ -3,6 +3,7 @@
 //! configuration write states the permission it needs ([`PERMISSIONS`]), which the `AdminActor` extractor
 //! checks; an unknown path never reaches one (404 before any check).
 
+pub mod action_sets;
 pub mod addons;
 pub mod change_requests;
 pub mod context_fields;
@@ -34,6 +35,7 @@ pub mod scim_settings;
 pub mod search;
 pub mod segments;
 pub mod service_accounts;
+pub mod signal_endpoints;
 pub mod sso;
 pub mod strategies;
 pub mod strategy_definitions;
@@ -66,6 +68,7 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
     users::sign_in_router()
         .merge(invite_links::public_router())
         .merge(password_resets::public_router())
+        .merge(signal_endpoints::receiver_router())
         .merge(area(OwnAccount, users::account_router()))
         .merge(area(OwnAccount, own_account::router()))
         .merge(area(OwnAccount, favorites::router()))
@@ -77,6 +80,10 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Access, groups::router()))
         .merge(area(Access, tokens::router()))
         .merge(area(Access, service_accounts::router()))
+        // Signals and actions: Admins only, as Unleash's ADMIN permission (an action set acts with its
+        // service account's permissions, which only an Admin hands out).
+        .merge(area(Access, signal_endpoints::router()))
+        .merge(area(Access, action_sets::router()))
         .merge(area(Access, sso::router()))
         .merge(area(Access, scim_settings::router()))
         .merge(area(Access, roles::admin_router()))
