@@ -110,6 +110,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let scheduler = tokio::spawn(crate::scheduler::apply_forever(
         store.clone(),
         config.limits.clone(),
+        stopped.clone(),
+    ));
+    let stale_marker = tokio::spawn(crate::stale_marker::mark_forever(
+        store.clone(),
+        config.potentially_stale_interval,
         stopped,
     ));
     let (routes, openapi) = http::routes().split_for_parts();
@@ -224,6 +229,9 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let _ = stop_scheduler.send(true);
     if let Err(error) = scheduler.await {
         tracing::warn!(%error, "the change request scheduler ended abnormally");
+    }
+    if let Err(error) = stale_marker.await {
+        tracing::warn!(%error, "the potentially-stale job ended abnormally");
     }
     tracing::info!("shutting down: requests drained, closing the store");
     store.close().await;

@@ -107,11 +107,14 @@ pub enum EventType {
     RoleCreated,
     RoleUpdated,
     RoleDeleted,
+    FeatureCompleted,
+    FeatureUncompleted,
+    FeaturePotentiallyStaleOn,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 97] = [
+    pub const ALL: [EventType; 100] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -209,6 +212,9 @@ impl EventType {
         EventType::RoleCreated,
         EventType::RoleUpdated,
         EventType::RoleDeleted,
+        EventType::FeatureCompleted,
+        EventType::FeatureUncompleted,
+        EventType::FeaturePotentiallyStaleOn,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -328,6 +334,9 @@ impl EventType {
             EventType::FeatureDependenciesRemoved => "feature-dependencies-removed",
             EventType::FeatureFavorited => "feature-favorited",
             EventType::FeatureUnfavorited => "feature-unfavorited",
+            EventType::FeatureCompleted => "feature-completed",
+            EventType::FeatureUncompleted => "feature-uncompleted",
+            EventType::FeaturePotentiallyStaleOn => "feature-potentially-stale-on",
             EventType::ProjectFavorited => "project-favorited",
             EventType::ProjectUnfavorited => "project-unfavorited",
             EventType::FeaturesImported => "features-imported",

@@ -397,6 +397,20 @@ async fn the_openapi_document_covers_every_route() {
         ),
         ("/api/admin/projects/{projectId}/favorites", "post"),
         ("/api/admin/projects/{projectId}/favorites", "delete"),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/lifecycle",
+            "get",
+        ),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/lifecycle/complete",
+            "post",
+        ),
+        (
+            "/api/admin/projects/{projectId}/features/{featureName}/lifecycle/uncomplete",
+            "post",
+        ),
+        ("/api/admin/lifecycle/count", "get"),
+        ("/api/admin/feature-types/{id}/lifetime", "put"),
         ("/api/admin/projects/{projectId}/overview", "get"),
         ("/api/admin/projects/{projectId}/health-report", "get"),
         ("/api/admin/projects/{projectId}/status", "get"),
