@@ -26,6 +26,7 @@ mod import_command;
 mod import_export;
 mod invite_links;
 mod last_admin;
+mod lifecycle_stages;
 mod limits;
 mod metrics;
 mod operations;
