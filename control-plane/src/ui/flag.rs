@@ -9,6 +9,7 @@ use super::event_sentence::Context;
 use super::favorites::{star, star_id};
 use super::field_errors::FieldErrors;
 use super::flag_copy::copy_menu;
+use super::flag_lifecycle::section as lifecycle_section;
 use super::flag_summary::Served;
 use super::flag_tags::{section as tags_section, TagDraft};
 use super::page::{see_other, Page, UiError};
@@ -26,6 +27,7 @@ use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::favorites;
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::flag_summaries;
+use crate::domain::lifecycle::{self, FeatureLifecycleStage};
 use crate::domain::segments;
 use crate::domain::strategies::{self, Strategy};
 use crate::domain::strategy_definitions;
@@ -120,6 +122,7 @@ struct Loaded {
     tag_types: Vec<TagType>,
     /// environment → the change requests waiting to change the flag there.
     pending: HashMap<String, Vec<i64>>,
+    stages: Vec<FeatureLifecycleStage>,
     /// Whether the signed-in user marked it a favourite.
     favorite: bool,
 }
@@ -169,6 +172,7 @@ async fn load(
     let favorite = favorites::of_user(&mut conn, Favorite::Feature, who.actor.user_id)
         .await?
         .contains(feature);
+    let stages = lifecycle::get(&mut conn, project, feature).await?;
     Ok(Loaded {
         flag,
         segment_names,
@@ -179,6 +183,7 @@ async fn load(
         tag_types,
         pending,
         favorite,
+        stages,
     })
 }
 
@@ -223,6 +228,7 @@ pub(super) async fn draw(
         tag_types,
         pending,
         favorite,
+        stages,
     } = load(state, who, project, feature).await?;
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let summary = &flag.summary;
@@ -359,6 +365,8 @@ pub(super) async fn draw(
                 &Dependencies { dependencies: &flag.dependencies, children: &flag.children, parent_options: &parent_options.0, more_parents: parent_options.1, may_change: may_depend },
                 dependency))
             (tags_section(who, (&base, may_tag), &tags, &tag_types, tag))
+            (lifecycle_section(who, &base, &stages,
+                who.may_submit("/projects/{project}/features/{feature}/lifecycle/complete", &in_project)))
             section.card aria-labelledby="settings-title" {
                 h2 #settings-title { "Settings" }
                 @if may_settle {

@@ -32,6 +32,7 @@ pub mod favorites;
 pub mod field_errors;
 pub mod flag;
 pub mod flag_copy;
+pub mod flag_lifecycle;
 pub mod flag_summary;
 pub mod flag_tag_writes;
 pub mod flag_tags;
@@ -111,6 +112,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(flag_copy::routes())
         .merge(flag_tag_writes::routes())
         .merge(favorites::routes())
+        .merge(flag_lifecycle::routes())
         .merge(strategy_form::routes())
         .merge(segments::routes())
         .merge(archive::routes())
@@ -184,6 +186,14 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     post(
         "/projects/{project}/features/{feature}/archive",
         DeleteFeature,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/lifecycle/complete",
+        UpdateFeature,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/lifecycle/uncomplete",
+        UpdateFeature,
     ),
     post("/projects/{project}/features/{feature}/tags", UpdateFeature),
     post(

@@ -57,6 +57,7 @@ mod ui_enhance;
 mod ui_event_log;
 mod ui_flag_list;
 mod ui_forms;
+mod ui_lifecycle;
 mod ui_overview;
 mod ui_permissions;
 mod ui_scim;

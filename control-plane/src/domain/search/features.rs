@@ -3,6 +3,7 @@
 use super::{parse_dated, parse_page, parse_set, parse_words, Operators};
 use crate::domain::events::EventType;
 use crate::domain::favorites;
+use crate::domain::lifecycle::LifecycleStage;
 use crate::domain::tags::Tag;
 use crate::model::change_request::ChangeRequestState;
 use crate::store::favorites::Favorite;
@@ -34,6 +35,10 @@ pub struct FeatureSearchQuery {
     /// `active` or `stale` with an operator: IS, IS_NOT, IS_ANY_OF or IS_NONE_OF.
     #[param(example = "IS:active")]
     pub state: Option<String>,
+    /// Current lifecycle stages (`initial`, `pre-live`, `live`, `completed`, `archived`) with an operator:
+    /// IS, IS_NOT, IS_ANY_OF or IS_NONE_OF.
+    #[param(example = "IS:live")]
+    pub lifecycle: Option<String>,
     /// `<environment>:enabled` or `<environment>:disabled`; repeated, a flag in any of the states matches.
     #[param(example = json!(["production:enabled"]))]
     pub status: Option<Vec<String>>,
@@ -80,6 +85,7 @@ impl FeatureSearchQuery {
                 "project" => &mut query.project,
                 "type" => &mut query.feature_type,
                 "state" => &mut query.state,
+                "lifecycle" => &mut query.lifecycle,
                 "tag" => &mut query.tag,
                 "archived" => &mut query.archived,
                 "createdAt" => &mut query.created_at,
@@ -135,6 +141,17 @@ impl FeatureSearchQuery {
                     Match::AnyOf(words) => Match::AnyOf(stale(words)),
                     Match::NoneOf(words) => Match::NoneOf(stale(words)),
                 })
+            })
+            .transpose()?;
+        let lifecycle = self
+            .lifecycle
+            .as_deref()
+            .map(|value| {
+                let stages: Vec<&str> = LifecycleStage::ALL
+                    .iter()
+                    .map(|stage| stage.as_str())
+                    .collect();
+                parse_words("lifecycle", value, Operators::All, &stages)
             })
             .transpose()?;
         let archived = match self.archived.as_deref() {
@@ -199,6 +216,7 @@ impl FeatureSearchQuery {
             project,
             feature_type,
             stale,
+            lifecycle,
             archived,
             states,
             tags,

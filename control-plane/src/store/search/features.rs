@@ -5,6 +5,7 @@
 use super::{name_list, Conditions, Match, Value};
 use crate::store::encoding::{flag, json};
 use crate::store::features::FeatureRow;
+use crate::store::lifecycle::current_stage_sql;
 use crate::store::strategies::StrategyRow;
 use crate::store::StoreError;
 use crate::time::Timestamp;
@@ -76,6 +77,8 @@ pub struct FeatureSearch {
     pub project: Option<Match<String>>,
     pub feature_type: Option<Match<String>>,
     pub stale: Option<Match<bool>>,
+    /// Current lifecycle stages (`store::lifecycle::current_stage_sql`).
+    pub lifecycle: Option<Match<String>>,
     /// Archived flags only, or live flags only.
     pub archived: bool,
     /// A flag matches when it is in any of these states (none: no filter).
@@ -109,6 +112,9 @@ impl FeatureSearch {
         if let Some(stale) = &self.stale {
             let stored = super::map_match(stale, |stale| Value::Integer(i64::from(*stale)));
             conditions.matching("f.stale", &stored);
+        }
+        if let Some(lifecycle) = &self.lifecycle {
+            conditions.matching_text(&format!("({})", current_stage_sql("f")), lifecycle);
         }
         if !self.states.is_empty() {
             let mut alternatives = Vec::new();
