@@ -5,13 +5,16 @@
 
 use crate::access::user_with_pat;
 use crate::database::TestDb;
-use crate::server::{Server, CLIENT_TOKEN};
+use crate::server::{Server, CLIENT_TOKEN, EDGE_TOKEN};
 use serde_json::{json, Value};
 use sqlx::{AnyConnection, Connection};
 use std::time::{Duration, Instant};
+use vexil_proto::v1;
+use vexil_proto::v1::usage_client::UsageClient;
 
 crate::on_sqlite_and_postgres!(
     stages_follow_sdk_metrics_completion_and_archiving,
+    an_edges_usage_batch_moves_the_stages,
     feature_type_lifetimes_are_validated_and_recorded,
     the_potentially_stale_job_marks_each_flag_once,
 );
@@ -232,6 +235,56 @@ async fn stages_follow_sdk_metrics_completion_and_archiving(db: TestDb) {
         .expect(200);
     assert_eq!(
         stages(&server, "checkout").await,
+        ["initial", "pre-live", "live"]
+    );
+}
+
+fn edge_count(flag: &str, environment: &str) -> v1::FlagCount {
+    let now = chrono::Utc::now().timestamp_millis();
+    v1::FlagCount {
+        feature_name: flag.to_owned(),
+        app_name: "shop".to_owned(),
+        environment: environment.to_owned(),
+        minute_ms: now - now % 60_000,
+        yes: 1,
+        no: 0,
+        variants: Default::default(),
+    }
+}
+
+/// The edges' gRPC usage batches record the stages as the SDK posts do.
+async fn an_edges_usage_batch_moves_the_stages(db: TestDb) {
+    let server = Server::start(&db, &["--init-edge-tokens", EDGE_TOKEN]).await;
+    create_flag(&server, "banner", "release").await;
+    let channel = tonic::transport::Endpoint::from_shared(server.grpc.clone())
+        .expect("the gRPC URL")
+        .connect()
+        .await
+        .expect("connect to the gRPC listener");
+    let authorization: tonic::metadata::MetadataValue<_> =
+        format!("Bearer {EDGE_TOKEN}").parse().expect("ASCII");
+    let mut client =
+        UsageClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
+            request
+                .metadata_mut()
+                .insert("authorization", authorization.clone());
+            Ok(request)
+        });
+    for (batch, environment) in [("b1", "development"), ("b2", "production")] {
+        client
+            .report(v1::UsageBatch {
+                edge_id: "edge-t".to_owned(),
+                batch_id: batch.to_owned(),
+                applied_revision: 1,
+                edge_version: "0.1.0".to_owned(),
+                counts: vec![edge_count("banner", environment)],
+                ..v1::UsageBatch::default()
+            })
+            .await
+            .expect("the batch is taken");
+    }
+    assert_eq!(
+        stages(&server, "banner").await,
         ["initial", "pre-live", "live"]
     );
 }
