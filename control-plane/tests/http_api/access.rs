@@ -899,8 +899,10 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
     let project_access = path.starts_with("/api/admin/projects/{projectId}/")
         && (path.ends_with("/access") || path.ends_with("/roles"));
     // Switching change requests on or off is the Admins' alone (issue 29 §1.2), like a settings change.
+    // A flag type's lifetime too (Unleash's ADMIN).
     let settings = matches!(area, "ui-config" | "settings" | "addons")
-        || path.ends_with("/change-requests/config");
+        || path.ends_with("/change-requests/config")
+        || path == "/api/admin/feature-types/{id}/lifetime";
     // The export and the playground are reads asked with a POST body: Viewers may, as in Unleash.
     let read = method == "get"
         || path == "/api/admin/features-batch/export"
