@@ -139,6 +139,21 @@ async fn stages_follow_sdk_metrics_completion_and_archiving(db: TestDb) {
         &json!({"initial": 1, "preLive": 0, "live": 1, "completed": 0, "archived": 0})
     );
 
+    // The search filters by the current stage and shows it.
+    let found = server
+        .get("/api/admin/search/features?project=IS:default&lifecycle=IS:live")
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(found["total"], 1, "{found}");
+    assert_eq!(found["features"][0]["name"], "checkout");
+    assert_eq!(found["features"][0]["lifecycle"]["stage"], "live");
+    assert!(found["features"][0]["lifecycle"]["enteredStageAt"].is_string());
+    server
+        .get("/api/admin/search/features?lifecycle=IS:gone")
+        .await
+        .expect(400);
+
     // Completed: 400 for a bad body, 404 for an unknown flag, 403 without UPDATE_FEATURE.
     let complete = format!("{}/complete", lifecycle_path("checkout"));
     let refused = server.post(&complete, json!({"status": "maybe"})).await;
