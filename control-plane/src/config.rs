@@ -151,6 +151,11 @@ pub struct Config {
           value_parser = vexil_serving::serve::parse_duration)]
     pub token_seen_interval: std::time::Duration,
 
+    /// How often flags older than their type's lifetime are marked potentially stale (`60m`, `500ms`).
+    #[arg(long, env = "VEXIL_POTENTIALLY_STALE_INTERVAL", default_value = "60m",
+          value_parser = vexil_serving::serve::parse_duration)]
+    pub potentially_stale_interval: std::time::Duration,
+
     /// Resource limits: `--limit-<field>` / `VEXIL_LIMIT_<FIELD>` each.
     #[command(flatten)]
     pub limits: Limits,

@@ -24,6 +24,7 @@ pub mod saml;
 pub mod saml_logout;
 pub mod scheduler;
 pub mod server;
+pub mod stale_marker;
 pub mod store;
 pub mod time;
 pub mod ui;

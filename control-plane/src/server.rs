@@ -110,6 +110,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let scheduler = tokio::spawn(crate::scheduler::apply_forever(
         store.clone(),
         config.limits.clone(),
+        stopped.clone(),
+    ));
+    let stale_marker = tokio::spawn(crate::stale_marker::mark_forever(
+        store.clone(),
+        config.potentially_stale_interval,
         stopped,
     ));
     // Action sets run on received signals: woken by this process's receiver, stopped with the scheduler.
@@ -236,6 +241,9 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     }
     if let Err(error) = processor.await {
         tracing::warn!(%error, "the action processor ended abnormally");
+    }
+    if let Err(error) = stale_marker.await {
+        tracing::warn!(%error, "the potentially-stale job ended abnormally");
     }
     tracing::info!("shutting down: requests drained, closing the store");
     store.close().await;

@@ -129,11 +129,14 @@ pub enum EventType {
     ActionsCreated,
     ActionsUpdated,
     ActionsDeleted,
+    FeatureCompleted,
+    FeatureUncompleted,
+    FeaturePotentiallyStaleOn,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 119] = [
+    pub const ALL: [EventType; 122] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -253,6 +256,9 @@ impl EventType {
         EventType::ActionsCreated,
         EventType::ActionsUpdated,
         EventType::ActionsDeleted,
+        EventType::FeatureCompleted,
+        EventType::FeatureUncompleted,
+        EventType::FeaturePotentiallyStaleOn,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -394,6 +400,9 @@ impl EventType {
             EventType::FeatureDependenciesRemoved => "feature-dependencies-removed",
             EventType::FeatureFavorited => "feature-favorited",
             EventType::FeatureUnfavorited => "feature-unfavorited",
+            EventType::FeatureCompleted => "feature-completed",
+            EventType::FeatureUncompleted => "feature-uncompleted",
+            EventType::FeaturePotentiallyStaleOn => "feature-potentially-stale-on",
             EventType::ProjectFavorited => "project-favorited",
             EventType::ProjectUnfavorited => "project-unfavorited",
             EventType::FeaturesImported => "features-imported",

@@ -19,6 +19,7 @@ use vexil_shared::token::SecretHash;
 use vexil_shared::ApiError;
 
 use crate::store::applications::{self as application_sql, ApplicationRow};
+use crate::store::lifecycle::{self, SeenPairs};
 pub use crate::store::metrics::RolledUp;
 use crate::store::metrics::{self as sql, ApplicationMetadata};
 use crate::store::{Store, StoreError};
@@ -57,17 +58,34 @@ fn sorted(mut usage: Usage) -> Usage {
     usage
 }
 
-async fn write_usage(conn: &mut sqlx::AnyConnection, usage: &Usage) -> Result<(), StoreError> {
+/// Writes the usage and the lifecycle stages it shows (`lifecycle::record_seen`) for the (flag,
+/// environment) pairs `seen` does not remember; returns those pairs, for `seen` once committed.
+async fn write_usage(
+    conn: &mut sqlx::AnyConnection,
+    usage: &Usage,
+    seen: &SeenPairs,
+) -> Result<Vec<(String, String)>, StoreError> {
     for app in &usage.applications {
         sql::upsert_application(&mut *conn, app, MAX_REGISTRATIONS_PER_APPLICATION).await?;
     }
     for instance in &usage.instances {
         sql::upsert_instance(&mut *conn, instance).await?;
     }
+    let mut recorded = Vec::new();
     for count in &usage.counts {
         sql::add_count(&mut *conn, count, MAX_VARIANTS_PER_FLAG).await?;
+        if !seen.contains(&count.feature_name, &count.environment)
+            && !recorded.iter().any(|(flag, environment)| {
+                flag == &count.feature_name && environment == &count.environment
+            })
+        {
+            let now = crate::time::Timestamp::now();
+            lifecycle::record_seen(&mut *conn, &count.feature_name, &count.environment, now)
+                .await?;
+            recorded.push((count.feature_name.clone(), count.environment.clone()));
+        }
     }
-    Ok(())
+    Ok(recorded)
 }
 
 /// Stores one SDK post's usage (or Unleash Edge report, [`super::unleash_edges::write`]) in one transaction,
@@ -78,11 +96,12 @@ pub async fn ingest(store: &Store, mut usage: Usage) -> Result<(), ApiError> {
     let usage = sorted(usage);
     let mut conn = store.bookkeeping().await?;
     let mut tx = conn.begin().await.map_err(StoreError::from)?;
-    write_usage(&mut tx, &usage).await?;
+    let recorded = write_usage(&mut tx, &usage, store.seen_pairs()).await?;
     if !unleash_edges.is_empty() {
         super::unleash_edges::write(&mut tx, unleash_edges, i64::MAX).await?;
     }
     tx.commit().await.map_err(StoreError::from)?;
+    store.seen_pairs().insert(recorded);
     Ok(())
 }
 
@@ -124,7 +143,7 @@ pub async fn ingest_batch(
         now_ms,
     )
     .await?;
-    write_usage(&mut tx, &usage).await?;
+    let recorded = write_usage(&mut tx, &usage, store.seen_pairs()).await?;
     for evaluation in &evaluations {
         sql::add_evaluations(&mut tx, &batch.edge_id, evaluation).await?;
     }
@@ -138,6 +157,7 @@ pub async fn ingest_batch(
         super::unleash_edges::write(&mut tx, batch.unleash_edges, now_ms).await?;
     }
     tx.commit().await.map_err(StoreError::from)?;
+    store.seen_pairs().insert(recorded);
     Ok(false)
 }
 

@@ -30,6 +30,7 @@ pub mod groups;
 pub mod import_export;
 pub mod instance;
 pub mod invite_links;
+pub mod lifecycle;
 pub mod limits;
 pub mod link_tokens;
 pub mod maintenance;

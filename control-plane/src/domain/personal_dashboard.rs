@@ -132,7 +132,7 @@ pub async fn dashboard(
     personal: PersonalFields,
     now_ms: i64,
 ) -> Result<PersonalDashboard, ApiError> {
-    let cutoffs = project_overview::stale_cutoffs(now_ms);
+    let cutoffs = super::feature_types::stale_cutoffs(conn, now_ms).await?;
     let rows = store::projects_with_health(conn, &project_overview::borrowed(&cutoffs)).await?;
     let people = user_store::list(conn).await?;
     let favorites = if user_id < 0 {

@@ -294,18 +294,6 @@ fn ago(now_ms: i64, days: i64) -> Timestamp {
     Timestamp::from_millis(now_ms - days * DAY_MS).unwrap_or(Timestamp::EPOCH)
 }
 
-/// The creation time before which a flag of each type with a lifetime is potentially stale.
-pub(crate) fn stale_cutoffs(now_ms: i64) -> Vec<(String, Timestamp)> {
-    feature_types::list()
-        .types
-        .into_iter()
-        .filter_map(|info| {
-            let days = i64::from(info.lifetime_days?);
-            Some((info.id, ago(now_ms, days)))
-        })
-        .collect()
-}
-
 /// What the overview's answers share, read in a few statements.
 struct Facts {
     project: ProjectRow,
@@ -331,7 +319,7 @@ async fn facts(
             change_requests_enabled: setting.enabled,
         })
         .collect();
-    let cutoffs = stale_cutoffs(now_ms);
+    let cutoffs = feature_types::stale_cutoffs(conn, now_ms).await?;
     let types = store::type_counts(conn, project, &borrowed(&cutoffs)).await?;
     let windows = store::window_counts(
         conn,

@@ -134,6 +134,10 @@ fn scope(event_type: EventType) -> Scope {
         | FeatureUnfavorited
         | ProjectFavorited
         | ProjectUnfavorited
+        // A flag's lifecycle and potentially-stale mark: not in what the SDKs get.
+        | FeatureCompleted
+        | FeatureUncompleted
+        | FeaturePotentiallyStaleOn
         | ChangeRequestConfigurationUpdated
         | ChangeRequestCreated
         | ChangeRequestDiscarded

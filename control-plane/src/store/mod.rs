@@ -23,6 +23,7 @@ pub mod favorites;
 pub mod feature_links;
 pub mod features;
 pub mod groups;
+pub mod lifecycle;
 pub mod metrics;
 pub mod project_overview;
 pub mod projects;
@@ -125,6 +126,7 @@ pub struct Store {
     url: String,
     committed: Arc<Notify>,
     outbox: Arc<Notify>,
+    seen_pairs: Arc<lifecycle::SeenPairs>,
 }
 
 /// A read transaction that sees one committed revision and everything written up to it (Postgres:
@@ -202,6 +204,7 @@ impl Store {
             url: url.to_owned(),
             committed: Arc::new(Notify::new()),
             outbox: Arc::new(Notify::new()),
+            seen_pairs: Arc::default(),
         })
     }
 
@@ -212,6 +215,11 @@ impl Store {
     /// Signalled after every committed write of this process (a permit is kept when nobody waits).
     pub fn committed(&self) -> Arc<Notify> {
         self.committed.clone()
+    }
+
+    /// The (flag, environment) pairs whose lifecycle stage this process recorded lately.
+    pub fn seen_pairs(&self) -> &lifecycle::SeenPairs {
+        &self.seen_pairs
     }
 
     /// Signalled after every committed write of this process that wrote addon deliveries.

@@ -1,23 +1,21 @@
 //! A flag's page (`/projects/<project>/features/<flag>`): per environment its switch and strategies in
 //! order (edit, delete, Move up/Move down, add) under what it serves there in a few words, its release plan, its variants, its
-//! tags (`flag_tags`), its settings, archive with a confirmation, and its event log with what each event changed. Also the variants form of one environment.
+//! tags (`flag_tags`), its settings, archive with a confirmation, and its event log with what each event changed. The variants
+//! form of one environment is `flag_variants`'.
 
-use super::controls::{enter_saves, field, notice, switch, switch_id, when};
+use super::controls::{field, notice, switch, switch_id, when};
 use super::dependencies::{section as dependencies_section, Dependencies, DependencyDraft};
 use super::event_log::{event_days, DayHeading};
 use super::event_sentence::Context;
 use super::favorites::{star, star_id};
-use super::field_errors::FieldErrors;
 use super::flag_copy::copy_menu;
+use super::flag_lifecycle::section as lifecycle_section;
 use super::flag_summary::Served;
 use super::flag_tags::{section as tags_section, TagDraft};
 use super::page::{see_other, Page, UiError};
 use super::release_plan_section::{section as release_plan_section, PlanPlace};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
-use super::variant_editor::{
-    drafts_of, edit_variants, variant_fields, variant_focus, variant_rows, VariantDraft,
-};
 use super::vocabulary::{strategy_heading, Rule, StrategyNames};
 use crate::domain::access;
 use crate::domain::access::Scope;
@@ -27,12 +25,12 @@ use crate::domain::events::{self, Event, EventQuery};
 use crate::domain::favorites;
 use crate::domain::features::{self, Feature, FeatureType, UpdateFeature, FEATURE_TYPES};
 use crate::domain::flag_summaries;
+use crate::domain::lifecycle::{self, FeatureLifecycleStage};
 use crate::domain::release_plans::{plans, templates, ReleasePlan, ReleasePlanTemplate};
 use crate::domain::segments;
 use crate::domain::strategies::{self, Strategy};
 use crate::domain::strategy_definitions;
 use crate::domain::tags::{self, Tag, TagType};
-use crate::domain::variants;
 use crate::http::state::AppState;
 use crate::model::change_request::Change;
 use crate::model::dependency::RemoveDependency;
@@ -78,14 +76,7 @@ pub fn routes() -> Router<Arc<AppState>> {
             "/projects/{project}/features/{feature}/strategies/move",
             post(move_strategy),
         )
-        .route(
-            "/projects/{project}/features/{feature}/variants",
-            get(variants_page).post(save_variants),
-        )
 }
-
-/// The field-name prefix of the flag-level variant editor.
-const FLAG_PREFIX: &str = "v";
 
 /// Events shown on the flag page (newest first).
 const EVENTS_SHOWN: u32 = 50;
@@ -122,6 +113,7 @@ struct Loaded {
     tag_types: Vec<TagType>,
     /// environment → the change requests waiting to change the flag there.
     pending: HashMap<String, Vec<i64>>,
+    stages: Vec<FeatureLifecycleStage>,
     /// Whether the signed-in user marked it a favourite.
     favorite: bool,
     /// Its release plans, and the templates to apply (for who may write).
@@ -183,6 +175,7 @@ async fn load(
         Vec::new()
     };
     let plans = (plans::of_flag(&mut conn, feature).await?, templates);
+    let stages = lifecycle::get(&mut conn, project, feature).await?;
     Ok(Loaded {
         flag,
         segment_names,
@@ -194,6 +187,7 @@ async fn load(
         pending,
         favorite,
         plans,
+        stages,
     })
 }
 
@@ -239,6 +233,7 @@ pub(super) async fn draw(
         pending,
         favorite,
         plans,
+        stages,
     } = load(state, who, project, feature).await?;
     let base = who.link(&format!("/projects/{project}/features/{feature}"));
     let summary = &flag.summary;
@@ -377,6 +372,8 @@ pub(super) async fn draw(
                 &Dependencies { dependencies: &flag.dependencies, children: &flag.children, parent_options: &parent_options.0, more_parents: parent_options.1, may_change: may_depend },
                 dependency))
             (tags_section(who, (&base, may_tag), &tags, &tag_types, tag))
+            (lifecycle_section(who, &base, &stages,
+                who.may_submit("/projects/{project}/features/{feature}/lifecycle/complete", &in_project)))
             section.card aria-labelledby="settings-title" {
                 h2 #settings-title { "Settings" }
                 @if may_settle {
@@ -566,134 +563,6 @@ pub async fn archive(
         format!("Flag {feature} archived: SDKs no longer get it. Revive it here."),
     );
     Ok(done.into_response())
-}
-
-#[derive(Debug, Deserialize)]
-pub struct VariantsQuery {
-    environment: String,
-}
-
-fn variants_form(
-    who: &SignedIn,
-    (project, feature, environment): (&str, &str, &str),
-    drafts: &[VariantDraft],
-    (error, focus): (Option<&ApiError>, Option<&str>),
-    status: StatusCode,
-) -> Page {
-    let shell = who.shell();
-    let errors = FieldErrors::of(
-        error,
-        &variant_fields(FLAG_PREFIX, drafts, true),
-        &format!("{FLAG_PREFIX}-variants"),
-    );
-    let base = who.link(&format!("/projects/{project}/features/{feature}"));
-    let may_vary = who.may_submit(
-        "/projects/{project}/features/{feature}/variants",
-        &Scope::environment(project, environment),
-    );
-    let markup = shell.render(
-        "Variants",
-        html! {
-            div.page-head {
-                div {
-                    h1 { "Variants" }
-                    p.subtitle { "Flag " a href=(base) { (feature) } " in " strong { (environment) } }
-                }
-            }
-            (errors.general())
-            form.form-narrow #variants-form method="post" action=(format!("{base}/variants")) data-redraw {
-                @if may_vary { (enter_saves("Save variants")) }
-                input type="hidden" name="csrf" value=(who.csrf);
-                input type="hidden" name="environment" value=(environment);
-                @if drafts.is_empty() {
-                    p.muted { "No variants: SDKs get the flag's on/off only." }
-                }
-                (variant_rows(may_vary, FLAG_PREFIX, drafts, (true, focus), &errors))
-                @if may_vary {
-                    div.actions {
-                        @let add = format!("add-{FLAG_PREFIX}");
-                        button id=(add) type="submit" formnovalidate name="intent" value=(add)
-                            autofocus[focus == Some(add.as_str())] { "Add variant" }
-                        button.primary type="submit" name="intent" value="save" { "Save variants" }
-                        a href=(base) { "Cancel" }
-                    }
-                }
-            }
-        },
-    );
-    Page { status, markup }
-}
-
-/// `GET …/variants?environment=`.
-pub async fn variants_page(
-    State(state): State<Arc<AppState>>,
-    who: SignedIn,
-    Path((project, feature)): Path<(String, String)>,
-    Query(query): Query<VariantsQuery>,
-) -> Result<Response, UiError> {
-    let stored = {
-        let mut conn = state.store.read().await?;
-        features::get(&mut conn, &project, &feature).await?;
-        variants::get(&mut conn, &project, &feature, &query.environment).await?
-    };
-    let drafts: Vec<VariantDraft> = stored.variants.iter().map(VariantDraft::of_flag).collect();
-    let place = (
-        project.as_str(),
-        feature.as_str(),
-        query.environment.as_str(),
-    );
-    Ok(variants_form(&who, place, &drafts, (None, None), StatusCode::OK).into_response())
-}
-
-/// `POST …/variants`: add or remove a row (drawn again), or save through the API's variants write (or a
-/// change request draft).
-pub async fn save_variants(
-    State(state): State<Arc<AppState>>,
-    Path((project, feature)): Path<(String, String)>,
-    UiWrite { who, form, .. }: UiWrite,
-) -> Result<Response, UiError> {
-    let environment = form.text("environment");
-    let mut drafts = drafts_of(&form, FLAG_PREFIX);
-    let place = (project.as_str(), feature.as_str(), environment.as_str());
-    let intent = form.get("intent").unwrap_or("save");
-    if edit_variants(intent, FLAG_PREFIX, &mut drafts) || intent != "save" {
-        let focus = variant_focus(intent, FLAG_PREFIX, &drafts);
-        let page = variants_form(
-            &who,
-            place,
-            &drafts,
-            (None, focus.as_deref()),
-            StatusCode::OK,
-        );
-        return Ok(page.into_response());
-    }
-    let done = async {
-        let variants = drafts
-            .iter()
-            .enumerate()
-            .map(|(index, draft)| draft.to_flag_variant(index))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut tx = state.store.begin_write(&who.actor).await?;
-        let outcome = change_requests::make_or_propose(
-            &mut tx,
-            (&project, &environment, &feature),
-            Change::PatchVariant { variants },
-            &state.limits,
-        )
-        .await?;
-        state.commit(tx).await?;
-        Ok(Done::after_change(
-            who.link(&format!("/projects/{project}/features/{feature}")),
-            outcome,
-            format!("The variants in {environment} were saved."),
-        ))
-    }
-    .await;
-    written(done, async |error| {
-        let page = variants_form(&who, place, &drafts, (Some(error), None), StatusCode::OK);
-        Ok(page.into_response())
-    })
-    .await
 }
 
 /// Runs one change to the flag in `environment` (or proposes it), then back to the flag page.

@@ -9,12 +9,13 @@ use super::flag_summary::{last_changed, Served};
 use super::page::{see_other, Page, UiError};
 use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
-use super::vocabulary::StrategyNames;
+use super::vocabulary::{stage_badge, stage_words, StrategyNames};
 use crate::domain::access::Scope;
 use crate::domain::change_requests;
 use crate::domain::features::{
     self, CreateFeature, FeatureType, ValidateFeatureName, FEATURE_TYPES,
 };
+use crate::domain::lifecycle::{self, LifecycleStage};
 use crate::domain::permissions::Permission;
 use crate::domain::search::features::{search, FeatureSearchQuery};
 use crate::domain::{flag_summaries, metrics, projects, strategy_definitions};
@@ -64,6 +65,9 @@ pub struct ListQuery {
     pub tag: String,
     #[serde(default)]
     pub state: String,
+    /// A lifecycle stage (`LifecycleStage::as_str`), or empty for any.
+    #[serde(default)]
+    pub stage: String,
     #[serde(default)]
     pub sort: String,
     #[serde(default)]
@@ -93,6 +97,7 @@ impl ListQuery {
                 "active" => Some("IS:active".to_owned()),
                 _ => None,
             },
+            lifecycle: non_empty(&self.stage).map(|value| format!("IS:{value}")),
             tag: non_empty(&self.tag).map(|value| format!("INCLUDE:{value}")),
             sort_by: Some(sort_by.to_owned()),
             sort_order: Some(sort_order.to_owned()),
@@ -110,6 +115,7 @@ impl ListQuery {
             ("type", self.feature_type.as_str()),
             ("tag", self.tag.as_str()),
             ("state", self.state.as_str()),
+            ("stage", self.stage.as_str()),
             ("sort", self.sort.as_str()),
         ];
         let mut query = url::form_urlencoded::Serializer::new(String::new());
@@ -126,7 +132,8 @@ impl ListQuery {
         !(self.query.is_empty()
             && self.feature_type.is_empty()
             && self.tag.is_empty()
-            && self.state.is_empty())
+            && self.state.is_empty()
+            && self.stage.is_empty())
     }
 }
 
@@ -182,6 +189,7 @@ pub async fn list(
         .collect();
     let last_seen = metrics::last_seen(&mut conn, &names).await?;
     let summaries = flag_summaries::of_flags(&mut conn, &names).await?;
+    let stages = lifecycle::current_stages(&mut conn, &project).await?;
     let strategy_names =
         StrategyNames::of(&strategy_definitions::list(&mut conn).await?.strategies);
     drop(conn);
@@ -252,6 +260,15 @@ pub async fn list(
                     }
                 }
                 div.field {
+                    label for="filter-stage" { "Stage" }
+                    select #filter-stage name="stage" {
+                        (select_option("", "Any stage", &query.stage))
+                        @for stage in LifecycleStage::ALL.into_iter().filter(|stage| *stage != LifecycleStage::Archived) {
+                            (select_option(stage.as_str(), stage_words(stage), &query.stage))
+                        }
+                    }
+                }
+                div.field {
                     label for="sort" { "Sort by" }
                     select #sort name="sort" {
                         (select_option("name", "Name (A–Z)", &query.sort))
@@ -293,6 +310,7 @@ pub async fn list(
                             tr {
                                 th scope="col" { "Name" }
                                 th.hide-narrow scope="col" { "Type" }
+                                th scope="col" { "Stage" }
                                 th.hide-narrow scope="col" { "Created" }
                                 th scope="col" { "Last seen" }
                                 th.hide-narrow scope="col" { "Last changed" }
@@ -318,6 +336,9 @@ pub async fn list(
                                         }
                                     }
                                     td.hide-narrow { (flag.feature_type) }
+                                    td.stage data-label="Stage" {
+                                        @if let Some(stage) = stages.get(&flag.name) { (stage_badge(*stage)) }
+                                    }
                                     td.hide-narrow {
                                         @if let Some(created) = flag.created_at.as_deref() {
                                             time datetime=(created) title=(when(created)) { (created.get(..10).unwrap_or(created)) }

@@ -33,9 +33,11 @@ pub mod favorites;
 pub mod field_errors;
 pub mod flag;
 pub mod flag_copy;
+pub mod flag_lifecycle;
 pub mod flag_summary;
 pub mod flag_tag_writes;
 pub mod flag_tags;
+pub mod flag_variants;
 pub mod flags;
 pub mod groups;
 pub mod invite_links;
@@ -114,10 +116,12 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(assets::routes())
         .merge(flags::routes())
         .merge(flag::routes())
+        .merge(flag_variants::routes())
         .merge(connect_sdk::routes())
         .merge(flag_copy::routes())
         .merge(flag_tag_writes::routes())
         .merge(favorites::routes())
+        .merge(flag_lifecycle::routes())
         .merge(strategy_form::routes())
         .merge(segments::routes())
         .merge(release_templates::routes())
@@ -198,6 +202,14 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     post(
         "/projects/{project}/features/{feature}/archive",
         DeleteFeature,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/lifecycle/complete",
+        UpdateFeature,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/lifecycle/uncomplete",
+        UpdateFeature,
     ),
     post("/projects/{project}/features/{feature}/tags", UpdateFeature),
     post(

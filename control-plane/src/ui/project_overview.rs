@@ -12,7 +12,7 @@ use super::page::{Page, UiError};
 use super::session::SignedIn;
 use crate::domain::access::Scope;
 use crate::domain::access::{self, Area};
-use crate::domain::feature_types;
+use crate::domain::feature_types::{self, FeatureTypes};
 use crate::domain::permissions::Permission;
 use crate::domain::project_overview::{self, OverviewPage, WINDOW_DAYS};
 use crate::domain::search::events::{search, EventSearchQuery};
@@ -40,13 +40,13 @@ fn count(number: i64, one: &str, many: &str) -> String {
 }
 
 /// A flag type's name as people read it ("Kill switch"), with its lifetime in days, if it has one.
-fn type_words(feature_type: &str) -> (String, Option<u32>) {
-    feature_types::list()
+fn type_words(types: &FeatureTypes, feature_type: &str) -> (String, Option<u32>) {
+    types
         .types
-        .into_iter()
+        .iter()
         .find(|info| info.id == feature_type)
         .map_or((feature_type.to_owned(), None), |info| {
-            (info.name, info.lifetime_days)
+            (info.name.clone(), info.lifetime_days)
         })
 }
 
@@ -74,6 +74,7 @@ pub async fn page(
     let recent = search(&mut conn, &query, access::personal_fields(who.credential))
         .await?
         .events;
+    let types = feature_types::list(&mut conn).await?;
     drop(conn);
     let may_read_people = who.authorize(true, Area::Access).is_ok();
     let context = Context {
@@ -89,8 +90,8 @@ pub async fn page(
                 (first_steps(&who, &project, facts.windows.archived_total))
             } @else {
                 div.overview-grid {
-                    (health_card(&who, &project, &facts))
-                    (types_card(&who, &project, &facts))
+                    (health_card(&who, &project, &facts, &types))
+                    (types_card(&who, &project, &facts, &types))
                 }
             }
             div.overview-grid {
@@ -169,7 +170,12 @@ fn first_steps(who: &SignedIn, project: &str, archived: i64) -> Markup {
     }
 }
 
-fn health_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
+fn health_card(
+    who: &SignedIn,
+    project: &str,
+    facts: &OverviewPage,
+    types: &FeatureTypes,
+) -> Markup {
     let health = facts.health;
     let stale: Vec<_> = facts.unhealthy.iter().filter(|flag| flag.stale).collect();
     let potentially: Vec<_> = facts.unhealthy.iter().filter(|flag| !flag.stale).collect();
@@ -201,7 +207,7 @@ fn health_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
                 p.muted { "Older than their type's expected lifetime: archive them, or mark them stale while they are removed from the code." }
                 ul.flag-links aria-labelledby="potentially-stale-title" {
                     @for flag in &potentially {
-                        @let (type_name, lifetime) = type_words(&flag.feature_type);
+                        @let (type_name, lifetime) = type_words(types, &flag.feature_type);
                         li {
                             a href=(flag_link(&flag.name)) { (flag.name) }
                             " " span.muted { (type_name)
@@ -226,13 +232,13 @@ fn health_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
     }
 }
 
-fn types_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
+fn types_card(who: &SignedIn, project: &str, facts: &OverviewPage, types: &FeatureTypes) -> Markup {
     html! {
         section.card aria-labelledby="types-title" {
             h2 #types-title { "Flags by type" }
             dl.meta {
                 @for one in &facts.feature_type_counts {
-                    @let (type_name, _) = type_words(&one.feature_type);
+                    @let (type_name, _) = type_words(types, &one.feature_type);
                     dt { a href=(who.link(&format!("/projects/{project}?type={}", encoded(&one.feature_type)))) { (type_name) } }
                     dd { (one.count) }
                 }

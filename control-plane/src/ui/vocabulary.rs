@@ -5,6 +5,7 @@
 //! an environment in a few words ("50% · 2 constraints"). Every page that names one of these takes the words
 //! from here.
 
+use crate::domain::lifecycle::LifecycleStage;
 use crate::domain::playground::PlaygroundConstraint;
 use crate::domain::strategies::Strategy;
 use crate::domain::strategy_definitions::StrategyDefinition;
@@ -460,6 +461,36 @@ impl Rule<'_> {
                 p.rule-variants { "Variants: " (self.variants.join(", ")) }
             }
         }
+    }
+}
+
+/// A lifecycle stage as people read it.
+pub fn stage_words(stage: LifecycleStage) -> &'static str {
+    match stage {
+        LifecycleStage::Initial => "Initial",
+        LifecycleStage::PreLive => "Pre-live",
+        LifecycleStage::Live => "Live",
+        LifecycleStage::Completed => "Completed",
+        LifecycleStage::Archived => "Archived",
+    }
+}
+
+/// What a stage means, for a badge's title.
+fn stage_meaning(stage: LifecycleStage) -> &'static str {
+    match stage {
+        LifecycleStage::Initial => "No SDK has reported the flag yet",
+        LifecycleStage::PreLive => "Seen by an SDK outside production",
+        LifecycleStage::Live => "Seen by an SDK in a production environment",
+        LifecycleStage::Completed => "Marked completed: ready to be cleaned up",
+        LifecycleStage::Archived => "Archived",
+    }
+}
+
+/// A stage as a badge, its meaning in the title.
+pub fn stage_badge(stage: LifecycleStage) -> Markup {
+    let live = matches!(stage, LifecycleStage::Live | LifecycleStage::Completed);
+    html! {
+        span.badge.state-good[live] title=(stage_meaning(stage)) { (stage_words(stage)) }
     }
 }
 

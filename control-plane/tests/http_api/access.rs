@@ -904,12 +904,14 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
     let project_access = path.starts_with("/api/admin/projects/{projectId}/")
         && (path.ends_with("/access") || path.ends_with("/roles"));
     // Switching change requests on or off is the Admins' alone (issue 29 §1.2), like a settings change; so
-    // are maintenance mode (UPDATE_MAINTENANCE_MODE, a root permission no predefined role but Admin holds)
-    // and writing release templates (Vexil has no RELEASE_PLAN_TEMPLATE permission).
+    // are maintenance mode (UPDATE_MAINTENANCE_MODE, a root permission no predefined role but Admin holds),
+    // writing release templates (Vexil has no RELEASE_PLAN_TEMPLATE permission) and a flag type's lifetime
+    // (Unleash's ADMIN).
     let settings = matches!(
         area,
         "ui-config" | "settings" | "addons" | "maintenance" | "release-plan-templates"
-    ) || path.ends_with("/change-requests/config");
+    ) || path.ends_with("/change-requests/config")
+        || path == "/api/admin/feature-types/{id}/lifetime";
     // The export and the playground are reads asked with a POST body: Viewers may, as in Unleash.
     let read = method == "get"
         || path == "/api/admin/features-batch/export"

@@ -19,30 +19,6 @@ crate::on_sqlite_and_postgres!(
     a_restart_before_the_progression_is_due_loses_nothing,
 );
 
-/// The operations these routes add to the OpenAPI document (`operations::the_openapi_document_covers_every_route`).
-pub(crate) const OPERATIONS: &[(&str, &str)] = &[
-    ("/api/admin/release-plan-templates", "get"),
-    ("/api/admin/release-plan-templates", "post"),
-    ("/api/admin/release-plan-templates/{templateId}", "get"),
-    ("/api/admin/release-plan-templates/{templateId}", "put"),
-    ("/api/admin/release-plan-templates/{templateId}", "delete"),
-    ("/api/admin/release-plan-templates/archive/{templateId}", "post"),
-    ("/api/admin/release-plan-templates/{templateId}/milestones", "post"),
-    ("/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}", "put"),
-    ("/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}", "delete"),
-    ("/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}/strategies", "post"),
-    ("/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}/strategies/{strategyId}", "put"),
-    ("/api/admin/release-plan-templates/{templateId}/milestones/{milestoneId}/strategies/{strategyId}", "delete"),
-    ("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans", "get"),
-    ("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans", "post"),
-    ("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans/{planId}", "get"),
-    ("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans/{planId}", "delete"),
-    ("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/release-plans/{planId}/milestones/{milestoneId}/start", "post"),
-    ("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/progressions/{id}", "put"),
-    ("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/progressions/{id}", "delete"),
-    ("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/progressions/{id}/resume", "post"),
-];
-
 const TEMPLATES: &str = "/api/admin/release-plan-templates";
 const PROJECT: &str = "/api/admin/projects/default";
 

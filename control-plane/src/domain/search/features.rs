@@ -3,15 +3,19 @@
 use super::{parse_dated, parse_page, parse_set, parse_words, Operators};
 use crate::domain::events::EventType;
 use crate::domain::favorites;
+use crate::domain::lifecycle::LifecycleStage;
 use crate::domain::tags::Tag;
 use crate::model::change_request::ChangeRequestState;
 use crate::store::favorites::Favorite;
+use crate::store::features::FeatureRow;
+use crate::store::lifecycle::StageRow;
 use crate::store::search::features::{
     self as search_store, EnvironmentState, FeatureOrder, FeatureSearch, TagFilter, TagRule,
 };
 use crate::store::search::Match;
 use crate::store::segments as segment_store;
 use crate::store::tags as tag_store;
+use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::collections::{BTreeSet, HashMap};
@@ -34,6 +38,10 @@ pub struct FeatureSearchQuery {
     /// `active` or `stale` with an operator: IS, IS_NOT, IS_ANY_OF or IS_NONE_OF.
     #[param(example = "IS:active")]
     pub state: Option<String>,
+    /// Current lifecycle stages (`initial`, `pre-live`, `live`, `completed`, `archived`) with an operator:
+    /// IS, IS_NOT, IS_ANY_OF or IS_NONE_OF.
+    #[param(example = "IS:live")]
+    pub lifecycle: Option<String>,
     /// `<environment>:enabled` or `<environment>:disabled`; repeated, a flag in any of the states matches.
     #[param(example = json!(["production:enabled"]))]
     pub status: Option<Vec<String>>,
@@ -80,6 +88,7 @@ impl FeatureSearchQuery {
                 "project" => &mut query.project,
                 "type" => &mut query.feature_type,
                 "state" => &mut query.state,
+                "lifecycle" => &mut query.lifecycle,
                 "tag" => &mut query.tag,
                 "archived" => &mut query.archived,
                 "createdAt" => &mut query.created_at,
@@ -135,6 +144,17 @@ impl FeatureSearchQuery {
                     Match::AnyOf(words) => Match::AnyOf(stale(words)),
                     Match::NoneOf(words) => Match::NoneOf(stale(words)),
                 })
+            })
+            .transpose()?;
+        let lifecycle = self
+            .lifecycle
+            .as_deref()
+            .map(|value| {
+                let stages: Vec<&str> = LifecycleStage::ALL
+                    .iter()
+                    .map(|stage| stage.as_str())
+                    .collect();
+                parse_words("lifecycle", value, Operators::All, &stages)
             })
             .transpose()?;
         let archived = match self.archived.as_deref() {
@@ -199,6 +219,7 @@ impl FeatureSearchQuery {
             project,
             feature_type,
             stale,
+            lifecycle,
             archived,
             states,
             tags,
@@ -298,6 +319,46 @@ pub struct FeatureSearchItem {
     pub archived_at: Option<String>,
     /// The flag's tags, by type and value.
     pub tags: Vec<Tag>,
+    /// The flag's current lifecycle stage.
+    pub lifecycle: CurrentStage,
+}
+
+/// A flag's current lifecycle stage, with when it entered it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CurrentStage {
+    pub stage: LifecycleStage,
+    /// The completed stage's status: kept or discarded.
+    pub status: Option<String>,
+    #[schema(value_type = String, format = DateTime)]
+    pub entered_stage_at: Timestamp,
+}
+
+/// A flag's current stage: archived, else the latest of its recorded stages, else initial.
+fn current_stage(row: &FeatureRow, recorded: &[StageRow]) -> CurrentStage {
+    if let Some(archived_at) = row.archived_at {
+        return CurrentStage {
+            stage: LifecycleStage::Archived,
+            status: None,
+            entered_stage_at: archived_at,
+        };
+    }
+    recorded
+        .iter()
+        .filter_map(|entry| Some((LifecycleStage::named(&entry.stage)?, entry)))
+        .max_by_key(|(stage, _)| *stage)
+        .map_or(
+            CurrentStage {
+                stage: LifecycleStage::Initial,
+                status: None,
+                entered_stage_at: row.created_at,
+            },
+            |(stage, entry)| CurrentStage {
+                stage,
+                status: entry.status.clone(),
+                entered_stage_at: entry.entered_at,
+            },
+        )
 }
 
 /// Who created the flag (the actor of its `feature-created` event).
@@ -417,6 +478,13 @@ pub async fn search(
             color: row.tag.color,
         });
     }
+    let mut stages: HashMap<String, Vec<StageRow>> = HashMap::new();
+    for entry in search_store::stages(conn, &names).await? {
+        stages
+            .entry(entry.feature_name)
+            .or_default()
+            .push(entry.stage);
+    }
     let features = rows
         .into_iter()
         .map(|row| {
@@ -428,6 +496,10 @@ pub async fn search(
                 .collect();
             segments.sort();
             FeatureSearchItem {
+                lifecycle: current_stage(
+                    &row,
+                    stages.get(&row.name).map(Vec::as_slice).unwrap_or_default(),
+                ),
                 environments: environments.remove(&row.name).unwrap_or_default(),
                 created_by: creators
                     .remove(&row.name)

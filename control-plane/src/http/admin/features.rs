@@ -413,6 +413,10 @@ pub async fn environment(
         (status = 200, body = FeatureTypes), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)
     )
 )]
-pub async fn feature_types(_: AdminActor) -> Json<FeatureTypes> {
-    Json(feature_types::list())
+pub async fn feature_types(
+    State(state): State<Arc<AppState>>,
+    _: AdminActor,
+) -> Result<Json<FeatureTypes>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(feature_types::list(&mut conn).await?))
 }

@@ -18,6 +18,7 @@ pub mod groups;
 pub mod import_export;
 pub mod instance;
 pub mod invite_links;
+pub mod lifecycle;
 pub mod maintenance;
 pub mod metrics;
 pub mod own_account;
@@ -98,6 +99,7 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, environments::router()))
         .merge(area(Configuration, features::router()))
         .merge(area(Configuration, feature_links::router()))
+        .merge(area(Configuration, lifecycle::router()))
         .merge(area(Configuration, feature_batches::router()))
         .merge(area(Configuration, strategies::router()))
         .merge(area(Configuration, variants::router()))
@@ -161,6 +163,9 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     delete("/api/admin/features/{featureName}/tags/{type}/{value}", UpdateFeature),
     post("/api/admin/features-batch/validate", UpdateFeature),
     post("/api/admin/features-batch/import", UpdateFeature),
+    post("/api/admin/projects/{projectId}/features/{featureName}/lifecycle/complete", UpdateFeature),
+    post("/api/admin/projects/{projectId}/features/{featureName}/lifecycle/uncomplete", UpdateFeature),
+    // Not here, so Admins only (Unleash's ADMIN): PUT /api/admin/feature-types/{id}/lifetime.
     // Dependencies.
     post("/api/admin/projects/{projectId}/features/{featureName}/dependencies", UpdateFeatureDependency),
     delete(

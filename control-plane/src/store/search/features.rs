@@ -5,6 +5,7 @@
 use super::{name_list, Conditions, Match, Value};
 use crate::store::encoding::{flag, json};
 use crate::store::features::FeatureRow;
+use crate::store::lifecycle::{current_stage_sql, StageRow};
 use crate::store::strategies::StrategyRow;
 use crate::store::StoreError;
 use crate::time::Timestamp;
@@ -76,6 +77,8 @@ pub struct FeatureSearch {
     pub project: Option<Match<String>>,
     pub feature_type: Option<Match<String>>,
     pub stale: Option<Match<bool>>,
+    /// Current lifecycle stages (`store::lifecycle::current_stage_sql`).
+    pub lifecycle: Option<Match<String>>,
     /// Archived flags only, or live flags only.
     pub archived: bool,
     /// A flag matches when it is in any of these states (none: no filter).
@@ -109,6 +112,9 @@ impl FeatureSearch {
         if let Some(stale) = &self.stale {
             let stored = super::map_match(stale, |stale| Value::Integer(i64::from(*stale)));
             conditions.matching("f.stale", &stored);
+        }
+        if let Some(lifecycle) = &self.lifecycle {
+            conditions.matching_text(&format!("({})", current_stage_sql("f")), lifecycle);
         }
         if !self.states.is_empty() {
             let mut alternatives = Vec::new();
@@ -239,6 +245,41 @@ pub async fn environments(
          JOIN environments e ON e.name = pe.environment \
          LEFT JOIN feature_environments fe ON fe.feature_name = f.name AND fe.environment = e.name \
          WHERE f.name IN ({list}) ORDER BY e.sort_order, e.name"
+    );
+    Ok(conditions
+        .bind_rows(sqlx::query_as(&sql))
+        .fetch_all(conn)
+        .await?)
+}
+
+/// A recorded lifecycle stage of one of these flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchStageRow {
+    pub feature_name: String,
+    pub stage: StageRow,
+}
+
+impl FromRow<'_, AnyRow> for SearchStageRow {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(SearchStageRow {
+            feature_name: row.try_get("feature_name")?,
+            stage: StageRow::from_row(row)?,
+        })
+    }
+}
+
+/// The recorded lifecycle stages (pre-live, live, completed) of these flags.
+pub async fn stages(
+    conn: &mut AnyConnection,
+    names: &[String],
+) -> Result<Vec<SearchStageRow>, StoreError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conditions = Conditions::default();
+    let list = name_list(&mut conditions, names);
+    let sql = format!(
+        "SELECT feature_name, stage, status, status_value, entered_at FROM feature_lifecycles          WHERE feature_name IN ({list})"
     );
     Ok(conditions
         .bind_rows(sqlx::query_as(&sql))

@@ -35,6 +35,21 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
                 }
             }
         }
+        // A flag type's lifetime (no flag).
+        "feature-type-updated" if event.feature_name.is_none() => {
+            let name = text(event, "name").unwrap_or_else(|| "a flag type".to_owned());
+            match event
+                .data
+                .as_ref()
+                .and_then(|data| data.get("lifetimeDays"))
+                .and_then(Value::as_i64)
+            {
+                Some(days) => {
+                    html! { "set the expected lifetime of " (name) " flags to " (count(usize::try_from(days).unwrap_or(0), "day")) }
+                }
+                None => html! { "set " (name) " flags to never become potentially stale" },
+            }
+        }
         "feature-type-updated" => {
             let before = event.pre_data.as_ref().and_then(|data| data.get("type"));
             let after = event.data.as_ref().and_then(|data| data.get("type"));
@@ -69,6 +84,14 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
                     "set the variants of " (flag) (place) " to " (and_list(&names))
                 }
             }
+        }
+        "feature-completed" => {
+            let status = text(event, "status").unwrap_or_else(|| "kept".to_owned());
+            html! { "marked " (flag) " completed (" (status) ")" (place) }
+        }
+        "feature-uncompleted" => html! { "marked " (flag) " as no longer completed" (place) },
+        "feature-potentially-stale-on" => {
+            html! { "found " (flag) " potentially stale: older than its type's expected lifetime" (place) }
         }
         "feature-favorited" => html! { "marked " (flag) " as a favourite" (place) },
         "feature-unfavorited" => html! { "removed " (flag) " from their favourites" (place) },
