@@ -309,6 +309,18 @@ impl Grants {
     }
 }
 
+/// The id of the user `actor` is, for what is each user's own (`what`: "Favourites", "Feedback"…); an API
+/// token has no user (403).
+pub fn own_user_id(actor: &Actor, what: &str) -> Result<i64, ApiError> {
+    if actor.user_id < 0 {
+        return Err(ApiError::new(
+            ErrorKind::NoAccess,
+            format!("{what} belong to a user; an API token has none"),
+        ));
+    }
+    Ok(actor.user_id)
+}
+
 /// The grants of user `user`: their root role (`root_role`: a predefined one, or a custom root role with its
 /// permissions) as `effective` says (the highest of their own and their groups'), and every role they have
 /// in a project, directly or through a group.

@@ -3,6 +3,7 @@
 //! one write with its event (`feature-favorited`, `feature-unfavorited`, `project-favorited`,
 //! `project-unfavorited`); marking a favourite twice, or removing one that is not, changes nothing.
 
+use super::access::own_user_id;
 use super::events::EventType;
 use super::{feature_lookup, projects};
 use crate::store::favorites::{self as favorite_store, Favorite};
@@ -10,19 +11,7 @@ use crate::store::{NewEvent, WriteTx};
 use serde_json::json;
 use sqlx::AnyConnection;
 use std::collections::BTreeSet;
-use vexil_shared::{ApiError, ErrorKind};
-
-/// The user whose favourites a write changes; an API token has none.
-fn user_of(tx: &WriteTx) -> Result<i64, ApiError> {
-    let user_id = tx.actor().user_id;
-    if user_id < 0 {
-        return Err(ApiError::new(
-            ErrorKind::NoAccess,
-            "Favourites belong to a user; an API token has none",
-        ));
-    }
-    Ok(user_id)
-}
+use vexil_shared::ApiError;
 
 /// Marks (`on`) or unmarks a flag of `project` as the caller's favourite; 404 for an unknown project or flag.
 pub async fn set_feature(
@@ -31,7 +20,7 @@ pub async fn set_feature(
     feature: &str,
     on: bool,
 ) -> Result<(), ApiError> {
-    let user_id = user_of(tx)?;
+    let user_id = own_user_id(tx.actor(), "Favourites")?;
     feature_lookup::require_in_project(tx.conn(), project, feature).await?;
     let now = tx.now();
     let changed = if on {
@@ -59,7 +48,7 @@ pub async fn set_feature(
 
 /// Marks (`on`) or unmarks a project as the caller's favourite; 404 for an unknown project.
 pub async fn set_project(tx: &mut WriteTx, project: &str, on: bool) -> Result<(), ApiError> {
-    let user_id = user_of(tx)?;
+    let user_id = own_user_id(tx.actor(), "Favourites")?;
     projects::require(tx.conn(), project).await?;
     let now = tx.now();
     let changed = if on {

@@ -4,13 +4,14 @@
 //! logged). Each belongs to a signed-in user; an API token has none (403). Bookkeeping, not configuration:
 //! no revision, no event.
 
+use super::access::own_user_id;
 use crate::store::unleash_ui::{self as ui_store, FeedbackRow};
 use crate::store::Actor;
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
-use vexil_shared::{ApiError, ErrorKind};
+use vexil_shared::ApiError;
 
 /// The longest feedback or splash id taken (Unleash's are short names such as `pnps`).
 const ID_MAX: usize = 100;
@@ -68,17 +69,6 @@ pub struct UiErrorReport {
     pub error_stack: Option<String>,
 }
 
-/// The user a write belongs to; an API token has none.
-fn user_of(actor: &Actor) -> Result<i64, ApiError> {
-    if actor.user_id < 0 {
-        return Err(ApiError::new(
-            ErrorKind::NoAccess,
-            "Feedback and splash screens belong to a user; an API token has none",
-        ));
-    }
-    Ok(actor.user_id)
-}
-
 fn checked_id(field: &str, id: &str) -> Result<(), ApiError> {
     if id.trim().is_empty() || id.chars().count() > ID_MAX {
         return Err(ApiError::invalid_field(
@@ -92,13 +82,13 @@ fn checked_id(field: &str, id: &str) -> Result<(), ApiError> {
 /// Records the caller's answer to questionnaire `feedbackId`, given now.
 pub async fn create_feedback(
     conn: &mut AnyConnection,
-    (actor, now): (&Actor, Timestamp),
+    actor: &Actor,
     input: FeedbackCreate,
 ) -> Result<FeedbackResponse, ApiError> {
-    let user_id = user_of(actor)?;
+    let user_id = own_user_id(actor, "Feedback and splash screens")?;
     checked_id("feedbackId", &input.feedback_id)?;
     let row = FeedbackRow {
-        given: Some(now),
+        given: Some(Timestamp::now()),
         never_show: input.never_show,
     };
     ui_store::put_feedback(conn, user_id, &input.feedback_id, &row).await?;
@@ -112,7 +102,7 @@ pub async fn update_feedback(
     id: &str,
     input: FeedbackUpdate,
 ) -> Result<FeedbackResponse, ApiError> {
-    let user_id = user_of(actor)?;
+    let user_id = own_user_id(actor, "Feedback and splash screens")?;
     checked_id("id", id)?;
     let before = ui_store::feedback(conn, user_id, id).await?;
     let row = FeedbackRow {
@@ -143,7 +133,7 @@ pub async fn splash_seen(
     actor: &Actor,
     id: &str,
 ) -> Result<SplashResponse, ApiError> {
-    let user_id = user_of(actor)?;
+    let user_id = own_user_id(actor, "Feedback and splash screens")?;
     checked_id("id", id)?;
     ui_store::mark_splash_seen(conn, user_id, id).await?;
     Ok(SplashResponse {

@@ -5,7 +5,6 @@ use crate::domain::unleash_ui::{
 };
 use crate::http::extract::{AdminActor, JsonBody, PathParams};
 use crate::http::AppState;
-use crate::time::Timestamp;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
@@ -47,9 +46,8 @@ pub async fn create_feedback(
     JsonBody(input): JsonBody<FeedbackCreate>,
 ) -> Result<Json<FeedbackResponse>, ApiError> {
     let mut conn = state.store.bookkeeping().await?;
-    let now = Timestamp::from_millis((state.clock)()).unwrap_or(Timestamp::EPOCH);
     Ok(Json(
-        unleash_ui::create_feedback(&mut conn, (&actor, now), input).await?,
+        unleash_ui::create_feedback(&mut conn, &actor, input).await?,
     ))
 }
 
