@@ -15,13 +15,15 @@
 //! with the account's grants, its name is on the events; the first failure stops the set (the actions after
 //! it are `not started`), and a failed action's partial writes are undone (a savepoint). An action on a flag
 //! in an environment with change requests on is refused (the domain's change-request gate) and logged: an
-//! action set never bypasses change requests.
+//! action set never bypasses change requests. Pausing a release plan changes nothing served (it only stops
+//! the automatic progression), so `PAUSE_RELEASE_PLAN` runs in such an environment too.
 
 use super::access::{self, Caller, Scope, Who};
 use super::action_sets::view;
 use super::features;
 use super::limits::Limits;
 use super::permissions::Permission;
+use super::release_plans::progressions;
 use super::signal_endpoints::signal_view;
 use super::strategies;
 use crate::model::action_set::{Action, ActionKind, Filter};
@@ -274,6 +276,12 @@ async fn run(
             ]))
             .map_err(|error| ApiError::validation(error.to_string()))?;
             strategies::patch(tx, project, feature, environment, id, operations, limits)
+                .await
+                .map(|_| ())
+        }
+        ActionKind::PauseReleasePlan => {
+            who.require(Permission::UpdateFeatureStrategy, scope)?;
+            progressions::pause_in(tx, project, feature, environment, "paused by an action")
                 .await
                 .map(|_| ())
         }

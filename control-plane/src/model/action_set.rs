@@ -58,14 +58,17 @@ pub enum ActionKind {
     ToggleFeatureOff,
     DisableFeatureStrategy,
     EnableFeatureStrategy,
+    /// Stops the automatic progression of the flag's release plan in the environment.
+    PauseReleasePlan,
 }
 
 impl ActionKind {
-    pub const ALL: [ActionKind; 4] = [
+    pub const ALL: [ActionKind; 5] = [
         ActionKind::ToggleFeatureOn,
         ActionKind::ToggleFeatureOff,
         ActionKind::DisableFeatureStrategy,
         ActionKind::EnableFeatureStrategy,
+        ActionKind::PauseReleasePlan,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -74,6 +77,7 @@ impl ActionKind {
             ActionKind::ToggleFeatureOff => "TOGGLE_FEATURE_OFF",
             ActionKind::DisableFeatureStrategy => "DISABLE_FEATURE_STRATEGY",
             ActionKind::EnableFeatureStrategy => "ENABLE_FEATURE_STRATEGY",
+            ActionKind::PauseReleasePlan => "PAUSE_RELEASE_PLAN",
         }
     }
 
@@ -86,9 +90,9 @@ impl ActionKind {
     /// The `executionParams` it needs, each a non-empty string.
     pub fn required_params(self) -> &'static [&'static str] {
         match self {
-            ActionKind::ToggleFeatureOn | ActionKind::ToggleFeatureOff => {
-                &["project", "featureName", "environment"]
-            }
+            ActionKind::ToggleFeatureOn
+            | ActionKind::ToggleFeatureOff
+            | ActionKind::PauseReleasePlan => &["project", "featureName", "environment"],
             ActionKind::DisableFeatureStrategy | ActionKind::EnableFeatureStrategy => {
                 &["project", "featureName", "environment", "strategyId"]
             }
@@ -104,7 +108,8 @@ pub struct Action {
     #[schema(value_type = String)]
     pub created_at: Timestamp,
     pub created_by_user_id: i64,
-    /// `TOGGLE_FEATURE_ON`, `TOGGLE_FEATURE_OFF`, `DISABLE_FEATURE_STRATEGY` or `ENABLE_FEATURE_STRATEGY`.
+    /// `TOGGLE_FEATURE_ON`, `TOGGLE_FEATURE_OFF`, `DISABLE_FEATURE_STRATEGY`, `ENABLE_FEATURE_STRATEGY` or
+    /// `PAUSE_RELEASE_PLAN`.
     pub action: String,
     #[schema(minimum = 1)]
     pub sort_order: i64,

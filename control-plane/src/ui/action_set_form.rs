@@ -1,7 +1,9 @@
 //! `/projects/<p>/actions/create`: a new action set (name, description, the service account it runs as, the
-//! signal endpoint it listens to, up to three filters and three actions), posted to `/projects/<p>/actions`;
-//! a refusal draws the form again with what was typed and the error beside its field. Admins only, as the
-//! admin API's `Access` area (`domain::action_sets::create`).
+//! signal endpoint it listens to, its filters and actions — three rows of each, more when the set has more),
+//! posted to `/projects/<p>/actions`; `/projects/<p>/actions/<id>/edit`: the same form filled with the set,
+//! posted to `/projects/<p>/actions/<id>`, which replaces it. A refusal draws the form again with what was
+//! typed and the error beside its field. Admins only, as the admin API's `Access` area
+//! (`domain::action_sets::create` and `update`).
 
 use super::controls::field;
 use super::field_errors::FieldErrors;
@@ -9,13 +11,13 @@ use super::page::{Page, UiError};
 use super::scope::{written, Done};
 use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use crate::domain::access::Area;
-use crate::domain::action_sets::{self, CreateAction, CreateActionSet, Match};
+use crate::domain::action_sets::{self, ActionSet, CreateAction, CreateActionSet, Match};
 use crate::domain::{service_accounts, signal_endpoints};
 use crate::http::state::AppState;
 use crate::model::action_set::{ActionKind, Filter, SIGNAL_ENDPOINT_SOURCE};
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use maud::{html, Markup};
 use serde_json::{Map, Value};
@@ -24,18 +26,33 @@ use std::sync::Arc;
 use vexil_shared::engine::OPERATORS;
 use vexil_shared::ApiError;
 
-/// The filter and action rows the form offers.
+/// The filter and action rows the form offers at least.
 const ROWS: usize = 3;
 
-/// This module's page (its form posts to the Actions page's path: [`create`]).
+/// The rows a form may post (`rows`): the most a set can have within any sane limit.
+const MAX_ROWS: usize = 50;
+
+/// This module's pages (the new set's form posts to the Actions page's path: [`create`]).
 pub fn routes() -> Router<Arc<AppState>> {
-    Router::new().route("/projects/{project}/actions/create", get(new_set))
+    Router::new()
+        .route("/projects/{project}/actions/create", get(new_set))
+        .route("/projects/{project}/actions/{id}/edit", get(edit_set))
+        .route("/projects/{project}/actions/{id}", post(update))
+}
+
+/// How many filter and action rows the form drew (its hidden `rows`).
+fn rows_of(form: &FormFields) -> usize {
+    form.text("rows")
+        .parse()
+        .unwrap_or(ROWS)
+        .clamp(ROWS, MAX_ROWS)
 }
 
 /// The set a form describes: rows without a path (filters) or an action are left out.
 fn input_of(project: &str, form: &FormFields) -> CreateActionSet {
+    let rows = rows_of(form);
     let mut payload = BTreeMap::new();
-    for row in 0..ROWS {
+    for row in 0..rows {
         let path = form.text(&format!("filter-path-{row}")).trim().to_owned();
         if path.is_empty() {
             continue;
@@ -58,7 +75,7 @@ fn input_of(project: &str, form: &FormFields) -> CreateActionSet {
         );
     }
     let mut actions = Vec::new();
-    for row in 0..ROWS {
+    for row in 0..rows {
         let action = form.text(&format!("action-{row}"));
         if action.is_empty() {
             continue;
@@ -96,6 +113,48 @@ fn input_of(project: &str, form: &FormFields) -> CreateActionSet {
     }
 }
 
+/// The form's fields for a stored set: what editing starts from.
+fn fields_of(set: &ActionSet) -> FormFields {
+    let mut fields = vec![
+        ("name".to_owned(), set.name.clone()),
+        (
+            "description".to_owned(),
+            set.description.clone().unwrap_or_default(),
+        ),
+        ("actorId".to_owned(), set.actor_id.to_string()),
+        ("sourceId".to_owned(), set.matching.source_id.to_string()),
+    ];
+    if set.enabled {
+        fields.push(("enabled".to_owned(), "on".to_owned()));
+    }
+    let rows = ROWS.max(set.matching.payload.len()).max(set.actions.len());
+    fields.push(("rows".to_owned(), rows.to_string()));
+    for (row, (path, filter)) in set.matching.payload.iter().enumerate() {
+        let mut values = filter.values.clone();
+        values.extend(filter.value.clone());
+        fields.push((format!("filter-path-{row}"), path.clone()));
+        fields.push((format!("filter-operator-{row}"), filter.operator.clone()));
+        fields.push((format!("filter-values-{row}"), values.join(", ")));
+        if filter.inverted {
+            fields.push((format!("filter-inverted-{row}"), "on".to_owned()));
+        }
+        if filter.case_insensitive {
+            fields.push((format!("filter-ci-{row}"), "on".to_owned()));
+        }
+    }
+    for (row, action) in set.actions.iter().enumerate() {
+        fields.push((format!("action-{row}"), action.action.clone()));
+        for (name, control) in [
+            ("featureName", "action-flag"),
+            ("environment", "action-environment"),
+            ("strategyId", "action-strategy"),
+        ] {
+            fields.push((format!("{control}-{row}"), action.param(name).to_owned()));
+        }
+    }
+    FormFields(fields)
+}
+
 fn options(choices: &[(String, String)], selected: &str) -> Markup {
     html! {
         @for (value, label) in choices {
@@ -104,10 +163,12 @@ fn options(choices: &[(String, String)], selected: &str) -> Markup {
     }
 }
 
+/// The form: a new set (`editing` None) or set `editing`'s.
 async fn form_page(
     state: &AppState,
     who: &SignedIn,
     project: &str,
+    editing: Option<i64>,
     form: &FormFields,
     error: Option<&ApiError>,
 ) -> Result<Markup, ApiError> {
@@ -149,17 +210,31 @@ async fn form_page(
             .map(|kind| (kind.as_str().to_owned(), kind.as_str().to_owned())),
     );
     let list = format!("/projects/{project}/actions");
-    let enabled = error.is_none() || form.checked("enabled");
+    let (title, target, submit) = match editing {
+        None => (
+            "New action set".to_owned(),
+            list.clone(),
+            "Create action set",
+        ),
+        Some(id) => (
+            format!("Edit {}", form.text("name")),
+            format!("{list}/{id}"),
+            "Save action set",
+        ),
+    };
+    let enabled = form.checked("enabled") || (error.is_none() && editing.is_none());
+    let rows = rows_of(form);
     Ok(who.shell().render(
-        "New action set",
+        &title,
         html! {
             div.page-head { div {
-                h1 { "New action set" }
+                h1 { (title) }
                 p.subtitle { a href=(who.link(&list)) { "← Actions" } }
             } }
             (errors.general())
-            form method="post" action=(who.link(&list)) {
+            form method="post" action=(who.link(&target)) {
                 input type="hidden" name="csrf" value=(who.csrf);
+                input type="hidden" name="rows" value=(rows);
                 (field("set-name", "Name", errors.at("set-name"), None, html! {
                     input #set-name type="text" name="name" value=(form.text("name")) required maxlength="100"
                         aria-invalid=(errors.invalid("set-name")) aria-describedby="set-name-error";
@@ -184,7 +259,7 @@ async fn form_page(
                 }
                 fieldset {
                     legend { "Filters: a dotted path into the signal's JSON (alerts.0.labels.severity), an operator, values separated by commas; all must hold" }
-                    @for row in 0..ROWS {
+                    @for row in 0..rows {
                         div.field {
                             label for=(format!("filter-path-{row}")) { "Path " (row + 1) }
                             input id=(format!("filter-path-{row}")) type="text" name=(format!("filter-path-{row}"))
@@ -205,7 +280,7 @@ async fn form_page(
                 }
                 fieldset {
                     legend { "Actions, in this order (the strategy id only for the strategy actions)" }
-                    @for row in 0..ROWS {
+                    @for row in 0..rows {
                         div.field {
                             label for=(format!("action-{row}")) { "Action " (row + 1) }
                             select id=(format!("action-{row}")) name=(format!("action-{row}")) {
@@ -220,7 +295,7 @@ async fn form_page(
                     }
                 }
                 div.actions {
-                    button.primary type="submit" { "Create action set" }
+                    button.primary type="submit" { (submit) }
                     a href=(who.link(&list)) { "Cancel" }
                 }
             }
@@ -235,8 +310,47 @@ pub async fn new_set(
     Path(project): Path<String>,
 ) -> Result<Response, UiError> {
     who.authorize(false, Area::Access)?;
-    let markup = form_page(&state, &who, &project, &FormFields::default(), None).await?;
+    let markup = form_page(&state, &who, &project, None, &FormFields::default(), None).await?;
     Ok(Page::ok(markup).into_response())
+}
+
+/// `GET /projects/<p>/actions/<id>/edit` (404 for another project's set).
+pub async fn edit_set(
+    State(state): State<Arc<AppState>>,
+    who: SignedIn,
+    Path((project, id)): Path<(String, i64)>,
+) -> Result<Response, UiError> {
+    who.authorize(false, Area::Access)?;
+    let set = {
+        let mut conn = state.store.read().await?;
+        action_sets::view(&action_sets::require(&mut conn, &project, id).await?)
+    };
+    let markup = form_page(&state, &who, &project, Some(id), &fields_of(&set), None).await?;
+    Ok(Page::ok(markup).into_response())
+}
+
+/// `POST /projects/<p>/actions/<id>`: the set replaced (its actions get new ids); to the Actions page.
+pub async fn update(
+    State(state): State<Arc<AppState>>,
+    Path((project, id)): Path<(String, i64)>,
+    UiWrite { who, form, .. }: UiWrite<InAccess>,
+) -> Result<Response, UiError> {
+    let input = input_of(&project, &form);
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        let updated = action_sets::update(&mut tx, &project, id, input, &state.limits).await?;
+        state.commit(tx).await?;
+        Ok(Done::to(
+            who.link(&format!("/projects/{project}/actions")),
+            format!("Action set {} saved", updated.name),
+        ))
+    }
+    .await;
+    written(done, async |error| {
+        let markup = form_page(&state, &who, &project, Some(id), &form, Some(error)).await?;
+        Ok(Page::ok(markup).into_response())
+    })
+    .await
 }
 
 /// `POST /projects/<p>/actions`: to the Actions page.
@@ -257,7 +371,7 @@ pub async fn create(
     }
     .await;
     written(done, async |error| {
-        let markup = form_page(&state, &who, &project, &form, Some(error)).await?;
+        let markup = form_page(&state, &who, &project, None, &form, Some(error)).await?;
         Ok(Page::ok(markup).into_response())
     })
     .await

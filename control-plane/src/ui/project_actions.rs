@@ -128,6 +128,7 @@ fn action_words(action: &str, params: &serde_json::Map<String, Value>) -> String
         "TOGGLE_FEATURE_OFF" => "Turn off",
         "DISABLE_FEATURE_STRATEGY" => "Disable a strategy of",
         "ENABLE_FEATURE_STRATEGY" => "Enable a strategy of",
+        "PAUSE_RELEASE_PLAN" => "Pause the release plan of",
         other => other,
     };
     let strategy = match param("strategyId") {
@@ -183,6 +184,7 @@ fn set_markup(
                 }
             }
             div.actions {
+                a.button href=(who.link(&format!("{path}/edit"))) aria-label=(format!("Edit {}", set.name)) { "Edit" }
                 form.inline method="post" action=(who.link(&format!("{path}/enabled"))) {
                     input type="hidden" name="csrf" value=(who.csrf);
                     input type="hidden" name="enabled" value=(if set.enabled { "false" } else { "true" });

@@ -1,7 +1,7 @@
 //! Action sets through the real binary, on SQLite and Postgres: their CRUD, checks and limits; a signal that
 //! passes a set's filters switches a flag off (as the SDKs see it) as the set's service account, one that does
 //! not changes nothing; a service account without the permission, and an environment with change requests
-//! on, fail and are logged; and (Postgres) two replicas run each set once per signal.
+//! on, fail and are logged; a signal pauses a release plan's automatic progression; and (Postgres) two replicas run each set once per signal.
 
 use crate::database::TestDb;
 use crate::server::{assert_timestamp, Server, CLIENT_TOKEN};
@@ -14,6 +14,7 @@ crate::on_sqlite_and_postgres!(
     a_matching_signal_switches_a_flag_off_and_another_changes_nothing,
     a_service_account_without_the_permission_fails_and_is_logged,
     an_environment_with_change_requests_is_refused_and_logged,
+    a_signal_pauses_a_release_plans_progression,
     a_signal_stored_while_no_control_plane_runs_is_processed_at_the_start,
 );
 
@@ -498,4 +499,86 @@ async fn a_signal_stored_while_no_control_plane_runs_is_processed_at_the_start(d
     let log = executions(&server, id, 1).await;
     assert_eq!(log[0]["state"], "success", "{log:?}");
     assert!(!enabled_in_development(&server, "checkout").await);
+}
+
+async fn a_signal_pauses_a_release_plans_progression(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    flag_on_in_development(&server, "checkout").await;
+    flag_on_in_development(&server, "planless").await;
+    let rollout = |percent: u32| {
+        json!({"strategyName": "flexibleRollout", "sortOrder": 0,
+               "parameters": {"rollout": percent, "groupId": "{{featureName}}", "stickiness": "default"}})
+    };
+    let template = json!({"name": "Gradual", "milestones": [
+        {"name": "Quarter", "sortOrder": 0, "strategies": [rollout(25)], "transitionCondition": {"intervalMinutes": 60}},
+        {"name": "Everyone", "sortOrder": 1, "strategies": [rollout(100)]}
+    ]});
+    let template = server
+        .post("/api/admin/release-plan-templates", template)
+        .await;
+    let plans = format!("{PROJECT}/features/checkout/environments/development/release-plans");
+    let plan = server
+        .post(&plans, json!({"templateId": template.expect(200)["id"]}))
+        .await
+        .expect(200)
+        .clone();
+    let (plan_id, first) = (
+        plan["id"].as_str().unwrap(),
+        plan["milestones"][0]["id"].as_str().unwrap(),
+    );
+    server
+        .post_empty(&format!("{plans}/{plan_id}/milestones/{first}/start"))
+        .await
+        .expect(200);
+    let (source, token) = endpoint_with_token(&server, "alerts").await;
+    let actor = service_account(&server, "automation", 2).await;
+    let pause = firing_critical(
+        source,
+        actor,
+        json!([toggle("PAUSE_RELEASE_PLAN", "checkout", 1)]),
+    );
+    let id = server.post(ACTIONS, pause).await.expect(201)["id"]
+        .as_i64()
+        .unwrap();
+    let mut no_plan = firing_critical(
+        source,
+        actor,
+        json!([toggle("PAUSE_RELEASE_PLAN", "planless", 1)]),
+    );
+    no_plan["name"] = json!("pause a flag without a plan");
+    let failing = server.post(ACTIONS, no_plan).await.expect(201)["id"]
+        .as_i64()
+        .unwrap();
+
+    signal(&server, "alerts", Some(&token), alert("firing", "critical"))
+        .await
+        .expect(200);
+    assert_eq!(executions(&server, id, 1).await[0]["state"], "success");
+    let log = executions(&server, failing, 1).await;
+    assert_eq!(log[0]["state"], "failed", "{log:?}");
+    let details = log[0]["actionSet"]["actions"][0]["details"]
+        .as_str()
+        .unwrap();
+    assert!(details.contains("no release plan"), "{details}");
+    let now = server.get(&format!("{plans}/{plan_id}")).await;
+    let now = now.expect(200);
+    assert_eq!(
+        now["activeMilestoneId"], first,
+        "still on the first milestone"
+    );
+    assert!(!now["milestones"][0]["pausedAt"].is_null(), "{now}");
+    let paused = events_of_type(&server, "release-plan-progressions-paused").await;
+    assert_eq!(paused.len(), 1, "{paused:?}");
+    assert_eq!(paused[0]["createdBy"], "automation");
+    assert_eq!(paused[0]["data"]["reason"], "paused by an action");
+
+    // Paused already: the next alert's run succeeds and records nothing more.
+    signal(&server, "alerts", Some(&token), alert("firing", "critical"))
+        .await
+        .expect(200);
+    executions(&server, failing, 2).await;
+    let runs = executions(&server, id, 2).await;
+    assert!(runs.iter().all(|run| run["state"] == "success"), "{runs:?}");
+    let paused = events_of_type(&server, "release-plan-progressions-paused").await;
+    assert_eq!(paused.len(), 1, "{paused:?}");
 }

@@ -160,6 +160,59 @@ async fn signals_and_actions_in_the_ui(db: TestDb) {
     assert!(text.contains("Turn on checkout in development"), "{text}");
     assert!(text.contains("automation"), "{text}");
 
+    // Edited: the form starts from the set; a refusal keeps what was typed; saved, the set is replaced.
+    assert!(
+        text.contains(&format!("/projects/default/actions/{set}/edit")),
+        "{text}"
+    );
+    let edit = browser
+        .get(&format!("/projects/default/actions/{set}/edit"))
+        .await;
+    let text = edit.expect(200);
+    assert!(text.contains("Edit Pager"), "{text}");
+    assert!(text.contains("value=\"firing, pending\""), "{text}");
+    assert!(text.contains("value=\"development\""), "{text}");
+    assert!(
+        text.contains("<option value=\"TOGGLE_FEATURE_ON\" selected>"),
+        "{text}"
+    );
+    let target = format!("/projects/default/actions/{set}");
+    let mut edited = vec![
+        ("csrf", csrf.as_str()),
+        ("rows", "3"),
+        ("name", "Pager duty"),
+        ("actorId", &actor),
+        ("sourceId", &endpoint),
+        ("enabled", "on"),
+        ("filter-path-0", "status"),
+        ("filter-operator-0", "IN"),
+        ("filter-values-0", "resolved"),
+        ("action-0", "PAUSE_RELEASE_PLAN"),
+        ("action-flag-0", "checkout"),
+    ];
+    let refused = browser.post(&target, &edited).await;
+    let text = refused.expect(400);
+    assert!(text.contains("executionParams.environment"), "{text}");
+    assert!(text.contains("value=\"Pager duty\""), "{text}");
+    edited.push(("action-environment-0", "development"));
+    let saved = browser.post(&target, &edited).await;
+    assert_eq!(saved.status, 303, "{}", saved.text);
+    let sets = server.get("/api/admin/projects/default/actions").await;
+    let now = sets.expect(200)["actions"][0].clone();
+    assert_eq!(now["id"], set);
+    assert_eq!(now["name"], "Pager duty");
+    assert_eq!(
+        now["match"]["payload"]["status"]["values"],
+        json!(["resolved"])
+    );
+    assert_eq!(now["actions"][0]["action"], "PAUSE_RELEASE_PLAN");
+    let page = browser.get("/projects/default/actions").await;
+    let text = page.expect(200);
+    assert!(
+        text.contains("Pause the release plan of checkout in development"),
+        "{text}"
+    );
+
     let off = browser
         .post(
             &format!("/projects/default/actions/{set}/enabled"),

@@ -209,6 +209,30 @@ pub async fn pause(tx: &mut WriteTx, id: &str, reason: Option<&str>) -> Result<b
     Ok(true)
 }
 
+/// Pauses the progression of the flag's release plan in the environment (the `PAUSE_RELEASE_PLAN` action):
+/// 404 when the flag is not the project's or has no plan there; `Ok(false)` when it was paused already or no
+/// milestone is started (nothing to stop).
+pub async fn pause_in(
+    tx: &mut WriteTx,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    reason: &str,
+) -> Result<bool, ApiError> {
+    require_in_project(tx.conn(), project, feature).await?;
+    require_project_environment(tx.conn(), project, environment).await?;
+    let plan = store::plans_of(tx.conn(), feature, Some(environment))
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "Flag {feature} has no release plan in environment {environment}"
+            ))
+        })?;
+    pause(tx, &plan.id, Some(reason)).await
+}
+
 /// `POST …/progressions/:planId/resume`: the paused progression of the active milestone is due again at its
 /// time (`intervalMinutes` after the milestone started: at once if that has passed). Nothing when not paused.
 pub async fn resume(
