@@ -38,10 +38,30 @@ pub struct SignalEndpoint {
     pub id: i64,
     pub enabled: bool,
     pub name: String,
+    pub description: Option<String>,
     pub created_at: String,
     pub created_by_user_id: i64,
+    /// Where other systems post its signals: `<instance>/api/signal-endpoint/<name>` (in the API's answers,
+    /// not in events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// Its tokens, without secrets.
     pub tokens: Vec<SignalEndpointToken>,
+}
+
+impl SignalEndpoint {
+    /// The endpoint with its receiver's URL on the instance at `site` (origin and base path).
+    pub fn at(self, site: &str) -> SignalEndpoint {
+        SignalEndpoint {
+            url: Some(receiver_url(site, &self.name)),
+            ..self
+        }
+    }
+}
+
+/// Where other systems post the signals of endpoint `name`, on the instance at `site`.
+pub fn receiver_url(site: &str, name: &str) -> String {
+    format!("{site}/api/signal-endpoint/{name}")
 }
 
 /// signalEndpointsSchema.
@@ -58,6 +78,9 @@ pub struct CreateSignalEndpoint {
     /// URL-safe, 1 to 100 characters, unique: the receiver's path.
     #[schema(min_length = 1, max_length = 100)]
     pub name: String,
+    /// Up to 1,000 characters; on `PUT`, absent keeps it and empty removes it.
+    #[schema(max_length = 1000)]
+    pub description: Option<String>,
     /// Default on creation: true.
     pub enabled: Option<bool>,
 }
@@ -129,8 +152,10 @@ fn view(row: &EndpointRow, tokens: &[TokenRow]) -> SignalEndpoint {
         id: row.id,
         enabled: row.enabled,
         name: row.name.clone(),
+        description: row.description.clone(),
         created_at: row.created_at.to_string(),
         created_by_user_id: row.created_by_user_id,
+        url: None,
         tokens: tokens.iter().map(token_view).collect(),
     }
 }
@@ -186,6 +211,20 @@ async fn check_name(tx: &mut WriteTx, value: &str, id: i64) -> Result<String, Ap
     Ok(value)
 }
 
+/// A description as given (trimmed), 400 past 1,000 characters.
+fn check_description(value: Option<&str>) -> Result<Option<String>, ApiError> {
+    let Some(text) = value.map(str::trim) else {
+        return Ok(None);
+    };
+    if text.chars().count() > 1000 {
+        return Err(ApiError::invalid_field(
+            "description",
+            "description must be at most 1000 characters long",
+        ));
+    }
+    Ok(Some(text.to_owned()))
+}
+
 fn endpoint_event(
     event_type: EventType,
     data: Option<&SignalEndpoint>,
@@ -217,6 +256,8 @@ pub async fn create(
     let row = EndpointRow {
         id: tx.next_id(Counter::SignalEndpoint).await?,
         name,
+        description: check_description(input.description.as_deref())?
+            .filter(|text| !text.is_empty()),
         enabled: input.enabled.unwrap_or(true),
         created_at: tx.now(),
         created_by_user_id: tx.actor().user_id,
@@ -240,8 +281,13 @@ pub async fn update(
 ) -> Result<SignalEndpoint, ApiError> {
     let before = require(tx.conn(), id).await?;
     let name = check_name(tx, &input.name, id).await?;
+    let description = match check_description(input.description.as_deref())? {
+        None => before.description.clone(),
+        Some(text) => Some(text).filter(|text| !text.is_empty()),
+    };
     let after = EndpointRow {
         name,
+        description,
         enabled: input.enabled.unwrap_or(before.enabled),
         ..before.clone()
     };

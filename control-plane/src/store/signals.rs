@@ -12,6 +12,7 @@ use sqlx::{AnyConnection, FromRow, Row};
 pub struct EndpointRow {
     pub id: i64,
     pub name: String,
+    pub description: Option<String>,
     pub enabled: bool,
     pub created_at: Timestamp,
     pub created_by_user_id: i64,
@@ -22,6 +23,7 @@ impl FromRow<'_, AnyRow> for EndpointRow {
         Ok(EndpointRow {
             id: row.try_get("id")?,
             name: row.try_get("name")?,
+            description: row.try_get("description")?,
             enabled: flag(row, "enabled")?,
             created_at: row.try_get("created_at")?,
             created_by_user_id: row.try_get("created_by_user_id")?,
@@ -78,7 +80,7 @@ impl FromRow<'_, AnyRow> for SignalRow {
     }
 }
 
-const ENDPOINT_COLUMNS: &str = "id, name, enabled, created_at, created_by_user_id";
+const ENDPOINT_COLUMNS: &str = "id, name, enabled, created_at, created_by_user_id, description";
 const TOKEN_COLUMNS: &str =
     "id, signal_endpoint_id, name, token_hash, created_at, created_by_user_id";
 const SIGNAL_COLUMNS: &str = "id, source, source_id, token_id, token_name, payload, created_at";
@@ -116,13 +118,14 @@ pub async fn insert_endpoint(
     row: &EndpointRow,
 ) -> Result<(), StoreError> {
     sqlx::query(&format!(
-        "INSERT INTO signal_endpoints ({ENDPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5)"
+        "INSERT INTO signal_endpoints ({ENDPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
     ))
     .bind(row.id)
     .bind(&row.name)
     .bind(i64::from(row.enabled))
     .bind(row.created_at)
     .bind(row.created_by_user_id)
+    .bind(&row.description)
     .execute(conn)
     .await?;
     Ok(())
@@ -132,12 +135,15 @@ pub async fn update_endpoint(
     conn: &mut AnyConnection,
     row: &EndpointRow,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE signal_endpoints SET name = $2, enabled = $3 WHERE id = $1")
-        .bind(row.id)
-        .bind(&row.name)
-        .bind(i64::from(row.enabled))
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "UPDATE signal_endpoints SET name = $2, enabled = $3, description = $4 WHERE id = $1",
+    )
+    .bind(row.id)
+    .bind(&row.name)
+    .bind(i64::from(row.enabled))
+    .bind(&row.description)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 

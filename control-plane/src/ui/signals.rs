@@ -48,7 +48,7 @@ fn endpoint_path(id: i64) -> String {
 
 /// Where other systems post: the receiver's absolute URL.
 fn receiver_url(state: &AppState, headers: &HeaderMap, name: &str) -> String {
-    format!("{}/api/signal-endpoint/{name}", state.site(headers))
+    signal_endpoints::receiver_url(&state.site(headers), name)
 }
 
 /// `GET /admin/signals`.
@@ -90,7 +90,12 @@ pub async fn list(
                         tbody {
                             @for endpoint in &endpoints {
                                 tr {
-                                    td.flag-name { strong { (endpoint.name) } }
+                                    td.flag-name {
+                                        strong { (endpoint.name) }
+                                        @if let Some(description) = &endpoint.description {
+                                            br; span.muted { (description) }
+                                        }
+                                    }
                                     td.hide-narrow { code { (receiver_url(&state, &headers, &endpoint.name)) } }
                                     td { (if endpoint.enabled { "On" } else { "Off" }) }
                                     td.hide-narrow { (endpoint.tokens.len()) }
@@ -110,7 +115,14 @@ pub async fn list(
 }
 
 fn new_endpoint_page(who: &SignedIn, form: &FormFields, error: Option<&ApiError>) -> Markup {
-    let errors = FieldErrors::of(error, &[("name", "endpoint-name")], "endpoint-name");
+    let errors = FieldErrors::of(
+        error,
+        &[
+            ("name", "endpoint-name"),
+            ("description", "endpoint-description"),
+        ],
+        "endpoint-name",
+    );
     who.shell().render(
         "New signal endpoint",
         html! {
@@ -126,6 +138,13 @@ fn new_endpoint_page(who: &SignedIn, form: &FormFields, error: Option<&ApiError>
                     input #endpoint-name type="text" name="name" value=(form.text("name"))
                         required maxlength="100" aria-invalid=(errors.invalid("endpoint-name"))
                         aria-describedby="endpoint-name-hint endpoint-name-error";
+                }))
+                (field("endpoint-description", "Description", errors.at("endpoint-description"),
+                    Some("Optional: what posts here, for whoever reads this later"), html! {
+                    input #endpoint-description type="text" name="description"
+                        value=(form.text("description")) maxlength="1000"
+                        aria-invalid=(errors.invalid("endpoint-description"))
+                        aria-describedby="endpoint-description-hint endpoint-description-error";
                 }))
                 div.actions {
                     button.primary type="submit" { "Create signal endpoint" }
@@ -150,6 +169,7 @@ pub async fn create(
 ) -> Result<Response, UiError> {
     let input = CreateSignalEndpoint {
         name: form.text("name"),
+        description: Some(form.text("description")),
         enabled: Some(true),
     };
     let done = async {
@@ -240,6 +260,9 @@ fn endpoint_markup(
             h2 #endpoint-title { "Endpoint" }
             dl.meta {
                 dt { "URL" } dd { code { (url) } }
+                @if let Some(description) = &endpoint.description {
+                    dt { "Description" } dd { (description) }
+                }
                 dt { "Status" } dd { (if endpoint.enabled { "On: signals are kept" } else { "Off: posts are refused" }) }
                 dt { "Created" } dd { (when(&endpoint.created_at)) }
             }
@@ -323,6 +346,7 @@ pub async fn switch(
     let name = signal_endpoints::require(tx.conn(), id).await?.name;
     let input = CreateSignalEndpoint {
         name,
+        description: None,
         enabled: Some(enabled),
     };
     signal_endpoints::update(&mut tx, id, input).await?;

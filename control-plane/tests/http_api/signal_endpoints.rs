@@ -79,6 +79,11 @@ async fn signal_endpoints_tokens_and_the_receiver(db: TestDb) {
     assert_eq!(endpoint["name"], "alerts");
     assert_eq!(endpoint["enabled"], true);
     assert_eq!(endpoint["tokens"], json!([]));
+    assert_eq!(endpoint["description"], Value::Null);
+    assert_eq!(
+        endpoint["url"],
+        format!("{}/api/signal-endpoint/alerts", server.base)
+    );
     assert_timestamp(&endpoint["createdAt"]);
     assert_eq!(endpoint["createdByUserId"], -1337);
     server
@@ -172,10 +177,18 @@ async fn signal_endpoints_tokens_and_the_receiver(db: TestDb) {
     let updated = server
         .put(
             &format!("{ENDPOINTS}/{id}"),
-            json!({"name": "alerts", "enabled": false}),
+            json!({"name": "alerts", "enabled": false, "description": " Alertmanager pages "}),
         )
         .await;
     assert_eq!(updated.expect(200)["enabled"], false);
+    assert_eq!(updated.expect(200)["description"], "Alertmanager pages");
+    server
+        .put(
+            &format!("{ENDPOINTS}/{id}"),
+            json!({"name": "alerts", "description": "x".repeat(1001)}),
+        )
+        .await
+        .expect_error(400, "ValidationError");
     signal(&server, "alerts", Some(&secret), alert.clone())
         .await
         .expect_error(403, "NoAccessError");
@@ -189,6 +202,15 @@ async fn signal_endpoints_tokens_and_the_receiver(db: TestDb) {
     signal(&server, "paging", Some(&secret), alert.clone())
         .await
         .expect(200);
+    let listed = server.get(ENDPOINTS).await.expect(200)["signalEndpoints"][0].clone();
+    assert_eq!(
+        listed["description"], "Alertmanager pages",
+        "kept when absent"
+    );
+    assert_eq!(
+        listed["url"],
+        format!("{}/api/signal-endpoint/paging", server.base)
+    );
 
     // A token renamed, then deleted: it stops working at once.
     let token_path = format!("{path}/{token_id}");

@@ -71,9 +71,15 @@ pub struct NamePath {
 pub async fn list(
     State(state): State<Arc<AppState>>,
     _: AdminActor,
+    headers: HeaderMap,
 ) -> Result<Json<SignalEndpoints>, ApiError> {
     let mut conn = state.store.read().await?;
-    Ok(Json(signal_endpoints::list(&mut conn).await?))
+    let site = state.site(&headers);
+    let mut endpoints = signal_endpoints::list(&mut conn).await?;
+    endpoints.signal_endpoints = (endpoints.signal_endpoints.into_iter())
+        .map(|endpoint| endpoint.at(&site))
+        .collect();
+    Ok(Json(endpoints))
 }
 
 #[utoipa::path(
@@ -89,12 +95,16 @@ pub async fn list(
 pub async fn create(
     State(state): State<Arc<AppState>>,
     AdminActor(actor): AdminActor,
+    headers: HeaderMap,
     JsonBody(input): JsonBody<CreateSignalEndpoint>,
 ) -> Result<(StatusCode, Json<SignalEndpoint>), ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let endpoint = signal_endpoints::create(&mut tx, input, &state.limits).await?;
     state.commit(tx).await?;
-    Ok((StatusCode::CREATED, Json(endpoint)))
+    Ok((
+        StatusCode::CREATED,
+        Json(endpoint.at(&state.site(&headers))),
+    ))
 }
 
 #[utoipa::path(
@@ -110,12 +120,13 @@ pub async fn update(
     State(state): State<Arc<AppState>>,
     AdminActor(actor): AdminActor,
     PathParams(path): PathParams<IdPath>,
+    headers: HeaderMap,
     JsonBody(input): JsonBody<CreateSignalEndpoint>,
 ) -> Result<Json<SignalEndpoint>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
     let endpoint = signal_endpoints::update(&mut tx, path.id, input).await?;
     state.commit(tx).await?;
-    Ok(Json(endpoint))
+    Ok(Json(endpoint.at(&state.site(&headers))))
 }
 
 #[utoipa::path(
