@@ -113,6 +113,13 @@ pub struct Limits {
     #[arg(long = "limit-feature-flags", env = "VEXIL_LIMIT_FEATURE_FLAGS", default_value_t = 5000,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub feature_flags: u32,
+    /// Release templates not archived.
+    #[arg(
+        long = "limit-release-templates",
+        env = "VEXIL_LIMIT_RELEASE_TEMPLATES",
+        default_value_t = 10
+    )]
+    pub release_templates: u32,
 }
 
 impl Default for Limits {
@@ -135,6 +142,7 @@ impl Default for Limits {
             projects: 500,
             segments: 300,
             feature_flags: 5000,
+            release_templates: 10,
         }
     }
 }
@@ -196,7 +204,7 @@ mod tests {
         assert_eq!(parsed.segment_values, 3);
         assert!(Flags::try_parse_from(["x", "--limit-projects", "0"]).is_err());
         let json = serde_json::to_value(Limits::default()).unwrap();
-        assert_eq!(json.as_object().unwrap().len(), 16);
+        assert_eq!(json.as_object().unwrap().len(), 17);
         assert_eq!(json["featureEnvironmentStrategies"], 30);
         assert_eq!(json["signalTokensPerEndpoint"], 5);
     }

@@ -162,7 +162,7 @@ pub async fn create(
             name: name.clone(),
             milestones: None,
         };
-        let template = templates::create(&mut tx, input).await?;
+        let template = templates::create(&mut tx, input, &state.limits).await?;
         state.commit(tx).await?;
         Ok(Done::to(
             who.link(&format!("/release-templates/edit/{}", template.id)),

@@ -31,6 +31,8 @@ async fn every_limit_is_enforced_on_create(db: TestDb) {
             "2",
             "--limit-strategy-segments",
             "1",
+            "--limit-release-templates",
+            "1",
         ],
     )
     .await;
@@ -221,6 +223,35 @@ async fn every_limit_is_enforced_on_create(db: TestDb) {
             .len(),
         2
     );
+
+    // Release templates: one (an archived one does not count); a template's milestones are bounded too.
+    let templates = "/api/admin/release-plan-templates";
+    let first = server.post(templates, json!({"name": "first"})).await;
+    let first = first.expect(200)["id"].as_str().unwrap().to_owned();
+    let before = revision_events().await;
+    exceeds(
+        &server.post(templates, json!({"name": "second"})).await,
+        "releaseTemplates",
+    );
+    assert_eq!(revision_events().await, before);
+    let limits = server.get("/api/admin/ui-config").await.expect(200)["resourceLimits"].clone();
+    assert_eq!(limits["releaseTemplates"], 1);
+    server
+        .post_empty(&format!("{templates}/archive/{first}"))
+        .await
+        .expect(200);
+    let many: Vec<_> = (0..21)
+        .map(|index| json!({"name": format!("step {index}"), "sortOrder": index}))
+        .collect();
+    let message = server
+        .post(templates, json!({"name": "second", "milestones": many}))
+        .await
+        .expect_error(400, "ValidationError");
+    assert!(message.contains("at most 20 milestones"), "{message}");
+    server
+        .post(templates, json!({"name": "second"}))
+        .await
+        .expect(200);
 }
 
 /// The start-up tokens count against `apiTokens`, here set through its environment variable: three tokens

@@ -119,6 +119,8 @@ pub struct MilestoneInput {
     #[serde(default)]
     pub transition_condition: Option<TransitionCondition>,
     #[serde(default)]
+    /// At most 30 (`templates::MAX_MILESTONE_STRATEGIES`).
+    #[schema(max_items = 30)]
     pub strategies: Option<Vec<MilestoneStrategyInput>>,
 }
 
@@ -131,7 +133,9 @@ pub struct TemplateInput {
     pub id: Option<String>,
     #[schema(min_length = 1, max_length = 255)]
     pub name: String,
+    /// At most 20 (`templates::MAX_MILESTONES`).
     #[serde(default)]
+    #[schema(max_items = 20)]
     pub milestones: Option<Vec<MilestoneInput>>,
 }
 

@@ -10,6 +10,7 @@ use super::{
 };
 use crate::domain::context_fields;
 use crate::domain::events::{payload, EventType};
+use crate::domain::limits::{ensure_within, Limits};
 use crate::domain::strategies::parameter_strings;
 use crate::domain::strategy_definitions;
 use crate::model::release_plan::{Discriminator, MilestoneStrategy};
@@ -223,6 +224,40 @@ async fn ensure_name_free(tx: &mut WriteTx, name: &str, id: &str) -> Result<(), 
     }
 }
 
+/// Milestones of one template at most: a release in more steps than this is a misuse, and a template is
+/// copied whole into every plan applied from it.
+pub const MAX_MILESTONES: usize = 20;
+
+/// Strategies of one milestone at most: what starting it puts into one flag's environment, so as many
+/// as the `featureEnvironmentStrategies` limit's default.
+pub const MAX_MILESTONE_STRATEGIES: usize = 30;
+
+/// 400 past [`MAX_MILESTONES`] or a milestone past [`MAX_MILESTONE_STRATEGIES`].
+fn ensure_bounded(milestones: &[MilestoneRow]) -> Result<(), ApiError> {
+    if milestones.len() > MAX_MILESTONES {
+        return Err(ApiError::invalid_field(
+            "milestones",
+            format!(
+                "milestones: a release template has at most {MAX_MILESTONES} milestones ({} given)",
+                milestones.len()
+            ),
+        ));
+    }
+    for (index, milestone) in milestones.iter().enumerate() {
+        if milestone.strategies.len() > MAX_MILESTONE_STRATEGIES {
+            let field = format!("milestones[{index}].strategies");
+            return Err(ApiError::invalid_field(
+                &field,
+                format!(
+                    "{field}: a milestone has at most {MAX_MILESTONE_STRATEGIES} strategies ({} given)",
+                    milestone.strategies.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Writes the template and its milestones, and records `event_type` with it (and what it was).
 async fn save(
     tx: &mut WriteTx,
@@ -231,6 +266,7 @@ async fn save(
     before: Option<ReleasePlanTemplate>,
     event_type: EventType,
 ) -> Result<ReleasePlanTemplate, ApiError> {
+    ensure_bounded(milestones)?;
     milestones.sort_by_key(|milestone| milestone.sort_order);
     store::update_definition(tx.conn(), row).await?;
     store::replace_milestones(tx.conn(), &row.id, milestones).await?;
@@ -240,13 +276,23 @@ async fn save(
     Ok(after)
 }
 
+/// Creates a template: 400 for bad input or past the `releaseTemplates` limit (templates not archived), 409
+/// for a name in use.
 pub async fn create(
     tx: &mut WriteTx,
     input: TemplateInput,
+    limits: &Limits,
 ) -> Result<ReleasePlanTemplate, ApiError> {
     let name = checked_name("name", &input.name)?;
     let id = Uuid::new_v4().to_string();
     ensure_name_free(tx, &name, &id).await?;
+    let count = store::templates(tx.conn()).await?.len();
+    ensure_within(
+        "releaseTemplates",
+        "release templates",
+        count + 1,
+        limits.release_templates,
+    )?;
     let mut milestones =
         checked_milestones(tx.conn(), &id, input.milestones.unwrap_or_default()).await?;
     let row = DefinitionRow {

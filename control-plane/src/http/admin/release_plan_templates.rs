@@ -76,7 +76,7 @@ pub async fn create(
     JsonBody(input): JsonBody<TemplateInput>,
 ) -> Result<Json<ReleasePlanTemplate>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    let template = templates::create(&mut tx, input).await?;
+    let template = templates::create(&mut tx, input, &state.limits).await?;
     state.commit(tx).await?;
     Ok(Json(template))
 }
