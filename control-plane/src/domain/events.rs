@@ -99,6 +99,8 @@ pub enum EventType {
     ProjectFavorited,
     ProjectUnfavorited,
     FeaturesImported,
+    FeaturesExported,
+    ApplicationCreated,
     ProjectAccessAdded,
     ProjectAccessUpdated,
     ProjectAccessUserRolesUpdated,
@@ -136,7 +138,7 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 122] = [
+    pub const ALL: [EventType; 124] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -226,6 +228,8 @@ impl EventType {
         EventType::ProjectFavorited,
         EventType::ProjectUnfavorited,
         EventType::FeaturesImported,
+        EventType::FeaturesExported,
+        EventType::ApplicationCreated,
         EventType::ProjectAccessAdded,
         EventType::ProjectAccessUpdated,
         EventType::ProjectAccessUserRolesUpdated,
@@ -406,6 +410,8 @@ impl EventType {
             EventType::ProjectFavorited => "project-favorited",
             EventType::ProjectUnfavorited => "project-unfavorited",
             EventType::FeaturesImported => "features-imported",
+            EventType::FeaturesExported => "features-exported",
+            EventType::ApplicationCreated => "application-created",
         }
     }
 }

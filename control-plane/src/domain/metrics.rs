@@ -18,11 +18,12 @@ use vexil_serving::usage::{check_batch, Usage, MAX_VARIANTS_PER_FLAG};
 use vexil_shared::token::SecretHash;
 use vexil_shared::ApiError;
 
+use crate::domain::events::EventType;
 use crate::store::applications::{self as application_sql, ApplicationRow};
 use crate::store::lifecycle::{self, SeenPairs};
 pub use crate::store::metrics::RolledUp;
 use crate::store::metrics::{self as sql, ApplicationMetadata};
-use crate::store::{Store, StoreError};
+use crate::store::{Actor, Store, StoreError};
 
 pub const MINUTE_MS: i64 = 60_000;
 pub const HOUR_MS: i64 = 60 * MINUTE_MS;
@@ -88,10 +89,34 @@ async fn write_usage(
     Ok(recorded)
 }
 
+/// Creates the applications this process has not seen yet, each in a write of its own that records
+/// `application-created` (the one audit event of the SDK routes: an application's first sighting, once,
+/// whichever process or post sees it first — the row's insert decides).
+async fn create_new_applications(
+    store: &Store,
+    applications: &[v1::ApplicationSeen],
+) -> Result<(), ApiError> {
+    for app in applications {
+        if store.known_applications().contains(&app.app_name) {
+            continue;
+        }
+        let mut tx = store.begin_write(&Actor::system()).await?;
+        if sql::create_application(tx.conn(), &app.app_name, app.seen_at_ms).await? {
+            let data = serde_json::json!({"appName": app.app_name});
+            tx.record(EventType::ApplicationCreated.instance_wide(Some(data), None))
+                .await?;
+        }
+        tx.commit().await?;
+        store.known_applications().insert(&app.app_name);
+    }
+    Ok(())
+}
+
 /// Stores one SDK post's usage (or Unleash Edge report, [`super::unleash_edges::write`]) in one transaction,
 /// received by this process (so at a time of its own clock). No audit event (API.md §3.7: SDK calls are not
 /// audited).
 pub async fn ingest(store: &Store, mut usage: Usage) -> Result<(), ApiError> {
+    create_new_applications(store, &usage.applications).await?;
     let unleash_edges = std::mem::take(&mut usage.unleash_edges);
     let usage = sorted(usage);
     let mut conn = store.bookkeeping().await?;
@@ -114,6 +139,7 @@ pub async fn ingest_batch(
     now_ms: i64,
 ) -> Result<bool, ApiError> {
     check_batch(&batch)?;
+    create_new_applications(store, &batch.applications).await?;
     let usage = sorted(Usage {
         applications: batch.applications,
         instances: batch.instances,

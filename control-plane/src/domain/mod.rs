@@ -15,6 +15,8 @@ pub mod client_document;
 pub mod context_fields;
 pub mod dependencies;
 pub mod environments;
+#[cfg(test)]
+mod event_coverage;
 pub mod events;
 pub mod favorites;
 pub mod feature_batches;

@@ -184,7 +184,9 @@ fn scope(event_type: EventType) -> Scope {
         | ActionsUpdated
         | ActionsDeleted
         // An import's summary: each flag it changed has its own event.
-        | FeaturesImported => Scope::Nothing,
+        | FeaturesImported
+        | FeaturesExported
+        | ApplicationCreated => Scope::Nothing,
         ProjectCreated
         | ProjectUpdated
         | ProjectDeleted

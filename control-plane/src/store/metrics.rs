@@ -3,7 +3,8 @@
 //! of overflowing: every addition is [`saturating_add`], every sum [`saturating_sum`] (the same SQL text on
 //! SQLite and Postgres).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Mutex;
 
 use super::encoding::{json_text, millis};
 use super::StoreError;
@@ -35,6 +36,52 @@ fn saturating_sum(column: &str) -> String {
         "CASE WHEN {high} + {low} / 4294967296 >= 2147483648 THEN 9223372036854775807 \
          ELSE ({high} + {low} / 4294967296) * 4294967296 + {low} % 4294967296 END"
     )
+}
+
+/// Creates application `app_name` first seen at `seen_at_ms` unless it exists: whether it created it.
+pub async fn create_application(
+    conn: &mut AnyConnection,
+    app_name: &str,
+    seen_at_ms: i64,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO client_applications (app_name, strategies, created_at_ms, updated_at_ms, last_seen_ms) \
+         VALUES ($1, '[]', $2, $2, $2) ON CONFLICT (app_name) DO NOTHING",
+    )
+    .bind(app_name)
+    .bind(seen_at_ms)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Most application names [`KnownApplications`] remembers; past this it starts over.
+const MOST_KNOWN: usize = 100_000;
+
+/// The applications this process knows exist (created, with their `application-created` event), so that the
+/// usage ingest looks an application up once per process, not on every post.
+#[derive(Debug, Default)]
+pub struct KnownApplications(Mutex<HashSet<String>>);
+
+impl KnownApplications {
+    pub fn contains(&self, app_name: &str) -> bool {
+        let names = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        names.contains(app_name)
+    }
+
+    pub fn insert(&self, app_name: &str) {
+        let mut names = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if names.len() >= MOST_KNOWN {
+            names.clear();
+        }
+        names.insert(app_name.to_owned());
+    }
 }
 
 /// Records a sighting of an application: created on first sight, `last_seen` moves forwards, a

@@ -127,6 +127,7 @@ pub struct Store {
     committed: Arc<Notify>,
     outbox: Arc<Notify>,
     seen_pairs: Arc<lifecycle::SeenPairs>,
+    known_applications: Arc<metrics::KnownApplications>,
 }
 
 /// A read transaction that sees one committed revision and everything written up to it (Postgres:
@@ -205,6 +206,7 @@ impl Store {
             committed: Arc::new(Notify::new()),
             outbox: Arc::new(Notify::new()),
             seen_pairs: Arc::default(),
+            known_applications: Arc::default(),
         })
     }
 
@@ -220,6 +222,11 @@ impl Store {
     /// The (flag, environment) pairs whose lifecycle stage this process recorded lately.
     pub fn seen_pairs(&self) -> &lifecycle::SeenPairs {
         &self.seen_pairs
+    }
+
+    /// The applications this process knows exist.
+    pub fn known_applications(&self) -> &metrics::KnownApplications {
+        &self.known_applications
     }
 
     /// Signalled after every committed write of this process that wrote addon deliveries.

@@ -12,6 +12,7 @@ mod action_sets;
 mod addons;
 mod admin_flow;
 mod admin_more;
+mod audit_events;
 mod auth_hardening;
 mod bad_input;
 mod change_request_security;

@@ -7,6 +7,7 @@ use super::bodies::{
     ExportFeatureEnvironment, ExportFeatureTag, ExportQuery, ExportResult, ExportSegment,
     ExportStrategy, ExportTagType,
 };
+use crate::domain::events::EventType;
 use crate::domain::{dependencies, environments, projects, tags, variants};
 use crate::store::context_fields as field_store;
 use crate::store::features::{self as feature_store, FeatureRow};
@@ -14,6 +15,7 @@ use crate::store::projects as project_store;
 use crate::store::segments as segment_store;
 use crate::store::strategies::{self as strategy_store, StrategyRow};
 use crate::store::tags as tag_store;
+use crate::store::WriteTx;
 use serde_json::Value;
 use sqlx::AnyConnection;
 use std::collections::BTreeSet;
@@ -109,6 +111,19 @@ fn used_fields(
     }
     names.retain(|name| !NOT_FIELDS.contains(&name.as_str()));
     names
+}
+
+/// Records `features-exported` (the environment and the flags' names) for an export answered.
+pub async fn record(
+    tx: &mut WriteTx,
+    query: &ExportQuery,
+    result: &ExportResult,
+) -> Result<(), ApiError> {
+    let features: Vec<&str> = result.features.iter().map(|f| f.name.as_str()).collect();
+    let data = serde_json::json!({"environment": query.environment, "features": features});
+    tx.record(EventType::FeaturesExported.instance_wide(Some(data), None))
+        .await?;
+    Ok(())
 }
 
 /// `POST /api/admin/features-batch/export`: 404 for an unknown environment or project.

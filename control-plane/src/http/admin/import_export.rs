@@ -38,11 +38,17 @@ pub fn router() -> OpenApiRouter<Arc<AppState>> {
 )]
 pub async fn export_features(
     State(state): State<Arc<AppState>>,
-    _: AdminActor,
+    AdminActor(actor): AdminActor,
     JsonBody(query): JsonBody<ExportQuery>,
 ) -> Result<Json<ExportResult>, ApiError> {
-    let mut conn = state.store.read().await?;
-    Ok(Json(export::export(&mut conn, &query).await?))
+    let result = {
+        let mut conn = state.store.read().await?;
+        export::export(&mut conn, &query).await?
+    };
+    let mut tx = state.store.begin_write(&actor).await?;
+    export::record(&mut tx, &query, &result).await?;
+    tx.commit().await?;
+    Ok(Json(result))
 }
 
 #[utoipa::path(

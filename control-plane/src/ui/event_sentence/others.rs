@@ -126,6 +126,24 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
                 _ => return None,
             }
         }
+        "application" if verb == "created" => {
+            let name = text(event, "appName").unwrap_or_default();
+            let path = format!(
+                "/applications/{}",
+                crate::domain::metrics::path_segment(&name)
+            );
+            let app = context.link(&path, &name);
+            html! { "first saw the application " (app) }
+        }
+        "features" if verb == "exported" => {
+            let count = event
+                .data
+                .as_ref()
+                .and_then(|data| data["features"].as_array())
+                .map_or(0, Vec::len);
+            let environment = text(event, "environment").unwrap_or_default();
+            html! { "exported " (count) (if count == 1 { " flag" } else { " flags" }) " from " strong.place { (environment) } }
+        }
         "setting" if verb == "updated" => {
             let names = changed_fields(event, &[]);
             let names: Vec<String> = names.iter().map(|name| setting_words(name)).collect();
