@@ -14,6 +14,8 @@ pub struct FeatureRow {
     pub feature_type: String,
     pub description: Option<String>,
     pub stale: bool,
+    /// Set by the potentially-stale job (`domain::lifecycle`); no write of the flag changes it.
+    pub potentially_stale: bool,
     pub impression_data: bool,
     pub created_at: Timestamp,
     pub archived_at: Option<Timestamp>,
@@ -27,6 +29,7 @@ impl FromRow<'_, AnyRow> for FeatureRow {
             feature_type: row.try_get("type")?,
             description: row.try_get("description")?,
             stale: flag(row, "stale")?,
+            potentially_stale: flag(row, "potentially_stale")?,
             impression_data: flag(row, "impression_data")?,
             created_at: row.try_get("created_at")?,
             archived_at: row.try_get("archived_at")?,
@@ -45,6 +48,7 @@ struct JsonFeatureRow(
     i64,
     Timestamp,
     Option<Timestamp>,
+    i64,
 );
 
 impl From<JsonFeatureRow> for FeatureRow {
@@ -58,6 +62,7 @@ impl From<JsonFeatureRow> for FeatureRow {
             impression_data,
             created_at,
             archived_at,
+            potentially_stale,
         ) = row;
         FeatureRow {
             name,
@@ -65,6 +70,7 @@ impl From<JsonFeatureRow> for FeatureRow {
             feature_type,
             description,
             stale: stale != 0,
+            potentially_stale: potentially_stale != 0,
             impression_data: impression_data != 0,
             created_at,
             archived_at,
@@ -93,7 +99,7 @@ impl FromRow<'_, AnyRow> for FeatureEnvironmentRow {
 }
 
 const COLUMNS: &str =
-    "name, project_id, type, description, stale, impression_data, created_at, archived_at";
+    "name, project_id, type, description, stale, impression_data, created_at, archived_at, potentially_stale";
 
 pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<Option<FeatureRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM features WHERE name = $1");

@@ -259,7 +259,13 @@ pub(super) async fn draw(
                 div {
                     div.title-row {
                         (star(who, &summary.name, favorite, &format!("{base}/favorite"), &format!("{base}#{}", star_id(&summary.name))))
-                        h1 { (summary.name) @if summary.stale { " " span.badge.stale { "stale" } } }
+                        h1 {
+                            (summary.name)
+                            @if summary.stale { " " span.badge.stale { "stale" } }
+                            @else if summary.potentially_stale {
+                                " " span.badge.stale title="Older than its type's expected lifetime" { "potentially stale" }
+                            }
+                        }
                     }
                     p.subtitle {
                         (summary.feature_type) " flag in project " (project) " · created " (when(&summary.created_at))

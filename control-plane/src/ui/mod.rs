@@ -22,6 +22,7 @@ pub mod connect_sdk;
 pub mod constraint_editor;
 pub mod context_fields;
 pub mod controls;
+pub mod dashboard;
 pub mod dependencies;
 pub mod diff;
 pub mod edges;
@@ -143,6 +144,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(project_overview::routes())
         .merge(project_access::routes())
         .merge(project_actions::routes())
+        .merge(dashboard::routes())
         .merge(action_set_form::routes())
         .merge(environments::routes())
         .merge(context_fields::routes())

@@ -42,6 +42,7 @@ pub enum Notice {
 pub enum Nav {
     #[default]
     None,
+    Dashboard,
     Flags,
     Segments,
     ReleaseTemplates,
@@ -78,7 +79,8 @@ impl Nav {
         let second = parts.next().filter(|part| !part.is_empty());
         let third = parts.next().unwrap_or_default();
         let nav = match (first, second) {
-            ("" | "login" | "auth", _) => Nav::Flags,
+            ("" | "personal", _) => Nav::Dashboard,
+            ("login" | "auth", _) => Nav::Flags,
             ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,
@@ -134,6 +136,12 @@ const NAVIGATION: &[(Option<&str>, &[NavEntry])] = &[
     (
         None,
         &[
+            (
+                Nav::Dashboard,
+                "/personal",
+                "Dashboard",
+                Area::Configuration,
+            ),
             (
                 Nav::Flags,
                 "/projects/{project}",

@@ -411,6 +411,17 @@ async fn the_potentially_stale_job_marks_each_flag_once(db: TestDb) {
         .collect();
     marked.sort_unstable();
     assert_eq!(marked, ["old-ops", "old-release"]);
+    // The flags say so (`potentiallyStale`, as Unleash's project schemas count them).
+    for (flag, want) in [
+        ("old-release", true),
+        ("young-release", false),
+        ("old-kill", false),
+    ] {
+        let answer = server
+            .get(&format!("/api/admin/projects/default/features/{flag}"))
+            .await;
+        assert_eq!(answer.expect(200)["potentiallyStale"], want, "{flag}");
+    }
     assert_eq!(events[0]["project"], "default");
     assert_eq!(events[0]["createdBy"], "system");
 }

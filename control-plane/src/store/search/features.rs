@@ -190,7 +190,7 @@ pub async fn search(
         .unwrap_or_default();
     let sql = format!(
         "SELECT f.name, f.project_id, f.type, f.description, f.stale, f.impression_data, f.created_at, \
-         f.archived_at FROM features f {clause} ORDER BY {favorites}{order} {direction}, f.name {direction} \
+         f.archived_at, f.potentially_stale FROM features f {clause} ORDER BY {favorites}{order} {direction}, f.name {direction} \
          LIMIT {} OFFSET {}",
         search.limit, search.offset
     );
