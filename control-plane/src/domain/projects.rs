@@ -280,6 +280,11 @@ pub async fn delete(tx: &mut WriteTx, id: &str) -> Result<(), ApiError> {
             "Project {id} still owns segments; delete them or make them global first"
         )));
     }
+    if crate::store::context_fields::count_in_project(tx.conn(), id).await? > 0 {
+        return Err(ApiError::validation(format!(
+            "Project {id} still owns context fields; delete them first"
+        )));
+    }
     let before = view(tx.conn(), row).await?;
     crate::store::change_requests::delete_of_project(tx.conn(), id).await?;
     project_store::delete(tx.conn(), id).await?;

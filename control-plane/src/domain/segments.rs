@@ -162,7 +162,8 @@ async fn validate(tx: &mut WriteTx, input: &SegmentInput, limits: &Limits) -> Re
             ));
         }
     }
-    context_fields::check_constraints(tx.conn(), &input.constraints).await?;
+    context_fields::check_constraints(tx.conn(), input.project.as_deref(), &input.constraints)
+        .await?;
     let values: usize = input
         .constraints
         .iter()

@@ -223,7 +223,7 @@ async fn validated_row(
         }
     }
     let constraints = input.constraints.unwrap_or_default();
-    context_fields::check_constraints(tx.conn(), &constraints).await?;
+    context_fields::check_constraints(tx.conn(), Some(&feature.project_id), &constraints).await?;
     let segments = input.segments.unwrap_or_default();
     segments::check_strategy_segments(tx.conn(), &segments, &feature.project_id).await?;
     let variants = weights(input.variants.unwrap_or_default())?;

@@ -233,6 +233,7 @@ async fn copy_instance(
                     stickiness: field.stickiness,
                     sort_order: field.sort_order,
                     legal_values: Some(field.legal_values),
+                    project: None,
                 },
             )
             .await?;

@@ -1,4 +1,5 @@
-//! SQL of context fields (built-in rows come with the migration). Legal values are a JSON column.
+//! SQL of context fields (built-in rows come with the migration). Legal values are a JSON column; `project` is
+//! null for the instance's fields, else the project that owns the field.
 
 use super::encoding::{flag, json, json_text};
 use super::StoreError;
@@ -16,6 +17,8 @@ pub struct ContextFieldRow {
     pub legal_values: Vec<LegalValue>,
     pub built_in: bool,
     pub created_at: Timestamp,
+    /// The project that owns the field (only its flags may test it); `None`: the instance's.
+    pub project: Option<String>,
 }
 
 impl FromRow<'_, AnyRow> for ContextFieldRow {
@@ -28,17 +31,39 @@ impl FromRow<'_, AnyRow> for ContextFieldRow {
             legal_values: json(row, "legal_values")?,
             built_in: flag(row, "built_in")?,
             created_at: row.try_get("created_at")?,
+            project: row.try_get("project")?,
         })
     }
 }
 
 const COLUMNS: &str =
-    "name, description, stickiness, sort_order, legal_values, built_in, created_at";
+    "name, description, stickiness, sort_order, legal_values, built_in, created_at, project";
 
-/// By sortOrder, then name.
+/// Every field, the instance's and the projects', by sortOrder, then name.
 pub async fn list(conn: &mut AnyConnection) -> Result<Vec<ContextFieldRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM context_fields ORDER BY sort_order, name");
     Ok(sqlx::query_as(&sql).fetch_all(conn).await?)
+}
+
+/// The fields of project `project`, by sortOrder, then name.
+pub async fn list_of_project(
+    conn: &mut AnyConnection,
+    project: &str,
+) -> Result<Vec<ContextFieldRow>, StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM context_fields WHERE project = $1 ORDER BY sort_order, name"
+    );
+    Ok(sqlx::query_as(&sql).bind(project).fetch_all(conn).await?)
+}
+
+/// How many fields project `project` owns.
+pub async fn count_in_project(conn: &mut AnyConnection, project: &str) -> Result<i64, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) FROM context_fields WHERE project = $1")
+            .bind(project)
+            .fetch_one(conn)
+            .await?,
+    )
 }
 
 pub async fn get(
@@ -58,8 +83,8 @@ pub async fn max_sort_order(conn: &mut AnyConnection) -> Result<i64, StoreError>
 
 pub async fn insert(conn: &mut AnyConnection, row: &ContextFieldRow) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO context_fields (name, description, stickiness, sort_order, legal_values, built_in, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO context_fields (name, description, stickiness, sort_order, legal_values, built_in, created_at, project) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&row.name)
     .bind(&row.description)
@@ -68,6 +93,7 @@ pub async fn insert(conn: &mut AnyConnection, row: &ContextFieldRow) -> Result<(
     .bind(json_text(&row.legal_values)?)
     .bind(i64::from(row.built_in))
     .bind(row.created_at)
+    .bind(&row.project)
     .execute(conn)
     .await?;
     Ok(())

@@ -1,7 +1,8 @@
 //! `/context`: the context fields constraints can test (the built-ins and custom ones); create and edit one
 //! (description, legal values with their descriptions as rows, whether it can be stickiness); delete a
 //! custom one (built-ins show no Delete; the domain refuses them anyway). The same domain functions as
-//! `/api/admin/context…`.
+//! `/api/admin/context…`. The same pages serve a project's own fields at `/projects/<p>/context…`
+//! (`ui::project_context_fields` holds their routes): a [`Place`] says which.
 
 use super::controls::{edit_rows, enter_saves, field, row_focus};
 use super::field_errors::FieldErrors;
@@ -34,35 +35,86 @@ pub fn routes() -> Router<Arc<AppState>> {
 /// How many legal values the list shows before "and N more".
 const VALUES_SHOWN: usize = 8;
 
+/// Whose fields a page shows and writes: the instance's (`/context…`) or project `.0`'s
+/// (`/projects/<p>/context…`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Place<'a>(pub Option<&'a str>);
+
+impl Place<'_> {
+    /// The page's path below the base path: `rest` after `/context` (or `/projects/<p>/context`).
+    fn path(&self, rest: &str) -> String {
+        match self.0 {
+            None => format!("/context{rest}"),
+            Some(project) => format!("/projects/{project}/context{rest}"),
+        }
+    }
+
+    /// The route template of a form (as in `ui::PERMISSIONS`).
+    fn template(&self, rest: &str) -> String {
+        match self.0 {
+            None => format!("/context{rest}"),
+            Some(_) => format!("/projects/{{project}}/context{rest}"),
+        }
+    }
+
+    fn scope(&self) -> Scope {
+        self.0.map(Scope::project).unwrap_or_default()
+    }
+}
+
 /// `GET /context`: a page of the fields.
 pub async fn list(
     State(state): State<Arc<AppState>>,
     who: SignedIn,
     Query(query): Query<PageQuery>,
 ) -> Result<Response, UiError> {
+    list_page(&state, &who, Place(None), query).await
+}
+
+/// The list of the fields of `place`.
+pub(super) async fn list_page(
+    state: &AppState,
+    who: &SignedIn,
+    place: Place<'_>,
+    query: PageQuery,
+) -> Result<Response, UiError> {
     let shell = who.shell();
     let (fields, built_in) = async {
         let mut conn = state.store.read().await?;
-        let fields = context_fields::list(&mut conn).await?;
+        let fields = match place.0 {
+            None => context_fields::list(&mut conn).await?,
+            Some(project) => context_fields::list_of_project(&mut conn, project).await?,
+        };
         let built_in = context_fields::built_in_names(&mut conn).await?;
         Ok::<_, ApiError>((fields, built_in))
     }
     .await?;
     let paged = Paged::new(query.page, fields.len());
-    let root = Scope::default();
-    let may_create = who.may_submit("/context/create", &root);
-    let may_edit = who.may_submit("/context/edit/{name}", &root);
-    let may_delete = who.may_submit("/context/{name}/delete", &root);
+    let scope = place.scope();
+    let may_create = who.may_submit(&place.template("/create"), &scope);
+    let may_edit = who.may_submit(&place.template("/edit/{name}"), &scope);
+    let may_delete = who.may_submit(&place.template("/{name}/delete"), &scope);
+    let heading = match place.0 {
+        None => "Context fields".to_owned(),
+        Some(project) => format!("Context fields of project {project}"),
+    };
     let markup = shell.render(
-        "Context fields",
+        &heading,
         html! {
             div.page-head {
                 div {
-                    h1 { "Context fields" }
-                    p.subtitle { "What constraints can test, and which fields can decide stickiness." }
+                    h1 { (heading) }
+                    @match place.0 {
+                        None => p.subtitle { "What constraints can test, and which fields can decide stickiness." },
+                        Some(project) => p.subtitle {
+                            "Fields only this project's flags and segments can test; every project can test "
+                            a href=(who.link("/context")) { "the instance's context fields" } ". · "
+                            a href=(who.link(&format!("/projects/{project}/overview"))) { "Project overview" }
+                        },
+                    }
                 }
                 @if may_create {
-                    a.button.primary href=(who.link("/context/create")) { "New context field" }
+                    a.button.primary href=(who.link(&place.path("/create"))) { "New context field" }
                 }
             }
             @if fields.is_empty() {
@@ -104,11 +156,11 @@ pub async fn list(
                                         td {
                                             div.row-actions {
                                                 @if may_edit {
-                                                    a.button href=(who.link(&format!("/context/edit/{}", context_field.name)))
+                                                    a.button href=(who.link(&place.path(&format!("/edit/{}", context_field.name))))
                                                         aria-label=(format!("Edit {}", context_field.name)) { "Edit" }
                                                 }
                                                 @if may_delete && !built_in.contains(&context_field.name) {
-                                                    form.inline method="post" action=(who.link(&format!("/context/{}/delete", context_field.name))) {
+                                                    form.inline method="post" action=(who.link(&place.path(&format!("/{}/delete", context_field.name)))) {
                                                         input type="hidden" name="csrf" value=(who.csrf);
                                                         button.danger type="submit" aria-label=(format!("Delete {}", context_field.name)) { "Delete" }
                                                     }
@@ -121,7 +173,7 @@ pub async fn list(
                         }
                     }
                 }
-                (paged.pager(|page| who.link(&format!("/context?page={page}"))))
+                (paged.pager(|page| who.link(&place.path(&format!("?page={page}")))))
             }
         },
     );
@@ -175,6 +227,7 @@ impl FieldDraft {
 
     fn input(&self, name: Option<String>) -> ContextFieldInput {
         ContextFieldInput {
+            project: None,
             name,
             description: Some(self.description.clone()),
             stickiness: Some(self.stickiness),
@@ -194,6 +247,7 @@ impl FieldDraft {
 
 fn form_page(
     who: &SignedIn,
+    place: Place<'_>,
     editing: Option<&str>,
     draft: &FieldDraft,
     error: Option<&ApiError>,
@@ -211,16 +265,23 @@ fn form_page(
     let (heading, action) = match editing {
         Some(name) => (
             format!("Edit context field {name}"),
-            who.link(&format!("/context/edit/{name}")),
+            who.link(&place.path(&format!("/edit/{name}"))),
         ),
-        None => ("New context field".to_owned(), who.link("/context/create")),
+        None => (
+            match place.0 {
+                None => "New context field".to_owned(),
+                Some(project) => format!("New context field of project {project}"),
+            },
+            who.link(&place.path("/create")),
+        ),
     };
+    let back = who.link(&place.path(""));
     let markup = shell.render(
         &heading,
         html! {
             div.page-head { div {
                 h1 { (heading) }
-                p.subtitle { a href=(who.link("/context")) { "← Context fields" } }
+                p.subtitle { a href=(back) { "← Context fields" } }
             } }
             (errors.general())
             form.form-narrow #context-field-form method="post" action=(action) novalidate data-redraw {
@@ -268,7 +329,7 @@ fn form_page(
                 }
                 div.actions {
                     button.primary type="submit" name="intent" value="save" { "Save context field" }
-                    a href=(who.link("/context")) { "Cancel" }
+                    a href=(back) { "Cancel" }
                 }
             }
         },
@@ -278,9 +339,15 @@ fn form_page(
 
 /// `GET /context/create`.
 pub async fn new_field(who: SignedIn) -> Result<Response, UiError> {
-    who.ensure_may_submit("/context/create", &Scope::default())?;
+    new_field_page(&who, Place(None))
+}
+
+/// The empty form of a new field of `place` (a project's: 404 for an unknown project, through the save).
+pub(super) fn new_field_page(who: &SignedIn, place: Place<'_>) -> Result<Response, UiError> {
+    who.ensure_may_submit(&place.template("/create"), &place.scope())?;
     Ok(form_page(
-        &who,
+        who,
+        place,
         None,
         &FieldDraft::default(),
         None,
@@ -294,16 +361,35 @@ pub async fn edit_field(
     who: SignedIn,
     Path(name): Path<String>,
 ) -> Result<Response, UiError> {
-    who.ensure_may_submit("/context/edit/{name}", &Scope::default())?;
-    let mut conn = state.store.read().await?;
-    let context_field = context_fields::get(&mut conn, &name).await?;
-    let draft = FieldDraft::of_field(context_field);
-    Ok(form_page(&who, Some(&name), &draft, None, StatusCode::OK))
+    edit_field_page(&state, &who, Place(None), &name).await
 }
 
-async fn save(
+/// The form of field `name` of `place` (404 if `place` does not own it).
+pub(super) async fn edit_field_page(
     state: &AppState,
     who: &SignedIn,
+    place: Place<'_>,
+    name: &str,
+) -> Result<Response, UiError> {
+    who.ensure_may_submit(&place.template("/edit/{name}"), &place.scope())?;
+    let mut conn = state.store.read().await?;
+    let context_field = context_fields::get(&mut conn, place.0, name).await?;
+    let draft = FieldDraft::of_field(context_field);
+    Ok(form_page(
+        who,
+        place,
+        Some(name),
+        &draft,
+        None,
+        StatusCode::OK,
+    ))
+}
+
+/// A post of the form: a row added or removed (the form again), or the save.
+pub(super) async fn save(
+    state: &AppState,
+    who: &SignedIn,
+    place: Place<'_>,
     editing: Option<&str>,
     form: &FormFields,
 ) -> Result<Response, UiError> {
@@ -315,16 +401,22 @@ async fn save(
             draft.focus = row_focus(intent, "value", draft.legal_values.len(), |index| {
                 format!("v{index}-value")
             });
-            return Ok(form_page(who, editing, &draft, None, StatusCode::OK));
+            return Ok(form_page(who, place, editing, &draft, None, StatusCode::OK));
         }
     }
     let done = async {
         let mut tx = state.store.begin_write(&who.actor).await?;
-        match editing {
-            Some(name) => drop(context_fields::update(&mut tx, name, draft.input(None)).await?),
-            None => {
+        match (editing, place.0) {
+            (Some(name), project) => {
+                drop(context_fields::update(&mut tx, project, name, draft.input(None)).await?)
+            }
+            (None, None) => {
                 let input = draft.input(Some(draft.name.clone()));
                 drop(context_fields::create(&mut tx, input).await?)
+            }
+            (None, Some(project)) => {
+                let input = draft.input(Some(draft.name.clone()));
+                drop(context_fields::create_in_project(&mut tx, project, input).await?)
             }
         }
         state.commit(tx).await?;
@@ -334,13 +426,20 @@ async fn save(
             "created"
         };
         Ok(Done::to(
-            who.link("/context"),
+            who.link(&place.path("")),
             format!("Context field {} {done}.", editing.unwrap_or(&draft.name)),
         ))
     }
     .await;
     written(done, async |error| {
-        Ok(form_page(who, editing, &draft, Some(error), StatusCode::OK))
+        Ok(form_page(
+            who,
+            place,
+            editing,
+            &draft,
+            Some(error),
+            StatusCode::OK,
+        ))
     })
     .await
 }
@@ -350,7 +449,7 @@ pub async fn create(
     State(state): State<Arc<AppState>>,
     UiWrite { who, form, .. }: UiWrite,
 ) -> Result<Response, UiError> {
-    save(&state, &who, None, &form).await
+    save(&state, &who, Place(None), None, &form).await
 }
 
 /// `POST /context/edit/<name>`.
@@ -359,20 +458,30 @@ pub async fn update(
     Path(name): Path<String>,
     UiWrite { who, form, .. }: UiWrite,
 ) -> Result<Response, UiError> {
-    save(&state, &who, Some(&name), &form).await
+    save(&state, &who, Place(None), Some(&name), &form).await
 }
 
-/// `POST /context/<name>/delete`: refused (400, as a page) for a built-in field.
+/// `POST /context/<name>/delete`: refused (400, as a page) for a built-in field, 409 for one in use.
 pub async fn delete(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     UiWrite { who, .. }: UiWrite,
 ) -> Result<Response, UiError> {
+    delete_field(&state, &who, Place(None), &name).await
+}
+
+/// Deletes field `name` of `place`, then back to the list.
+pub(super) async fn delete_field(
+    state: &AppState,
+    who: &SignedIn,
+    place: Place<'_>,
+    name: &str,
+) -> Result<Response, UiError> {
     let mut tx = state.store.begin_write(&who.actor).await?;
-    context_fields::delete(&mut tx, &name).await?;
+    context_fields::delete(&mut tx, place.0, name).await?;
     state.commit(tx).await?;
     let done = Done::to(
-        who.link("/context"),
+        who.link(&place.path("")),
         format!("Context field {name} deleted."),
     );
     Ok(done.into_response())

@@ -49,6 +49,7 @@ pub mod playground;
 pub mod profile;
 pub mod project_access;
 pub mod project_actions;
+pub mod project_context_fields;
 pub mod project_overview;
 pub mod projects;
 pub mod release_plan_section;
@@ -145,6 +146,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(project_access::routes())
         .merge(project_actions::routes())
         .merge(dashboard::routes())
+        .merge(project_context_fields::routes())
         .merge(action_set_form::routes())
         .merge(environments::routes())
         .merge(context_fields::routes())
@@ -295,6 +297,9 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     post("/context/create", CreateContextField),
     post("/context/edit/{name}", UpdateContextField),
     post("/context/{name}/delete", DeleteContextField),
+    post("/projects/{project}/context/create", UpdateProject),
+    post("/projects/{project}/context/edit/{name}", UpdateProject),
+    post("/projects/{project}/context/{name}/delete", UpdateProject),
     post("/strategies/create", CreateStrategy),
     post("/strategies/edit/{name}", UpdateStrategy),
     post("/strategies/{name}/deprecate", UpdateStrategy),

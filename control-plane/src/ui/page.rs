@@ -85,7 +85,9 @@ impl Nav {
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,
                 "actions" => Nav::Actions,
-                "overview" | "settings" | "environments" | "delete" | "access" => Nav::Projects,
+                "overview" | "settings" | "environments" | "delete" | "access" | "context" => {
+                    Nav::Projects
+                }
                 _ => Nav::Flags,
             },
             ("segments", _) => Nav::Segments,

@@ -139,6 +139,7 @@ fn head(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
             div.actions {
                 a.button href=(who.link(&format!("/projects/{project}"))) { "Flags" }
                 a.button href=(who.link(&format!("/projects/{project}/settings"))) { "Settings" }
+                a.button href=(who.link(&format!("/projects/{project}/context"))) { "Context fields" }
                 @if who.may(Permission::ProjectUserAccessRead, &Scope::project(project)) {
                     a.button href=(who.link(&format!("/projects/{project}/access"))) { "Access" }
                 }

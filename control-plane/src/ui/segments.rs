@@ -169,7 +169,9 @@ async fn segment_form(
     let shell = who.shell();
     let focus = draft.focus.as_deref();
     let mut conn = state.store.read().await?;
-    let context_fields = context_fields::list(&mut conn).await?;
+    // The instance's fields and, for a segment of a project, that project's.
+    let project = Some(draft.project.as_str()).filter(|project| !project.is_empty());
+    let context_fields = context_fields::usable_in(&mut conn, project).await?;
     drop(conn);
     let mut fields = vec![
         ("name".to_owned(), "segment-name".to_owned()),

@@ -187,7 +187,8 @@ pub(super) async fn choices(state: &AppState, project: Option<&str>) -> Result<C
         projects::require(&mut conn, project).await?;
     }
     let definitions = strategy_definitions::list(&mut conn).await?.strategies;
-    let context_fields = context_fields::list(&mut conn).await?;
+    // The instance's fields and the project's own: never another project's.
+    let context_fields = context_fields::usable_in(&mut conn, project).await?;
     let segments = segments::list(&mut conn)
         .await?
         .segments

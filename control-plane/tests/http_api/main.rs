@@ -38,6 +38,7 @@ mod outage;
 mod password_resets;
 mod playground;
 mod project_access;
+mod project_context_fields;
 mod project_overview;
 mod publisher;
 mod release_plans;

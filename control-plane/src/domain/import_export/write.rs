@@ -144,6 +144,7 @@ pub async fn import(
                     stickiness: field.stickiness,
                     sort_order: field.sort_order,
                     legal_values: Some(field.legal_values.clone()),
+                    project: None,
                 },
             )
             .await?;

@@ -126,7 +126,7 @@ async fn checked_strategy(
         ));
     }
     let constraints = input.constraints.unwrap_or_default();
-    context_fields::check_constraints(conn, &constraints)
+    context_fields::check_constraints(conn, None, &constraints)
         .await
         .map_err(|error| inside(prefix, error))?;
     let segments = input.segments.unwrap_or_default();

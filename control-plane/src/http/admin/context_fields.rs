@@ -2,7 +2,7 @@
 
 use crate::domain::context_fields::{self, ContextField, ContextFieldInput, ContextFieldName};
 use crate::domain::strategy_usage::{self, StrategyReferences};
-use crate::http::extract::{AdminActor, JsonBody, PathParams};
+use crate::http::extract::{AdminActor, JsonBody, PathParams, QueryParams};
 use crate::http::AppState;
 use crate::model::constraint::Constraint;
 use crate::model::context_field::LegalValue;
@@ -43,19 +43,43 @@ pub struct ContextFieldPath {
     pub context_field: String,
 }
 
+/// `?include=project` on the instance's list: the projects' fields too (Unleash's parameter; any other value,
+/// or none, lists the instance's fields only).
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct IncludeQuery {
+    /// `project` (any case): list every project's fields as well, each with its `project`.
+    pub include: Option<String>,
+}
+
+impl IncludeQuery {
+    pub fn is(&self, value: &str) -> bool {
+        self.include
+            .as_deref()
+            .is_some_and(|include| include.eq_ignore_ascii_case(value))
+    }
+}
+
 #[utoipa::path(
     get, path = "/api/admin/context", tag = "Context fields", security(("apiToken" = [])),
+    params(IncludeQuery),
     responses(
-        (status = 200, body = Vec<ContextField>, description = "By sortOrder"), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody)
+        (status = 200, body = Vec<ContextField>,
+            description = "By sortOrder: the fields of no project; with include=project every project's too"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)
     )
 )]
 pub async fn list(
     State(state): State<Arc<AppState>>,
     _: AdminActor,
+    QueryParams(query): QueryParams<IncludeQuery>,
 ) -> Result<Json<Vec<ContextField>>, ApiError> {
     let mut conn = state.store.read().await?;
-    Ok(Json(context_fields::list(&mut conn).await?))
+    Ok(Json(if query.is("project") {
+        context_fields::list_including_projects(&mut conn).await?
+    } else {
+        context_fields::list(&mut conn).await?
+    }))
 }
 
 #[utoipa::path(
@@ -73,7 +97,7 @@ pub async fn get(
 ) -> Result<Json<ContextField>, ApiError> {
     let mut conn = state.store.read().await?;
     Ok(Json(
-        context_fields::get(&mut conn, &path.context_field).await?,
+        context_fields::get(&mut conn, None, &path.context_field).await?,
     ))
 }
 
@@ -111,7 +135,7 @@ pub async fn update(
     JsonBody(input): JsonBody<ContextFieldInput>,
 ) -> Result<Json<ContextField>, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    let field = context_fields::update(&mut tx, &path.context_field, input).await?;
+    let field = context_fields::update(&mut tx, None, &path.context_field, input).await?;
     state.commit(tx).await?;
     Ok(Json(field))
 }
@@ -130,7 +154,7 @@ pub async fn delete(
     PathParams(path): PathParams<ContextFieldPath>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    context_fields::delete(&mut tx, &path.context_field).await?;
+    context_fields::delete(&mut tx, None, &path.context_field).await?;
     state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
@@ -187,7 +211,7 @@ pub async fn validate_name(
     JsonBody(input): JsonBody<ContextFieldName>,
 ) -> Result<StatusCode, ApiError> {
     let mut conn = state.store.read().await?;
-    context_fields::validate_name(&mut conn, input).await?;
+    context_fields::validate_name(&mut conn, None, input).await?;
     Ok(StatusCode::OK)
 }
 
@@ -207,7 +231,7 @@ pub async fn put_legal_value(
     JsonBody(input): JsonBody<LegalValue>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    context_fields::put_legal_value(&mut tx, &path.context_field, input).await?;
+    context_fields::put_legal_value(&mut tx, None, &path.context_field, input).await?;
     state.commit(tx).await?;
     Ok(StatusCode::OK)
 }
@@ -226,7 +250,8 @@ pub async fn delete_legal_value(
     PathParams(path): PathParams<LegalValuePath>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    context_fields::delete_legal_value(&mut tx, &path.context_field, &path.legal_value).await?;
+    context_fields::delete_legal_value(&mut tx, None, &path.context_field, &path.legal_value)
+        .await?;
     state.commit(tx).await?;
     Ok(StatusCode::OK)
 }

@@ -26,6 +26,7 @@ pub mod password_resets;
 pub mod personal_dashboard;
 pub mod playground;
 pub mod project_access;
+pub mod project_context_fields;
 pub mod project_overview;
 pub mod project_tokens;
 pub mod projects;
@@ -106,6 +107,7 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, segments::router()))
         .merge(area(Configuration, strategy_definitions::router()))
         .merge(area(Configuration, context_fields::router()))
+        .merge(area(Configuration, project_context_fields::router()))
         .merge(area(ConfigurationQuery, playground::router()))
         .merge(area(Configuration, events::router()))
         .merge(area(Configuration, search::router()))
@@ -260,6 +262,17 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     ),
     put("/api/admin/projects/{projectId}/change-requests/{id}/state", UpdateFeatureEnvironment),
     post("/api/admin/projects/{projectId}/change-requests/{id}/comments", UpdateFeatureEnvironment),
+    // A project's own context fields: UPDATE_PROJECT in the project (Unleash takes its UPDATE_PROJECT_CONTEXT,
+    // which Vexil has not, or the root context-field permission; UPDATE_PROJECT is what a project's owner holds).
+    post("/api/admin/projects/{projectId}/context", UpdateProject),
+    put("/api/admin/projects/{projectId}/context/{contextField}", UpdateProject),
+    delete("/api/admin/projects/{projectId}/context/{contextField}", UpdateProject),
+    post("/api/admin/projects/{projectId}/context/validate", UpdateProject),
+    post("/api/admin/projects/{projectId}/context/{contextField}/legal-values", UpdateProject),
+    delete(
+        "/api/admin/projects/{projectId}/context/{contextField}/legal-values/{legalValue}",
+        UpdateProject,
+    ),
     // Project API tokens.
     post("/api/admin/projects/{projectId}/api-tokens", CreateProjectApiToken),
     delete("/api/admin/projects/{projectId}/api-tokens/{token}", DeleteProjectApiToken),
