@@ -169,6 +169,16 @@ async fn default_strategy_and_move_in_the_ui(db: TestDb) {
         .await
         .expect(200);
 
+    // The event log's sentences.
+    let history = admin.page("/history").await;
+    for fragment in [
+        "set the default strategy of project",
+        "archived the project",
+        "from project <strong class=\"place\">default</strong> to <strong class=\"place\">mobile</strong>",
+    ] {
+        assert!(history.contains(fragment), "{fragment} in {history}");
+    }
+
     // A Viewer: no forms, posts refused.
     server
         .post(
