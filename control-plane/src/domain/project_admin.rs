@@ -78,6 +78,23 @@ pub async fn set_default_strategy(
     Ok(strategy)
 }
 
+/// `POST /api/admin/projects/:p/environments` (projectEnvironmentSchema): the project starts using the
+/// environment and, when the body has a `defaultStrategy`, that becomes its default there (one write).
+pub async fn add_environment(
+    tx: &mut WriteTx,
+    project: &str,
+    mut input: projects::AddProjectEnvironment,
+    limits: &Limits,
+) -> Result<(), ApiError> {
+    let default_strategy = input.default_strategy.take();
+    let environment = input.environment.clone();
+    projects::add_environment(tx, project, input).await?;
+    if let Some(strategy) = default_strategy {
+        set_default_strategy(tx, project, &environment, strategy, limits).await?;
+    }
+    Ok(())
+}
+
 /// `PUT /api/admin/projects/:p/tags` (tagsBulkAddSchema).
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -3,6 +3,7 @@
 use super::events::{payload, EventType};
 use super::limits::{self, Limits};
 use crate::model::name;
+use crate::model::strategy::StrategyInput;
 use crate::store::environments as environment_store;
 use crate::store::favorites::{self as favorite_store, Favorite};
 use crate::store::projects::{self as project_store, ProjectRow};
@@ -100,6 +101,9 @@ pub struct AddProjectEnvironment {
     pub environment: String,
     /// Accepted for compatibility; change requests come in a later version.
     pub change_requests_enabled: Option<bool>,
+    /// The environment's default strategy in this project (`project_admin::add_environment` sets it).
+    #[serde(default)]
+    pub default_strategy: Option<StrategyInput>,
 }
 
 fn validate_display_name(name: &str) -> Result<(), ApiError> {

@@ -516,6 +516,7 @@ pub async fn set_environment(
             let input = AddProjectEnvironment {
                 environment: environment.clone(),
                 change_requests_enabled: None,
+                default_strategy: None,
             };
             projects::add_environment(&mut tx, &id, input).await?;
         } else {

@@ -274,4 +274,49 @@ async fn default_strategies(db: TestDb) {
         .unwrap()
         .clone();
     assert_eq!(environment["enabled"], true);
+
+    // Adding an environment to a project with a default strategy (projectEnvironmentSchema): one write;
+    // a bad default adds nothing.
+    server
+        .post(
+            "/api/admin/projects",
+            json!({"id": "web", "name": "Web", "environments": ["development"]}),
+        )
+        .await
+        .expect(201);
+    let before = event_count(&server).await;
+    server
+        .post(
+            "/api/admin/projects/web/environments",
+            json!({"environment": "production", "defaultStrategy": {"name": "no-such-strategy"}}),
+        )
+        .await
+        .expect_error(400, "ValidationError");
+    assert_eq!(event_count(&server).await, before);
+    let web = server
+        .get("/api/admin/projects/web")
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(web["environments"], json!(["development"]));
+    server
+        .post(
+            "/api/admin/projects/web/environments",
+            json!({"environment": "production", "defaultStrategy": {"name": "default"}}),
+        )
+        .await
+        .expect(200);
+    let listing = server
+        .get("/api/admin/environments/project/web")
+        .await
+        .expect(200)
+        .clone();
+    let production = listing["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|environment| environment["name"] == "production")
+        .cloned()
+        .unwrap_or_else(|| panic!("{listing}"));
+    assert_eq!(production["defaultStrategy"]["name"], "default");
 }
