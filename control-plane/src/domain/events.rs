@@ -134,11 +134,15 @@ pub enum EventType {
     FeatureCompleted,
     FeatureUncompleted,
     FeaturePotentiallyStaleOn,
+    DefaultStrategyUpdated,
+    ProjectArchived,
+    ProjectRevived,
+    FeatureProjectChange,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 124] = [
+    pub const ALL: [EventType; 128] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -263,6 +267,10 @@ impl EventType {
         EventType::FeatureCompleted,
         EventType::FeatureUncompleted,
         EventType::FeaturePotentiallyStaleOn,
+        EventType::DefaultStrategyUpdated,
+        EventType::ProjectArchived,
+        EventType::ProjectRevived,
+        EventType::FeatureProjectChange,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -407,6 +415,10 @@ impl EventType {
             EventType::FeatureCompleted => "feature-completed",
             EventType::FeatureUncompleted => "feature-uncompleted",
             EventType::FeaturePotentiallyStaleOn => "feature-potentially-stale-on",
+            EventType::DefaultStrategyUpdated => "default-strategy-updated",
+            EventType::ProjectArchived => "project-archived",
+            EventType::ProjectRevived => "project-revived",
+            EventType::FeatureProjectChange => "feature-project-change",
             EventType::ProjectFavorited => "project-favorited",
             EventType::ProjectUnfavorited => "project-unfavorited",
             EventType::FeaturesImported => "features-imported",

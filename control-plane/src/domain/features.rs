@@ -390,7 +390,8 @@ pub async fn create(
     limits: &Limits,
 ) -> Result<FeatureSummary, ApiError> {
     name::validate("name", &input.name)?;
-    projects::require(tx.conn(), project).await?;
+    let project_row = projects::require(tx.conn(), project).await?;
+    projects::ensure_active(&project_row)?;
     ensure_name_free(tx.conn(), &input.name).await?;
     ensure_flag_room(tx, limits).await?;
     let row = FeatureRow {
@@ -601,6 +602,8 @@ pub async fn revive(tx: &mut WriteTx, name: &str, limits: &Limits) -> Result<(),
     if before.archived_at.is_none() {
         return Ok(());
     }
+    let project = projects::require(tx.conn(), &before.project_id).await?;
+    projects::ensure_active(&project)?;
     ensure_flag_room(tx, limits).await?;
     let after = FeatureRow {
         archived_at: None,

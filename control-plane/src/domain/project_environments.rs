@@ -2,7 +2,8 @@
 //! project has there: its API tokens for that environment, its live flags that are on, and the approvals
 //! its change requests need (null when change requests are off there).
 
-use super::projects;
+use super::{project_admin, projects};
+use crate::model::strategy::StrategyInput;
 use crate::store::change_requests as change_request_store;
 use crate::store::environments as environment_store;
 use crate::store::features as feature_store;
@@ -28,6 +29,9 @@ pub struct ProjectEnvironment {
     /// Live flags of the project that are on in this environment.
     pub project_enabled_toggle_count: usize,
     pub required_approvals: Option<i64>,
+    /// What a flag without strategies here gets when switched on; absent: `flexibleRollout` at 100 %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_strategy: Option<StrategyInput>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -76,6 +80,7 @@ pub async fn list(
             project_api_token_count: token_count,
             project_enabled_toggle_count: enabled_flags,
             required_approvals,
+            default_strategy: project_admin::default_strategy(conn, project, &name).await?,
         });
     }
     environments.sort_by(|a, b| (a.sort_order, &a.name).cmp(&(b.sort_order, &b.name)));

@@ -3,6 +3,7 @@
 use super::events::{payload, EventType};
 use super::limits::{self, Limits};
 use crate::model::name;
+use crate::model::strategy::StrategyInput;
 use crate::store::environments as environment_store;
 use crate::store::favorites::{self as favorite_store, Favorite};
 use crate::store::projects::{self as project_store, ProjectRow};
@@ -47,6 +48,9 @@ pub struct Project {
     pub feature_count: i64,
     pub created_at: String,
     pub updated_at: Option<String>,
+    /// When the project was archived (`POST /api/admin/projects/archive/:projectId`); absent while active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
     /// True when the caller marked it a favourite (in the list; never for an API token, which has no user);
     /// absent otherwise, so that the events' project payloads do not carry it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -97,6 +101,9 @@ pub struct AddProjectEnvironment {
     pub environment: String,
     /// Accepted for compatibility; change requests come in a later version.
     pub change_requests_enabled: Option<bool>,
+    /// The environment's default strategy in this project (`project_admin::add_environment` sets it).
+    #[serde(default)]
+    pub default_strategy: Option<StrategyInput>,
 }
 
 fn validate_display_name(name: &str) -> Result<(), ApiError> {
@@ -123,6 +130,7 @@ async fn view(conn: &mut AnyConnection, row: ProjectRow) -> Result<Project, ApiE
         feature_count,
         created_at: row.created_at.to_string(),
         updated_at: row.updated_at.map(|at| at.to_string()),
+        archived_at: row.archived_at.map(|at| at.to_string()),
         favorite: false,
     })
 }
@@ -132,6 +140,17 @@ pub async fn require(conn: &mut AnyConnection, id: &str) -> Result<ProjectRow, A
     project_store::get(conn, id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Project {id} does not exist")))
+}
+
+/// 400 while the project is archived: it takes no new flags (created, revived or moved in).
+pub fn ensure_active(row: &ProjectRow) -> Result<(), ApiError> {
+    if row.archived_at.is_some() {
+        return Err(ApiError::validation(format!(
+            "Project {} is archived; revive it first (POST /api/admin/projects/revive/{})",
+            row.id, row.id
+        )));
+    }
+    Ok(())
 }
 
 pub async fn list(conn: &mut AnyConnection) -> Result<ProjectList, ApiError> {
@@ -212,6 +231,7 @@ pub async fn create(
             .unwrap_or_else(|| "default".to_owned()),
         created_at: tx.now(),
         updated_at: None,
+        archived_at: None,
     };
     project_store::insert(tx.conn(), &row).await?;
     for environment in environments {

@@ -252,7 +252,7 @@ async fn validated_row(
 }
 
 /// 400 `ExceedsLimitError` for too many constraints, constraint values or segments on one strategy.
-fn check_limits(input: &StrategyInput, limits: &Limits) -> Result<(), ApiError> {
+pub(crate) fn check_limits(input: &StrategyInput, limits: &Limits) -> Result<(), ApiError> {
     let constraints = input.constraints.as_deref().unwrap_or_default();
     limits::ensure_within(
         "constraints",
@@ -469,24 +469,94 @@ fn same_configuration(a: &StrategyRow, b: &StrategyRow) -> bool {
         && a.segments == b.segments
 }
 
-/// The strategy a flag gets when turned on without one: `flexibleRollout` at 100 % (not limited: turning a
-/// flag on never fails on `featureEnvironmentStrategies`).
+/// The strategy a flag gets when turned on without one: its project environment's default strategy when one
+/// is set ([`checked_default`], `groupId` the flag's name unless the default names one), else
+/// `flexibleRollout` at 100 % (not limited: turning a flag on never fails on `featureEnvironmentStrategies`).
 pub async fn add_default(
     tx: &mut WriteTx,
     feature: &FeatureRow,
     environment: &str,
 ) -> Result<Strategy, ApiError> {
-    let input = StrategyInput {
-        name: "flexibleRollout".to_owned(),
-        title: None,
-        disabled: None,
-        sort_order: None,
-        constraints: None,
-        parameters: None,
-        variants: None,
-        segments: None,
+    let configured =
+        project_store::default_strategy(tx.conn(), &feature.project_id, environment).await?;
+    let input = match configured.and_then(|text| serde_json::from_str::<StrategyInput>(&text).ok())
+    {
+        Some(input) => StrategyInput {
+            sort_order: None,
+            ..input
+        },
+        None => StrategyInput {
+            name: "flexibleRollout".to_owned(),
+            title: None,
+            disabled: None,
+            sort_order: None,
+            constraints: None,
+            parameters: None,
+            variants: None,
+            segments: None,
+        },
     };
     insert(tx, feature, environment, input).await
+}
+
+/// A project environment's default strategy, checked as a strategy write is (there is no flag yet): a
+/// defined strategy, a title of at most 100 characters, valid constraints, segments usable in the project,
+/// within the limits; variants normalised, parameters as strings, an empty `groupId`, `rollout` or
+/// `stickiness` left out (the flag's name, 100, the project's stickiness then), enabled (a disabled default would leave the flag switched on without an enabled strategy).
+pub async fn checked_default(
+    tx: &mut WriteTx,
+    project: &str,
+    input: StrategyInput,
+    limits: &Limits,
+) -> Result<StrategyInput, ApiError> {
+    check_limits(&input, limits)?;
+    let declared = strategy_definitions::declared_parameters(tx.conn(), &input.name).await?;
+    if input
+        .title
+        .as_ref()
+        .is_some_and(|title| title.chars().count() > 100)
+    {
+        return Err(ApiError::invalid_field(
+            "title",
+            "title must be at most 100 characters long",
+        ));
+    }
+    if input.disabled == Some(true) {
+        return Err(ApiError::invalid_field(
+            "disabled",
+            "disabled: a default strategy must be enabled",
+        ));
+    }
+    let constraints = input.constraints.unwrap_or_default();
+    context_fields::check_constraints(tx.conn(), &constraints).await?;
+    let segments = input.segments.unwrap_or_default();
+    segments::check_strategy_segments(tx.conn(), &segments, project).await?;
+    let variants = normalize_variants(input.variants.unwrap_or_default())?;
+    let mut parameters = parameter_strings(input.parameters.unwrap_or_default())?;
+    for key in ["groupId", "rollout", "stickiness"] {
+        if parameters
+            .get(key)
+            .is_some_and(|value| value.trim().is_empty())
+        {
+            parameters.remove(key);
+        }
+    }
+    check_values(&declared, &parameters)?;
+    Ok(StrategyInput {
+        name: input.name,
+        title: input.title.filter(|title| !title.trim().is_empty()),
+        disabled: Some(false),
+        sort_order: None,
+        constraints: Some(constraints),
+        parameters: Some(
+            parameters
+                .into_iter()
+                .map(|(key, value)| (key, Value::String(value)))
+                .collect(),
+        ),
+        variants: Some(variants),
+        segments: Some(segments),
+    })
 }
 
 /// Re-enables every given (disabled) strategy.

@@ -216,6 +216,7 @@ async fn copy_instance(
                     AddProjectEnvironment {
                         environment: environment.clone(),
                         change_requests_enabled: None,
+                        default_strategy: None,
                     },
                 )
                 .await?;

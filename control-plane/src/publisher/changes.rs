@@ -138,6 +138,8 @@ fn scope(event_type: EventType) -> Scope {
         | FeatureCompleted
         | FeatureUncompleted
         | FeaturePotentiallyStaleOn
+        // A project environment's default strategy: used when a flag is next switched on there.
+        | DefaultStrategyUpdated
         | ChangeRequestConfigurationUpdated
         | ChangeRequestCreated
         | ChangeRequestDiscarded
@@ -190,6 +192,10 @@ fn scope(event_type: EventType) -> Scope {
         ProjectCreated
         | ProjectUpdated
         | ProjectDeleted
+        | ProjectArchived
+        | ProjectRevived
+        // A flag moved: the project-scoped tokens that see it change.
+        | FeatureProjectChange
         | ProjectEnvironmentAdded
         | ProjectEnvironmentRemoved
         | EnvironmentCreated

@@ -601,3 +601,21 @@ pub async fn insert_comment(
     .await?;
     Ok(id)
 }
+
+/// The ids of the change requests not yet applied, cancelled or rejected that hold a change of `feature`.
+pub async fn pending_with_feature(
+    conn: &mut AnyConnection,
+    feature: &str,
+) -> Result<Vec<i64>, StoreError> {
+    let sql = "SELECT DISTINCT r.id FROM change_requests r \
+               JOIN change_request_changes c ON c.change_request_id = r.id \
+               WHERE c.feature = $1 AND r.state IN ($2, $3, $4, $5) ORDER BY r.id";
+    Ok(sqlx::query_scalar(sql)
+        .bind(feature)
+        .bind(ChangeRequestState::Draft.as_str())
+        .bind(ChangeRequestState::InReview.as_str())
+        .bind(ChangeRequestState::Approved.as_str())
+        .bind(ChangeRequestState::Scheduled.as_str())
+        .fetch_all(conn)
+        .await?)
+}

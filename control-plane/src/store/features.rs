@@ -339,3 +339,17 @@ pub async fn count_live(conn: &mut AnyConnection) -> Result<i64, StoreError> {
             .await?,
     )
 }
+
+/// Moves a flag to another project.
+pub async fn set_project(
+    conn: &mut AnyConnection,
+    name: &str,
+    project: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE features SET project_id = $2 WHERE name = $1")
+        .bind(name)
+        .bind(project)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -13,9 +13,12 @@ pub struct ProjectRow {
     pub default_stickiness: String,
     pub created_at: Timestamp,
     pub updated_at: Option<Timestamp>,
+    /// Set while the project is archived (written by [`set_archived_at`] only).
+    pub archived_at: Option<Timestamp>,
 }
 
-const COLUMNS: &str = "id, name, description, mode, default_stickiness, created_at, updated_at";
+const COLUMNS: &str =
+    "id, name, description, mode, default_stickiness, created_at, updated_at, archived_at";
 
 pub async fn list(conn: &mut AnyConnection) -> Result<Vec<ProjectRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM projects ORDER BY name, id");
@@ -142,4 +145,64 @@ pub async fn count_all(conn: &mut AnyConnection) -> Result<i64, StoreError> {
     Ok(sqlx::query_scalar("SELECT COUNT(*) FROM projects")
         .fetch_one(conn)
         .await?)
+}
+
+/// The default strategy of a project environment, as stored (JSON); `None` when none is set or the project
+/// does not use the environment.
+pub async fn default_strategy(
+    conn: &mut AnyConnection,
+    id: &str,
+    environment: &str,
+) -> Result<Option<String>, StoreError> {
+    let found: Option<Option<String>> = sqlx::query_scalar(
+        "SELECT default_strategy FROM project_environments WHERE project_id = $1 AND environment = $2",
+    )
+    .bind(id)
+    .bind(environment)
+    .fetch_optional(conn)
+    .await?;
+    Ok(found.flatten())
+}
+
+pub async fn set_default_strategy(
+    conn: &mut AnyConnection,
+    id: &str,
+    environment: &str,
+    strategy: Option<&str>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE project_environments SET default_strategy = $3 WHERE project_id = $1 AND environment = $2",
+    )
+    .bind(id)
+    .bind(environment)
+    .bind(strategy)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// When the project was archived; `None` while it is active (or when it does not exist).
+pub async fn archived_at(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<Timestamp>, StoreError> {
+    let found: Option<Option<Timestamp>> =
+        sqlx::query_scalar("SELECT archived_at FROM projects WHERE id = $1")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?;
+    Ok(found.flatten())
+}
+
+pub async fn set_archived_at(
+    conn: &mut AnyConnection,
+    id: &str,
+    at: Option<Timestamp>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE projects SET archived_at = $2 WHERE id = $1")
+        .bind(id)
+        .bind(at)
+        .execute(conn)
+        .await?;
+    Ok(())
 }

@@ -412,6 +412,9 @@ pub(super) async fn draw(
                     hr;
                     p { a.button href=(format!("{base}/archive")) { "Archive flag" } }
                 }
+                @if who.may_submit(super::flag_move::FORM, &in_project) {
+                    p { a.button href=(format!("{base}/move")) { "Move to project…" } }
+                }
             }
             section.card aria-labelledby="events-title" {
                 h2 #events-title { "Event log" }

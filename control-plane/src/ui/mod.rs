@@ -35,6 +35,7 @@ pub mod field_errors;
 pub mod flag;
 pub mod flag_copy;
 pub mod flag_lifecycle;
+pub mod flag_move;
 pub mod flag_summary;
 pub mod flag_tag_writes;
 pub mod flag_tags;
@@ -50,6 +51,7 @@ pub mod profile;
 pub mod project_access;
 pub mod project_actions;
 pub mod project_context_fields;
+pub mod project_default_strategy;
 pub mod project_overview;
 pub mod projects;
 pub mod release_plan_section;
@@ -121,6 +123,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(flag_variants::routes())
         .merge(connect_sdk::routes())
         .merge(flag_copy::routes())
+        .merge(flag_move::routes())
         .merge(flag_tag_writes::routes())
         .merge(favorites::routes())
         .merge(flag_lifecycle::routes())
@@ -194,6 +197,10 @@ pub static PERMISSIONS: &[RoutePermission] = &[
         "/projects/{project}/environments/{environment}/change-requests",
         ProjectChangeRequestWrite,
     ),
+    post(
+        "/projects/{project}/environments/{environment}/default-strategy",
+        UpdateProject,
+    ),
     post("/projects/{project}/create-flag", CreateFeature),
     post(
         "/projects/{project}/features/{feature}/clone",
@@ -206,6 +213,10 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     post(
         "/projects/{project}/features/{feature}/archive",
         DeleteFeature,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/move",
+        MoveFeatureToggle,
     ),
     post(
         "/projects/{project}/features/{feature}/lifecycle/complete",

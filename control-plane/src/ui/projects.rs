@@ -10,6 +10,7 @@ use super::favorites::{star, star_id};
 use super::field_errors::FieldErrors;
 use super::page::{see_other, Page, UiError};
 use super::paging::Paged;
+use super::project_default_strategy::{self as default_strategy, DefaultDraft};
 use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::access::Scope;
@@ -17,8 +18,10 @@ use crate::domain::change_requests::{
     self, ChangeRequestConfigInput, EnvironmentChangeRequestConfig,
 };
 use crate::domain::environments::{self, Environment};
+use crate::domain::project_admin;
 use crate::domain::projects::{self, AddProjectEnvironment, CreateProject, Project, UpdateProject};
 use crate::http::state::AppState;
+use crate::model::strategy::StrategyInput;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -26,6 +29,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use maud::{html, Markup};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use vexil_shared::ApiError;
 
@@ -46,6 +50,7 @@ pub fn routes() -> Router<Arc<AppState>> {
             "/projects/{project}/environments/{environment}/change-requests",
             post(configure_change_requests),
         )
+        .route(default_strategy::FORM, post(save_default_strategy))
         .route(
             "/projects/{project}/delete",
             get(confirm_delete).post(delete),
@@ -282,12 +287,16 @@ struct SettingsDraft {
     details: Option<(String, String, String)>,
     /// Environment, approvals as typed, and the message of that environment's change-request form.
     change_requests: Option<(String, String, String)>,
+    /// An environment's default-strategy form as typed, with its message.
+    default_strategy: Option<DefaultDraft>,
 }
 
 struct SettingsFacts {
     project: Project,
     environments: Vec<Environment>,
     change_requests: Vec<EnvironmentChangeRequestConfig>,
+    /// The default strategy of each environment the project uses that has one.
+    default_strategies: BTreeMap<String, StrategyInput>,
 }
 
 async fn settings_facts(state: &AppState, id: &str) -> Result<SettingsFacts, ApiError> {
@@ -295,10 +304,17 @@ async fn settings_facts(state: &AppState, id: &str) -> Result<SettingsFacts, Api
     let project = projects::get(&mut conn, id).await?;
     let environments = environments::list(&mut conn).await?.environments;
     let change_requests = change_requests::configuration(&mut conn, id).await?;
+    let mut default_strategies = BTreeMap::new();
+    for environment in &project.environments {
+        if let Some(strategy) = project_admin::default_strategy(&mut conn, id, environment).await? {
+            default_strategies.insert(environment.clone(), strategy);
+        }
+    }
     Ok(SettingsFacts {
         project,
         environments,
         change_requests,
+        default_strategies,
     })
 }
 
@@ -315,6 +331,7 @@ async fn settings_page(
         project,
         environments,
         change_requests,
+        default_strategies,
     } = facts;
     let (name, description, details_error) = match &draft.details {
         Some((name, description, message)) => {
@@ -378,8 +395,12 @@ async fn settings_page(
                             }
                             @if !used {
                                 p.muted { "Not used by this project." }
-                            } @else if let Some(setting) = setting {
-                                (change_request_form(who, id, &base, setting, draft))
+                            } @else {
+                                @if let Some(setting) = setting {
+                                    (change_request_form(who, id, &base, setting, draft))
+                                }
+                                (default_strategy::section(who, (id, &base), &environment.name,
+                                    default_strategies.get(&environment.name), draft.default_strategy.as_ref()))
                             }
                         }
                     }
@@ -495,6 +516,7 @@ pub async fn set_environment(
             let input = AddProjectEnvironment {
                 environment: environment.clone(),
                 change_requests_enabled: None,
+                default_strategy: None,
             };
             projects::add_environment(&mut tx, &id, input).await?;
         } else {
@@ -547,6 +569,39 @@ pub async fn configure_change_requests(
     written(done, async |error| {
         let draft = SettingsDraft {
             change_requests: Some((environment.clone(), typed.clone(), error.message.clone())),
+            ..SettingsDraft::default()
+        };
+        settings_page(&state, &who, &id, &draft, StatusCode::OK).await
+    })
+    .await
+}
+
+/// `POST /projects/<id>/environments/<environment>/default-strategy` (`rollout`, `stickiness`, `groupId`):
+/// a gradual rollout as the environment's default strategy.
+pub async fn save_default_strategy(
+    State(state): State<Arc<AppState>>,
+    Path((id, environment)): Path<(String, String)>,
+    UiWrite { who, form, .. }: UiWrite,
+) -> Result<Response, UiError> {
+    let draft = default_strategy::draft_of(&form, &environment);
+    let input = default_strategy::input_of(&draft);
+    let done = async {
+        let mut tx = state.store.begin_write(&who.actor).await?;
+        project_admin::set_default_strategy(&mut tx, &id, &environment, input, &state.limits)
+            .await?;
+        state.commit(tx).await?;
+        Ok(Done::to(
+            who.link(&format!("/projects/{id}/settings")),
+            format!("The default strategy of {environment} was saved."),
+        ))
+    }
+    .await;
+    written(done, async |error| {
+        let draft = SettingsDraft {
+            default_strategy: Some(DefaultDraft {
+                message: error.message.clone(),
+                ..draft.clone()
+            }),
             ..SettingsDraft::default()
         };
         settings_page(&state, &who, &id, &draft, StatusCode::OK).await

@@ -912,10 +912,11 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
         "ui-config" | "settings" | "addons" | "maintenance" | "release-plan-templates"
     ) || path.ends_with("/change-requests/config")
         || path == "/api/admin/feature-types/{id}/lifetime";
-    // The export and the playground are reads asked with a POST body: Viewers may, as in Unleash.
+    // The export, the playground and archive validation are reads asked with a POST body: Viewers may.
     let read = method == "get"
         || path == "/api/admin/features-batch/export"
-        || path == "/api/admin/playground";
+        || path == "/api/admin/playground"
+        || path == "/api/admin/projects/{projectId}/archive/validate";
     let allowed = match kind {
         Kind::Missing | Kind::Unknown | Kind::Expired => return Expect::Unauthenticated,
         Kind::ClientToken | Kind::FrontendToken | Kind::EdgeToken => false,

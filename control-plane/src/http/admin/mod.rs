@@ -27,6 +27,7 @@ pub mod personal_dashboard;
 pub mod playground;
 pub mod project_access;
 pub mod project_context_fields;
+pub mod project_admin;
 pub mod project_overview;
 pub mod project_tokens;
 pub mod projects;
@@ -94,6 +95,8 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
         .merge(area(Configuration, projects::router()))
+        .merge(area(Configuration, project_admin::router()))
+        .merge(area(ConfigurationQuery, project_admin::query_router()))
         .merge(area(Configuration, project_overview::router()))
         .merge(area(Configuration, personal_dashboard::router()))
         .merge(area(Configuration, project_tokens::router()))
@@ -136,6 +139,12 @@ pub static PERMISSIONS: &[RoutePermission] = &[
     delete("/api/admin/projects/{projectId}", DeleteProject),
     post("/api/admin/projects/{projectId}/environments", UpdateProject),
     delete("/api/admin/projects/{projectId}/environments/{environment}", UpdateProject),
+    post("/api/admin/projects/{projectId}/environments/{environment}/default-strategy", UpdateProject),
+    post("/api/admin/projects/archive/{projectId}", DeleteProject),
+    post("/api/admin/projects/revive/{projectId}", DeleteProject),
+    put("/api/admin/projects/{projectId}/tags", UpdateFeature),
+    // The target project's MOVE_FEATURE_TOGGLE is checked by the handler.
+    post("/api/admin/projects/{projectId}/features/{featureName}/changeProject", MoveFeatureToggle),
     // Project access.
     get("/api/admin/projects/{projectId}/access", ProjectUserAccessRead),
     post("/api/admin/projects/{projectId}/access", ProjectUserAccessWrite),

@@ -1,5 +1,6 @@
 //! `/api/admin/projects` and a project's environments.
 
+use crate::domain::project_admin;
 use crate::domain::projects::{
     self, AddProjectEnvironment, CreateProject, Project, ProjectList, UpdateProject,
 };
@@ -142,7 +143,7 @@ pub async fn add_environment(
     JsonBody(input): JsonBody<AddProjectEnvironment>,
 ) -> Result<StatusCode, ApiError> {
     let mut tx = state.store.begin_write(&actor).await?;
-    projects::add_environment(&mut tx, &path.project_id, input).await?;
+    project_admin::add_environment(&mut tx, &path.project_id, input, &state.limits).await?;
     state.commit(tx).await?;
     Ok(StatusCode::OK)
 }

@@ -63,6 +63,10 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
         "feature-stale-on" => html! { "marked " (flag) " as stale" (place) },
         "feature-stale-off" => html! { "marked " (flag) " as no longer stale" (place) },
         "feature-archived" => html! { "archived " (plain) (place) },
+        "feature-project-change" => html! {
+            "moved " (flag) " from project " strong.place { (text(event, "oldProject").unwrap_or_default()) }
+            " to " strong.place { (text(event, "newProject").unwrap_or_default()) }
+        },
         "feature-revived" => html! { "revived " (flag) " from the archive" (place) },
         "feature-deleted" => html! { "deleted " (plain) " for good" (place) },
         "feature-environment-enabled" => html! { "switched " (flag) " on" (place) },

@@ -31,6 +31,15 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
     let (thing, verb) = kind.rsplit_once('-')?;
     let markup = match thing {
         "project" => project_action(event, context, verb)?,
+        "default-strategy" => {
+            let name = project_link(event, context);
+            let strategy = text(event, "name").unwrap_or_default();
+            let parameters = event.data.as_ref().and_then(|data| data.get("parameters"));
+            html! {
+                "set the default strategy of project " (name) (environment(event))
+                " to " (strategy_name(&strategy, parameters))
+            }
+        }
         "project-environment" => {
             let name = project_link(event, context);
             match verb {
@@ -253,6 +262,8 @@ fn project_action(event: &Event, context: &Context, verb: &str) -> Option<Markup
         "created" => html! { "created the project " (name) },
         "updated" => changed(event, "the project", name),
         "deleted" => html! { "deleted the project " (name) },
+        "archived" => html! { "archived the project " (name) },
+        "revived" => html! { "revived the project " (name) " from the archive" },
         "favorited" => html! { "marked the project " (name) " as a favourite" },
         "unfavorited" => html! { "removed the project " (name) " from their favourites" },
         _ => return None,
