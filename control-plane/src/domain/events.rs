@@ -132,11 +132,14 @@ pub enum EventType {
     FeatureCompleted,
     FeatureUncompleted,
     FeaturePotentiallyStaleOn,
+    BannerCreated,
+    BannerUpdated,
+    BannerDeleted,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 122] = [
+    pub const ALL: [EventType; 125] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -259,6 +262,9 @@ impl EventType {
         EventType::FeatureCompleted,
         EventType::FeatureUncompleted,
         EventType::FeaturePotentiallyStaleOn,
+        EventType::BannerCreated,
+        EventType::BannerUpdated,
+        EventType::BannerDeleted,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -403,6 +409,9 @@ impl EventType {
             EventType::FeatureCompleted => "feature-completed",
             EventType::FeatureUncompleted => "feature-uncompleted",
             EventType::FeaturePotentiallyStaleOn => "feature-potentially-stale-on",
+            EventType::BannerCreated => "banner-created",
+            EventType::BannerUpdated => "banner-updated",
+            EventType::BannerDeleted => "banner-deleted",
             EventType::ProjectFavorited => "project-favorited",
             EventType::ProjectUnfavorited => "project-unfavorited",
             EventType::FeaturesImported => "features-imported",

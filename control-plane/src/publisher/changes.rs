@@ -138,6 +138,10 @@ fn scope(event_type: EventType) -> Scope {
         | FeatureCompleted
         | FeatureUncompleted
         | FeaturePotentiallyStaleOn
+        // Banners: the admin UI's only.
+        | BannerCreated
+        | BannerUpdated
+        | BannerDeleted
         | ChangeRequestConfigurationUpdated
         | ChangeRequestCreated
         | ChangeRequestDiscarded
