@@ -240,6 +240,13 @@ async fn an_enabled_banner_shows_on_every_ui_page(db: TestDb) {
         assert!(page.has("<summary>Why</summary>"));
         assert!(page.has("Because &lt;script&gt;x&lt;/script&gt;"));
     }
+    // The event log says what happened in words.
+    let history = browser.get("/history").await;
+    assert!(
+        history.has("created the banner “Dialog here”"),
+        "{}",
+        history.text
+    );
     // Off: gone from the pages.
     server
         .post_empty(&format!("/api/admin/banners/{id}/off"))
