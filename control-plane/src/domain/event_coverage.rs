@@ -156,7 +156,7 @@ const SPECIFIED: [&str; 146] = [
 ];
 
 /// The specification's types Vexil never emits, and why.
-const NEVER_EMITTED: [(&str, &str); 30] = [
+const NEVER_EMITTED: [(&str, &str); 27] = [
     ("feature-updated", "deprecated in Unleash (it emits feature-metadata-updated and the finer events); Vexil emits those"),
     ("feature-variants-updated", "flag-level variants are gone in Unleash 5+: variants are per environment (feature-environment-variants-updated)"),
     ("feature-import", "Unleash's old state import (/api/admin/state); Vexil imports through features-batch (features-imported)"),
@@ -184,9 +184,6 @@ const NEVER_EMITTED: [(&str, &str); 30] = [
     ("client-metrics", "SDK calls are not audited (API.md 3.7): usage goes to the metrics store"),
     ("client-register", "SDK calls are not audited: a registration updates its application (application-created on the first)"),
     ("setting-deleted", "no operation deletes a setting: settings are switched off or replaced (setting-updated)"),
-    ("banner-created", "PENDING: being built on another branch"),
-    ("banner-updated", "PENDING: being built on another branch"),
-    ("banner-deleted", "PENDING: being built on another branch"),
     ];
 
 #[test]

@@ -138,11 +138,14 @@ pub enum EventType {
     ProjectArchived,
     ProjectRevived,
     FeatureProjectChange,
+    BannerCreated,
+    BannerUpdated,
+    BannerDeleted,
 }
 
 impl EventType {
     /// Every event type, for reading one back by name (`as_str`).
-    pub const ALL: [EventType; 128] = [
+    pub const ALL: [EventType; 131] = [
         EventType::FeatureCreated,
         EventType::FeatureMetadataUpdated,
         EventType::FeatureTypeUpdated,
@@ -271,6 +274,9 @@ impl EventType {
         EventType::ProjectArchived,
         EventType::ProjectRevived,
         EventType::FeatureProjectChange,
+        EventType::BannerCreated,
+        EventType::BannerUpdated,
+        EventType::BannerDeleted,
     ];
 
     /// An event about something that belongs to no project, environment or flag (a strategy definition,
@@ -419,6 +425,9 @@ impl EventType {
             EventType::ProjectArchived => "project-archived",
             EventType::ProjectRevived => "project-revived",
             EventType::FeatureProjectChange => "feature-project-change",
+            EventType::BannerCreated => "banner-created",
+            EventType::BannerUpdated => "banner-updated",
+            EventType::BannerDeleted => "banner-deleted",
             EventType::ProjectFavorited => "project-favorited",
             EventType::ProjectUnfavorited => "project-unfavorited",
             EventType::FeaturesImported => "features-imported",

@@ -464,3 +464,64 @@ pub async fn evaluate_page(
         features,
     })
 }
+
+/// The advanced playground's evaluation in one environment: every flag in scope, by name, explained for
+/// each of `contexts` (each an Unleash context as [`PlaygroundRequest::context`]; `environment` and
+/// `projects` are `request`'s, its own context ignored). The document is read once, the flags' variants
+/// once; the answer has one list per context, in `contexts`' order.
+pub async fn evaluate_contexts(
+    conn: &mut AnyConnection,
+    documents: &CompiledDocuments,
+    request: &PlaygroundRequest,
+    contexts: &[serde_json::Value],
+) -> Result<Vec<Vec<PlaygroundFeature>>, ApiError> {
+    let Some(first) = contexts.first() else {
+        return Ok(Vec::new());
+    };
+    let base = Evaluation::read(
+        conn,
+        documents,
+        &PlaygroundRequest {
+            context: first.clone(),
+            ..request.clone()
+        },
+    )
+    .await?;
+    let variants: HashMap<String, Vec<FlagVariant>> =
+        variant_store::list_in_environment(conn, &request.environment)
+            .await?
+            .into_iter()
+            .map(|row| (row.feature_name, row.variants))
+            .collect();
+    let segment_names: BTreeMap<i64, &str> = base
+        .compiled
+        .document
+        .segments
+        .iter()
+        .map(|segment| (segment.id, segment.name.as_deref().unwrap_or("")))
+        .collect();
+    let mut answers = Vec::with_capacity(contexts.len());
+    for context in contexts {
+        let evaluation = Evaluation {
+            compiled: Arc::clone(&base.compiled),
+            context: context_of(&PlaygroundRequest {
+                context: context.clone(),
+                ..request.clone()
+            })?,
+            in_scope: Vec::new(),
+        };
+        answers.push(
+            base.in_scope
+                .iter()
+                .map(|&index| {
+                    let feature = &base.compiled.document.features[index];
+                    PlaygroundFeature {
+                        variants: variants.get(&feature.name).cloned().unwrap_or_default(),
+                        ..evaluation.explain_one(feature, &segment_names)
+                    }
+                })
+                .collect(),
+        );
+    }
+    Ok(answers)
+}

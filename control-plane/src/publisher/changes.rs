@@ -140,6 +140,10 @@ fn scope(event_type: EventType) -> Scope {
         | FeaturePotentiallyStaleOn
         // A project environment's default strategy: used when a flag is next switched on there.
         | DefaultStrategyUpdated
+        // Banners: the admin UI's only.
+        | BannerCreated
+        | BannerUpdated
+        | BannerDeleted
         | ChangeRequestConfigurationUpdated
         | ChangeRequestCreated
         | ChangeRequestDiscarded

@@ -264,3 +264,37 @@ pub async fn applications_of_project(
     .fetch_all(conn)
     .await?)
 }
+
+/// Each distinct (application, `sdkVersion`) its instances reported, by application then version; with
+/// `project`, only the applications that reported a flag of that project.
+pub async fn sdk_versions(
+    conn: &mut AnyConnection,
+    project: Option<&str>,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let rows: Vec<AnyRow> = match project {
+        None => {
+            sqlx::query(
+                "SELECT DISTINCT app_name, sdk_version FROM client_instances \
+                 WHERE sdk_version IS NOT NULL ORDER BY app_name, sdk_version",
+            )
+            .fetch_all(conn)
+            .await?
+        }
+        Some(project) => {
+            sqlx::query(
+                "SELECT DISTINCT i.app_name, i.sdk_version FROM client_instances i \
+                 WHERE i.sdk_version IS NOT NULL AND i.app_name IN (\
+                   SELECT t.app_name FROM client_seen_toggles t JOIN features f ON f.name = t.feature_name \
+                   WHERE f.project_id = $1) \
+                 ORDER BY i.app_name, i.sdk_version",
+            )
+            .bind(project)
+            .fetch_all(conn)
+            .await?
+        }
+    };
+    rows.iter()
+        .map(|row| Ok((row.try_get("app_name")?, row.try_get("sdk_version")?)))
+        .collect::<sqlx::Result<_>>()
+        .map_err(StoreError::from)
+}

@@ -80,6 +80,7 @@ pub enum Counter {
     ActionSet,
     Action,
     ActionSetEvent,
+    Banner,
 }
 
 impl Counter {
@@ -104,6 +105,7 @@ impl Counter {
             Counter::ActionSet => "action_set",
             Counter::Action => "action",
             Counter::ActionSetEvent => "action_set_event",
+            Counter::Banner => "banner",
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod api_tokens;
 pub mod applications;
 pub mod archive;
 pub mod assets;
+pub mod banners;
 pub mod change_preview;
 pub mod change_request_schedule;
 pub mod change_requests;
@@ -155,6 +156,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(context_fields::routes())
         .merge(strategy_definitions::routes())
         .merge(settings::routes())
+        .merge(banners::routes())
         .merge(single_sign_on::routes())
         .merge(scim_provisioning::routes())
         // Operations: change requests, the playground, usage, applications, edges, the event log.

@@ -2,6 +2,7 @@
 //! of UI handlers: [`Page`] (200 HTML), [`UiError`] (an [`ApiError`] drawn as a page with its status).
 
 use crate::domain::access::{self, Area, Credential};
+use crate::domain::banners::{self, Banner};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -28,6 +29,8 @@ pub struct Shell {
     pub notice: Option<Notice>,
     /// Maintenance mode is on: a banner says so and the page's forms that change something are disabled.
     pub maintenance: bool,
+    /// The enabled banners (`domain::banners`), above every page's content.
+    pub banners: Vec<Banner>,
 }
 
 /// A line above a page saying what just happened, one style per kind.
@@ -331,6 +334,7 @@ impl Shell {
                             }
                         }
                         main #main {
+                            (self.banners_shown())
                             @if self.maintenance {
                                 p.notice.maintenance role="status" {
                                     strong { "Maintenance mode is on." }
@@ -346,6 +350,58 @@ impl Shell {
                 }
             }
         }
+    }
+}
+
+impl Shell {
+    /// The enabled banners: a labelled region of status notices, each message as plain text, its link only
+    /// when safe (`domain::banners::is_safe_link`: an instance path gets the base path; an address opens
+    /// without referrer), `dialog` as a disclosure holding the dialog's text.
+    fn banners_shown(&self) -> Markup {
+        html! {
+            @if !self.banners.is_empty() {
+                section.banners aria-label="Announcements" {
+                    @for banner in &self.banners {
+                        @let class = format!(
+                            "notice banner-{}{}",
+                            banner.variant,
+                            if banner.sticky { " banner-sticky" } else { "" }
+                        );
+                        @let link_text = banner.link_text.as_deref().unwrap_or("More info");
+                        div class=(class) role="status" data-banner=(banner.id) {
+                            span.banner-kind { (banner_kind(&banner.variant)) }
+                            span.banner-message { (banner.message) }
+                            @match banner.link.as_deref() {
+                                Some("dialog") => {
+                                    details {
+                                        summary { (banner.dialog_title.as_deref().unwrap_or(link_text)) }
+                                        p { (banner.dialog.as_deref().unwrap_or("")) }
+                                    }
+                                }
+                                Some(link) if banners::is_safe_link(link) => {
+                                    @if link.starts_with('/') {
+                                        a.banner-link href=(self.link(link)) { (link_text) }
+                                    } @else {
+                                        a.banner-link href=(link) rel="noopener noreferrer" { (link_text) }
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The word before a banner's message, so its kind is not told by colour alone.
+fn banner_kind(variant: &str) -> &'static str {
+    match variant {
+        "warning" => "Warning:",
+        "error" => "Important:",
+        "success" => "Done:",
+        _ => "Note:",
     }
 }
 

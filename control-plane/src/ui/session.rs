@@ -15,6 +15,7 @@
 
 use super::page::{Nav, Notice, Shell, UiError, MAINTENANCE_FORM};
 use crate::domain::access::{self, Area, Caller, Credential, Grants, Need, Scope};
+use crate::domain::banners::{self, Banner};
 use crate::domain::maintenance;
 use crate::domain::permissions::Permission;
 use crate::http::extract::path_params;
@@ -175,6 +176,8 @@ pub struct SignedIn {
     pub sign_in_off: bool,
     /// Maintenance mode is on (`domain::maintenance`): pages say so, forms that change something are off.
     pub maintenance: bool,
+    /// The enabled banners (`domain::banners`), shown on every page.
+    pub banners: Vec<Banner>,
 }
 
 impl SignedIn {
@@ -198,6 +201,7 @@ impl SignedIn {
             credential: Some(self.credential),
             notice: self.notice.clone(),
             maintenance: self.maintenance,
+            banners: self.banners.clone(),
         }
     }
 
@@ -284,10 +288,11 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
         state: &Arc<AppState>,
     ) -> Result<Self, NotSignedIn> {
         let mut who = Self::identify(parts, state).await?;
-        who.maintenance = {
+        {
             let mut conn = state.store.read().await.map_err(ApiError::from)?;
-            maintenance::is_on(&mut conn).await?
-        };
+            who.maintenance = maintenance::is_on(&mut conn).await?;
+            who.banners = banners::shown(&mut conn).await?;
+        }
         if let Some(scope) = parts.extensions.get::<UiScope>() {
             scope.signed_in(&who.shell());
         }
@@ -333,6 +338,7 @@ impl SignedIn {
                 notice,
                 sign_in_off: true,
                 maintenance: false,
+                banners: Vec::new(),
             });
         }
         let session = cookie_value(&parts.headers, SESSION_COOKIE);
@@ -385,6 +391,7 @@ impl SignedIn {
             notice,
             sign_in_off: false,
             maintenance: false,
+            banners: Vec::new(),
         })
     }
 }

@@ -97,6 +97,11 @@ async fn settings_page(
                 }
                 p.muted { "While it is on, every change is refused — in this UI and through the admin API — except turning it off; SDKs and edges keep serving flags." }
             }
+            section.card aria-labelledby="banners-title" {
+                h2 #banners-title { "Banners" }
+                p.muted { "Messages shown at the top of every page for everyone signed in, until turned off. "
+                    a href=(who.link("/admin/settings/banners")) { "Manage banners" } }
+            }
             section.card aria-labelledby="origins-title" {
                 h2 #origins-title { "Frontend API CORS origins" }
                 p.muted { "Browsers on these origins may call the frontend API (/api/frontend) of the edges and the control plane. * allows every origin. Edges get the change on their stream." }

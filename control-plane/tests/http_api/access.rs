@@ -898,7 +898,10 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
     ) || (area == "roles" && !roles_read)
         || path.starts_with("/api/admin/projects/roles/")
         // Action sets, Admins' as in Unleash (they act with a service account's permissions).
-        || path.starts_with("/api/admin/projects/{projectId}/actions");
+        || path.starts_with("/api/admin/projects/{projectId}/actions")
+        // The statistics as CSV and Unleash Edge's token requests: Admins' (Unleash's ADMIN).
+        || path == "/api/admin/instance-admin/statistics/csv"
+        || path == "/edge/issue-token";
     // A project's access: read with PROJECT_USER_ACCESS_READ (Editors have it everywhere), changed with
     // PROJECT_USER_ACCESS_WRITE (Admins and the project's Owners, not Editors).
     let project_access = path.starts_with("/api/admin/projects/{projectId}/")
@@ -909,14 +912,15 @@ fn expected(kind: Kind, method: &str, path: &str) -> Expect {
     // (Unleash's ADMIN).
     let settings = matches!(
         area,
-        "ui-config" | "settings" | "addons" | "maintenance" | "release-plan-templates"
+        "ui-config" | "settings" | "addons" | "maintenance" | "release-plan-templates" | "banners"
     ) || path.ends_with("/change-requests/config")
         || path == "/api/admin/feature-types/{id}/lifetime";
     // The export, the playground and archive validation are reads asked with a POST body: Viewers may.
     let read = method == "get"
         || path == "/api/admin/features-batch/export"
         || path == "/api/admin/playground"
-        || path == "/api/admin/projects/{projectId}/archive/validate";
+        || path == "/api/admin/projects/{projectId}/archive/validate"
+        || path == "/api/admin/playground/advanced";
     let allowed = match kind {
         Kind::Missing | Kind::Unknown | Kind::Expired => return Expect::Unauthenticated,
         Kind::ClientToken | Kind::FrontendToken | Kind::EdgeToken => false,
@@ -978,7 +982,8 @@ async fn every_admin_route_with_every_credential(db: TestDb) {
         .clone();
     let mut operations = Vec::new();
     for (template, methods) in document["paths"].as_object().unwrap() {
-        if !template.starts_with("/api/admin/") {
+        // `/edge/issue-token` takes the admin API's credentials too.
+        if !template.starts_with("/api/admin/") && template != "/edge/issue-token" {
             continue;
         }
         for method in methods.as_object().unwrap().keys() {

@@ -8,7 +8,7 @@ use crate::server::Server;
 use std::collections::BTreeSet;
 
 /// Unleash 8.2 operations Vexil serves with the same method and path.
-const SERVED_UNLEASH_OPERATIONS: usize = 206;
+const SERVED_UNLEASH_OPERATIONS: usize = 211;
 
 /// `METHOD /a/{x}/b` → `METHOD /a/{}/b`.
 fn normalised(operation: &str) -> String {

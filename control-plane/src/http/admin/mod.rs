@@ -5,9 +5,11 @@
 
 pub mod action_sets;
 pub mod addons;
+pub mod banners;
 pub mod change_requests;
 pub mod context_fields;
 pub mod dependencies;
+pub mod edge_tokens;
 pub mod environments;
 pub mod events;
 pub mod favorites;
@@ -33,6 +35,7 @@ pub mod project_tokens;
 pub mod projects;
 pub mod release_plan_templates;
 pub mod release_plans;
+pub mod reports;
 pub mod roles;
 pub mod scim_settings;
 pub mod search;
@@ -88,12 +91,18 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Access, signal_endpoints::router()))
         .merge(area(Access, action_sets::router()))
         .merge(area(Access, sso::router()))
+        // The instance statistics as CSV: Admins only (Unleash's ADMIN).
+        .merge(area(Access, reports::admin_router()))
+        // Unleash Edge asking for client tokens: who may create API tokens (Admins, admin tokens).
+        .merge(area(Access, edge_tokens::router()))
         .merge(area(Access, scim_settings::router()))
         .merge(area(Access, roles::admin_router()))
         .merge(area(Configuration, roles::read_router()))
         .merge(area(Configuration, project_access::router()))
         .merge(area(Settings, ui_config::router()))
         .merge(area(Settings, addons::router()))
+        // Banners: everyone signed in reads them, Admins write them (Unleash's ADMIN).
+        .merge(area(Settings, banners::router()))
         .merge(area(Configuration, projects::router()))
         .merge(area(Configuration, project_admin::router()))
         .merge(area(ConfigurationQuery, project_admin::query_router()))
@@ -115,6 +124,7 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
         .merge(area(Configuration, events::router()))
         .merge(area(Configuration, search::router()))
         .merge(area(Configuration, metrics::router()))
+        .merge(area(Configuration, reports::router()))
         .merge(area(Configuration, instance::router()))
         .merge(area(Configuration, maintenance::router()))
         .merge(area(Configuration, change_requests::router()))
@@ -131,6 +141,8 @@ fn mounted() -> OpenApiRouter<Arc<AppState>> {
 /// and route, in the project and environment the path names (`http::route_permissions::scope_of`). A
 /// configuration write missing here is refused to everyone but Admins (a test checks none is missing).
 pub static PERMISSIONS: &[RoutePermission] = &[
+    // Not here, so Admins only: the banners' writes (Settings area), `/edge/issue-token` and
+    // `/api/admin/instance-admin/statistics/csv` (Access area).
     // Maintenance mode.
     post("/api/admin/maintenance", UpdateMaintenanceMode),
     // Projects.

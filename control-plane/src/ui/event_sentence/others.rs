@@ -158,6 +158,11 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
             let names: Vec<String> = names.iter().map(|name| setting_words(name)).collect();
             html! { "changed the " (if names.is_empty() { "settings".to_owned() } else { and_list(&names) }) }
         }
+        "banner" => {
+            let message = text(event, "message").unwrap_or_default();
+            let banner = html! { "“" (message) "”" };
+            created_changed_deleted(event, verb, "the banner", banner)?
+        }
         "user" => user_action(event, context, verb)?,
         "pat" => {
             let description = text(event, "description").unwrap_or_default();
