@@ -10,16 +10,20 @@
 //! - 400: a change request not yet applied, cancelled or rejected holds a change of the flag;
 //! - 400: the flag has dependencies (parents and children live in one project: remove them first);
 //! - 400: a strategy of the flag uses a segment of the source project (project segments serve their own
-//!   project only; make the segment global or take it off first).
+//!   project only; make the segment global or take it off first), or a constraint on a context field of
+//!   another project than the target (`context_fields::check_constraints`, as any strategy write).
 
+use super::context_fields;
 use super::events::EventType;
 use super::feature_lookup::{ensure_not_archived, require_in_project};
 use super::projects;
 use crate::store::change_requests as change_request_store;
 use crate::store::dependencies as dependency_store;
+use crate::store::environments as environment_store;
 use crate::store::features as feature_store;
 use crate::store::projects as project_store;
 use crate::store::segments as segment_store;
+use crate::store::strategies as strategy_store;
 use crate::store::{NewEvent, WriteTx};
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -101,6 +105,18 @@ pub async fn change_project(
                     reference.environment
                 )));
             }
+        }
+    }
+    for environment in environment_store::list(tx.conn()).await? {
+        for strategy in strategy_store::list(tx.conn(), feature, &environment.name).await? {
+            context_fields::check_constraints(tx.conn(), Some(&target), &strategy.constraints)
+                .await
+                .map_err(|error| {
+                    ApiError::validation(format!(
+                        "A strategy of flag {feature} in {}: {}",
+                        environment.name, error.message
+                    ))
+                })?;
         }
     }
     feature_store::set_project(tx.conn(), feature, &target).await?;

@@ -89,14 +89,13 @@ async fn write_usage(
     Ok(recorded)
 }
 
-/// Creates the applications this process has not seen yet, each in a write of its own that records
-/// `application-created` (the one audit event of the SDK routes: an application's first sighting, once,
-/// whichever process or post sees it first — the row's insert decides).
+/// Creates the applications this process has not seen, each in a write of its own with `application-created`
+/// (API.md §3.7 audits no SDK call; this is the exception, once: whichever process inserts the row first).
 async fn create_new_applications(
     store: &Store,
-    applications: &[v1::ApplicationSeen],
+    apps: &[v1::ApplicationSeen],
 ) -> Result<(), ApiError> {
-    for app in applications {
+    for app in apps {
         if store.known_applications().contains(&app.app_name) {
             continue;
         }
@@ -113,8 +112,7 @@ async fn create_new_applications(
 }
 
 /// Stores one SDK post's usage (or Unleash Edge report, [`super::unleash_edges::write`]) in one transaction,
-/// received by this process (so at a time of its own clock). No audit event (API.md §3.7: SDK calls are not
-/// audited).
+/// received by this process (so at a time of its own clock). No audit event but a new application's.
 pub async fn ingest(store: &Store, mut usage: Usage) -> Result<(), ApiError> {
     create_new_applications(store, &usage.applications).await?;
     let unleash_edges = std::mem::take(&mut usage.unleash_edges);

@@ -528,7 +528,7 @@ pub async fn checked_default(
         ));
     }
     let constraints = input.constraints.unwrap_or_default();
-    context_fields::check_constraints(tx.conn(), &constraints).await?;
+    context_fields::check_constraints(tx.conn(), Some(project), &constraints).await?;
     let segments = input.segments.unwrap_or_default();
     segments::check_strategy_segments(tx.conn(), &segments, project).await?;
     let variants = normalize_variants(input.variants.unwrap_or_default())?;

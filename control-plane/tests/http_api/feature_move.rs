@@ -55,6 +55,7 @@ async fn move_a_flag_to_another_project(db: TestDb) {
         "pending",
         "segmented",
         "lone",
+        "fielded",
     ] {
         server
             .post(&format!("{DEFAULT}/features"), json!({"name": flag}))
@@ -88,6 +89,21 @@ async fn move_a_flag_to_another_project(db: TestDb) {
         .post(
             &format!("{DEFAULT}/features/segmented/environments/development/strategies"),
             json!({"name": "default", "segments": [segment]}),
+        )
+        .await
+        .expect(200);
+
+    // A constraint on a context field of the default project only.
+    server
+        .post(&format!("{DEFAULT}/context"), json!({"name": "plan"}))
+        .await
+        .expect(201);
+    server
+        .post(
+            &format!("{DEFAULT}/features/fielded/environments/development/strategies"),
+            json!({"name": "default", "constraints": [
+                {"contextName": "plan", "operator": "IN", "values": ["gold"]}
+            ]}),
         )
         .await
         .expect(200);
@@ -178,6 +194,7 @@ async fn move_a_flag_to_another_project(db: TestDb) {
             400,
             "segment",
         ),
+        ("fielded", json!({"newProjectId": "mobile"}), 400, "plan"),
         ("nope", json!({"newProjectId": "mobile"}), 404, "nope"),
     ] {
         let answer = server.post(&move_path(flag), body.clone()).await;
@@ -186,7 +203,7 @@ async fn move_a_flag_to_another_project(db: TestDb) {
         assert!(message.contains(words), "{flag} {body}: {message}");
     }
     assert_eq!(event_count(&server).await, before);
-    for flag in ["lone", "child", "parent", "pending", "segmented"] {
+    for flag in ["lone", "child", "parent", "pending", "segmented", "fielded"] {
         assert_eq!(
             server
                 .get(&format!("{DEFAULT}/features/{flag}"))
