@@ -75,8 +75,6 @@ pub struct FeatureSummary {
     pub description: Option<String>,
     pub project: String,
     pub stale: bool,
-    /// Older than its type's expected lifetime (set once by the potentially-stale job).
-    pub potentially_stale: bool,
     pub impression_data: bool,
     pub created_at: String,
     pub archived: bool,
@@ -159,6 +157,10 @@ pub struct Feature {
     /// Links to what belongs with the flag (`domain::feature_links`).
     #[serde(default)]
     pub links: Vec<super::feature_links::FeatureLink>,
+    /// Older than its type's expected lifetime (set once by the potentially-stale job; Unleash's project
+    /// schemas count such flags).
+    #[serde(default)]
+    pub potentially_stale: bool,
 }
 
 /// `POST /api/admin/projects/:projectId/features`.
@@ -254,7 +256,6 @@ pub fn summary(row: &FeatureRow) -> FeatureSummary {
         description: row.description.clone(),
         project: row.project_id.clone(),
         stale: row.stale,
-        potentially_stale: row.potentially_stale,
         impression_data: row.impression_data,
         created_at: row.created_at.to_string(),
         archived: row.archived_at.is_some(),
@@ -313,6 +314,7 @@ async fn view(conn: &mut AnyConnection, row: &FeatureRow) -> Result<Feature, Api
         dependencies: dependencies::of_feature(conn, &row.name).await?,
         children: dependencies::children(conn, &row.name).await?,
         links: super::feature_links::of_feature(conn, &row.name).await?,
+        potentially_stale: row.potentially_stale,
     })
 }
 

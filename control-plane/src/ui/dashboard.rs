@@ -36,6 +36,11 @@ pub async fn page(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
         personal_dashboard::dashboard(&mut conn, who.actor.user_id, personal, now_ms).await?
     };
     let own_account = who.actor.user_id >= 0;
+    let project_name = |id: &str| {
+        (dashboard.projects.iter())
+            .find(|project| project.id == id)
+            .map_or_else(|| id.to_owned(), |project| project.name.clone())
+    };
     let markup = who.shell().render(
         "Dashboard",
         html! {
@@ -69,7 +74,7 @@ pub async fn page(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                                         td.flag-name {
                                             a href=(who.link(&format!("/projects/{}/features/{}", flag.project, flag.name))) { (flag.name) }
                                         }
-                                        td { a href=(who.link(&format!("/projects/{}", flag.project))) { (flag.project) } }
+                                        td { a href=(who.link(&format!("/projects/{}", flag.project))) { (project_name(&flag.project)) } }
                                         td.hide-narrow { (flag.feature_type) }
                                     }
                                 }

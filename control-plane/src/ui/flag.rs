@@ -262,7 +262,7 @@ pub(super) async fn draw(
                         h1 {
                             (summary.name)
                             @if summary.stale { " " span.badge.stale { "stale" } }
-                            @else if summary.potentially_stale {
+                            @else if flag.potentially_stale {
                                 " " span.badge.stale title="Older than its type's expected lifetime" { "potentially stale" }
                             }
                         }

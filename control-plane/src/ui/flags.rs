@@ -292,7 +292,6 @@ pub async fn list(
                         thead {
                             tr {
                                 th scope="col" { "Name" }
-                                th.hide-narrow scope="col" { "Type" }
                                 th scope="col" { "Stage" }
                                 th.hide-narrow scope="col" { "Created" }
                                 th scope="col" { "Last seen" }
@@ -318,9 +317,9 @@ pub async fn list(
                                             span.tag { (tag.tag_type) ":" (tag.value) }
                                         }
                                     }
-                                    td.hide-narrow { (flag.feature_type) }
                                     td.stage data-label="Stage" {
                                         @if let Some(stage) = stages.get(&flag.name) { (stage_badge(*stage)) }
+                                        span.flag-type { (flag.feature_type) }
                                     }
                                     td.hide-narrow {
                                         @if let Some(created) = flag.created_at.as_deref() {

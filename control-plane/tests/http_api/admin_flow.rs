@@ -203,7 +203,7 @@ async fn project_flag_strategies_toggle_reorder_archive_revive(db: TestDb) {
                 {"name": "production", "enabled": false, "type": "production", "sortOrder": 2,
                  "strategies": [], "variants": []}
             ],
-            "variants": [], "dependencies": [], "children": [], "links": []
+            "variants": [], "dependencies": [], "children": [], "links": [], "potentiallyStale": false
         })
     );
 

@@ -67,6 +67,7 @@ mod ui_account_links;
 mod ui_browser;
 mod ui_changes;
 mod ui_config;
+mod ui_dashboard;
 mod ui_enhance;
 mod ui_event_log;
 mod ui_flag_list;
