@@ -1,8 +1,8 @@
-//! `/personal`, the page after sign-in (`/` leads here; Unleash's UI has its personal dashboard at the same
-//! path): the flags the caller created or marked as favourites, and the projects (favourites first) with
+//! `/personal`, the dashboard (Unleash's UI has its personal dashboard at the same path; first in the
+//! navigation): the flags the caller created or marked as favourites, and the projects (favourites first) with
 //! their flags and health — `domain::personal_dashboard`, as `GET /api/admin/personal-dashboard` answers it.
 
-use super::page::{see_other, Page, UiError};
+use super::page::{Page, UiError};
 use super::session::SignedIn;
 use crate::domain::access::{self, Area};
 use crate::domain::personal_dashboard;
@@ -16,14 +16,7 @@ use std::sync::Arc;
 
 /// This module's pages.
 pub fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/", get(home))
-        .route("/personal", get(page))
-}
-
-/// `GET /`: the dashboard.
-pub async fn home(who: SignedIn) -> Response {
-    see_other(&who.link("/personal"))
+    Router::new().route("/personal", get(page))
 }
 
 /// `GET /personal`.

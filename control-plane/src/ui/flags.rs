@@ -6,7 +6,7 @@ use super::controls::{ago, field, local_path, notice, switch, switch_id, when};
 use super::favorites::{star, star_id};
 use super::field_errors::FieldErrors;
 use super::flag_summary::{last_changed, Served};
-use super::page::{Page, UiError};
+use super::page::{see_other, Page, UiError};
 use super::scope::{written, Done};
 use super::session::{SignedIn, UiWrite};
 use super::vocabulary::{stage_badge, stage_words, StrategyNames};
@@ -35,6 +35,7 @@ use vexil_shared::{ApiError, ErrorKind};
 /// This module's pages and form posts.
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
+        .route("/", get(home))
         .route("/projects/{project}", get(list))
         .route(
             "/projects/{project}/create-flag",
@@ -134,6 +135,22 @@ impl ListQuery {
             && self.state.is_empty()
             && self.stage.is_empty())
     }
+}
+
+/// `GET /`: the flag list of the first project.
+pub async fn home(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
+    let mut conn = state.store.read().await?;
+    // The first favourite project, else the default one, else the first.
+    let list = projects::list_for(&mut conn, who.actor.user_id).await?;
+    let first = list
+        .projects
+        .iter()
+        .find(|project| project.favorite)
+        .or(list.projects.iter().find(|project| project.id == "default"))
+        .or(list.projects.first())
+        .map(|project| project.id.clone())
+        .unwrap_or_else(|| "default".to_owned());
+    Ok(see_other(&who.link(&format!("/projects/{first}"))))
 }
 
 fn select_option(value: &str, text: &str, current: &str) -> Markup {
@@ -292,6 +309,7 @@ pub async fn list(
                         thead {
                             tr {
                                 th scope="col" { "Name" }
+                                th.hide-narrow scope="col" { "Type" }
                                 th scope="col" { "Stage" }
                                 th.hide-narrow scope="col" { "Created" }
                                 th scope="col" { "Last seen" }
@@ -317,9 +335,9 @@ pub async fn list(
                                             span.tag { (tag.tag_type) ":" (tag.value) }
                                         }
                                     }
+                                    td.hide-narrow { (flag.feature_type) }
                                     td.stage data-label="Stage" {
                                         @if let Some(stage) = stages.get(&flag.name) { (stage_badge(*stage)) }
-                                        span.flag-type { (flag.feature_type) }
                                     }
                                     td.hide-narrow {
                                         @if let Some(created) = flag.created_at.as_deref() {

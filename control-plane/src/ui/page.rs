@@ -82,8 +82,8 @@ impl Nav {
         let second = parts.next().filter(|part| !part.is_empty());
         let third = parts.next().unwrap_or_default();
         let nav = match (first, second) {
-            ("" | "personal", _) => Nav::Dashboard,
-            ("login" | "auth", _) => Nav::Flags,
+            ("personal", _) => Nav::Dashboard,
+            ("" | "login" | "auth", _) => Nav::Flags,
             ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,

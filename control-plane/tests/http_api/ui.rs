@@ -447,7 +447,7 @@ async fn strategy_form_variants_archive_and_revive(db: TestDb) {
     let slash = browser.get("/").await;
     assert_eq!(slash.location.as_deref(), Some("/vexil"));
     let home = browser.get("").await;
-    assert_eq!(home.location.as_deref(), Some("/vexil/personal"));
+    assert_eq!(home.location.as_deref(), Some("/vexil/projects/default"));
     let flag_path = "/projects/default/features/rollout";
     let form = browser
         .get(&format!(

@@ -61,9 +61,8 @@ async function run() {
   await audit.check(page);
   await page.getByLabel("Username").fill("anna");
   await page.getByLabel("Password").fill("correct horse battery");
-  await Promise.all([page.waitForURL(/\/personal$/), page.getByLabel("Password").press("Enter")]);
+  await Promise.all([page.waitForURL(/\/projects\/default$/), page.getByLabel("Password").press("Enter")]);
   await audit.check(page);
-  await page.goto(base + "/projects/default");
 
   // dark-mode on in production, from the flag list.
   await submit(page, page.getByRole("switch", { name: "dark-mode in production" }));

@@ -31,8 +31,7 @@ async function signIn(page, audited) {
   await page.getByLabel("Username").fill("anna");
   await page.getByLabel("Password").fill("correct horse battery");
   await page.getByLabel("Password").press("Enter");
-  await page.waitForURL(/\/personal$/);
-  await page.goto(base + "/projects/default");
+  await page.waitForURL(/\/projects\/default$/);
 }
 
 // Whether the page is wider than the screen (something scrolls the whole page sideways).

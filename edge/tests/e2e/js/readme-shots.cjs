@@ -33,8 +33,7 @@ async function main() {
     await page.getByLabel("Username").fill("anna");
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByLabel("Password").press("Enter");
-    await page.waitForURL(/\/personal$/);
-    await page.goto(base + "/projects/default");
+    await page.waitForURL(/\/projects\/default$/);
 
     for (const name of flags) {
       if ((await page.getByRole("link", { name, exact: true }).count()) === 0)
