@@ -205,6 +205,17 @@ fn normalize_parameters(
 /// they add up ([`normalize_variants_keeping_weights`]).
 type Weights = fn(Vec<StrategyVariant>) -> Result<Vec<StrategyVariant>, ApiError>;
 
+/// 400 for a strategy title over 100 characters.
+pub fn check_title(title: Option<&str>) -> Result<(), ApiError> {
+    if title.is_some_and(|title| title.chars().count() > 100) {
+        return Err(ApiError::invalid_field(
+            "title",
+            "title must be at most 100 characters long",
+        ));
+    }
+    Ok(())
+}
+
 /// Validates an input and turns it into the stored row's content (keys and createdAt are the caller's).
 async fn validated_row(
     tx: &mut WriteTx,
@@ -214,14 +225,7 @@ async fn validated_row(
     weights: Weights,
 ) -> Result<StrategyRow, ApiError> {
     let declared = strategy_definitions::declared_parameters(tx.conn(), &input.name).await?;
-    if let Some(title) = &input.title {
-        if title.chars().count() > 100 {
-            return Err(ApiError::invalid_field(
-                "title",
-                "title must be at most 100 characters long",
-            ));
-        }
-    }
+    check_title(input.title.as_deref())?;
     let constraints = input.constraints.unwrap_or_default();
     context_fields::check_constraints(tx.conn(), Some(&feature.project_id), &constraints).await?;
     let segments = input.segments.unwrap_or_default();
@@ -511,16 +515,7 @@ pub async fn checked_default(
 ) -> Result<StrategyInput, ApiError> {
     check_limits(&input, limits)?;
     let declared = strategy_definitions::declared_parameters(tx.conn(), &input.name).await?;
-    if input
-        .title
-        .as_ref()
-        .is_some_and(|title| title.chars().count() > 100)
-    {
-        return Err(ApiError::invalid_field(
-            "title",
-            "title must be at most 100 characters long",
-        ));
-    }
+    check_title(input.title.as_deref())?;
     if input.disabled == Some(true) {
         return Err(ApiError::invalid_field(
             "disabled",

@@ -11,7 +11,7 @@ use super::{
 use crate::domain::context_fields;
 use crate::domain::events::{payload, EventType};
 use crate::domain::limits::{ensure_within, Limits};
-use crate::domain::strategies::parameter_strings;
+use crate::domain::strategies::{self, parameter_strings};
 use crate::domain::strategy_definitions;
 use crate::model::release_plan::{Discriminator, MilestoneStrategy};
 use crate::model::strategy_definition::check_values;
@@ -115,16 +115,7 @@ async fn checked_strategy(
     let declared = strategy_definitions::declared_parameters(conn, &name)
         .await
         .map_err(|error| inside(prefix, error))?;
-    if input
-        .title
-        .as_ref()
-        .is_some_and(|title| title.chars().count() > 100)
-    {
-        return Err(inside(
-            prefix,
-            ApiError::invalid_field("title", "title must be at most 100 characters long"),
-        ));
-    }
+    strategies::check_title(input.title.as_deref()).map_err(|error| inside(prefix, error))?;
     let constraints = input.constraints.unwrap_or_default();
     context_fields::check_constraints(conn, None, &constraints)
         .await
