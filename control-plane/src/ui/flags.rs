@@ -137,8 +137,12 @@ impl ListQuery {
     }
 }
 
-/// `GET /`: the flag list of the first project.
+/// `GET /`, where signing in lands: a user's dashboard (`/personal`: their flags and projects); someone signed
+/// in with a token, who has no flags of their own, gets the flag list of the first project.
 pub async fn home(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
+    if who.actor.user_id >= 0 {
+        return Ok(see_other(&who.link("/personal")));
+    }
     let mut conn = state.store.read().await?;
     // The first favourite project, else the default one, else the first.
     let list = projects::list_for(&mut conn, who.actor.user_id).await?;

@@ -82,8 +82,7 @@ impl Nav {
         let second = parts.next().filter(|part| !part.is_empty());
         let third = parts.next().unwrap_or_default();
         let nav = match (first, second) {
-            ("personal", _) => Nav::Dashboard,
-            ("" | "login" | "auth", _) => Nav::Flags,
+            ("" | "personal" | "login" | "auth", _) => Nav::Dashboard,
             ("projects", None) | ("create-project", _) => Nav::Projects,
             ("projects", Some(_)) => match third {
                 "change-requests" => Nav::ChangeRequests,

@@ -1,6 +1,6 @@
-//! The dashboard (`/personal`), on SQLite and Postgres: a person sees the flags
-//! they created or starred (with their project's name) and the projects, starred ones first; a token has no
-//! flags of its own.
+//! The dashboard (`/personal`), on SQLite and Postgres: where a person lands after signing in; they see the
+//! flags they created or starred (with their project's name) and the projects, starred ones first; a token has
+//! no flags of its own and lands on the flag list.
 
 use crate::database::TestDb;
 use crate::server::{Server, ADMIN_TOKEN};
@@ -36,6 +36,11 @@ async fn the_dashboard_shows_my_flags_and_the_projects(db: TestDb) {
         .sign_in(&[("username", "anna"), ("password", "correct horse battery")])
         .await;
     assert_eq!(signed.status, 303);
+    // Signing in lands on the dashboard.
+    assert_eq!(signed.location.as_deref(), Some("/"));
+    let landing = anna.get("/").await;
+    assert_eq!(landing.status, 303);
+    assert_eq!(landing.location.as_deref(), Some("/personal"));
 
     // Nothing of hers yet; the projects by name, none starred.
     let page = anna.page("/personal").await;
@@ -89,6 +94,9 @@ async fn the_dashboard_shows_my_flags_and_the_projects(db: TestDb) {
     admin
         .sign_in(&[("token", ADMIN_TOKEN), ("next", "/")])
         .await;
+    // A token lands on the flag list instead.
+    let landing = admin.get("/").await;
+    assert_eq!(landing.location.as_deref(), Some("/projects/default"));
     let page = admin.page("/personal").await;
     assert!(page.contains("signed in with a token"), "{page}");
 }

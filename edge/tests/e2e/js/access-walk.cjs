@@ -77,7 +77,7 @@ async function main() {
   // An Admin creates a frontend token for development.
   await page.goto(base + "/login?next=%2F");
   await audit.check(page);
-  await signIn(page, "alice", PASSWORD, /\/projects\/default$/);
+  await signIn(page, "alice", PASSWORD, /\/personal$/);
   await audit.check(page);
   await navigate(page, page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API tokens" }));
   await shot(page, "01-tokens");

@@ -147,6 +147,7 @@ async function run() {
 
   // Both reach the flag's strategy form: the strategy in its list, the legal values in the constraint editor.
   await navigate(page, "Flags");
+  await audit.check(page);
   await press(page, page.getByRole("link", { name: "New flag" }));
   await page.getByLabel("Name").fill("checkout");
   await audit.check(page);

@@ -76,6 +76,9 @@ async function main() {
   await page.getByLabel("Password").fill("correct horse battery");
   await pressAndLoad(page, "Enter");
   await audit.check(page);
+  // Signing in lands on the dashboard; Flags in the navigation opens the flag list.
+  await Promise.all([page.waitForURL(/\/projects\/default$/), page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Flags", exact: true }).click()]);
+  await audit.check(page);
 
   // The flag list filters as a person types: no Apply button, no page load, the address follows, the count
   // is said in a live region.

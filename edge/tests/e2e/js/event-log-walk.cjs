@@ -61,7 +61,10 @@ async function run() {
   await audit.check(page);
   await page.getByLabel("Username").fill("anna");
   await page.getByLabel("Password").fill("correct horse battery");
-  await Promise.all([page.waitForURL(/\/projects\/default$/), page.getByLabel("Password").press("Enter")]);
+  await Promise.all([page.waitForURL(/\/personal$/), page.getByLabel("Password").press("Enter")]);
+  await audit.check(page);
+  // Signing in lands on the dashboard; Flags in the navigation opens the flag list.
+  await Promise.all([page.waitForURL(/\/projects\/default$/), page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Flags", exact: true }).click()]);
   await audit.check(page);
 
   // dark-mode on in production, from the flag list.

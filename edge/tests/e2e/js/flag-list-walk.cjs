@@ -79,6 +79,9 @@ async function main() {
   await page.getByLabel("Password").fill("correct horse battery");
   await pressAndLoad(page, "Enter");
   await audit.check(page);
+  // Signing in lands on the dashboard; Flags in the navigation opens the flag list.
+  await Promise.all([page.waitForURL(/\/projects\/default$/), page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Flags", exact: true }).click()]);
+  await audit.check(page);
 
   // The list: what each environment serves, the pending badge, who changed each flag last.
   const development = await cellText(page, flag, "development");

@@ -31,7 +31,7 @@ async function signIn(page, audited) {
   await page.getByLabel("Username").fill("anna");
   await page.getByLabel("Password").fill("correct horse battery");
   await page.getByLabel("Password").press("Enter");
-  await page.waitForURL(/\/projects\/default$/);
+  await page.waitForURL(/\/personal$/);
 }
 
 // Whether the page is wider than the screen (something scrolls the whole page sideways).
@@ -65,6 +65,14 @@ async function phone(browser) {
   await page.keyboard.press("Escape");
   expect((await menu.getAttribute("aria-expanded")) === "false", "Escape did not close the menu");
   expect(await menu.evaluate((button) => button === document.activeElement), "the focus is not back on Menu");
+  expect(!(await scrollsSideways(page)), "the dashboard scrolls sideways");
+  await page.screenshot({ path: `${folder}/narrow-dashboard-390.png`, fullPage: true });
+
+  // Menu → Flags: the flag list.
+  await page.keyboard.press("Enter");
+  await page.getByRole("link", { name: "Flags", exact: true }).waitFor({ state: "visible" });
+  await Promise.all([page.waitForURL(/\/projects\/default$/), page.getByRole("link", { name: "Flags", exact: true }).click()]);
+  await audit.check(page);
 
   // The flag list as cards: every switch of the long-named flag on the screen, its name broken after hyphens.
   for (const environment of ["development", "production"]) {

@@ -139,7 +139,7 @@ async function main() {
   if ((await ann.getByLabel("Password", { exact: true }).count()) !== 0) fail("the password form is still shown");
   await shot(ann, "02-sign-in");
   await ssoSignIn(ann, "ann");
-  if (!/\/projects\/default$/.test(ann.url())) fail(`ann landed on ${ann.url()}`);
+  if (!/\/personal$/.test(ann.url())) fail(`ann landed on ${ann.url()}`);
   if (!(await sessionCookie(ann))) fail("ann has no session cookie");
   // The group's Admin role: the access pages are hers.
   await navigate(ann, ann.getByRole("link", { name: "Users" }));

@@ -74,7 +74,7 @@ async function run() {
   await audit.check(page);
   await page.getByLabel("Username").fill("anna");
   await page.getByLabel("Password").fill("correct horse battery");
-  await Promise.all([page.waitForURL(/\/projects\/default$/), page.getByLabel("Password").press("Enter")]);
+  await Promise.all([page.waitForURL(/\/personal$/), page.getByLabel("Password").press("Enter")]);
   await audit.check(page);
 
   // Projects → the project: its overview.

@@ -33,7 +33,13 @@ async function main() {
     await page.getByLabel("Username").fill("anna");
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByLabel("Password").press("Enter");
-    await page.waitForURL(/\/projects\/default$/);
+    // Signing in lands on the dashboard; Flags in the navigation opens the flag list.
+    await page.waitForURL(/\/personal$/);
+    await audit.check(page);
+    await Promise.all([
+      page.waitForURL(/\/projects\/default$/),
+      page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Flags", exact: true }).click(),
+    ]);
 
     for (const name of flags) {
       if ((await page.getByRole("link", { name, exact: true }).count()) === 0)

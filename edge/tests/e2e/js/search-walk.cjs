@@ -28,7 +28,7 @@ async function main() {
     await page.getByLabel("Username").fill("anna");
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByLabel("Password").press("Enter");
-    await page.waitForURL(/\/projects\/default$/);
+    await page.waitForURL(/\/personal$/);
     await audit.check(page);
     await page.keyboard.press("/");
     const field = page.getByRole("searchbox", { name: "Search everything" });

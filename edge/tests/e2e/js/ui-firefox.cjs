@@ -168,7 +168,9 @@ async function main() {
   await fill(page, "Username", "alice");
   await fill(page, "Password", "correct horse battery");
   await follow(page, await byName(page, "Sign in", "button"));
-  if (!/\/projects\/default$/.test(page.url())) fail(`not on the flag list after signing in: ${page.url()}`);
+  if (!/\/personal$/.test(page.url())) fail(`not on the dashboard after signing in: ${page.url()}`);
+  await follow(page, await byName(page, "Flags", "link"));
+  if (!/\/projects\/default$/.test(page.url())) fail(`Flags did not open the flag list: ${page.url()}`);
   await shot(page, "02-flags-empty");
 
   // Create a flag.
