@@ -10,6 +10,7 @@ use super::event_sentence::Context;
 use super::favorites::{star, star_id};
 use super::flag_copy::copy_menu;
 use super::flag_lifecycle::section as lifecycle_section;
+use super::flag_links::{self, section as links_section};
 use super::flag_summary::Served;
 use super::flag_tags::{section as tags_section, TagDraft};
 use super::page::{see_other, Page, UiError};
@@ -378,6 +379,7 @@ pub(super) async fn draw(
                 &Dependencies { dependencies: &flag.dependencies, children: &flag.children, parent_options: &parent_options.0, more_parents: parent_options.1, may_change: may_depend },
                 dependency))
             (tags_section(who, (&base, may_tag), &tags, &tag_types, tag))
+            (links_section(&base, &flag.links, who.may_submit(flag_links::ADD_FORM, &in_project)))
             (lifecycle_section(who, &base, &stages,
                 who.may_submit("/projects/{project}/features/{feature}/lifecycle/complete", &in_project)))
             section.card aria-labelledby="settings-title" {

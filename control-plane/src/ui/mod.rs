@@ -36,6 +36,7 @@ pub mod field_errors;
 pub mod flag;
 pub mod flag_copy;
 pub mod flag_lifecycle;
+pub mod flag_links;
 pub mod flag_move;
 pub mod flag_summary;
 pub mod flag_tag_writes;
@@ -126,6 +127,7 @@ pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(flag_copy::routes())
         .merge(flag_move::routes())
         .merge(flag_tag_writes::routes())
+        .merge(flag_links::routes())
         .merge(favorites::routes())
         .merge(flag_lifecycle::routes())
         .merge(strategy_form::routes())
@@ -229,6 +231,15 @@ pub static PERMISSIONS: &[RoutePermission] = &[
         UpdateFeature,
     ),
     post("/projects/{project}/features/{feature}/tags", UpdateFeature),
+    post(flag_links::ADD_FORM, UpdateFeature),
+    post(
+        "/projects/{project}/features/{feature}/links/{id}",
+        UpdateFeature,
+    ),
+    post(
+        "/projects/{project}/features/{feature}/links/{id}/remove",
+        UpdateFeature,
+    ),
     post(
         "/projects/{project}/features/{feature}/tags/remove",
         UpdateFeature,

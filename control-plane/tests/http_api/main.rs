@@ -70,6 +70,7 @@ mod ui_config;
 mod ui_dashboard;
 mod ui_enhance;
 mod ui_event_log;
+mod ui_flag_links;
 mod ui_flag_list;
 mod ui_forms;
 mod ui_lifecycle;

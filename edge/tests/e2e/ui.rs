@@ -263,6 +263,20 @@ async fn the_ui_walk_in_chromium() {
                 })
                 .await;
             }
+            "link" => {
+                let stored = admin(
+                    &control_plane,
+                    "GET",
+                    &format!("/api/admin/projects/default/features/{flag}"),
+                    None,
+                )
+                .await;
+                assert_eq!(
+                    stored.body["links"][0]["url"],
+                    "https://tickets.example.com/PAY-1"
+                );
+                assert_eq!(stored.body["links"][0]["title"], "Ticket PAY-1");
+            }
             "change-request" => {
                 let stored = admin(
                     &control_plane,

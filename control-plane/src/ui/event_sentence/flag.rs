@@ -21,6 +21,25 @@ pub(super) fn action(event: &Event, context: &Context) -> Option<Markup> {
                 "created the " @if let Some(kind) = kind { (words(&kind)) " " } "flag " (flag) (place)
             }
         }
+        // A link added, changed or removed (`domain::feature_links`: `{link}` before and after).
+        "feature-metadata-updated" if link_of(event.data.as_ref()).is_some() => {
+            let link = |data: Option<&Value>| {
+                link_of(data).filter(|link| !link.is_null()).map(|link| {
+                    let title = link.get("title").and_then(Value::as_str);
+                    let url = link.get("url").and_then(Value::as_str);
+                    title.or(url).unwrap_or("a link").to_owned()
+                })
+            };
+            match (link(event.pre_data.as_ref()), link(event.data.as_ref())) {
+                (None, Some(added)) => {
+                    html! { "linked " (flag) " to " span.subject { (added) } (place) }
+                }
+                (Some(removed), None) => {
+                    html! { "removed the link " span.subject { (removed) } " from " (flag) (place) }
+                }
+                (_, _) => html! { "changed a link of " (flag) (place) },
+            }
+        }
         "feature-metadata-updated" => {
             let ignored = ["createdAt", "archivedAt", "archived", "stale"];
             let changed: Vec<String> = changed_fields(event, &ignored)
@@ -268,4 +287,9 @@ fn imported(event: &Event, context: &Context) -> Markup {
         (environment(event))
         @if !parts.is_empty() { ": " (and_list(&parts)) }
     }
+}
+
+/// The `link` of a link event's data or pre-data (`null` when removed), if it is one.
+fn link_of(data: Option<&Value>) -> Option<&Value> {
+    data.and_then(|data| data.get("link"))
 }

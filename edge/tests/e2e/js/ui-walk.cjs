@@ -85,7 +85,10 @@ async function signIn(page, username, password) {
   await page.getByLabel("Username").fill(username);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/projects\/default$/);
+  // Signing in lands on the dashboard; Flags in the navigation opens the flag list.
+  await page.waitForURL(/\/personal$/);
+  await audit.check(page);
+  await Promise.all([page.waitForURL(/\/projects\/default$/), page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Flags", exact: true }).click()]);
 }
 
 async function main() {
@@ -263,6 +266,18 @@ async function main() {
   await audit.check(page);
   await shot(page, "08b-dependency");
   await checkpoint("dependency");
+
+  // A link to the flag's ticket: the links page, typed, Enter; the flag page lists it by its title.
+  await submit(page, page.getByRole("link", { name: "Add or change links" }));
+  await audit.check(page);
+  await page.getByLabel("Address").fill("https://tickets.example.com/PAY-1");
+  await page.getByLabel("Title").fill("Ticket PAY-1");
+  await Promise.all([page.waitForEvent("load"), page.getByLabel("Title").press("Enter")]);
+  await page.getByRole("status").filter({ hasText: "Link Ticket PAY-1 added." }).waitFor();
+  await shot(page, "08c-links");
+  await submit(page, page.getByRole("link", { name: "← checkout-v2" }));
+  await page.getByRole("list", { name: "Links of this flag" }).getByRole("link", { name: "Ticket PAY-1" }).waitFor();
+  await checkpoint("link");
 
   // Archive with a confirmation, then revive.
   await page.getByRole("link", { name: "Archive flag" }).click();
