@@ -5,9 +5,8 @@
 //! token's scope). The token comes in `Authorization: Bearer` or `X-API-Key`; the same engine and snapshot
 //! as the Unleash APIs answer, and evaluations are counted like the frontend API's.
 //!
-//! The context: `targetingKey` → `userId` (an explicit `userId` wins), the Unleash fields by name
-//! (`appName`, `environment`, `sessionId`, `remoteAddress`, `currentTime`, `properties`), any other scalar
-//! into properties. The answers themselves (value, variant, reason, metadata) are the engine's
+//! The context is `ofrep_context`'s (`targetingKey` → `userId`, the Unleash fields by name, any other
+//! scalar into properties). The answers themselves (value, variant, reason, metadata) are the engine's
 //! (`Snapshot::write_ofrep_flag_json`, `write_ofrep_flags_json`: copied from pieces serialized once).
 //! Errors as the protocol says: 401 and 403 without a body, 404 `FLAG_NOT_FOUND`, 400 `PARSE_ERROR`,
 //! `INVALID_CONTEXT` and `TARGETING_KEY_MISSING` (a flag whose strategies need a user id: `userWithId`,
@@ -24,7 +23,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use vexil_shared::engine::OfrepFlag;
 use vexil_shared::time::now_ms;
@@ -33,8 +32,9 @@ use vexil_shared::{ApiError, Context, ErrorKind};
 
 use crate::change_stream::ChangeWatch;
 use crate::client_delta::sse_response;
-use crate::evaluation_counters::EvaluationCounters;
+use crate::evaluation_counters::{EvaluationCounters, Shard};
 use crate::extract::{grant_expired, scope_of_grant, token_scope, ClientIp, Scope};
+use crate::ofrep_context::{context_of, ContextError};
 use crate::response::{json_response, revision_header};
 use crate::state::ServingState;
 
@@ -134,91 +134,6 @@ impl FromRequestParts<Arc<ServingState>> for OfrepBulkScope {
     }
 }
 
-/// Why a request's context was refused.
-enum ContextError {
-    Parse(String),
-    Invalid(String),
-}
-
-/// The evaluation context of an OFREP body `{context:{…}}` (an empty body: an empty context).
-fn context_of(body: &[u8], client_ip: Option<String>) -> Result<Context, ContextError> {
-    let mut ctx = Context::default();
-    if !body.iter().all(u8::is_ascii_whitespace) {
-        let value: Value = serde_json::from_slice(body)
-            .map_err(|error| ContextError::Parse(format!("the body is not JSON: {error}")))?;
-        let Value::Object(mut request) = value else {
-            return Err(ContextError::Invalid(
-                "the body must be a JSON object".to_owned(),
-            ));
-        };
-        match request.remove("context") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(context)) => fill_context(&mut ctx, context)?,
-            Some(_) => {
-                return Err(ContextError::Invalid(
-                    "context must be an object".to_owned(),
-                ))
-            }
-        }
-    }
-    if ctx.remote_address.is_none() {
-        ctx.remote_address = client_ip;
-    }
-    Ok(ctx)
-}
-
-fn fill_context(ctx: &mut Context, context: Map<String, Value>) -> Result<(), ContextError> {
-    let mut targeting_key = None;
-    let mut extra = Vec::new();
-    for (key, value) in context {
-        if key == "properties" {
-            let Value::Object(properties) = value else {
-                return Err(ContextError::Invalid(
-                    "properties must be an object".to_owned(),
-                ));
-            };
-            for (name, value) in properties {
-                let text = scalar(&name, &value)?;
-                if let Some(text) = text {
-                    ctx.properties.insert(name, text);
-                }
-            }
-            continue;
-        }
-        let text = scalar(&key, &value)?;
-        match key.as_str() {
-            "targetingKey" => targeting_key = text,
-            "userId" => ctx.user_id = text,
-            "sessionId" => ctx.session_id = text,
-            "remoteAddress" => ctx.remote_address = text,
-            "environment" => ctx.environment = text,
-            "appName" => ctx.app_name = text,
-            "currentTime" => ctx.current_time = text,
-            _ => extra.extend(text.map(|text| (key, text))),
-        }
-    }
-    if ctx.user_id.is_none() {
-        ctx.user_id = targeting_key;
-    }
-    for (key, text) in extra {
-        ctx.properties.entry(key).or_insert(text);
-    }
-    Ok(())
-}
-
-/// A context value as text (`null`: absent); an object or an array is refused.
-fn scalar(key: &str, value: &Value) -> Result<Option<String>, ContextError> {
-    match value {
-        Value::Null => Ok(None),
-        Value::String(text) => Ok(Some(text.clone())),
-        Value::Number(number) => Ok(Some(number.to_string())),
-        Value::Bool(flag) => Ok(Some(flag.to_string())),
-        _ => Err(ContextError::Invalid(format!(
-            "context field {key} must be a string, number or boolean"
-        ))),
-    }
-}
-
 /// `POST /ofrep/v1/evaluate/flags/{key}`.
 #[utoipa::path(
     post, path = "/ofrep/v1/evaluate/flags/{key}", tag = "OFREP",
@@ -297,60 +212,114 @@ pub async fn evaluate_flags(
         ContextError::Invalid(details) => bulk_error("INVALID_CONTEXT", details),
     })?;
     // One evaluation of the context for every flag, each answer copied from pieces serialized once per
-    // snapshot; counted like the frontend API's (per flag when some flag may go unevaluated for want of a
-    // targeting key).
-    let view = &scope.environment;
-    let mut body = Vec::with_capacity(view.engine.ofrep_json_bound() + 256);
-    body.extend_from_slice(b"{\"flags\":");
-    let start = body.len();
-    let fingerprint = if !state.count_evaluations {
-        view.engine
-            .write_ofrep_flags_json(&ctx, &scope.projects, &mut body, |_, _| {})
-    } else if ctx.user_id.is_some() {
-        let shard = view.evaluations.all_flags(&view.engine, &scope.projects);
-        view.engine
-            .write_ofrep_flags_json(&ctx, &scope.projects, &mut body, |index, enabled| {
-                if enabled {
-                    EvaluationCounters::enabled(shard, index);
-                }
-            })
-    } else {
-        view.engine
-            .write_ofrep_flags_json(&ctx, &scope.projects, &mut body, |index, enabled| {
-                view.evaluations.one_flag(index, enabled)
-            })
-    };
-    let etag = format!("W/\"{:x}-{fingerprint:016x}\"", body.len() - start);
+    // snapshot; counted like the frontend API's. With `If-None-Match`, the ETag (the answer's length and
+    // fingerprint) is worked out first without writing the answer, which is written only when it differs.
+    let counting = Counting::of(&state, &scope, &ctx);
     let revision = scope.snapshot.revision;
-    let not_modified = headers
-        .get(IF_NONE_MATCH)
-        .is_some_and(|value| value.as_bytes() == etag.as_bytes());
-    let mut response = if not_modified {
-        let mut response = StatusCode::NOT_MODIFIED.into_response();
-        revision_header(&mut response, revision);
-        response
-    } else {
-        // Beside this route, under the same base path (the control plane's `--base-path`, a proxy's).
-        let base = uri
-            .path()
-            .strip_suffix("/ofrep/v1/evaluate/flags")
-            .unwrap_or("");
-        let channel = channel_of(scope.token.as_ref().map(|(hash, _)| hash));
-        let request_uri = serde_json::to_string(&format!("{base}{EVENTS_PATH}?channel={channel}"))
-            .map_err(|_| ApiError::internal())?;
-        body.extend_from_slice(
-            b",\"eventStreams\":[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":",
-        );
-        body.extend_from_slice(request_uri.as_bytes());
-        body.extend_from_slice(b"}}]}");
-        json_response(StatusCode::OK, body, revision)
+    let (etag, body) = match headers.get(IF_NONE_MATCH) {
+        Some(sent) => {
+            let (length, fingerprint) = scope.environment.engine.ofrep_flags_etag(
+                &ctx,
+                &scope.projects,
+                |index, enabled| counting.note(index, enabled),
+            );
+            let etag = weak_etag(length, fingerprint);
+            if sent.as_bytes() == etag.as_bytes() {
+                let mut response = StatusCode::NOT_MODIFIED.into_response();
+                revision_header(&mut response, revision);
+                return Ok(with_etag(response, &etag));
+            }
+            answer(&scope, &ctx, uri.path(), |_, _| {})?
+        }
+        None => answer(&scope, &ctx, uri.path(), |index, enabled| {
+            counting.note(index, enabled)
+        })?,
     };
+    Ok(with_etag(
+        json_response(StatusCode::OK, body, revision),
+        &etag,
+    ))
+}
+
+/// The bulk answer for `ctx` (to the request at `path`) and its weak ETag.
+fn answer(
+    scope: &Scope,
+    ctx: &Context,
+    path: &str,
+    evaluated: impl FnMut(usize, bool),
+) -> Result<(String, Vec<u8>), OfrepError> {
+    const FLAGS: &[u8] = b"{\"flags\":";
+    const EVENT_STREAMS: &[u8] =
+        b",\"eventStreams\":[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":";
+    const END: &[u8] = b"}}]}";
+    // Beside this route, under the same base path (the control plane's `--base-path`, a proxy's).
+    let base = path.strip_suffix("/ofrep/v1/evaluate/flags").unwrap_or("");
+    let channel = channel_of(scope.token.as_ref().map(|(hash, _)| hash));
+    let request_uri = serde_json::to_string(&format!("{base}{EVENTS_PATH}?channel={channel}"))
+        .map_err(|_| ApiError::internal())?;
+    let engine = &scope.environment.engine;
+    let mut body = Vec::with_capacity(
+        FLAGS.len()
+            + engine.ofrep_json_bound()
+            + EVENT_STREAMS.len()
+            + request_uri.len()
+            + END.len(),
+    );
+    body.extend_from_slice(FLAGS);
+    let fingerprint = engine.write_ofrep_flags_json(ctx, &scope.projects, &mut body, evaluated);
+    let etag = weak_etag(body.len() - FLAGS.len(), fingerprint);
+    body.extend_from_slice(EVENT_STREAMS);
+    body.extend_from_slice(request_uri.as_bytes());
+    body.extend_from_slice(END);
+    Ok((etag, body))
+}
+
+/// `W/"<length>-<fingerprint>"` of the `flags` array.
+fn weak_etag(length: usize, fingerprint: u64) -> String {
+    format!("W/\"{length:x}-{fingerprint:016x}\"")
+}
+
+fn with_etag(mut response: Response, etag: &str) -> Response {
     let answer = response.headers_mut();
     answer.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(etag) = HeaderValue::from_str(&etag) {
+    if let Ok(etag) = HeaderValue::from_str(etag) {
         answer.insert(ETAG, etag);
     }
-    Ok(response)
+    response
+}
+
+/// How a bulk evaluation is counted, like the frontend API's: per flag when some flag may go unevaluated
+/// for want of a targeting key, else as one evaluation of all flags.
+enum Counting<'a> {
+    Off,
+    AllFlags(Shard<'a>),
+    PerFlag(&'a EvaluationCounters),
+}
+
+impl<'a> Counting<'a> {
+    fn of(state: &ServingState, scope: &'a Scope, ctx: &Context) -> Counting<'a> {
+        let view = &scope.environment;
+        if !state.count_evaluations {
+            Counting::Off
+        } else if ctx.user_id.is_some() {
+            Counting::AllFlags(view.evaluations.all_flags(&view.engine, &scope.projects))
+        } else {
+            Counting::PerFlag(&view.evaluations)
+        }
+    }
+
+    #[inline(always)]
+    fn note(&self, index: usize, enabled: bool) {
+        match self {
+            Counting::Off => {}
+            Counting::AllFlags(shard) => {
+                if enabled {
+                    EvaluationCounters::enabled(*shard, index);
+                }
+            }
+            Counting::PerFlag(counters) => counters.one_flag(index, enabled),
+        }
+    }
 }
 
 /// The channel of a token's event stream: a digest of its hash (not the hash: the URL is no credential for

@@ -113,9 +113,14 @@ pub struct Server {
 
 impl Server {
     pub async fn start(state: ServingState) -> Server {
+        Server::start_with(state, full()).await
+    }
+
+    /// The same, from another first snapshot.
+    pub async fn start_with(state: ServingState, first: v1::Full) -> Server {
         let state = Arc::new(state);
         state
-            .advance(SnapshotChange::Full(full()), &CompileOptions::default())
+            .advance(SnapshotChange::Full(first), &CompileOptions::default())
             .expect("the first snapshot");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();

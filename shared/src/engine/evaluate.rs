@@ -224,16 +224,25 @@ impl Snapshot {
             if !f.switched_on {
                 return;
             }
-            // Most flags have no parents and no children: their strategies alone decide, inline.
-            let resolution = if f.dependencies.is_empty() && f.memo_slot.is_none() {
-                chunk.strategies_decide(f, e)
-            } else {
-                self.resolved(chunk, f, e)
-            };
-            if let Resolution::On(by) = resolution {
+            if let Resolution::On(by) = self.decided(chunk, f, e) {
                 found(index, f, chunk.variant_of(f, by, e));
             }
         });
+    }
+
+    /// [`Snapshot::resolved`], with most flags (no parents, no children) decided inline by their switch and
+    /// strategies alone.
+    #[inline(always)]
+    pub(super) fn decided(&self, chunk: &Chunk, f: &CompiledFeature, e: &Eval<'_>) -> Resolution {
+        if f.dependencies.is_empty() && f.memo_slot.is_none() {
+            if f.switched_on {
+                chunk.strategies_decide(f, e)
+            } else {
+                Resolution::Off
+            }
+        } else {
+            self.resolved(chunk, f, e)
+        }
     }
 
     /// [`Snapshot::resolve`], remembered for the rest of the evaluation when other flags depend on `f`.

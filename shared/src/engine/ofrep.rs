@@ -2,8 +2,8 @@
 //! "metadata"}` written from the compiled snapshot, one flag or every flag in scope in one pass, like the
 //! frontend API's `toggles` (`toggles`). What a flag's answer needs beyond the evaluation is decided when it is
 //! compiled ([`OfrepTraits`]: a handful of booleans) or serialized on first use and kept for the life of its
-//! chunk or variant (its key, its metadata, a variant's value): compiling a snapshot costs nothing more for
-//! servers that never answer OFREP, and a request only copies bytes.
+//! chunk or variant (each whole answer: off, on, missing key, and with each variant): compiling a snapshot
+//! costs nothing more for servers that never answer OFREP, and a request copies one answer per flag.
 //!
 //! The answer's `value` is the variant's payload by its type (`number` a number, `json` the JSON value, any
 //! other type or a payload that does not parse as its type a string), a variant without payload its name,
@@ -12,6 +12,7 @@
 //! only unconstrained `default`/100 % rollouts), else `TARGETING_MATCH`.
 
 use std::hash::Hasher;
+use std::ops::Range;
 
 use super::evaluate::{Projects, Resolution};
 use super::hash::text_hash;
@@ -96,27 +97,44 @@ fn payload_json(payload: &VariantPayload) -> String {
 }
 
 impl CompiledVariant {
-    /// `"value":…,"variant":…` for this variant, serialized on first use.
-    fn ofrep_json(&self) -> &str {
-        self.ofrep_json.get_or_init(|| {
+    /// The answer of its flag (whose `head` and `variant_tail` pieces `chunk` holds) when this variant is
+    /// chosen, after a comma, and the answer's hash: serialized on first use, then copied whole.
+    fn ofrep_answer(&self, chunk: &OfrepChunk, pieces: &OfrepPieces) -> (&[u8], u64) {
+        let (answer, hash) = self.ofrep_answer.get_or_init(|| {
             let value = self
                 .payload
                 .as_ref()
                 .map_or_else(|| json_string(&self.name), payload_json);
-            format!(r#""value":{value},"variant":{}"#, json_string(&self.name)).into()
-        })
+            let answer = format!(
+                r#",{}"value":{value},"variant":{}{}"#,
+                chunk.span(&pieces.head),
+                json_string(&self.name),
+                chunk.span(&pieces.variant_tail),
+            );
+            let hash = text_hash(&answer[1..]);
+            (answer.into(), hash)
+        });
+        (answer.as_bytes(), *hash)
     }
 }
 
-/// Appends `piece` to `text`, hashed as `hashed` (the piece itself when `None`).
-fn push_piece(text: &mut String, piece: &str, hashed: Option<&str>) -> OfrepPiece {
+/// Appends `,` and `answer` to `text`.
+fn push_answer(text: &mut String, answer: &str) -> OfrepPiece {
     let start = text.len() as u32;
-    text.push_str(piece);
+    text.push(',');
+    text.push_str(answer);
     OfrepPiece {
         start,
         end: text.len() as u32,
-        hash: text_hash(hashed.unwrap_or(piece)),
+        hash: text_hash(answer),
     }
+}
+
+/// Appends `piece` to `text`.
+fn push_span(text: &mut String, piece: &str) -> Range<u32> {
+    let start = text.len() as u32;
+    text.push_str(piece);
+    start..text.len() as u32
 }
 
 impl Chunk {
@@ -146,11 +164,11 @@ impl Chunk {
                     );
                     let tail = format!(r#","reason":"{}",{metadata}"#, f.ofrep.reason(true, true));
                     OfrepPieces {
-                        off: push_piece(&mut text, &whole("false", "disabled", false), None),
-                        on: push_piece(&mut text, &whole("true", "enabled", true), None),
-                        missing_key: push_piece(&mut text, &missing_key, None),
-                        head: push_piece(&mut text, &format!(r#"{{"key":{key},"#), None),
-                        variant_tail: push_piece(&mut text, &tail, Some(&format!("{key}{tail}"))),
+                        off: push_answer(&mut text, &whole("false", "disabled", false)),
+                        on: push_answer(&mut text, &whole("true", "enabled", true)),
+                        missing_key: push_answer(&mut text, &missing_key),
+                        head: push_span(&mut text, &format!(r#"{{"key":{key},"#)),
+                        variant_tail: push_span(&mut text, &tail),
                     }
                 })
                 .collect::<Box<[OfrepPieces]>>();
@@ -169,9 +187,14 @@ impl Chunk {
                 .iter()
                 .zip(self.features.iter())
                 .map(|(p, f)| {
-                    let len = |piece: OfrepPiece| (piece.end - piece.start) as usize;
-                    let with_variant = len(p.head) + longest_variant(f) + len(p.variant_tail);
-                    1 + len(p.off).max(len(p.on)).max(len(p.missing_key)).max(with_variant)
+                    let len = |span: Range<u32>| (span.end - span.start) as usize;
+                    let whole = |piece: OfrepPiece| len(piece.start..piece.end);
+                    let with_variant =
+                        1 + len(p.head.clone()) + longest_variant(f) + len(p.variant_tail.clone());
+                    whole(p.off)
+                        .max(whole(p.on))
+                        .max(whole(p.missing_key))
+                        .max(with_variant)
                 })
                 .sum();
             OfrepChunk {
@@ -183,40 +206,65 @@ impl Chunk {
     }
 }
 
+/// Where an answer goes: a buffer, or only a count of its bytes (for an ETag without the body).
+pub(super) trait OfrepSink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl OfrepSink for Vec<u8> {
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+/// Counts the bytes an answer would take.
+struct Length(usize);
+
+impl OfrepSink for Length {
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        self.0 += bytes.len();
+    }
+}
+
 impl OfrepChunk {
     fn piece(&self, piece: OfrepPiece) -> &[u8] {
         &self.text.as_bytes()[piece.start as usize..piece.end as usize]
     }
 
-    /// Writes the answer of the flag at `offset`, evaluated; returns its part of the fingerprint.
+    fn span(&self, span: &Range<u32>) -> &str {
+        &self.text[span.start as usize..span.end as usize]
+    }
+
+    /// Writes the answer of the flag at `offset`, evaluated, in one copy (after a comma unless `first`);
+    /// returns its part of the fingerprint.
     #[inline(always)]
     fn write_answer(
         &self,
         offset: usize,
         enabled: bool,
         variant: Option<&CompiledVariant>,
-        out: &mut Vec<u8>,
+        first: bool,
+        out: &mut impl OfrepSink,
     ) -> u64 {
         let pieces = &self.flags[offset];
-        match variant {
-            Some(v) => {
-                out.extend_from_slice(self.piece(pieces.head));
-                out.extend_from_slice(v.ofrep_json().as_bytes());
-                out.extend_from_slice(self.piece(pieces.variant_tail));
-                pieces.variant_tail.hash ^ v.json_hash.rotate_left(17)
-            }
+        let (answer, hash) = match variant {
+            Some(v) => v.ofrep_answer(self, pieces),
             None => {
                 let piece = if enabled { pieces.on } else { pieces.off };
-                out.extend_from_slice(self.piece(piece));
-                piece.hash
+                (self.piece(piece), piece.hash)
             }
-        }
+        };
+        out.put(&answer[usize::from(first)..]);
+        hash
     }
 
-    /// Writes the flag's `TARGETING_KEY_MISSING` answer; returns its part of the fingerprint.
-    fn write_missing_key(&self, offset: usize, out: &mut Vec<u8>) -> u64 {
+    /// Writes the flag's `TARGETING_KEY_MISSING` answer (after a comma unless `first`); returns its part of
+    /// the fingerprint.
+    fn write_missing_key(&self, offset: usize, first: bool, out: &mut impl OfrepSink) -> u64 {
         let piece = self.flags[offset].missing_key;
-        out.extend_from_slice(self.piece(piece));
+        out.put(&self.piece(piece)[usize::from(first)..]);
         piece.hash
     }
 }
@@ -241,30 +289,53 @@ impl Snapshot {
         ctx: &Context,
         projects: &Projects,
         out: &mut Vec<u8>,
+        evaluated: impl FnMut(usize, bool),
+    ) -> u64 {
+        self.write_ofrep_flags(ctx, projects, out, evaluated)
+    }
+
+    /// The length and the fingerprint of what [`Snapshot::write_ofrep_flags_json`] would write for `ctx`
+    /// (the same evaluation, calling `evaluated` the same way), without writing it: an ETag to compare
+    /// with a client's `If-None-Match` before any answer is written.
+    pub fn ofrep_flags_etag(
+        &self,
+        ctx: &Context,
+        projects: &Projects,
+        evaluated: impl FnMut(usize, bool),
+    ) -> (usize, u64) {
+        let mut length = Length(0);
+        let fingerprint = self.write_ofrep_flags(ctx, projects, &mut length, evaluated);
+        (length.0, fingerprint)
+    }
+
+    #[inline(always)]
+    fn write_ofrep_flags(
+        &self,
+        ctx: &Context,
+        projects: &Projects,
+        out: &mut impl OfrepSink,
         mut evaluated: impl FnMut(usize, bool),
     ) -> u64 {
         let mut fingerprint = rustc_hash::FxHasher::default();
         let no_user_id = ctx.user_id.is_none();
-        out.push(b'[');
+        out.put(b"[");
         let mut first = true;
         self.for_each_in_scope(ctx, projects, |index, chunk, offset, f, e| {
             let pieces = chunk.ofrep_chunk(&self.projects);
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            if no_user_id && f.ofrep.needs_user_id {
-                fingerprint.write_u64(pieces.write_missing_key(offset, out));
-                return;
-            }
-            let (enabled, variant) = match self.resolved(chunk, f, e) {
-                Resolution::Off => (false, None),
-                Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
+            let hash = if no_user_id && f.ofrep.needs_user_id {
+                pieces.write_missing_key(offset, first, out)
+            } else {
+                let (enabled, variant) = match self.decided(chunk, f, e) {
+                    Resolution::Off => (false, None),
+                    Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
+                };
+                evaluated(index, enabled);
+                pieces.write_answer(offset, enabled, variant, first, out)
             };
-            evaluated(index, enabled);
-            fingerprint.write_u64(pieces.write_answer(offset, enabled, variant, out));
+            first = false;
+            fingerprint.write_u64(hash);
         });
-        out.push(b']');
+        out.put(b"]");
         fingerprint.finish()
     }
 
@@ -293,7 +364,7 @@ impl Snapshot {
             Resolution::Off => (false, None),
             Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
         });
-        pieces.write_answer(offset, enabled, variant, out);
+        pieces.write_answer(offset, enabled, variant, true, out);
         OfrepFlag::Written {
             index: index as usize,
             enabled,

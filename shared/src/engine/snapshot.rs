@@ -158,8 +158,9 @@ pub(super) struct OfrepChunk {
     pub(super) bound: usize,
 }
 
-/// A flag's OFREP answers and pieces within its chunk's text: whole answers for every outcome but a
-/// chosen variant, which is `head` + the variant's `"value":…,"variant":…` + `variant_tail`.
+/// A flag's OFREP answers within its chunk's text, each after a comma (written without it first in an
+/// array): whole answers for every outcome but a chosen variant, whose answer (`head` + the variant's
+/// `"value":…,"variant":…` + `variant_tail`) the variant keeps (`CompiledVariant::ofrep_answer`).
 #[derive(Debug)]
 pub(super) struct OfrepPieces {
     /// Off for the context: `DISABLED` (switched off) or `DEFAULT`.
@@ -168,13 +169,13 @@ pub(super) struct OfrepPieces {
     pub(super) on: OfrepPiece,
     /// `{"key":…,errorCode: TARGETING_KEY_MISSING…}`.
     pub(super) missing_key: OfrepPiece,
-    /// `{"key":…,` (its hash unused: the tail's covers the key).
-    pub(super) head: OfrepPiece,
-    /// `,"reason":…,"metadata":{…}}` of an answer with a variant; its hash is of the key and the tail.
-    pub(super) variant_tail: OfrepPiece,
+    /// `{"key":…,`.
+    pub(super) head: Range<u32>,
+    /// `,"reason":…,"metadata":{…}}` of an answer with a variant.
+    pub(super) variant_tail: Range<u32>,
 }
 
-/// A range of an [`OfrepChunk`]'s text and a hash of what it stands for, for fingerprints.
+/// A `,`-led answer in an [`OfrepChunk`]'s text and a hash of the answer, for fingerprints.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct OfrepPiece {
     pub(super) start: u32,

@@ -560,6 +560,13 @@ fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
         });
         fingerprints.push(fingerprint);
         assert!(out.len() <= s.ofrep_json_bound(), "{context}");
+        // The ETag's parts without the body: the same length and fingerprint, the same flags evaluated.
+        let mut counted_again = Vec::new();
+        let etag = s.ofrep_flags_etag(&c, &projects, |index, enabled| {
+            counted_again.push((s.flag_name(index).to_owned(), enabled));
+        });
+        assert_eq!(etag, (out.len(), fingerprint), "{context}");
+        assert_eq!(counted_again, counted, "{context}");
         let written: serde_json::Value = serde_json::from_slice(&out).expect("JSON");
         // The same answers, one flag at a time, built here from `evaluate` by the documented rules.
         let mut expected = Vec::new();

@@ -22,8 +22,9 @@ pub(crate) struct CompiledVariant {
     /// The constraint slots of its overrides: each is a set lookup (`<field> IN <values>`), worked out for
     /// each context up front.
     overrides: Box<[u32]>,
-    /// OFREP's `"value":…,"variant":…` for it, serialized on first use (`ofrep`).
-    pub(crate) ofrep_json: std::sync::OnceLock<Box<str>>,
+    /// Its flag's OFREP answer when it is chosen, after a comma, and the answer's hash: serialized on first
+    /// use (`ofrep`).
+    pub(crate) ofrep_answer: std::sync::OnceLock<(Box<str>, u64)>,
 }
 
 /// The variants of a flag or of a strategy, with how to pick one.
@@ -88,7 +89,7 @@ impl VariantSet {
                             .slot()
                     })
                     .collect(),
-                ofrep_json: std::sync::OnceLock::new(),
+                ofrep_answer: std::sync::OnceLock::new(),
             })
             .collect();
         let total_weight = variants.iter().map(|v| v.weight).sum();
