@@ -313,8 +313,7 @@ pub async fn list(
                         thead {
                             tr {
                                 th scope="col" { "Name" }
-                                th.hide-narrow scope="col" { "Type" }
-                                th scope="col" { "Stage" }
+                                th scope="col" { "Type and stage" }
                                 th.hide-narrow scope="col" { "Created" }
                                 th scope="col" { "Last seen" }
                                 th.hide-narrow scope="col" { "Last changed" }
@@ -339,9 +338,9 @@ pub async fn list(
                                             span.tag { (tag.tag_type) ":" (tag.value) }
                                         }
                                     }
-                                    td.hide-narrow { (flag.feature_type) }
-                                    td.stage data-label="Stage" {
-                                        @if let Some(stage) = stages.get(&flag.name) { (stage_badge(*stage)) }
+                                    td.stage data-label="Type and stage" {
+                                        span.flag-type { (flag.feature_type) }
+                                        @if let Some(stage) = stages.get(&flag.name) { " " (stage_badge(*stage)) }
                                     }
                                     td.hide-narrow {
                                         @if let Some(created) = flag.created_at.as_deref() {
