@@ -2,23 +2,30 @@
 //! `…/personal-dashboard/:projectId`): the projects with their health, the flags the caller created or
 //! marked as favourites, the instance's Admins; a project's health, onboarding and latest events.
 //!
-//! Vexil has root roles only, which hold in every project: every project is the caller's (favourites
-//! first), no project has owners (Unleash's `[{ownerType: "system"}]`) and the caller has no project roles.
+//! Root roles hold in every project, so every project is the caller's (favourites first); a project's owners
+//! are the people and groups with its Owner role (`domain::project_access`; Unleash's
+//! `[{ownerType: "system"}]` when it has none), and the caller's roles there are their own and their groups'.
 //! Project health is not kept over time, so the windows' averages are null. People's e-mail addresses are
 //! shown only to those who may read the users (`access::personal_fields`).
 
 use super::events::PersonalFields;
+use super::project_access;
 use super::project_overview::{self, Health, OnboardingStatus};
 use super::projects;
-use super::roles::RootRole;
+use super::roles::{ProjectRole as PredefinedRole, RootRole};
 use super::search::events::{search, EventSearchQuery};
 use crate::store::favorites::{self as favorite_store, Favorite};
+use crate::store::groups as group_store;
 use crate::store::project_overview as store;
+use crate::store::roles::{self as role_store, Subject};
 use crate::store::users as user_store;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
+
+/// The id of the predefined Owner role.
+const OWNER: i64 = PredefinedRole::Owner as i64;
 
 /// A project as the dashboard lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -55,11 +62,34 @@ pub struct DashboardAdmin {
     pub email: Option<String>,
 }
 
-/// A project owner; Vexil has none (no project roles).
+/// A project owner: a person or group with the project's Owner role (`user`, `group`), or `system` when it
+/// has none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectOwner {
     pub owner_type: String,
+    /// The person's name, else username, else e-mail address; the group's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A person's e-mail address (for who may read the users).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+}
+
+impl ProjectOwner {
+    fn person(
+        (name, username, email): (Option<String>, Option<String>, Option<String>),
+        personal: PersonalFields,
+    ) -> ProjectOwner {
+        let shown_email = email.clone().filter(|_| personal == PersonalFields::Shown);
+        ProjectOwner {
+            owner_type: "user".to_owned(),
+            name: name
+                .or(username)
+                .or(email.filter(|_| personal == PersonalFields::Shown)),
+            email: shown_email,
+        }
+    }
 }
 
 /// `GET /api/admin/personal-dashboard` (Unleash's `personalDashboardSchema`).
@@ -69,7 +99,7 @@ pub struct PersonalDashboard {
     pub projects: Vec<DashboardProject>,
     pub flags: Vec<DashboardFlag>,
     pub admins: Vec<DashboardAdmin>,
-    /// Always empty: no project has owners.
+    /// The people with the Owner role in some project, each once.
     pub project_owners: Vec<ProjectOwner>,
 }
 
@@ -102,7 +132,7 @@ pub struct LatestEvent {
     pub created_at: String,
 }
 
-/// A project role of the caller; Vexil has none.
+/// A project role of the caller (`type`: `project` for Owner and Member, `custom`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ProjectRole {
     pub name: String,
@@ -119,9 +149,9 @@ pub struct PersonalProjectDetails {
     pub onboarding_status: OnboardingStatus,
     /// The project's 10 latest events, newest first.
     pub latest_events: Vec<LatestEvent>,
-    /// `[{ownerType: "system"}]`: no project has owners.
+    /// The people and groups with the project's Owner role; `[{ownerType: "system"}]` when none.
     pub owners: Vec<ProjectOwner>,
-    /// Always empty: no project roles.
+    /// The caller's roles in the project, their own and their groups'.
     pub roles: Vec<ProjectRole>,
 }
 
@@ -173,6 +203,21 @@ pub async fn dashboard(
             })
             .collect()
     };
+    let mut project_owners: Vec<ProjectOwner> = Vec::new();
+    let owner_grants = role_store::grants_of_role(conn, Subject::User, OWNER).await?;
+    for person in &people {
+        if owner_grants
+            .iter()
+            .any(|grant| grant.subject_id == person.id)
+        {
+            let names = (
+                person.name.clone(),
+                person.username.clone(),
+                person.email.clone(),
+            );
+            project_owners.push(ProjectOwner::person(names, personal));
+        }
+    }
     let admins = people
         .into_iter()
         .filter(|person| person.root_role == RootRole::Admin.id())
@@ -187,18 +232,19 @@ pub async fn dashboard(
         projects,
         flags,
         admins,
-        project_owners: Vec::new(),
+        project_owners,
     })
 }
 
-/// A project's part of the dashboard.
+/// A project's part of the dashboard, for `user_id` (a negative id, an API token: no roles of its own).
 pub async fn project_details(
     conn: &mut AnyConnection,
-    project: &str,
+    (project, user_id): (&str, i64),
     personal: PersonalFields,
     now_ms: i64,
 ) -> Result<PersonalProjectDetails, ApiError> {
     projects::require(conn, project).await?;
+    let (owners, roles) = owners_and_roles(conn, (project, user_id), personal).await?;
     let health = project_overview::page(conn, project, -1, now_ms, 0)
         .await?
         .health;
@@ -233,9 +279,69 @@ pub async fn project_details(
         },
         onboarding_status,
         latest_events,
-        owners: vec![ProjectOwner {
-            owner_type: "system".to_owned(),
-        }],
-        roles: Vec::new(),
+        owners,
+        roles,
     })
+}
+
+/// The project's owners (people, then groups; `system` when none) and the roles `user_id` has there.
+async fn owners_and_roles(
+    conn: &mut AnyConnection,
+    (project, user_id): (&str, i64),
+    personal: PersonalFields,
+) -> Result<(Vec<ProjectOwner>, Vec<ProjectRole>), ApiError> {
+    let access = project_access::get(conn, project).await?;
+    let mut owners: Vec<ProjectOwner> = (access.users.iter())
+        .filter(|user| user.roles.contains(&OWNER) && user.account_type == "User")
+        .map(|user| {
+            let names = (user.name.clone(), user.username.clone(), user.email.clone());
+            ProjectOwner::person(names, personal)
+        })
+        .collect();
+    owners.extend(
+        (access.groups.iter())
+            .filter(|group| group.roles.contains(&OWNER))
+            .map(|group| ProjectOwner {
+                owner_type: "group".to_owned(),
+                name: Some(group.name.clone()),
+                email: None,
+            }),
+    );
+    if owners.is_empty() {
+        owners.push(ProjectOwner {
+            owner_type: "system".to_owned(),
+            name: None,
+            email: None,
+        });
+    }
+    let mut role_ids: Vec<i64> = (access.users.iter())
+        .filter(|user| user.id == user_id)
+        .flat_map(|user| user.roles.clone())
+        .collect();
+    if user_id >= 0 {
+        let mine = group_store::groups_of(conn, user_id).await?;
+        for group in &access.groups {
+            if mine.iter().any(|row| row.id == group.id) {
+                role_ids.extend(&group.roles);
+            }
+        }
+    }
+    role_ids.sort_unstable();
+    role_ids.dedup();
+    let mut roles = Vec::new();
+    for id in role_ids {
+        if let Some(row) = role_store::get(conn, id).await? {
+            let role_type = if row.role_type == "custom" {
+                "custom"
+            } else {
+                "project"
+            };
+            roles.push(ProjectRole {
+                name: row.name,
+                id,
+                role_type: role_type.to_owned(),
+            });
+        }
+    }
+    Ok((owners, roles))
 }

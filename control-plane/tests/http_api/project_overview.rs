@@ -289,8 +289,8 @@ async fn the_personal_dashboard_is_each_callers_own(db: TestDb) {
         .expect(201)["id"]
         .as_i64()
         .unwrap();
-    let (_, anna) = user_with_pat(&server, "anna", "Editor").await;
-    let (_, ben) = user_with_pat(&server, "ben", "Viewer").await;
+    let (anna_id, anna) = user_with_pat(&server, "anna", "Editor").await;
+    let (ben_id, ben) = user_with_pat(&server, "ben", "Viewer").await;
     server
         .post("/api/admin/projects", json!({"id": "shop", "name": "Shop"}))
         .await
@@ -397,6 +397,61 @@ async fn the_personal_dashboard_is_each_callers_own(db: TestDb) {
     assert_eq!(latest[0]["createdBy"], "init-admin-token-1");
     assert_eq!(latest[0]["createdByImageUrl"], "");
     assert!(latest[0]["id"].as_i64().unwrap() > latest[1]["id"].as_i64().unwrap());
+
+    // anna becomes default's Owner, a group of ben's its Member: the owners (people first, e-mail addresses
+    // only for who may read users) and ben's roles through his group.
+    server
+        .post(
+            "/api/admin/projects/default/access",
+            json!({"roles": [4], "users": [anna_id]}),
+        )
+        .await
+        .expect(200);
+    let team = server
+        .post(
+            "/api/admin/groups",
+            json!({"name": "Web team", "users": [{"user": {"id": ben_id}}]}),
+        )
+        .await
+        .expect(201)["id"]
+        .as_i64()
+        .unwrap();
+    server
+        .post(
+            "/api/admin/projects/default/access",
+            json!({"roles": [5, 4], "groups": [team]}),
+        )
+        .await
+        .expect(200);
+    let details = server
+        .send(
+            "GET",
+            "/api/admin/personal-dashboard/default",
+            None,
+            Some(&ben),
+        )
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(
+        details["owners"],
+        json!([{"ownerType": "user", "name": "anna"}, {"ownerType": "group", "name": "Web team"}])
+    );
+    assert_eq!(
+        details["roles"],
+        json!([{"name": "Owner", "id": 4, "type": "project"}, {"name": "Member", "id": 5, "type": "project"}])
+    );
+    let for_ben = dashboard(ben.clone()).await;
+    assert_eq!(
+        for_ben["projectOwners"],
+        json!([{"ownerType": "user", "name": "anna"}])
+    );
+    let details = server.get("/api/admin/personal-dashboard/default").await;
+    assert_eq!(
+        details.expect(200)["roles"],
+        json!([]),
+        "a token has no roles"
+    );
     server
         .get("/api/admin/personal-dashboard/nowhere")
         .await

@@ -76,7 +76,7 @@ async fn the_list_and_the_flag_page_show_and_change_the_stage(db: TestDb) {
 
     let mut admin = signed_in(&server, &[("token", ADMIN_TOKEN)]).await;
     let page = admin.page("/projects/default").await;
-    assert!(page.contains(">Stage</th>"), "{page}");
+    assert!(page.contains(">Type and stage</th>"), "{page}");
     assert!(row(&page, "alpha").contains(">Initial</span>"), "{page}");
     assert!(row(&page, "beta").contains(">Pre-live</span>"), "{page}");
     let filtered = admin.page("/projects/default?stage=pre-live").await;

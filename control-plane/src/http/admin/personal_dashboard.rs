@@ -63,6 +63,12 @@ pub async fn project_details(
     let personal = access::personal_fields(caller.credential);
     let now_ms = (state.clock)();
     Ok(Json(
-        personal_dashboard::project_details(&mut conn, &path.project_id, personal, now_ms).await?,
+        personal_dashboard::project_details(
+            &mut conn,
+            (&path.project_id, caller.actor.user_id),
+            personal,
+            now_ms,
+        )
+        .await?,
     ))
 }
