@@ -7,6 +7,7 @@
 
 use crate::domain::action_runs::{self, Execution};
 use crate::domain::limits::Limits;
+use crate::domain::maintenance;
 use crate::store::signals::SignalRow;
 use crate::store::Store;
 use std::sync::Arc;
@@ -31,7 +32,13 @@ pub async fn process_forever(
         if *stop.borrow() {
             return;
         }
-        let wait = match process_pending(&store, &limits).await {
+        // In maintenance mode the signals wait, unprocessed, until it is turned off.
+        let processed = if maintenance::pauses_jobs(&store).await {
+            Ok(false)
+        } else {
+            process_pending(&store, &limits).await
+        };
+        let wait = match processed {
             // Signals were there: look again at once (more may have come meanwhile).
             Ok(true) => Duration::ZERO,
             Ok(false) => POLL,

@@ -4,10 +4,13 @@
 //! other replicas wrote), and stops when the server does. The schedules are rows of the store, so a restart
 //! loses none: one due while no control plane ran is applied at the next start. Each request is applied in
 //! a write of its own, as the one who scheduled it; the domain makes that happen once however many replicas
-//! try at the same time. A plan's progression likewise runs in a write of its own, as the system.
+//! try at the same time. A plan's progression likewise runs in a write of its own, as the system. While
+//! maintenance mode is on, nothing is applied (`domain::maintenance::pauses_jobs`); what fell due meanwhile is
+//! applied when it is turned off.
 
 use crate::domain::change_requests::{self, Attempt, Due};
 use crate::domain::limits::Limits;
+use crate::domain::maintenance;
 use crate::domain::release_plans::progressions::{self, Progress};
 use crate::store::{Actor, Store};
 use crate::time::Timestamp;
@@ -25,13 +28,18 @@ pub async fn apply_forever(store: Store, limits: Limits, mut stop: watch::Receiv
             return;
         }
         let checked = Timestamp::now();
-        if let Err(error) = apply_due(&store, &limits, checked).await {
-            tracing::warn!(%error, "cannot apply the scheduled change requests");
-        }
-        if let Err(error) = progress_due(&store, &limits, checked).await {
-            tracing::warn!(%error, "cannot progress the release plans");
+        let paused = maintenance::pauses_jobs(&store).await;
+        if !paused {
+            if let Err(error) = apply_due(&store, &limits, checked).await {
+                tracing::warn!(%error, "cannot apply the scheduled change requests");
+            }
+            if let Err(error) = progress_due(&store, &limits, checked).await {
+                tracing::warn!(%error, "cannot progress the release plans");
+            }
         }
         let wait = match next_due(&store).await {
+            // In maintenance mode: look again later.
+            _ if paused => POLL,
             // Due by `checked`: tried just now (failed on the store, or a full batch: the next look comes
             // soon enough).
             Ok(Some(due)) if due <= checked => POLL,

@@ -3,7 +3,7 @@
 //! marked), until the server stops. Replicas on one database each run it; the claim is one UPDATE of the
 //! unmarked rows, so each flag is marked, and its event recorded, once.
 
-use crate::domain::lifecycle;
+use crate::domain::{lifecycle, maintenance};
 use crate::store::{Actor, Store};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -15,7 +15,13 @@ pub async fn mark_forever(store: Store, interval: Duration, mut stop: watch::Rec
         if *stop.borrow() {
             return;
         }
-        match mark(&store).await {
+        // In maintenance mode this run marks nothing (the first one after it is turned off does).
+        let marked = if maintenance::pauses_jobs(&store).await {
+            Ok(0)
+        } else {
+            mark(&store).await
+        };
+        match marked {
             Ok(0) => {}
             Ok(marked) => tracing::info!(flags = marked, "flags marked potentially stale"),
             Err(error) => tracing::warn!(%error, "cannot mark the potentially stale flags"),

@@ -4,7 +4,7 @@
 //! sees it at its next request.
 
 use super::events::EventType;
-use crate::store::{settings as settings_store, WriteTx};
+use crate::store::{settings as settings_store, Store, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
@@ -15,6 +15,17 @@ use vexil_shared::{ApiError, ErrorKind};
 #[serde(deny_unknown_fields)]
 pub struct Maintenance {
     pub enabled: bool,
+}
+
+/// Whether the background jobs (scheduled change requests, release-plan progressions, actions, the
+/// potentially-stale job) wait: while maintenance mode is on they change nothing, as Unleash's scheduler
+/// pauses; what fell due meanwhile runs once it is off. A store that cannot be read pauses nothing (the job
+/// meets the same error itself and says so).
+pub async fn pauses_jobs(store: &Store) -> bool {
+    let Ok(mut conn) = store.read().await else {
+        return false;
+    };
+    is_on(&mut conn).await.unwrap_or(false)
 }
 
 /// Whether maintenance mode is on.

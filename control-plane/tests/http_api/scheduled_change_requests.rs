@@ -16,6 +16,7 @@ crate::on_sqlite_and_postgres!(
     a_scheduled_request_is_applied_at_its_time,
     a_restart_before_the_time_loses_nothing,
     failed_and_suspended_schedules_record_their_events,
+    maintenance_mode_holds_a_due_schedule_until_it_ends,
 );
 
 const PROJECT: &str = "/api/admin/projects/default";
@@ -494,4 +495,36 @@ async fn two_replicas_apply_each_schedule_once() {
         .collect();
     applied_ids.sort_unstable();
     assert_eq!(applied_ids, ids);
+}
+
+/// A schedule falling due while maintenance mode is on is not applied (nothing changes) until an Admin turns
+/// maintenance mode off; then it is applied once.
+async fn maintenance_mode_holds_a_due_schedule_until_it_ends(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    create_flag(&server, "checkout").await;
+    enable_change_requests(&server).await;
+    let (_, bob) = user_with_pat(&server, "bob", "Editor").await;
+    let id = approved(&server, switch_on("checkout"), &bob).await;
+    schedule(&server, id, &in_seconds(1), None)
+        .await
+        .expect(200);
+    server
+        .post("/api/admin/maintenance", json!({"enabled": true}))
+        .await
+        .expect(204);
+    // Past its time and two of the scheduler's looks later: still waiting, the flag still off.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let request = server.get(&request_path(id)).await.expect(200).clone();
+    assert_eq!(request["state"], "Scheduled", "{request}");
+    assert!(!enabled_in_development(&server, "checkout").await);
+
+    server
+        .post("/api/admin/maintenance", json!({"enabled": false}))
+        .await
+        .expect(204);
+    wait_for(&server, id, Duration::from_secs(10), |request| {
+        request["state"] == "Applied"
+    })
+    .await;
+    assert!(enabled_in_development(&server, "checkout").await);
 }
