@@ -5,13 +5,13 @@
 //! flags); technical debt is its complement. A flag is potentially stale when it is not marked stale and is
 //! older than its type's expected lifetime (`domain::feature_types`). Windows are the last 30 days and the 30
 //! before. Vexil has root roles only, which hold in every project: a project's members are the instance's
-//! people (service accounts are not people). Lifecycle stages come from usage: a live flag no SDK or edge has
-//! reported is initial, one reported only outside production-type environments pre-live, one reported in
-//! one live; no flag is completed (Vexil does not record completion), and no stage has an average duration
-//! (stage entries are not recorded).
+//! people (service accounts are not people). The lifecycle summary counts the flags' current stages as
+//! `domain::lifecycle` records them (usage moves a flag to pre-live and live, `…/lifecycle/complete` to
+//! completed); no stage has an average duration.
 
 use super::feature_types;
 use super::features::{self, FeatureListItem};
+use super::lifecycle;
 use super::projects;
 use crate::store::change_requests as change_request_store;
 use crate::store::favorites::{self as favorite_store, Favorite};
@@ -21,6 +21,7 @@ use crate::store::segments as segment_store;
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
+use std::collections::HashMap;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
 
@@ -474,9 +475,10 @@ pub async fn health_report(
     })
 }
 
-/// The lifecycle stages of the project's flags (see the module's comment), from `(seen, in production)`.
-fn lifecycle(
-    (seen, in_production): (i64, i64),
+/// How many of the project's live flags are in each lifecycle stage (`stages`: each flag's current stage, as
+/// `domain::lifecycle` records it; a live flag without one is initial).
+fn lifecycle_summary(
+    stages: &HashMap<String, lifecycle::LifecycleStage>,
     health: Health,
     windows: &WindowCounts,
 ) -> LifecycleSummary {
@@ -484,11 +486,18 @@ fn lifecycle(
         average_days: None,
         current_flags: current_flags.max(0),
     };
+    let count = |wanted: lifecycle::LifecycleStage| {
+        let flags = stages.values().filter(|stage| **stage == wanted).count();
+        i64::try_from(flags).unwrap_or(i64::MAX)
+    };
+    let pre_live = count(lifecycle::LifecycleStage::PreLive);
+    let live = count(lifecycle::LifecycleStage::Live);
+    let completed = count(lifecycle::LifecycleStage::Completed);
     LifecycleSummary {
-        initial: stage(health.total - seen),
-        pre_live: stage(seen - in_production),
-        live: stage(in_production),
-        completed: stage(0),
+        initial: stage(health.total - pre_live - live - completed),
+        pre_live: stage(pre_live),
+        live: stage(live),
+        completed: stage(completed),
         archived: ArchivedStage {
             current_flags: windows.archived_total,
             last_30_days: windows.archived_current,
@@ -513,8 +522,8 @@ pub async fn status(
         members: facts.windows.people,
         segments: segment_store::count_in_project(conn, project).await?,
     };
-    let seen = store::seen_counts(conn, project).await?;
-    let lifecycle_summary = lifecycle(seen, health, &facts.windows);
+    let stages = lifecycle::current_stages(conn, project).await?;
+    let lifecycle_summary = lifecycle_summary(&stages, health, &facts.windows);
     Ok(ProjectStatus {
         activity_count_by_date: activity,
         resources,

@@ -261,28 +261,6 @@ pub async fn activity_by_day(
         .map_err(StoreError)
 }
 
-/// Of the project's live flags: how many an SDK or an edge has reported in any environment, and how many
-/// in a production-type environment (the usage kept per environment: the minute and hour counts and the
-/// edges' serving record).
-pub async fn seen_counts(
-    conn: &mut AnyConnection,
-    project: &str,
-) -> Result<(i64, i64), StoreError> {
-    let live = "SELECT name FROM features WHERE project_id = $1 AND archived_at IS NULL";
-    let sql = format!(
-        "SELECT COUNT(*) AS seen, CAST(COALESCE(SUM(in_production), 0) AS BIGINT) AS in_production FROM ( \
-           SELECT s.feature_name, MAX(CASE WHEN e.type = 'production' THEN 1 ELSE 0 END) AS in_production \
-           FROM ( \
-             SELECT feature_name, environment FROM flags_served_by_edges WHERE feature_name IN ({live}) \
-             UNION SELECT feature_name, environment FROM client_usage_minutes WHERE feature_name IN ({live}) \
-             UNION SELECT feature_name, environment FROM client_usage_hours WHERE feature_name IN ({live}) \
-           ) AS s LEFT JOIN environments e ON e.name = s.environment GROUP BY s.feature_name \
-         ) AS seen_flags"
-    );
-    let row = sqlx::query(&sql).bind(project).fetch_one(conn).await?;
-    Ok((row.try_get("seen")?, row.try_get("in_production")?))
-}
-
 /// Whether an SDK or an edge has reported any live flag of the project, in any environment (one index step
 /// per flag until the first one reported).
 pub async fn any_seen(conn: &mut AnyConnection, project: &str) -> Result<bool, StoreError> {
