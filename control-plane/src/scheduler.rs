@@ -28,30 +28,17 @@ pub async fn apply_forever(store: Store, limits: Limits, mut stop: watch::Receiv
             return;
         }
         let checked = Timestamp::now();
-        let paused = maintenance::pauses_jobs(&store).await;
-        if !paused {
+        let wait = if maintenance::pauses_jobs(&store).await {
+            // In maintenance mode nothing is applied: look again later.
+            POLL
+        } else {
             if let Err(error) = apply_due(&store, &limits, checked).await {
                 tracing::warn!(%error, "cannot apply the scheduled change requests");
             }
             if let Err(error) = progress_due(&store, &limits, checked).await {
                 tracing::warn!(%error, "cannot progress the release plans");
             }
-        }
-        let wait = match next_due(&store).await {
-            // In maintenance mode: look again later.
-            _ if paused => POLL,
-            // Due by `checked`: tried just now (failed on the store, or a full batch: the next look comes
-            // soon enough).
-            Ok(Some(due)) if due <= checked => POLL,
-            Ok(Some(due)) => {
-                let ms = due.millis().saturating_sub(Timestamp::now().millis());
-                Duration::from_millis(u64::try_from(ms).unwrap_or(0)).min(POLL)
-            }
-            Ok(None) => POLL,
-            Err(error) => {
-                tracing::warn!(%error, "cannot read the change request schedules");
-                POLL
-            }
+            wait_after(&store, checked).await
         };
         tokio::select! {
             changed = stop.changed() => {
@@ -60,6 +47,24 @@ pub async fn apply_forever(store: Store, limits: Limits, mut stop: watch::Receiv
                 }
             }
             () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// How long to wait after the look at `checked`: until the next due schedule or progression, at most [`POLL`].
+async fn wait_after(store: &Store, checked: Timestamp) -> Duration {
+    match next_due(store).await {
+        // Due by `checked`: tried just now (failed on the store, or a full batch: the next look comes soon
+        // enough).
+        Ok(Some(due)) if due <= checked => POLL,
+        Ok(Some(due)) => {
+            let ms = due.millis().saturating_sub(Timestamp::now().millis());
+            Duration::from_millis(u64::try_from(ms).unwrap_or(0)).min(POLL)
+        }
+        Ok(None) => POLL,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the change request schedules");
+            POLL
         }
     }
 }

@@ -60,6 +60,16 @@ pub async fn of_feature(
         .collect())
 }
 
+/// The links of flag `feature` of `project`, oldest first (404 for an unknown project or flag).
+pub async fn of_feature_in(
+    conn: &mut AnyConnection,
+    project: &str,
+    feature: &str,
+) -> Result<Vec<FeatureLink>, ApiError> {
+    feature_lookup::require_in_project(conn, project, feature).await?;
+    of_feature(conn, feature).await
+}
+
 fn checked(input: LinkInput) -> Result<(String, Option<String>), ApiError> {
     let url = input.url.trim().to_owned();
     let scheme_ok = url::Url::parse(&url)

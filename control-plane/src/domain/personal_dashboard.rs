@@ -81,13 +81,11 @@ impl ProjectOwner {
         (name, username, email): (Option<String>, Option<String>, Option<String>),
         personal: PersonalFields,
     ) -> ProjectOwner {
-        let shown_email = email.clone().filter(|_| personal == PersonalFields::Shown);
+        let email = email.filter(|_| personal == PersonalFields::Shown);
         ProjectOwner {
             owner_type: "user".to_owned(),
-            name: name
-                .or(username)
-                .or(email.filter(|_| personal == PersonalFields::Shown)),
-            email: shown_email,
+            name: name.or(username).or_else(|| email.clone()),
+            email,
         }
     }
 }

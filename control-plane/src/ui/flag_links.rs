@@ -11,7 +11,6 @@ use super::scope::{written, Done};
 use super::session::{FormFields, SignedIn, UiWrite};
 use crate::domain::access::Scope;
 use crate::domain::feature_links::{self, FeatureLink, LinkInput};
-use crate::domain::features;
 use crate::http::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -123,7 +122,7 @@ async fn links_of(
 ) -> Result<Vec<FeatureLink>, ApiError> {
     who.ensure_may_submit(ADD_FORM, &Scope::project(project))?;
     let mut conn = state.store.read().await?;
-    Ok(features::get(&mut conn, project, feature).await?.links)
+    feature_links::of_feature_in(&mut conn, project, feature).await
 }
 
 /// The links page: the list with Edit and Remove, and the form for a new one as typed.
