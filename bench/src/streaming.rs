@@ -1,12 +1,17 @@
 //! Streaming benchmark (BENCHMARKS.md): the release control plane (SQLite) with FLAGS flags, one release edge
-//! subscribed to it, and CLIENTS concurrent `GET /api/client/streaming` connections to that edge (plain
-//! HTTP/1.1 over TCP, as an SDK's EventSource). Once all have their `unleash-connected` hydration, it measures
-//! the edge at rest (RSS, CPU over 10 s), then ROUNDS times switches one flag on or off over the admin API and
-//! records, per client, the time from the admin API's 2xx to the moment that client had read the whole
-//! `unleash-updated` event, and the bytes each client received for it.
+//! subscribed to it, and CLIENTS concurrent change streams to that edge (plain HTTP/1.1 over TCP, as an
+//! SDK's EventSource): `GET /api/client/streaming` with a client token (KIND `client`, the default) or
+//! `GET /ofrep/v1/events` with a frontend token's channel (KIND `ofrep`). The clients connect from several
+//! loopback source addresses (127.0.0.1, .2, …: one address has about 28,000 ephemeral ports), in waves of
+//! 1,000 every 100 ms, and the time until every one has its first event (`unleash-connected`; for OFREP, the
+//! answer's head) is reported with the connections refused on the way. Then it measures the edge at rest
+//! (RSS, CPU over 10 s), then ROUNDS times switches one flag on or off over the admin API and records, per
+//! client, the time from the admin API's 2xx to the moment that client had read the whole event, and the
+//! bytes each client received for it.
 //!
-//! Usage: streaming [CLIENTS=10000] [FLAGS=2000] [ROUNDS=10]   (after `cargo build --release --workspace --bins`;
-//! the open-files limit must exceed CLIENTS for this process and the edge)
+//! Usage: streaming [CLIENTS=10000] [FLAGS=2000] [ROUNDS=10] [KIND=client]   (after `cargo build --release
+//! --workspace --bins`; it raises its open-files limit, and so the edge's, to CLIENTS + 500, which the hard
+//! limit must allow: `ulimit -Hn`)
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -15,13 +20,20 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::sync::Mutex;
+use tokio::net::{TcpSocket, TcpStream};
 
 const ADMIN: &str = "*:*.bench-admin";
 const EDGE: &str = "*:*.bench-edge";
 const CLIENT: &str = "*:development.bench-client";
+const FRONTEND: &str = "*:development.bench-frontend";
+
+/// Streams per loopback source address (of its 28,231 ephemeral ports).
+const STREAMS_PER_ADDRESS: usize = 25_000;
 
 struct Server {
     child: Child,
@@ -121,37 +133,57 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// What one client saw of one round: when it had the whole event, and its bytes.
-#[derive(Clone, Copy)]
+/// One event a client read: which client, when it had the whole event, its bytes.
 struct Seen {
+    client: usize,
     at: Instant,
     bytes: usize,
 }
 
-/// One SSE client: connects, reads the `unleash-connected` event (then reports ready), then for each
-/// `unleash-updated` event reports when it was complete and its size.
+/// What the clients share: the events they read, the connections refused.
+#[derive(Default)]
+struct Clients {
+    seen: Mutex<Vec<Seen>>,
+    refused: AtomicUsize,
+}
+
+/// A connection to `edge` from the loopback address 127.0.0.`source`, retried (and counted) when refused.
+async fn connect(edge: SocketAddr, source: u8, clients: &Clients) -> TcpStream {
+    loop {
+        let socket = TcpSocket::new_v4().expect("a socket");
+        socket
+            .bind(SocketAddr::from((Ipv4Addr::new(127, 0, 0, source), 0)))
+            .expect("a local port");
+        match socket.connect(edge).await {
+            Ok(stream) => return stream,
+            Err(_) => {
+                clients.refused.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+/// One stream's client: connects, reads its first event (`unleash-connected`, or for OFREP the answer's
+/// head) and reports ready, then for each change event reports when it was complete and its size.
 async fn client(
-    address: String,
+    edge: SocketAddr,
+    request: Arc<str>,
+    ofrep: bool,
     ready: mpsc::Sender<()>,
-    seen: Arc<Mutex<Vec<Vec<Seen>>>>,
+    clients: Arc<Clients>,
     index: usize,
 ) {
-    let mut stream = loop {
-        match TcpStream::connect(&address).await {
-            Ok(stream) => break stream,
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    };
-    let request = format!(
-        "GET /api/client/streaming HTTP/1.1\r\nHost: {address}\r\nAuthorization: {CLIENT}\r\nAccept: text/event-stream\r\n\r\n"
-    );
+    let source = u8::try_from(1 + index / STREAMS_PER_ADDRESS).expect("under 255 addresses");
+    let mut stream = connect(edge, source, &clients).await;
     stream
         .write_all(request.as_bytes())
         .await
         .expect("write the request");
-    let mut buffer = Vec::with_capacity(16 * 1024);
-    let mut chunk = vec![0u8; 64 * 1024];
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 2048];
     let mut connected = false;
+    let mut searched = 0;
     loop {
         let read = match stream.read(&mut chunk).await {
             Ok(0) | Err(_) => return,
@@ -159,22 +191,58 @@ async fn client(
         };
         let now = Instant::now();
         buffer.extend_from_slice(&chunk[..read]);
-        // Events end with a blank line; chunked framing lines are counted in the bytes too.
-        while let Some(end) = find(&buffer, b"\n\n") {
+        // Events (and the answer's head) end with a blank line; chunked framing lines are counted in the
+        // bytes too.
+        while let Some(end) = find(&buffer[searched..], b"\n\n").map(|at| at + searched) {
             let event: Vec<u8> = buffer.drain(..end + 2).collect();
-            if contains(&event, b"event: unleash-connected")
-                || contains(&event, b"event:unleash-connected")
+            searched = 0;
+            if !connected {
+                let first = if ofrep {
+                    event.starts_with(b"HTTP/1.1 200")
+                } else {
+                    contains(&event, b"event: unleash-connected")
+                };
+                if first {
+                    connected = true;
+                    let _ = ready.send(());
+                }
+            } else if contains(&event, b"unleash-updated") || contains(&event, b"refetchEvaluation")
             {
-                connected = true;
-                let _ = ready.send(());
-            } else if connected && contains(&event, b"unleash-updated") {
-                seen.lock().await[index].push(Seen {
+                clients.seen.lock().expect("not poisoned").push(Seen {
+                    client: index,
                     at: now,
                     bytes: event.len(),
                 });
             }
         }
+        searched = buffer.len().saturating_sub(1);
+        if buffer.is_empty() {
+            // The hydration's buffer is not kept for the whole run.
+            buffer = Vec::new();
+        }
     }
+}
+
+/// Raises this process's open-files limit to `files`, which the edge it starts inherits; the hard limit
+/// stays (raising it takes CAP_SYS_RESOURCE).
+fn raise_open_files(files: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read or write only the struct passed by reference.
+    let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    assert_eq!(read, 0, "{}", std::io::Error::last_os_error());
+    assert!(
+        files <= limit.rlim_max,
+        "{files} open files are needed, over this machine's hard limit of {}: run fewer clients, or raise \
+         the hard limit (ulimit -Hn, as root with CAP_SYS_RESOURCE)",
+        limit.rlim_max
+    );
+    limit.rlim_cur = files;
+    // SAFETY: as above.
+    let raised = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+    assert_eq!(raised, 0, "{}", std::io::Error::last_os_error());
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -193,6 +261,12 @@ async fn main() {
             .map_or(default, |v| v.parse().expect("a number"))
     };
     let (clients, flags, rounds) = (arg(1, 10_000), arg(2, 2_000), arg(3, 10));
+    let ofrep = match std::env::args().nth(4).as_deref() {
+        None | Some("client") => false,
+        Some("ofrep") => true,
+        Some(other) => panic!("KIND is client or ofrep, not {other}"),
+    };
+    raise_open_files(u64::try_from(clients).expect("a count") + 500);
     let bin = PathBuf::from(std::env::var("VEXIL_BIN_DIR").unwrap_or("target/release".into()));
     let dir = std::env::temp_dir().join(format!("vexil-streaming-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -205,6 +279,7 @@ async fn main() {
             format!("--init-admin-tokens={ADMIN}"),
             format!("--init-edge-tokens={EDGE}"),
             format!("--init-client-tokens={CLIENT}"),
+            format!("--init-frontend-tokens={FRONTEND}"),
             format!("--limit-feature-flags={}", flags + 1),
         ],
         true,
@@ -262,21 +337,48 @@ async fn main() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let path = if ofrep {
+        let answer: serde_json::Value = http
+            .post(format!("http://{}/ofrep/v1/evaluate/flags", edge.http))
+            .header("Authorization", FRONTEND)
+            .json(&serde_json::json!({"context": {"targetingKey": "bench"}}))
+            .send()
+            .await
+            .expect("an OFREP bulk evaluation")
+            .json()
+            .await
+            .expect("its JSON");
+        answer["eventStreams"][0]["endpoint"]["requestUri"]
+            .as_str()
+            .expect("the event stream's address")
+            .to_owned()
+    } else {
+        "/api/client/streaming".to_owned()
+    };
+    let token = if ofrep { FRONTEND } else { CLIENT };
+    let request: Arc<str> = format!(
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {token}\r\nAccept: text/event-stream\r\n\r\n",
+        edge.http
+    )
+    .into();
+    let edge_address: SocketAddr = edge.http.parse().expect("the edge's address");
     let rss_before = edge.status_kib();
 
-    let seen = Arc::new(Mutex::new(vec![Vec::new(); clients]));
+    let shared = Arc::new(Clients::default());
     let (ready, readied) = mpsc::channel();
     let started = Instant::now();
     for index in 0..clients {
         tokio::spawn(client(
-            edge.http.clone(),
+            edge_address,
+            request.clone(),
+            ofrep,
             ready.clone(),
-            seen.clone(),
+            shared.clone(),
             index,
         ));
-        if index % 500 == 499 {
+        if index % 1_000 == 999 {
             // Connect in waves, as SDK fleets start: the listen backlog stays bounded.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
     drop(ready);
@@ -288,7 +390,9 @@ async fn main() {
         }
     });
     waiting.await.expect("the wait");
-    eprintln!("{clients} streams hydrated in {:.1?}", started.elapsed());
+    let connect_time = started.elapsed();
+    let refused = shared.refused.load(Ordering::Relaxed);
+    eprintln!("{clients} streams open in {connect_time:.1?}, {refused} connections refused");
 
     tokio::time::sleep(Duration::from_secs(3)).await;
     let ticks_before = edge.cpu_ticks();
@@ -301,7 +405,7 @@ async fn main() {
     let mut bytes = Vec::new();
     for round in 0..rounds {
         let action = if round % 2 == 0 { "on" } else { "off" };
-        let before: Vec<usize> = seen.lock().await.iter().map(Vec::len).collect();
+        let before = shared.seen.lock().expect("not poisoned").len();
         admin(
             &http,
             &cp,
@@ -314,32 +418,28 @@ async fn main() {
         .await;
         let answered = Instant::now();
         let deadline = answered + Duration::from_secs(30);
-        loop {
-            let all = seen
-                .lock()
-                .await
-                .iter()
-                .zip(&before)
-                .all(|(events, before)| events.len() > *before);
-            if all || Instant::now() > deadline {
-                break;
-            }
+        while shared.seen.lock().expect("not poisoned").len() - before < clients
+            && Instant::now() < deadline
+        {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        let seen = seen.lock().await;
+        let round_events: Vec<(usize, Instant, usize)> = shared.seen.lock().expect("not poisoned")
+            [before..]
+            .iter()
+            .map(|event| (event.client, event.at, event.bytes))
+            .collect();
         let mut last = 0f64;
-        let mut missing = 0;
-        for (events, before) in seen.iter().zip(&before) {
-            match events.get(*before) {
-                Some(event) => {
-                    let ms = event.at.saturating_duration_since(answered).as_secs_f64() * 1000.0;
-                    samples.push(ms);
-                    last = last.max(ms);
-                    bytes.push(event.bytes);
-                }
-                None => missing += 1,
+        let mut reached = vec![false; clients];
+        for (client, at, size) in round_events {
+            if std::mem::replace(&mut reached[client], true) {
+                continue;
             }
+            let ms = at.saturating_duration_since(answered).as_secs_f64() * 1000.0;
+            samples.push(ms);
+            last = last.max(ms);
+            bytes.push(size);
         }
+        let missing = reached.iter().filter(|reached| !**reached).count();
         lasts.push(last);
         eprintln!("round {round}: last of {clients} clients after {last:.1} ms, {missing} missing");
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -348,9 +448,11 @@ async fn main() {
     lasts.sort_by(f64::total_cmp);
     let ticks_per_second = 100.0;
     println!(
-        "clients {clients}, flags {flags}, rounds {rounds}: per client p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; \
+        "{} clients {clients}, flags {flags}, rounds {rounds}: opened in {:.1} s ({refused} refused); per client p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; \
          last client per round: median {:.1} ms, max {:.1} ms; bytes per client per change {} (event with SSE framing); \
-         edge RSS {:.1} MiB before the clients, {:.1} MiB with them at rest; edge CPU at rest {:.2}% of one core",
+         edge RSS {:.1} MiB before the clients, {:.1} MiB with them at rest ({:.1} KiB per stream); edge CPU at rest {:.2}% of one core",
+        if ofrep { "ofrep" } else { "client" },
+        connect_time.as_secs_f64(),
         percentile(&samples, 50.0),
         percentile(&samples, 99.0),
         samples.last().copied().unwrap_or(0.0),
@@ -359,6 +461,7 @@ async fn main() {
         bytes.iter().sum::<usize>() / bytes.len().max(1),
         rss_before as f64 / 1024.0,
         rss_rest as f64 / 1024.0,
+        rss_rest.saturating_sub(rss_before) as f64 / clients as f64,
         ticks as f64 / ticks_per_second / 10.0 * 100.0,
     );
     let _ = std::fs::remove_dir_all(&dir);

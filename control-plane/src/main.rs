@@ -19,6 +19,7 @@ async fn main() -> ExitCode {
         LogFormat::Json => logs.json().init(),
         LogFormat::Text => logs.init(),
     }
+    vexil_serving::serve::raise_open_files_limit();
     if let Some(Command::Import(args)) = config.command.clone() {
         return match vexil_control_plane::import_command::run(
             &config.database_url,

@@ -67,6 +67,7 @@ fn serve(server: impl std::future::Future<Output = Result<(), String>>, json: bo
     } else {
         logs.init();
     }
+    vexil_serving::serve::raise_open_files_limit();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

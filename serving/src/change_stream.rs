@@ -1,10 +1,14 @@
-//! [`ChangeWatch`]: what one open change stream (`/api/client/streaming`, OFREP's event stream) waits on:
-//! the next revision served, the server stopping, its token's expiry. It holds a slot of `--max-streams`
-//! and ends (`None`) when its token is revoked, changed or expired, or when the server stops.
+//! One open change stream (`/api/client/streaming`, OFREP's event stream). [`ChangeWatch`] is what it waits
+//! on: the next revision served, the server stopping, its token's expiry. It holds a slot of
+//! `--max-streams` and ends (`None`) when its token is revoked, changed or expired, or when the server
+//! stops. [`OpenStream`] is the stream itself: its first event, then an event per change in its scope and a
+//! keep-alive comment at each tick of the server's one `KeepAliveClock` (`stream_events`), each in server-sent events' wire
+//! form, ready to be written (by hyper, or by `stream_connection` once the stream has left hyper).
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Bytes;
 use tokio::sync::watch;
 use vexil_shared::time::now_ms;
 use vexil_shared::token::SecretHash;
@@ -13,10 +17,6 @@ use vexil_shared::Projects;
 use crate::extract::{grant_expired, Scope};
 use crate::snapshot::{EnvironmentView, ServingSnapshot, TokenGrant};
 use crate::state::{ServingState, StreamSlot};
-
-/// Keep-alive comments on every open stream, so that proxies and the SDKs' read timeouts (60 s in
-/// `unleash-client`) see traffic.
-pub const KEEP_ALIVE: Duration = Duration::from_secs(30);
 
 /// One open stream's wait for changes.
 pub struct ChangeWatch {
@@ -28,7 +28,7 @@ pub struct ChangeWatch {
     projects: Projects,
     wildcard_environment: bool,
     /// The revision the client has (what the next changes are counted from).
-    pub seen: u64,
+    seen: u64,
     _slot: StreamSlot,
 }
 
@@ -106,6 +106,94 @@ impl ChangeWatch {
             token: self.token.clone(),
         }
     }
+}
+
+/// What a stream sends for a change: its scope at the new revision and the revision it had before →
+/// the event (a server-sent event in wire form), or `None` when the change is not the stream's.
+pub type EventOf = Box<dyn FnMut(&Scope, u64) -> Option<Bytes> + Send>;
+
+/// An open change stream: what it sends, one event at a time.
+pub struct OpenStream {
+    first: Option<Bytes>,
+    watch: ChangeWatch,
+    ticks: Option<watch::Receiver<u64>>,
+    event_of: EventOf,
+}
+
+/// The comment sent on every open stream at each keep-alive tick.
+const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
+
+impl OpenStream {
+    /// A stream sending `first` (if any), then `event_of`'s event for each revision `watch` sees, and a
+    /// keep-alive comment at each tick of `state`'s keep-alive clock.
+    pub fn new(
+        state: &ServingState,
+        first: Option<Bytes>,
+        watch: ChangeWatch,
+        event_of: EventOf,
+    ) -> OpenStream {
+        OpenStream {
+            first,
+            watch,
+            ticks: Some(state.keep_alive.ticks()),
+            event_of,
+        }
+    }
+
+    /// The next bytes to send (an event or a keep-alive comment); `None` when the stream ends. Cancel-safe:
+    /// dropped before it is ready, it loses nothing.
+    pub async fn next(&mut self) -> Option<Bytes> {
+        if let Some(first) = self.first.take() {
+            return Some(first);
+        }
+        loop {
+            let ticking = self.ticks.is_some();
+            tokio::select! {
+                scope = self.watch.next() => {
+                    let scope = scope?;
+                    let since = self.watch.seen;
+                    self.watch.seen = scope.snapshot.revision;
+                    if let Some(event) = (self.event_of)(&scope, since) {
+                        return Some(event);
+                    }
+                }
+                ticked = tick(&mut self.ticks), if ticking => {
+                    if ticked {
+                        return Some(Bytes::from_static(KEEP_ALIVE_COMMENT));
+                    }
+                    // The clock stopped (the server's state is being dropped): no more keep-alives.
+                    self.ticks = None;
+                }
+            }
+        }
+    }
+}
+
+async fn tick(ticks: &mut Option<watch::Receiver<u64>>) -> bool {
+    match ticks {
+        Some(ticks) => ticks.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
+
+/// A server-sent event in wire form: `event` (if any), `id`, then `data` (one `data:` line per line).
+pub fn sse_event(event: Option<&str>, id: u64, data: &str) -> Bytes {
+    let mut text = String::with_capacity(data.len() + 48);
+    if let Some(event) = event {
+        text.push_str("event: ");
+        text.push_str(event);
+        text.push('\n');
+    }
+    text.push_str("id: ");
+    text.push_str(&id.to_string());
+    text.push('\n');
+    for line in data.split('\n') {
+        text.push_str("data: ");
+        text.push_str(line.strip_suffix('\r').unwrap_or(line));
+        text.push('\n');
+    }
+    text.push('\n');
+    Bytes::from(text)
 }
 
 async fn sleep_or_forever(duration: Option<Duration>) {

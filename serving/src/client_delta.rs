@@ -8,17 +8,18 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::header::IF_NONE_MATCH;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::stream::{self, Stream, StreamExt};
+use futures_util::stream;
 use serde::Serialize;
 use vexil_shared::model::{Feature, Segment};
 use vexil_shared::ApiError;
 
-use crate::change_stream::{ChangeWatch, KEEP_ALIVE};
+use crate::change_stream::{sse_event, ChangeWatch, OpenStream};
 use crate::client_api::{
     client_feature, filter_of, insert_etag, name_visible, project_visible, visible, Filter,
     SegmentMode,
@@ -26,6 +27,7 @@ use crate::client_api::{
 use crate::extract::{ClientScope, Scope};
 use crate::response::{json_response, revision_header};
 use crate::state::ServingState;
+use crate::stream_response::stream_response;
 
 /// One event of the delta format.
 #[derive(Debug, Serialize)]
@@ -210,35 +212,20 @@ pub async fn streaming(
         scope.environment.name, scope.projects
     );
     let watch = ChangeWatch::new(state.clone(), &scope, slot);
-    let first = stream::iter([Ok::<_, Infallible>(connected)]);
-    let updates = stream::unfold(
-        (watch, filter, state, key),
-        |(mut watch, filter, state, key)| async move {
-            loop {
-                let scope = watch.next().await?;
-                let revision = scope.snapshot.revision;
-                let data = state
-                    .stream_events
-                    .get_or_make(revision, watch.seen, &key, || {
-                        let events = delta_events(&scope, &filter, Some(watch.seen));
-                        if events.is_empty() {
-                            return None;
-                        }
-                        serde_json::to_string(&DeltaBody { events }).ok()
-                    });
-                watch.seen = revision;
-                let Some(data) = data else {
-                    continue;
-                };
-                let event = Event::default()
-                    .event("unleash-updated")
-                    .id(revision.to_string())
-                    .data(&*data);
-                return Some((Ok::<_, Infallible>(event), (watch, filter, state, key)));
+    let shared = state.clone();
+    let event_of = Box::new(move |scope: &Scope, since: u64| {
+        let revision = scope.snapshot.revision;
+        shared.stream_events.get_or_make(revision, since, &key, || {
+            let events = delta_events(scope, &filter, Some(since));
+            if events.is_empty() {
+                return None;
             }
-        },
-    );
-    Ok(sse_response(first.chain(updates)))
+            let data = serde_json::to_string(&DeltaBody { events }).ok()?;
+            Some(sse_event(Some("unleash-updated"), revision, &data))
+        })
+    });
+    let open = OpenStream::new(&state, Some(connected), watch, event_of);
+    Ok(stream_response(open))
 }
 
 fn updated_event(
@@ -246,24 +233,12 @@ fn updated_event(
     scope: &Scope,
     filter: &Filter,
     since: Option<u64>,
-) -> Result<Event, ApiError> {
+) -> Result<Bytes, ApiError> {
     let body = DeltaBody {
         events: delta_events(scope, filter, since),
     };
     let data = serde_json::to_string(&body).map_err(|_| ApiError::internal())?;
-    Ok(Event::default()
-        .event(name)
-        .id(scope.snapshot.revision.to_string())
-        .data(data))
-}
-
-/// An SSE answer with a keep-alive comment every [`KEEP_ALIVE`].
-pub fn sse_response(
-    events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static,
-) -> Response {
-    Sse::new(events)
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
-        .into_response()
+    Ok(sse_event(Some(name), scope.snapshot.revision, &data))
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //!
 //! [`snapshot`] builds and advances snapshots from the `vexil.v1` messages, each with its [`change_feed`];
 //! [`state`] holds what every request reads; [`change_stream`] and [`stream_events`] serve the open change
-//! streams ([`client_delta`], [`ofrep`], its request bodies read by `ofrep_context`); [`extract`] holds the extractors (context, client IP, token scope); [`frontend`] and
+//! streams ([`client_delta`], [`ofrep`], its request bodies read by `ofrep_context`), answered by
+//! `stream_response` and, on connections they open, written by `stream_connection` without hyper; [`extract`] holds the extractors (context, client IP, token scope); [`frontend`] and
 //! [`client_api`] the thin handlers, [`response`] how they write answers; [`usage`] the SDKs' register and
 //! metrics bodies; [`unleash_edge_report`] Unleash Edge's report on itself; [`edge_validate`] Unleash's `/edge/validate`; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
 //! metrics both binaries record and their Prometheus recorder; [`token_sightings`] the tokens used (their "last
@@ -29,7 +30,9 @@ pub mod serve;
 pub mod shutdown;
 pub mod snapshot;
 pub mod state;
+mod stream_connection;
 pub mod stream_events;
+mod stream_response;
 pub mod telemetry;
 pub mod token_resolver;
 pub mod token_sightings;

@@ -12,7 +12,6 @@
 //! `INVALID_CONTEXT` and `TARGETING_KEY_MISSING` (a flag whose strategies need a user id: `userWithId`,
 //! `gradualRolloutUserId`, a rollout sticky on `userId`) with `errorDetails`.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
@@ -20,9 +19,7 @@ use axum::extract::{FromRequestParts, OriginalUri, Path, RawQuery, State};
 use axum::http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
-use futures_util::stream;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use vexil_shared::engine::OfrepFlag;
@@ -30,13 +27,13 @@ use vexil_shared::time::now_ms;
 use vexil_shared::token::{lowercase_hex, SecretHash, TokenKind};
 use vexil_shared::{ApiError, Context, ErrorKind};
 
-use crate::change_stream::ChangeWatch;
-use crate::client_delta::sse_response;
+use crate::change_stream::{sse_event, ChangeWatch, OpenStream};
 use crate::evaluation_counters::{EvaluationCounters, Shard};
 use crate::extract::{grant_expired, scope_of_grant, token_scope, ClientIp, Scope};
 use crate::ofrep_context::{context_of, ContextError};
 use crate::response::{json_response, revision_header};
 use crate::state::ServingState;
+use crate::stream_response::stream_response;
 
 /// The path of the event stream the bulk answer names.
 pub const EVENTS_PATH: &str = "/ofrep/v1/events";
@@ -379,35 +376,38 @@ pub async fn events(
             .insert("retry-after", HeaderValue::from_static("60"));
         return Ok(response);
     };
-    let watch = ChangeWatch::new(state, &scope, slot);
-    let updates = stream::unfold(watch, |mut watch| async move {
-        loop {
-            let scope = watch.next().await?;
-            let changed = scope
-                .snapshot
-                .changes
-                .touched_since(watch.seen, &scope.environment.name)
-                .is_none_or(|touched| {
-                    !touched.segments.is_empty()
-                        || touched.features.iter().any(|(name, before)| {
-                            let now = scope.environment.project_of(name);
-                            now.into_iter()
-                                .chain(before.iter().map(String::as_str))
-                                .any(|project| scope.projects.includes(project))
-                        })
-                });
-            watch.seen = scope.snapshot.revision;
-            if !changed {
-                continue;
-            }
-            let revision = scope.snapshot.revision;
-            let data = format!(
-                "{{\"type\":\"refetchEvaluation\",\"etag\":\"\\\"{revision}\\\"\",\"lastModified\":{}}}",
-                now_ms() / 1000
-            );
-            let event = Event::default().id(revision.to_string()).data(data);
-            return Some((Ok::<_, Infallible>(event), watch));
-        }
+    // The exact scope, as the key of the events streams share (`SharedEvents`).
+    let key = format!("ofrep\0{:?}\0{:?}", scope.environment.name, scope.projects);
+    let watch = ChangeWatch::new(state.clone(), &scope, slot);
+    let shared = state.clone();
+    let event_of = Box::new(move |scope: &Scope, since: u64| {
+        let revision = scope.snapshot.revision;
+        shared
+            .stream_events
+            .get_or_make(revision, since, &key, || {
+                let changed = scope
+                    .snapshot
+                    .changes
+                    .touched_since(since, &scope.environment.name)
+                    .is_none_or(|touched| {
+                        !touched.segments.is_empty()
+                            || touched.features.iter().any(|(name, before)| {
+                                let now = scope.environment.project_of(name);
+                                now.into_iter()
+                                    .chain(before.iter().map(String::as_str))
+                                    .any(|project| scope.projects.includes(project))
+                            })
+                    });
+                changed.then(|| {
+                    let data = format!(
+                        "{{\"type\":\"refetchEvaluation\",\"etag\":\"\\\"{revision}\\\"\",\"lastModified\":{}}}",
+                        now_ms() / 1000
+                    );
+                    sse_event(None, revision, &data)
+                })
+            })
     });
-    Ok(sse_response(updates))
+    Ok(stream_response(OpenStream::new(
+        &state, None, watch, event_of,
+    )))
 }

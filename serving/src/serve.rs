@@ -21,10 +21,12 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 use tower::ServiceExt as _;
 use vexil_shared::{ApiError, ErrorKind};
 
 use crate::connection_timer::ConnectionTimer;
+use crate::stream_connection;
 use crate::telemetry;
 
 /// Default of `--request-timeout`: far above any answer of this API (the slowest, the metrics views over
@@ -201,9 +203,11 @@ where
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then stops accepting, lets the requests in flight
-/// finish and closes idle connections. HTTP/1.1 (as `axum::serve` with this workspace's axum features), each
-/// request carrying the peer's `ConnectInfo<SocketAddr>`; a client that has not sent a request's line and
-/// headers `header_read_timeout` after the server started waiting for them is disconnected.
+/// finish and closes idle connections (change streams end once the serving state closes them). HTTP/1.1
+/// (as `axum::serve` with this workspace's axum features), each request carrying the peer's
+/// `ConnectInfo<SocketAddr>`; a client that has not sent a request's line and headers
+/// `header_read_timeout` after the server started waiting for them is disconnected. A connection opening with
+/// a change-stream request is served by `stream_connection` rather than hyper.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
@@ -211,6 +215,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let graceful = GracefulShutdown::new();
+    // Each change stream served without hyper holds a sender: shutdown waits until all have ended.
+    let (open_streams, mut streams_ended) = mpsc::channel::<()>(1);
     let mut shutdown = pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -224,20 +230,35 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let app = app.clone();
-        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-            request
-                .extensions_mut()
-                .insert(ConnectInfo::<SocketAddr>(peer));
-            app.clone().oneshot(request)
-        });
-        // A builder per connection, so that its sleeps share one timer (`ConnectionTimer`).
-        let connection = hyper::server::conn::http1::Builder::new()
-            .timer(ConnectionTimer::default())
-            .header_read_timeout(header_read_timeout)
-            .serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
+        let watcher = graceful.watcher();
+        let open_streams = open_streams.clone();
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
+            if stream_connection::opens_a_stream(&stream, header_read_timeout).await {
+                let app = app.clone();
+                stream_connection::serve_stream(
+                    stream,
+                    peer,
+                    app,
+                    header_read_timeout,
+                    open_streams,
+                )
+                .await;
+                return;
+            }
+            drop(open_streams);
+            let service =
+                hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+                    request
+                        .extensions_mut()
+                        .insert(ConnectInfo::<SocketAddr>(peer));
+                    app.clone().oneshot(request)
+                });
+            // A builder per connection, so that its sleeps share one timer (`ConnectionTimer`).
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(ConnectionTimer::default())
+                .header_read_timeout(header_read_timeout)
+                .serve_connection(TokioIo::new(stream), service);
+            if let Err(error) = watcher.watch(connection).await {
                 // A client that went away or sent too slowly or badly: nothing for the server to do.
                 tracing::debug!(%error, %peer, "connection ended");
             }
@@ -245,7 +266,20 @@ pub async fn serve(
     }
     drop(listener);
     graceful.shutdown().await;
+    drop(open_streams);
+    let _ = streams_ended.recv().await;
     Ok(())
+}
+
+/// Raises this process's soft limit of open files to its hard limit, as Go's runtime does for every server:
+/// each connection and each change stream is a file, and the soft limit many systems start processes with
+/// (1,024) would refuse connections far below what a server holds (100,000 streams, BENCHMARKS.md). Logs
+/// the limit it leaves.
+pub fn raise_open_files_limit() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => tracing::debug!(limit, "open files"),
+        Err(error) => tracing::warn!(%error, "cannot raise the limit of open files"),
+    }
 }
 
 /// As `axum::serve` does: errors of one connection (reset before it was accepted) are skipped; anything

@@ -11,7 +11,7 @@ use vexil_shared::{ApiError, CompileOptions, ErrorKind};
 
 use crate::change_feed;
 use crate::snapshot::{self, RevisionGap, ServingSnapshot};
-use crate::stream_events::SharedEvents;
+use crate::stream_events::{KeepAliveClock, SharedEvents};
 use crate::token_resolver::TokenResolver;
 use crate::token_sightings::TokenSightings;
 use crate::usage::{Usage, UsageSink};
@@ -36,6 +36,8 @@ pub struct ServingState {
     pub closing: watch::Sender<bool>,
     /// The current revision's stream events, serialized once per scope.
     pub stream_events: SharedEvents,
+    /// The one clock of the streams' keep-alive comments.
+    pub keep_alive: KeepAliveClock,
     /// The tokens that authenticated here, for the reporter that takes them (an `Arc`: the control plane's
     /// admin API notes its callers' tokens in the same set).
     pub token_sightings: Arc<TokenSightings>,
@@ -125,6 +127,7 @@ impl ServingState {
             streams: Arc::default(),
             closing: watch::Sender::new(false),
             stream_events: SharedEvents::default(),
+            keep_alive: KeepAliveClock::default(),
             token_sightings: Arc::default(),
             token_resolver: std::sync::OnceLock::new(),
         }
