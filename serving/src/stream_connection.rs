@@ -157,14 +157,13 @@ async fn pump(
                 continue;
             }
         };
-        let written =
-            tokio::time::timeout(WRITE_TIMEOUT, write_chunk(&mut socket, &bytes, chunked));
-        if !matches!(written.await, Ok(Ok(()))) {
+        if write_chunk(&mut socket, &bytes, chunked).await.is_err() {
             return;
         }
     }
     if chunked {
-        let _ = tokio::time::timeout(WRITE_TIMEOUT, socket.write_all(b"0\r\n\r\n")).await;
+        // The last chunk: size 0.
+        let _ = write_chunk(&mut socket, b"", true).await;
     }
     let _ = socket.shutdown().await;
 }
@@ -179,28 +178,38 @@ fn client_gone(socket: &TcpStream) -> bool {
     }
 }
 
-/// One write of `data` (as an HTTP/1.1 chunk when `chunked`): a single `writev` unless the socket takes
-/// only part of it.
+/// One write of `data` (as an HTTP/1.1 chunk when `chunked`): a single `writev` that the socket takes whole
+/// in the common case (no timer then); what it did not take is written within [`WRITE_TIMEOUT`].
 async fn write_chunk(socket: &mut TcpStream, data: &[u8], chunked: bool) -> io::Result<()> {
-    if !chunked {
-        return socket.write_all(data).await;
+    let size = if chunked {
+        format!("{:x}\r\n", data.len())
+    } else {
+        String::new()
+    };
+    let end: &[u8] = if chunked { b"\r\n" } else { b"" };
+    let parts: [&[u8]; 3] = [size.as_bytes(), data, end];
+    let mut written = match socket.try_write_vectored(&parts.map(IoSlice::new)) {
+        Ok(written) => written,
+        Err(error) if error.kind() == io::ErrorKind::WouldBlock => 0,
+        Err(error) => return Err(error),
+    };
+    if written == parts.iter().map(|part| part.len()).sum::<usize>() {
+        return Ok(());
     }
-    let size = format!("{:x}\r\n", data.len());
-    let parts: [&[u8]; 3] = [size.as_bytes(), data, b"\r\n"];
-    let slices = parts.map(IoSlice::new);
-    let mut written = socket.write_vectored(&slices).await?;
-    if written == 0 {
-        return Err(io::ErrorKind::WriteZero.into());
-    }
-    for part in parts {
-        if written >= part.len() {
-            written -= part.len();
-            continue;
+    let rest = async {
+        for part in parts {
+            if written >= part.len() {
+                written -= part.len();
+                continue;
+            }
+            socket.write_all(&part[written..]).await?;
+            written = 0;
         }
-        socket.write_all(&part[written..]).await?;
-        written = 0;
-    }
-    Ok(())
+        Ok(())
+    };
+    tokio::time::timeout(WRITE_TIMEOUT, rest)
+        .await
+        .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
 }
 
 /// The request's head, up to and with its blank line; `None` when the client closed first.

@@ -133,7 +133,11 @@ async fn a_connection_opened_by_a_stream_sends_its_events_and_ends_with_its_toke
     let mut connection = Connection::open(&server).await;
     connection.send(&stream_request(CLIENT)).await;
     stream_through_a_change(&server, &mut connection).await;
-    assert_eq!(connection.rest_until_closed().await, "", "then the connection closes");
+    assert_eq!(
+        connection.rest_until_closed().await,
+        "",
+        "then the connection closes"
+    );
     assert_eq!(server.state.streams.open(), 0);
 }
 
