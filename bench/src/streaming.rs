@@ -191,18 +191,25 @@ async fn client(
         };
         let now = Instant::now();
         buffer.extend_from_slice(&chunk[..read]);
+        if ofrep && !connected {
+            // OFREP's stream sends nothing at first: the answer's head is the first thing to wait for.
+            let Some(end) = find(&buffer, b"\r\n\r\n") else {
+                continue;
+            };
+            let head: Vec<u8> = buffer.drain(..end + 4).collect();
+            if !head.starts_with(b"HTTP/1.1 200") {
+                return;
+            }
+            connected = true;
+            let _ = ready.send(());
+        }
         // Events (and the answer's head) end with a blank line; chunked framing lines are counted in the
         // bytes too.
         while let Some(end) = find(&buffer[searched..], b"\n\n").map(|at| at + searched) {
             let event: Vec<u8> = buffer.drain(..end + 2).collect();
             searched = 0;
             if !connected {
-                let first = if ofrep {
-                    event.starts_with(b"HTTP/1.1 200")
-                } else {
-                    contains(&event, b"event: unleash-connected")
-                };
-                if first {
+                if contains(&event, b"event: unleash-connected") {
                     connected = true;
                     let _ = ready.send(());
                 }
