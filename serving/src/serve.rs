@@ -21,7 +21,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tower::ServiceExt as _;
 use vexil_shared::{ApiError, ErrorKind};
 
@@ -217,6 +217,9 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     // Each change stream served without hyper holds a sender: shutdown waits until all have ended.
     let (open_streams, mut streams_ended) = mpsc::channel::<()>(1);
+    // Set when the server stops: a connection that has not yet shown its first request is closed (as hyper's
+    // graceful shutdown closes idle connections), so that nothing waits for it.
+    let stopping = watch::Sender::new(false);
     let mut shutdown = pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -232,20 +235,27 @@ pub async fn serve(
         let app = app.clone();
         let watcher = graceful.watcher();
         let open_streams = open_streams.clone();
+        let mut stopped = stopping.subscribe();
         tokio::spawn(async move {
-            if stream_connection::opens_a_stream(&stream, header_read_timeout).await {
-                let app = app.clone();
-                stream_connection::serve_stream(
+            let opens_a_stream = tokio::select! {
+                opens = stream_connection::opens_a_stream(&stream, header_read_timeout) => opens,
+                _ = stopped.wait_for(|stopping| *stopping) => return,
+            };
+            if opens_a_stream {
+                let handshake = stream_connection::serve_stream(
                     stream,
                     peer,
                     app,
                     header_read_timeout,
                     open_streams,
-                )
-                .await;
+                );
+                tokio::select! {
+                    () = handshake => {}
+                    _ = stopped.wait_for(|stopping| *stopping) => {}
+                }
                 return;
             }
-            drop(open_streams);
+            drop((open_streams, stopped));
             let service =
                 hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
                     request
@@ -264,6 +274,7 @@ pub async fn serve(
             }
         });
     }
+    stopping.send_replace(true);
     drop(listener);
     graceful.shutdown().await;
     drop(open_streams);
@@ -350,6 +361,34 @@ mod tests {
             answer.contains(r#""name":"ServiceUnavailableError""#),
             "{answer}"
         );
+    }
+
+    #[tokio::test]
+    async fn shutdown_waits_for_no_connection_that_sent_nothing() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(
+            listener,
+            Router::new(),
+            Duration::from_secs(20),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        let _idle = tokio::net::TcpStream::connect(address).await.unwrap();
+        let mut half_a_stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        half_a_stream
+            .write_all(b"GET /api/client/streaming HTTP/1.1\r\n")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(2), server)
+            .await
+            .expect("serve returns at once")
+            .unwrap()
+            .unwrap();
     }
 
     #[tokio::test]
