@@ -205,12 +205,21 @@ pub async fn streaming(
         .get("last-event-id")
         .and_then(|value| value.to_str().ok())
         .and_then(revision_of);
-    let connected = updated_event("unleash-connected", &scope, &filter, since)?;
     // The exact scope, as the key of the events streams share (`SharedEvents`).
     let key = format!(
         "{:?}\0{:?}\0{filter:?}",
         scope.environment.name, scope.projects
     );
+    // Shared too: the clients of a fleet connect at the same revision with the same (or no) Last-Event-ID.
+    let connected = state
+        .stream_events
+        .get_or_make(
+            scope.snapshot.revision,
+            0,
+            &format!("unleash-connected\0{since:?}\0{key}"),
+            || updated_event("unleash-connected", &scope, &filter, since).ok(),
+        )
+        .ok_or_else(ApiError::internal)?;
     let watch = ChangeWatch::new(state.clone(), &scope, slot);
     let shared = state.clone();
     let event_of = Box::new(move |scope: &Scope, since: u64| {

@@ -279,3 +279,31 @@ async fn streams_of_different_scopes_get_their_own_events() {
     assert_eq!(seen_again, seen_all);
     assert_eq!(types(&seen_other), ["segment-updated"], "{seen_other}");
 }
+
+/// Streams connecting at one revision share their first event only within one exact scope and
+/// Last-Event-ID: a new client gets a hydration, a resuming one what it missed, another scope its own.
+#[tokio::test]
+async fn streams_connecting_at_one_revision_get_their_own_first_event() {
+    let server = Server::start(ServingState::new(false)).await;
+    server.advance(|d| {
+        flags_changed(
+            d,
+            vec![feature(
+                json!({"name": "off", "project": "default", "enabled": true}),
+            )],
+            &[],
+        )
+    });
+    let mut fresh = SseReader::new(stream(&server, CLIENT, None).await);
+    let mut resumed = SseReader::new(stream(&server, CLIENT, Some("3")).await);
+    let mut other = SseReader::new(stream(&server, CLIENT_OTHER, None).await);
+    let mut fresh_again = SseReader::new(stream(&server, CLIENT, None).await);
+    let fresh = fresh.next(SECOND).await.unwrap().json();
+    let resumed = resumed.next(SECOND).await.unwrap().json();
+    let other = other.next(SECOND).await.unwrap().json();
+    let fresh_again = fresh_again.next(SECOND).await.unwrap().json();
+    assert_eq!(hydrated_names(&fresh).len(), 6, "{fresh}");
+    assert_eq!(types(&resumed), ["feature-updated"], "{resumed}");
+    assert_ne!(hydrated_names(&other), hydrated_names(&fresh), "{other}");
+    assert_eq!(fresh_again, fresh);
+}
