@@ -2,8 +2,9 @@
 //! on: the next revision served, the server stopping, its token's expiry. It holds a slot of
 //! `--max-streams` and ends (`None`) when its token is revoked, changed or expired, or when the server
 //! stops. [`OpenStream`] is the stream itself: its first event, then an event per change in its scope and a
-//! keep-alive comment at each tick of the server's one `KeepAliveClock` (`stream_events`), each in server-sent events' wire
-//! form, ready to be written (by hyper, or by `stream_connection` once the stream has left hyper).
+//! keep-alive comment at each tick of the server's one `KeepAliveClock` (`stream_events`), each in
+//! server-sent events' wire form, ready to be written (by hyper, or by `stream_connection` once the stream
+//! has left hyper).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -200,5 +201,23 @@ async fn sleep_or_forever(duration: Option<Duration>) {
     match duration {
         Some(duration) => tokio::time::sleep(duration).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_in_wire_form() {
+        assert_eq!(
+            sse_event(Some("unleash-updated"), 7, "{\"events\":[]}"),
+            "event: unleash-updated\nid: 7\ndata: {\"events\":[]}\n\n"
+        );
+        // Each line of the data is a `data:` line of its own (a line break inside would end the field).
+        assert_eq!(
+            sse_event(None, 1, "a\r\nb\nc"),
+            "id: 1\ndata: a\ndata: b\ndata: c\n\n"
+        );
     }
 }
