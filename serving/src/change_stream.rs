@@ -148,7 +148,6 @@ impl OpenStream {
             return Some(first);
         }
         loop {
-            let ticking = self.ticks.is_some();
             tokio::select! {
                 scope = self.watch.next() => {
                     let scope = scope?;
@@ -158,7 +157,7 @@ impl OpenStream {
                         return Some(event);
                     }
                 }
-                ticked = tick(&mut self.ticks), if ticking => {
+                ticked = tick(&mut self.ticks) => {
                     if ticked {
                         return Some(Bytes::from_static(KEEP_ALIVE_COMMENT));
                     }
@@ -170,6 +169,7 @@ impl OpenStream {
     }
 }
 
+/// Whether the clock ticked (`false`: it stopped); never ready once there is no clock.
 async fn tick(ticks: &mut Option<watch::Receiver<u64>>) -> bool {
     match ticks {
         Some(ticks) => ticks.changed().await.is_ok(),
@@ -177,17 +177,19 @@ async fn tick(ticks: &mut Option<watch::Receiver<u64>>) -> bool {
     }
 }
 
-/// A server-sent event in wire form: `event` (if any), `id`, then `data` (one `data:` line per line).
-pub fn sse_event(event: Option<&str>, id: u64, data: &str) -> Bytes {
+/// A server-sent event in wire form: `event` and `id` (if any), then `data` (one `data:` line per line).
+pub fn sse_event(event: Option<&str>, id: Option<u64>, data: &str) -> Bytes {
     let mut text = String::with_capacity(data.len() + 48);
     if let Some(event) = event {
         text.push_str("event: ");
         text.push_str(event);
         text.push('\n');
     }
-    text.push_str("id: ");
-    text.push_str(&id.to_string());
-    text.push('\n');
+    if let Some(id) = id {
+        text.push_str("id: ");
+        text.push_str(&id.to_string());
+        text.push('\n');
+    }
     for line in data.split('\n') {
         text.push_str("data: ");
         text.push_str(line.strip_suffix('\r').unwrap_or(line));
@@ -211,13 +213,17 @@ mod tests {
     #[test]
     fn events_in_wire_form() {
         assert_eq!(
-            sse_event(Some("unleash-updated"), 7, "{\"events\":[]}"),
+            sse_event(Some("unleash-updated"), Some(7), "{\"events\":[]}"),
             "event: unleash-updated\nid: 7\ndata: {\"events\":[]}\n\n"
         );
         // Each line of the data is a `data:` line of its own (a line break inside would end the field).
         assert_eq!(
-            sse_event(None, 1, "a\r\nb\nc"),
+            sse_event(None, Some(1), "a\r\nb\nc"),
             "id: 1\ndata: a\ndata: b\ndata: c\n\n"
+        );
+        assert_eq!(
+            sse_event(Some("fetch-mode"), None, "polling"),
+            "event: fetch-mode\ndata: polling\n\n"
         );
     }
 }

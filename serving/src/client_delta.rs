@@ -5,16 +5,13 @@
 //! state from the snapshot, or one `hydration` event when the client has no revision or one the change feed
 //! no longer keeps ([`crate::change_feed`]). Strategies reference segments by id (the SDKs ask for spec 5.2.0).
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::header::IF_NONE_MATCH;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::stream;
 use serde::Serialize;
 use vexil_shared::model::{Feature, Segment};
 use vexil_shared::ApiError;
@@ -27,7 +24,7 @@ use crate::client_api::{
 use crate::extract::{ClientScope, Scope};
 use crate::response::{json_response, revision_header};
 use crate::state::ServingState;
-use crate::stream_response::stream_response;
+use crate::stream_response::{event_response, stream_response};
 
 /// One event of the delta format.
 #[derive(Debug, Serialize)]
@@ -197,9 +194,11 @@ pub async fn streaming(
     let mut filter = filter_of(&scope, query.as_deref().unwrap_or(""), &headers)?;
     filter.segments = SegmentMode::ById;
     let Some(slot) = state.streams.take() else {
-        let event = Event::default().event("fetch-mode").data("polling");
-        let only = stream::iter([Ok::<_, Infallible>(event)]);
-        return Ok(Sse::new(only).into_response());
+        return Ok(event_response(sse_event(
+            Some("fetch-mode"),
+            None,
+            "polling",
+        )));
     };
     let since = headers
         .get("last-event-id")
@@ -230,7 +229,7 @@ pub async fn streaming(
                 return None;
             }
             let data = serde_json::to_string(&DeltaBody { events }).ok()?;
-            Some(sse_event(Some("unleash-updated"), revision, &data))
+            Some(sse_event(Some("unleash-updated"), Some(revision), &data))
         })
     });
     let open = OpenStream::new(&state, Some(connected), watch, event_of);
@@ -247,7 +246,7 @@ fn updated_event(
         events: delta_events(scope, filter, since),
     };
     let data = serde_json::to_string(&body).map_err(|_| ApiError::internal())?;
-    Ok(sse_event(Some(name), scope.snapshot.revision, &data))
+    Ok(sse_event(Some(name), Some(scope.snapshot.revision), &data))
 }
 
 #[cfg(test)]

@@ -403,7 +403,7 @@ pub async fn events(
                         "{{\"type\":\"refetchEvaluation\",\"etag\":\"\\\"{revision}\\\"\",\"lastModified\":{}}}",
                         now_ms() / 1000
                     );
-                    sse_event(None, revision, &data)
+                    sse_event(None, Some(revision), &data)
                 })
             })
     });

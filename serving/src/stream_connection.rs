@@ -38,6 +38,9 @@ const REQUEST_LINE_PEEK: usize = 512;
 /// Largest request head read here (as hyper's default of 100 headers would allow, about).
 const MAX_HEAD: usize = 64 * 1024;
 
+/// Largest answer other than a stream written here (errors, `fetch-mode: polling`: a few hundred bytes).
+const MAX_WHOLE_ANSWER: usize = 64 * 1024;
+
 /// Longest a stream's write may wait on a client that does not read before the stream is dropped.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -299,7 +302,7 @@ fn status_and_headers(response: &Response) -> Vec<u8> {
 /// Writes `response` whole (its body read to the end) and closes the connection.
 async fn write_whole(socket: &mut TcpStream, response: Response) -> io::Result<()> {
     let mut head = status_and_headers(&response);
-    let body = axum::body::to_bytes(response.into_body(), MAX_HEAD)
+    let body = axum::body::to_bytes(response.into_body(), MAX_WHOLE_ANSWER)
         .await
         .unwrap_or_default();
     head.extend_from_slice(

@@ -7,7 +7,7 @@
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
@@ -39,12 +39,22 @@ pub fn stream_response(open: OpenStream) -> Response {
             Some((Ok::<_, Infallible>(bytes), (handoff, Some(open))))
         },
     );
-    let mut response = Response::new(Body::from_stream(body));
+    let mut response = event_stream_answer(Body::from_stream(body));
+    response.extensions_mut().insert(handoff);
+    response
+}
+
+/// `200 text/event-stream` of `event` alone (the stream then ends).
+pub fn event_response(event: Bytes) -> Response {
+    event_stream_answer(Body::from(event))
+}
+
+fn event_stream_answer(body: Body) -> Response {
+    let mut response = Response::new(body);
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response.extensions_mut().insert(handoff);
     response
 }
 
