@@ -105,8 +105,16 @@ pub(crate) async fn serve_stream(
     open_streams: mpsc::Sender<()>,
 ) {
     let head = match tokio::time::timeout(header_read_timeout, read_head(&mut socket)).await {
-        Ok(Ok(Some(head))) => head,
-        Ok(Ok(None) | Err(_)) | Err(_) => return,
+        Ok(Ok(Head::Whole(head))) => head,
+        Ok(Ok(Head::TooLarge)) => {
+            let error = ApiError::new(
+                ErrorKind::HeadTooLarge,
+                format!("The request's line and headers are over {MAX_HEAD} bytes"),
+            );
+            let _ = write_whole(&mut socket, error.into_response()).await;
+            return;
+        }
+        Ok(Ok(Head::Closed) | Err(_)) | Err(_) => return,
     };
     let request = match request_of(&head, peer) {
         Ok(request) => request,
@@ -215,23 +223,32 @@ async fn write_chunk(socket: &mut TcpStream, data: &[u8], chunked: bool) -> io::
         .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
 }
 
-/// The request's head, up to and with its blank line; `None` when the client closed first.
-async fn read_head(socket: &mut TcpStream) -> io::Result<Option<Vec<u8>>> {
+/// What [`read_head`] read.
+enum Head {
+    /// The request's head, up to and with its blank line.
+    Whole(Vec<u8>),
+    /// Over [`MAX_HEAD`] bytes without its end.
+    TooLarge,
+    /// The client closed the connection first.
+    Closed,
+}
+
+async fn read_head(socket: &mut TcpStream) -> io::Result<Head> {
     let mut head = Vec::with_capacity(1024);
     loop {
         let searched_from = head.len().saturating_sub(3);
         if socket.read_buf(&mut head).await? == 0 {
-            return Ok(None);
+            return Ok(Head::Closed);
         }
         if let Some(end) = head[searched_from..]
             .windows(4)
             .position(|window| window == b"\r\n\r\n")
         {
             head.truncate(searched_from + end + 4);
-            return Ok(Some(head));
+            return Ok(Head::Whole(head));
         }
         if head.len() > MAX_HEAD {
-            return Err(io::ErrorKind::InvalidData.into());
+            return Ok(Head::TooLarge);
         }
         head.reserve(1024);
     }

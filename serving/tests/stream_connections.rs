@@ -235,6 +235,21 @@ async fn other_answers_on_a_streams_connection_are_whole_and_close_it() {
         "{answer}"
     );
 
+    // A head over the limit: 431 in JSON, nothing opened.
+    let mut oversized = Connection::open(&server).await;
+    let padding = "a".repeat(70 * 1024);
+    let head = format!("GET /api/client/streaming HTTP/1.1\r\nHost: edge\r\nX-Padding: {padding}");
+    let _ = oversized.socket.write_all(head.as_bytes()).await;
+    let answer = oversized.rest_until_closed().await;
+    assert!(
+        answer.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("\"name\":\"RequestHeaderFieldsTooLargeError\""),
+        "{answer}"
+    );
+
     // Past --max-streams: told to poll, in one whole answer.
     let mut first = Connection::open(&server).await;
     first.send(&stream_request(CLIENT)).await;

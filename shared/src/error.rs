@@ -25,6 +25,8 @@ pub enum ErrorKind {
     PayloadTooLarge,
     /// 415: a write without a JSON content type.
     ContentType,
+    /// 431: the request's head (line and headers) is over the server's limit.
+    HeadTooLarge,
     /// 429: too many attempts (sign-in) or too many at once; the answer says when to retry (`Retry-After`).
     RateLimit,
     /// 500: an unexpected failure; the message never carries internals.
@@ -46,6 +48,7 @@ impl ErrorKind {
             ErrorKind::NameExists => 409,
             ErrorKind::PayloadTooLarge => 413,
             ErrorKind::ContentType => 415,
+            ErrorKind::HeadTooLarge => 431,
             ErrorKind::RateLimit => 429,
             ErrorKind::Internal => 500,
             ErrorKind::Unavailable => 503,
@@ -64,6 +67,7 @@ impl ErrorKind {
             ErrorKind::NameExists => "NameExistsError",
             ErrorKind::PayloadTooLarge => "PayloadTooLargeError",
             ErrorKind::ContentType => "ContentTypeError",
+            ErrorKind::HeadTooLarge => "RequestHeaderFieldsTooLargeError",
             // Unleash's name for its 429.
             ErrorKind::RateLimit => "RateLimitError",
             ErrorKind::Internal => "InternalError",
@@ -217,6 +221,7 @@ mod tests {
         assert_eq!(ErrorKind::ExceedsLimit.name(), "ExceedsLimitError");
         assert_eq!(ErrorKind::PayloadTooLarge.status(), 413);
         assert_eq!(ErrorKind::ContentType.status(), 415);
+        assert_eq!(ErrorKind::HeadTooLarge.status(), 431);
         assert_eq!(ErrorKind::RateLimit.status(), 429);
         assert_eq!(ErrorKind::RateLimit.name(), "RateLimitError");
         assert_eq!(ApiError::internal().kind.name(), "InternalError");
