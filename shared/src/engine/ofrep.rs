@@ -2,8 +2,9 @@
 //! "metadata"}` written from the compiled snapshot, one flag or every flag in scope in one pass, like the
 //! frontend API's `toggles` (`toggles`). What a flag's answer needs beyond the evaluation is decided when it is
 //! compiled ([`OfrepTraits`]: a handful of booleans) or serialized on first use and kept for the life of its
-//! chunk or variant (each whole answer: off, on, missing key, and with each variant): compiling a snapshot
-//! costs nothing more for servers that never answer OFREP, and a request copies one answer per flag.
+//! chunk or variant (each flag's key, the rest of each answer after the key, once for all the chunk's flags
+//! that end alike, and each variant's): compiling a snapshot costs nothing more for servers that never answer
+//! OFREP, and a request copies two pieces per flag, its key and a rest that many flags share.
 //!
 //! The answer's `value` is the variant's payload by its type (`number` a number, `json` the JSON value, any
 //! other type or a payload that does not parse as its type a string), a variant without payload its name,
@@ -17,7 +18,7 @@ use std::ops::Range;
 use super::evaluate::{Projects, Resolution};
 use super::hash::text_hash;
 use super::snapshot::{
-    Chunk, CompiledFeature, OfrepChunk, OfrepPiece, OfrepPieces, OfrepTraits, Snapshot,
+    Chunk, CompiledFeature, OfrepChunk, OfrepPieces, OfrepTail, OfrepTraits, Snapshot,
 };
 use super::variant::{CompiledVariant, VariantSet};
 use crate::context::Context;
@@ -79,8 +80,6 @@ pub enum OfrepFlag {
     Written { index: usize, enabled: bool },
 }
 
-const MISSING_KEY_DETAILS: &str = "this flag's strategies need a targetingKey (or userId)";
-
 fn json_string(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
 }
@@ -97,37 +96,45 @@ fn payload_json(payload: &VariantPayload) -> String {
 }
 
 impl CompiledVariant {
-    /// The answer of its flag (whose `head` and `variant_tail` pieces `chunk` holds) when this variant is
-    /// chosen, after a comma, and the answer's hash: serialized on first use, then copied whole.
+    /// The rest of its flag's answer (`pieces` in `chunk`) after the key when this variant is chosen
+    /// (`"value":…,"variant":…,"reason":…,"metadata":…}`) and the whole answer's hash: serialized on first
+    /// use, then copied whole.
     fn ofrep_answer(&self, chunk: &OfrepChunk, pieces: &OfrepPieces) -> (&[u8], u64) {
-        let (answer, hash) = self.ofrep_answer.get_or_init(|| {
+        let (tail, hash) = self.ofrep_answer.get_or_init(|| {
             let value = self
                 .payload
                 .as_ref()
                 .map_or_else(|| json_string(&self.name), payload_json);
-            let answer = format!(
-                r#",{}"value":{value},"variant":{}{}"#,
-                chunk.span(&pieces.head),
+            let tail = format!(
+                r#""value":{value},"variant":{},{}"#,
                 json_string(&self.name),
-                chunk.span(&pieces.variant_tail),
+                span(&chunk.text, &pieces.variant_tail),
             );
-            let hash = text_hash(&answer[1..]);
-            (answer.into(), hash)
+            let hash = text_hash(&format!("{}{tail}", &span(&chunk.text, &pieces.key)[1..]));
+            (tail.into(), hash)
         });
-        (answer.as_bytes(), *hash)
+        (tail.as_bytes(), *hash)
     }
 }
 
-/// Appends `,` and `answer` to `text`.
-fn push_answer(text: &mut String, answer: &str) -> OfrepPiece {
-    let start = text.len() as u32;
-    text.push(',');
-    text.push_str(answer);
-    OfrepPiece {
-        start,
-        end: text.len() as u32,
-        hash: text_hash(answer),
+/// `"value":…,"variant":…,` of an answer without a chosen variant.
+fn outcome_value(enabled: bool) -> &'static str {
+    if enabled {
+        r#""value":true,"variant":"enabled","#
+    } else {
+        r#""value":false,"variant":"disabled","#
     }
+}
+
+/// The rest of a `TARGETING_KEY_MISSING` answer after its key.
+const MISSING_KEY_REST: &str = concat!(
+    r#""errorCode":"TARGETING_KEY_MISSING","errorDetails":""#,
+    "this flag's strategies need a targetingKey (or userId)",
+    r#""}"#
+);
+
+fn span<'a>(text: &'a str, span: &Range<u32>) -> &'a str {
+    &text[span.start as usize..span.end as usize]
 }
 
 /// Appends `piece` to `text`.
@@ -137,38 +144,64 @@ fn push_span(text: &mut String, piece: &str) -> Range<u32> {
     start..text.len() as u32
 }
 
+/// Pieces of a chunk's text that several of its flags share, each appended once.
+#[derive(Default)]
+struct SharedPieces(Vec<(String, Range<u32>)>);
+
+impl SharedPieces {
+    fn span_of(&mut self, text: &mut String, piece: String) -> Range<u32> {
+        if let Some((_, span)) = self.0.iter().find(|(known, _)| *known == piece) {
+            return span.clone();
+        }
+        let span = push_span(text, &piece);
+        self.0.push((piece, span.clone()));
+        span
+    }
+}
+
 impl Chunk {
     fn ofrep_chunk(&self, projects: &[Box<str>]) -> &OfrepChunk {
         self.ofrep.get_or_init(|| {
             let mut text = String::new();
-            let flags = self
+            let mut shared = SharedPieces::default();
+            let spans = self
                 .features
                 .iter()
                 .map(|f| {
-                    let key = json_string(&f.name);
+                    let key =
+                        push_span(&mut text, &format!(r#",{{"key":{},"#, json_string(&f.name)));
                     let project = projects.get(f.project as usize).map_or("", |p| &**p);
                     let metadata = format!(
                         r#""metadata":{{"project":{},"impressionData":{}}}}}"#,
                         json_string(project),
                         f.impression_data
                     );
-                    let whole = |value: &str, variant: &str, enabled: bool| {
-                        let reason = f.ofrep.reason(enabled, false);
-                        format!(
-                            r#"{{"key":{key},"value":{value},"variant":"{variant}","reason":"{reason}",{metadata}"#
-                        )
+                    let mut tail = |value: &str, reason: &str| {
+                        let tail = format!(r#"{value}"reason":"{reason}",{metadata}"#);
+                        shared.span_of(&mut text, tail)
                     };
-                    let missing_key = format!(
-                        r#"{{"key":{key},"errorCode":"TARGETING_KEY_MISSING","errorDetails":{}}}"#,
-                        json_string(MISSING_KEY_DETAILS)
-                    );
-                    let tail = format!(r#","reason":"{}",{metadata}"#, f.ofrep.reason(true, true));
+                    let off = tail(outcome_value(false), f.ofrep.reason(false, false));
+                    let on = tail(outcome_value(true), f.ofrep.reason(true, false));
+                    let variant_tail = tail("", f.ofrep.reason(true, true));
+                    (key, off, on, variant_tail)
+                })
+                .collect::<Vec<_>>();
+            let text: Box<str> = text.into();
+            let flags = spans
+                .into_iter()
+                .map(|(key, off, on, variant_tail)| {
+                    let key_only = &span(&text, &key)[1..];
+                    let tail = |rest: Range<u32>| OfrepTail {
+                        hash: text_hash(&format!("{key_only}{}", span(&text, &rest))),
+                        start: rest.start,
+                        end: rest.end,
+                    };
                     OfrepPieces {
-                        off: push_answer(&mut text, &whole("false", "disabled", false)),
-                        on: push_answer(&mut text, &whole("true", "enabled", true)),
-                        missing_key: push_answer(&mut text, &missing_key),
-                        head: push_span(&mut text, &format!(r#"{{"key":{key},"#)),
-                        variant_tail: push_span(&mut text, &tail),
+                        off: tail(off),
+                        on: tail(on),
+                        missing_key_hash: text_hash(&format!("{key_only}{MISSING_KEY_REST}")),
+                        key,
+                        variant_tail,
                     }
                 })
                 .collect::<Box<[OfrepPieces]>>();
@@ -187,21 +220,15 @@ impl Chunk {
                 .iter()
                 .zip(self.features.iter())
                 .map(|(p, f)| {
-                    let len = |span: Range<u32>| (span.end - span.start) as usize;
-                    let whole = |piece: OfrepPiece| len(piece.start..piece.end);
-                    let with_variant =
-                        1 + len(p.head.clone()) + longest_variant(f) + len(p.variant_tail.clone());
-                    whole(p.off)
-                        .max(whole(p.on))
-                        .max(whole(p.missing_key))
-                        .max(with_variant)
+                    let len = |span: &Range<u32>| (span.end - span.start) as usize;
+                    let rest = len(&(p.off.start..p.off.end))
+                        .max(len(&(p.on.start..p.on.end)))
+                        .max(longest_variant(f) + 1 + len(&p.variant_tail))
+                        .max(MISSING_KEY_REST.len());
+                    len(&p.key) + rest
                 })
                 .sum();
-            OfrepChunk {
-                text: text.into(),
-                flags,
-                bound,
-            }
+            OfrepChunk { text, flags, bound }
         })
     }
 }
@@ -229,16 +256,12 @@ impl OfrepSink for Length {
 }
 
 impl OfrepChunk {
-    fn piece(&self, piece: OfrepPiece) -> &[u8] {
-        &self.text.as_bytes()[piece.start as usize..piece.end as usize]
+    fn bytes(&self, start: u32, end: u32) -> &[u8] {
+        &self.text.as_bytes()[start as usize..end as usize]
     }
 
-    fn span(&self, span: &Range<u32>) -> &str {
-        &self.text[span.start as usize..span.end as usize]
-    }
-
-    /// Writes the answer of the flag at `offset`, evaluated, in one copy (after a comma unless `first`);
-    /// returns its part of the fingerprint.
+    /// Writes the answer of the flag at `offset`, evaluated (after a comma unless `first`): its key, then
+    /// the rest for its outcome. Returns its part of the fingerprint.
     #[inline(always)]
     fn write_answer(
         &self,
@@ -249,23 +272,25 @@ impl OfrepChunk {
         out: &mut impl OfrepSink,
     ) -> u64 {
         let pieces = &self.flags[offset];
-        let (answer, hash) = match variant {
+        let (rest, hash) = match variant {
             Some(v) => v.ofrep_answer(self, pieces),
             None => {
-                let piece = if enabled { pieces.on } else { pieces.off };
-                (self.piece(piece), piece.hash)
+                let tail = if enabled { pieces.on } else { pieces.off };
+                (self.bytes(tail.start, tail.end), tail.hash)
             }
         };
-        out.put(&answer[usize::from(first)..]);
+        out.put(&self.bytes(pieces.key.start, pieces.key.end)[usize::from(first)..]);
+        out.put(rest);
         hash
     }
 
     /// Writes the flag's `TARGETING_KEY_MISSING` answer (after a comma unless `first`); returns its part of
     /// the fingerprint.
     fn write_missing_key(&self, offset: usize, first: bool, out: &mut impl OfrepSink) -> u64 {
-        let piece = self.flags[offset].missing_key;
-        out.put(&self.piece(piece)[usize::from(first)..]);
-        piece.hash
+        let pieces = &self.flags[offset];
+        out.put(&self.bytes(pieces.key.start, pieces.key.end)[usize::from(first)..]);
+        out.put(MISSING_KEY_REST.as_bytes());
+        pieces.missing_key_hash
     }
 }
 

@@ -147,8 +147,11 @@ pub(super) struct OfrepTraits {
     pub(super) needs_user_id: bool,
 }
 
-/// A chunk's OFREP answers and pieces (`ofrep`), all in one text in flag order, so that writing the
-/// answers of consecutive flags reads memory forwards.
+/// A chunk's OFREP pieces (`ofrep`): each flag's answer is written in two copies, its key (in `text`, in
+/// flag order) and a tail from its outcome on (`"value":false,"variant":"disabled",…,"metadata":{…}}`, in
+/// `text` once for all the chunk's flags that end alike). A request copies mostly memory that many answers
+/// share: answers of whole flags, each copied once per request, were read from memory that had left the
+/// caches (BENCHMARKS.md, OFREP bulk).
 #[derive(Debug)]
 pub(super) struct OfrepChunk {
     pub(super) text: Box<str>,
@@ -158,26 +161,25 @@ pub(super) struct OfrepChunk {
     pub(super) bound: usize,
 }
 
-/// A flag's OFREP answers within its chunk's text, each after a comma (written without it first in an
-/// array): whole answers for every outcome but a chosen variant, whose answer (`head` + the variant's
-/// `"value":…,"variant":…` + `variant_tail`) the variant keeps (`CompiledVariant::ofrep_answer`).
+/// A flag's OFREP pieces; a chosen variant's tail the variant keeps (`CompiledVariant::ofrep_answer`).
 #[derive(Debug)]
 pub(super) struct OfrepPieces {
+    /// `,{"key":…,` in the chunk's text (its comma left out for the first answer of an array).
+    pub(super) key: Range<u32>,
     /// Off for the context: `DISABLED` (switched off) or `DEFAULT`.
-    pub(super) off: OfrepPiece,
+    pub(super) off: OfrepTail,
     /// On without a variant: `STATIC` or `TARGETING_MATCH`.
-    pub(super) on: OfrepPiece,
-    /// `{"key":…,errorCode: TARGETING_KEY_MISSING…}`.
-    pub(super) missing_key: OfrepPiece,
-    /// `{"key":…,`.
-    pub(super) head: Range<u32>,
-    /// `,"reason":…,"metadata":{…}}` of an answer with a variant.
+    pub(super) on: OfrepTail,
+    /// The hash of its `{"key":…,errorCode: TARGETING_KEY_MISSING…}`.
+    pub(super) missing_key_hash: u64,
+    /// `"reason":…,"metadata":{…}}` of an answer with a chosen variant, in the chunk's text.
     pub(super) variant_tail: Range<u32>,
 }
 
-/// A `,`-led answer in an [`OfrepChunk`]'s text and a hash of the answer, for fingerprints.
+/// The rest of an answer after its key, in the chunk's text, and the hash of the flag's whole answer, for
+/// fingerprints.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct OfrepPiece {
+pub(super) struct OfrepTail {
     pub(super) start: u32,
     pub(super) end: u32,
     pub(super) hash: u64,
