@@ -144,9 +144,12 @@ pub async fn get(
 }
 
 /// How many flags are in each stage now.
-pub async fn count(conn: &mut AnyConnection) -> Result<FeatureLifecycleCount, ApiError> {
+pub async fn count(
+    conn: &mut AnyConnection,
+    project: Option<&str>,
+) -> Result<FeatureLifecycleCount, ApiError> {
     let mut counts = FeatureLifecycleCount::default();
-    for (stage, n) in store::stage_counts(conn).await? {
+    for (stage, n) in store::stage_counts(conn, project).await? {
         match LifecycleStage::named(&stage) {
             Some(LifecycleStage::Initial) => counts.initial = n,
             Some(LifecycleStage::PreLive) => counts.pre_live = n,
@@ -159,12 +162,12 @@ pub async fn count(conn: &mut AnyConnection) -> Result<FeatureLifecycleCount, Ap
     Ok(counts)
 }
 
-/// The current stage of each flag of `project`, by name.
-pub async fn current_stages(
+/// The current stage of each of the flags named, by name.
+pub async fn current_stages_of(
     conn: &mut AnyConnection,
-    project: &str,
+    names: &[String],
 ) -> Result<HashMap<String, LifecycleStage>, ApiError> {
-    Ok(store::current_stages(conn, project)
+    Ok(store::current_stages_of(conn, names)
         .await?
         .into_iter()
         .filter_map(|(name, stage)| Some((name, LifecycleStage::named(&stage)?)))

@@ -21,7 +21,6 @@ use crate::store::segments as segment_store;
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
-use std::collections::HashMap;
 use utoipa::ToSchema;
 use vexil_shared::ApiError;
 
@@ -475,10 +474,10 @@ pub async fn health_report(
     })
 }
 
-/// How many of the project's live flags are in each lifecycle stage (`stages`: each flag's current stage, as
-/// `domain::lifecycle` records it; a live flag without one is initial).
+/// How many of the project's live flags are in each lifecycle stage (`counts`: the flags' current stages, as
+/// `domain::lifecycle` records them; a live flag without one is initial).
 fn lifecycle_summary(
-    stages: &HashMap<String, lifecycle::LifecycleStage>,
+    counts: &lifecycle::FeatureLifecycleCount,
     health: Health,
     windows: &WindowCounts,
 ) -> LifecycleSummary {
@@ -486,18 +485,11 @@ fn lifecycle_summary(
         average_days: None,
         current_flags: current_flags.max(0),
     };
-    let count = |wanted: lifecycle::LifecycleStage| {
-        let flags = stages.values().filter(|stage| **stage == wanted).count();
-        i64::try_from(flags).unwrap_or(i64::MAX)
-    };
-    let pre_live = count(lifecycle::LifecycleStage::PreLive);
-    let live = count(lifecycle::LifecycleStage::Live);
-    let completed = count(lifecycle::LifecycleStage::Completed);
     LifecycleSummary {
-        initial: stage(health.total - pre_live - live - completed),
-        pre_live: stage(pre_live),
-        live: stage(live),
-        completed: stage(completed),
+        initial: stage(health.total - counts.pre_live - counts.live - counts.completed),
+        pre_live: stage(counts.pre_live),
+        live: stage(counts.live),
+        completed: stage(counts.completed),
         archived: ArchivedStage {
             current_flags: windows.archived_total,
             last_30_days: windows.archived_current,
@@ -522,8 +514,8 @@ pub async fn status(
         members: facts.windows.people,
         segments: segment_store::count_in_project(conn, project).await?,
     };
-    let stages = lifecycle::current_stages(conn, project).await?;
-    let lifecycle_summary = lifecycle_summary(&stages, health, &facts.windows);
+    let stage_counts = lifecycle::count(conn, Some(project)).await?;
+    let lifecycle_summary = lifecycle_summary(&stage_counts, health, &facts.windows);
     Ok(ProjectStatus {
         activity_count_by_date: activity,
         resources,

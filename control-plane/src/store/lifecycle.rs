@@ -116,30 +116,46 @@ pub async fn uncomplete(conn: &mut AnyConnection, feature: &str) -> Result<bool,
     Ok(done.rows_affected() > 0)
 }
 
-/// How many flags are in each current stage (stages without flags are absent).
-pub async fn stage_counts(conn: &mut AnyConnection) -> Result<Vec<(String, i64)>, StoreError> {
+/// How many flags (of `project`, or of every project) are in each current stage (stages without flags are
+/// absent).
+pub async fn stage_counts(
+    conn: &mut AnyConnection,
+    project: Option<&str>,
+) -> Result<Vec<(String, i64)>, StoreError> {
     let sql = format!(
         "SELECT stage, CAST(COUNT(*) AS BIGINT) AS n FROM \
-         (SELECT {} AS stage FROM features f) current GROUP BY stage",
+         (SELECT {} AS stage FROM features f WHERE $1 IS NULL OR f.project_id = $1) current \
+         GROUP BY stage",
         current_stage_sql("f")
     );
-    let rows = sqlx::query(&sql).fetch_all(conn).await?;
+    let rows = sqlx::query(&sql).bind(project).fetch_all(conn).await?;
     rows.iter()
         .map(|row| Ok((row.try_get("stage")?, row.try_get("n")?)))
         .collect::<sqlx::Result<_>>()
         .map_err(StoreError::from)
 }
 
-/// The current stage of each of the flags of `project` (live and archived).
-pub async fn current_stages(
+/// The current stage of each of the flags named (live and archived; unknown names are absent).
+pub async fn current_stages_of(
     conn: &mut AnyConnection,
-    project: &str,
+    names: &[String],
 ) -> Result<Vec<(String, String)>, StoreError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = (1..=names.len())
+        .map(|index| format!("${index}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let sql = format!(
-        "SELECT f.name, {} AS stage FROM features f WHERE f.project_id = $1",
+        "SELECT f.name, {} AS stage FROM features f WHERE f.name IN ({list})",
         current_stage_sql("f")
     );
-    let rows = sqlx::query(&sql).bind(project).fetch_all(conn).await?;
+    let mut query = sqlx::query(&sql);
+    for name in names {
+        query = query.bind(name);
+    }
+    let rows = query.fetch_all(conn).await?;
     rows.iter()
         .map(|row| Ok((row.try_get("name")?, row.try_get("stage")?)))
         .collect::<sqlx::Result<_>>()

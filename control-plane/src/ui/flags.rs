@@ -193,7 +193,7 @@ pub async fn list(
         .collect();
     let last_seen = metrics::last_seen(&mut conn, &names).await?;
     let summaries = flag_summaries::of_flags(&mut conn, &names).await?;
-    let stages = lifecycle::current_stages(&mut conn, &project).await?;
+    let stages = lifecycle::current_stages_of(&mut conn, &names).await?;
     let strategy_names =
         StrategyNames::of(&strategy_definitions::list(&mut conn).await?.strategies);
     drop(conn);

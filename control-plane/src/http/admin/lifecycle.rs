@@ -109,7 +109,7 @@ pub async fn count(
     _: AdminActor,
 ) -> Result<Json<FeatureLifecycleCount>, ApiError> {
     let mut conn = state.store.read().await?;
-    Ok(Json(lifecycle::count(&mut conn).await?))
+    Ok(Json(lifecycle::count(&mut conn, None).await?))
 }
 
 #[utoipa::path(
