@@ -143,13 +143,10 @@ pub async fn current_stages_of(
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let list = (1..=names.len())
-        .map(|index| format!("${index}"))
-        .collect::<Vec<_>>()
-        .join(", ");
     let sql = format!(
-        "SELECT f.name, {} AS stage FROM features f WHERE f.name IN ({list})",
-        current_stage_sql("f")
+        "SELECT f.name, {} AS stage FROM features f WHERE f.name IN ({})",
+        current_stage_sql("f"),
+        super::encoding::placeholders(1, names.len())
     );
     let mut query = sqlx::query(&sql);
     for name in names {

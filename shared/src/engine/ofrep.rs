@@ -193,8 +193,7 @@ impl Chunk {
                     let key_only = &span(&text, &key)[1..];
                     let tail = |rest: Range<u32>| OfrepTail {
                         hash: text_hash(&format!("{key_only}{}", span(&text, &rest))),
-                        start: rest.start,
-                        end: rest.end,
+                        span: rest,
                     };
                     OfrepPieces {
                         off: tail(off),
@@ -221,8 +220,8 @@ impl Chunk {
                 .zip(self.features.iter())
                 .map(|(p, f)| {
                     let len = |span: &Range<u32>| (span.end - span.start) as usize;
-                    let rest = len(&(p.off.start..p.off.end))
-                        .max(len(&(p.on.start..p.on.end)))
+                    let rest = len(&p.off.span)
+                        .max(len(&p.on.span))
                         .max(longest_variant(f) + 1 + len(&p.variant_tail))
                         .max(MISSING_KEY_REST.len());
                     len(&p.key) + rest
@@ -256,8 +255,8 @@ impl OfrepSink for Length {
 }
 
 impl OfrepChunk {
-    fn bytes(&self, start: u32, end: u32) -> &[u8] {
-        &self.text.as_bytes()[start as usize..end as usize]
+    fn bytes(&self, piece: &Range<u32>) -> &[u8] {
+        span(&self.text, piece).as_bytes()
     }
 
     /// Writes the answer of the flag at `offset`, evaluated (after a comma unless `first`): its key, then
@@ -275,11 +274,11 @@ impl OfrepChunk {
         let (rest, hash) = match variant {
             Some(v) => v.ofrep_answer(self, pieces),
             None => {
-                let tail = if enabled { pieces.on } else { pieces.off };
-                (self.bytes(tail.start, tail.end), tail.hash)
+                let tail = if enabled { &pieces.on } else { &pieces.off };
+                (self.bytes(&tail.span), tail.hash)
             }
         };
-        out.put(&self.bytes(pieces.key.start, pieces.key.end)[usize::from(first)..]);
+        out.put(&self.bytes(&pieces.key)[usize::from(first)..]);
         out.put(rest);
         hash
     }
@@ -288,7 +287,7 @@ impl OfrepChunk {
     /// the fingerprint.
     fn write_missing_key(&self, offset: usize, first: bool, out: &mut impl OfrepSink) -> u64 {
         let pieces = &self.flags[offset];
-        out.put(&self.bytes(pieces.key.start, pieces.key.end)[usize::from(first)..]);
+        out.put(&self.bytes(&pieces.key)[usize::from(first)..]);
         out.put(MISSING_KEY_REST.as_bytes());
         pieces.missing_key_hash
     }

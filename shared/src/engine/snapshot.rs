@@ -178,9 +178,8 @@ pub(super) struct OfrepPieces {
 
 /// The rest of an answer after its key, in the chunk's text, and the hash of the flag's whole answer, for
 /// fingerprints.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(super) struct OfrepTail {
-    pub(super) start: u32,
-    pub(super) end: u32,
+    pub(super) span: Range<u32>,
     pub(super) hash: u64,
 }
