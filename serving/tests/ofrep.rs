@@ -47,8 +47,8 @@ async fn single_flags_answer_value_variant_reason_and_metadata() {
     assert_eq!(answer.status(), 200);
     assert_eq!(
         answer.json::<Value>().await.unwrap(),
-        json!({"key": "on-for-all", "value": true, "variant": "enabled", "reason": "STATIC",
-            "metadata": {"project": "default", "impressionData": false}})
+        json!({"key": "on-for-all", "value": true, "reason": "STATIC",
+            "metadata": {"project": "default"}})
     );
     let context = r#"{"context": {"targetingKey": "user-7", "plan": "beta"}}"#;
     let beta: Value = evaluate(&server, "beta-users", Some(FRONTEND), context)

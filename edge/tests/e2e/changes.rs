@@ -190,11 +190,13 @@ async fn assert_openfeature_agrees_with_eval(sdk: &mut NodeSdk, control_plane: &
                 answer["value"], value,
                 "flag {flag}, context {context}: OpenFeature (left) and vexil-edge eval (right) disagree"
             );
-            if let Some(toggle) = toggle {
-                if toggle["variant"]["enabled"] == true {
-                    assert_eq!(answer["variant"], toggle["variant"]["name"]);
-                }
-            }
+            // The SDK's variant: the chosen one's name, none (null) without one.
+            let chosen = toggle.filter(|toggle| toggle["variant"]["enabled"] == true);
+            assert_eq!(
+                answer["variant"],
+                chosen.map_or(Value::Null, |toggle| toggle["variant"]["name"].clone()),
+                "flag {flag}, context {context}: {answer}"
+            );
             kinds.push(kind);
         }
     }

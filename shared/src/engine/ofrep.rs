@@ -8,7 +8,7 @@
 //!
 //! The answer's `value` is the variant's payload by its type (`number` a number, `json` the JSON value, any
 //! other type or a payload that does not parse as its type a string), a variant without payload its name,
-//! and a flag without a variant a boolean. Its `reason`: `DISABLED` (off in the environment), `DEFAULT` (on,
+//! and a flag without a variant a boolean (and no `variant`: Unleash's `disabled` is not one). Its `reason`: `DISABLED` (off in the environment), `DEFAULT` (on,
 //! no strategy matched), `SPLIT` (a variant chosen among several), `STATIC` (on for everyone: no strategy, or
 //! only unconstrained `default`/100 % rollouts), else `TARGETING_MATCH`.
 
@@ -117,12 +117,12 @@ impl CompiledVariant {
     }
 }
 
-/// `"value":…,"variant":…,` of an answer without a chosen variant.
+/// `"value":…,` of an answer without a chosen variant.
 fn outcome_value(enabled: bool) -> &'static str {
     if enabled {
-        r#""value":true,"variant":"enabled","#
+        r#""value":true,"#
     } else {
-        r#""value":false,"variant":"disabled","#
+        r#""value":false,"#
     }
 }
 
@@ -171,10 +171,15 @@ impl Chunk {
                     let key =
                         push_span(&mut text, &format!(r#",{{"key":{},"#, json_string(&f.name)));
                     let project = projects.get(f.project as usize).map_or("", |p| &**p);
+                    // `impressionData` only when true: absent is false, and most flags have none.
+                    let impression = if f.impression_data {
+                        r#","impressionData":true"#
+                    } else {
+                        ""
+                    };
                     let metadata = format!(
-                        r#""metadata":{{"project":{},"impressionData":{}}}}}"#,
+                        r#""metadata":{{"project":{}{impression}}}}}"#,
                         json_string(project),
-                        f.impression_data
                     );
                     let mut tail = |value: &str, reason: &str| {
                         let tail = format!(r#"{value}"reason":"{reason}",{metadata}"#);

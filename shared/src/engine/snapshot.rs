@@ -148,7 +148,7 @@ pub(super) struct OfrepTraits {
 }
 
 /// A chunk's OFREP pieces (`ofrep`): each flag's answer is written in two copies, its key (in `text`, in
-/// flag order) and a tail from its outcome on (`"value":false,"variant":"disabled",…,"metadata":{…}}`, in
+/// flag order) and a tail from its outcome on (`"value":false,"reason":…,"metadata":{…}}`, in
 /// `text` once for all the chunk's flags that end alike). A request copies mostly memory that many answers
 /// share: answers of whole flags, each copied once per request, were read from memory that had left the
 /// caches (BENCHMARKS.md, OFREP bulk).

@@ -604,11 +604,7 @@ fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
                     _ => serde_json::json!(p.value),
                 },
             };
-            let variant_name = match (variant.enabled, toggle.enabled) {
-                (true, _) => variant.name,
-                (false, true) => "enabled",
-                (false, false) => "disabled",
-            };
+
             let reason = match name {
                 "a-off" => "DISABLED",
                 _ if !toggle.enabled => "DEFAULT",
@@ -617,8 +613,15 @@ fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
                 "e-users" => "TARGETING_MATCH",
                 _ => "STATIC",
             };
-            let answer = serde_json::json!({"key": name, "value": value, "variant": variant_name,
-                "reason": reason, "metadata": {"project": "p", "impressionData": name == "b-split"}});
+            // No `variant` without a chosen one; `impressionData` only when true.
+            let mut answer = serde_json::json!({"key": name, "value": value, "reason": reason,
+                "metadata": {"project": "p"}});
+            if variant.enabled {
+                answer["variant"] = serde_json::json!(variant.name);
+            }
+            if name == "b-split" {
+                answer["metadata"]["impressionData"] = serde_json::json!(true);
+            }
             let mut one = Vec::new();
             let outcome = s.write_ofrep_flag_json(name, &c, &projects, &mut one);
             assert_eq!(
