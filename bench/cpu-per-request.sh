@@ -21,6 +21,6 @@ for r in $(seq "$ROUNDS"); do
     a=$(ticks)
     req=$(wrk -t1 -c16 -d"${DURATION}s" -s "bench/$s.lua" "http://$EDGE" | awk '/requests in/{print $1}')
     b=$(ticks)
-    echo "$FLAGS $s round $r: $req requests, $(( (b-a) * 1000000 / HZ / req )) us CPU per request"
+    echo "$FLAGS $s round $r: $req requests, $(awk -v t=$((b-a)) -v hz="$HZ" -v n="$req" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }') us CPU per request"
   done
 done

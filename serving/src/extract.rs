@@ -1,13 +1,14 @@
 //! One extractor per concern, each rejecting with `ApiError`: the evaluation context from the query
-//! ([`QueryContext`]), the caller's IP ([`ClientIp`]), and the token's scope ([`FrontendScope`],
-//! [`ClientScope`]) checked against the current snapshot.
+//! ([`QueryContext`]), the caller's IP ([`ClientIp`]), the ETag a browser already has ([`IfNoneMatch`]),
+//! and the token's scope ([`FrontendScope`], [`ClientScope`]) checked against the current snapshot.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
-use axum::http::header::AUTHORIZATION;
+use axum::http::header::{AUTHORIZATION, IF_NONE_MATCH};
 use axum::http::request::Parts;
+use axum::http::HeaderValue;
 use vexil_shared::time::now_ms;
 use vexil_shared::token::{self, SecretHash, TokenKind};
 use vexil_shared::{ApiError, Context, ErrorKind, Projects};
@@ -110,6 +111,27 @@ fn scalar_text(value: &serde_json::Value) -> Option<String> {
     }
 }
 
+/// The request's `If-None-Match`: the one header the browser-facing answers read (taken alone rather than
+/// with a copy of every header).
+pub struct IfNoneMatch(pub Option<HeaderValue>);
+
+impl IfNoneMatch {
+    /// Whether the client already has the answer whose ETag is `etag`.
+    pub fn matches(&self, etag: &str) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|sent| sent.as_bytes() == etag.as_bytes())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for IfNoneMatch {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(IfNoneMatch(parts.headers.get(IF_NONE_MATCH).cloned()))
+    }
+}
+
 /// The caller's IP: the first `X-Forwarded-For` hop with `--trust-proxy`, else the peer address.
 pub struct ClientIp(pub Option<String>);
 
@@ -136,9 +158,31 @@ impl FromRequestParts<Arc<ServingState>> for ClientIp {
             parts
                 .extensions
                 .get::<ConnectInfo<SocketAddr>>()
-                .map(|ConnectInfo(peer)| peer.ip().to_string()),
+                .map(|ConnectInfo(peer)| ip_text(peer.ip())),
         ))
     }
+}
+
+/// An address as text, an IPv4 one without `fmt` (this runs on every evaluation request): the same text as
+/// `Display`.
+fn ip_text(ip: IpAddr) -> String {
+    let IpAddr::V4(v4) = ip else {
+        return ip.to_string();
+    };
+    let mut text = String::with_capacity(15);
+    for (i, octet) in v4.octets().into_iter().enumerate() {
+        if i > 0 {
+            text.push('.');
+        }
+        if octet >= 100 {
+            text.push(char::from(b'0' + octet / 100));
+        }
+        if octet >= 10 {
+            text.push(char::from(b'0' + octet / 10 % 10));
+        }
+        text.push(char::from(b'0' + octet % 10));
+    }
+    text
 }
 
 /// A valid token of the right kind, with the snapshot it was checked against and the environment it reads.
@@ -212,20 +256,21 @@ pub fn scope_of_grant(
     grant: &TokenGrant,
 ) -> Scope {
     let wildcard_environment = grant.environment == "*";
+    let requested;
     let environment = if wildcard_environment {
-        form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+        requested = form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
             .filter(|(key, value)| key == "environment" && !value.is_empty())
             .last()
-            .map(|(_, value)| value.into_owned())
-            .unwrap_or_else(|| "development".to_owned())
+            .map(|(_, value)| value);
+        requested.as_deref().unwrap_or("development")
     } else {
-        grant.environment.clone()
+        &grant.environment
     };
     let environment = snapshot
         .environments
-        .get(&environment)
+        .get(environment)
         .cloned()
-        .unwrap_or_else(|| Arc::new(EnvironmentView::empty(&environment)));
+        .unwrap_or_else(|| Arc::new(EnvironmentView::empty(environment)));
     Scope {
         environment,
         projects: grant.projects.clone(),
@@ -245,8 +290,7 @@ pub async fn token_scope(
     learn_token(parts, state).await?;
     let snapshot = state.loaded()?;
     let (hash, grant) = granted(parts, state, &snapshot, kinds)?;
-    let grant = grant.clone();
-    Ok(scope_of_grant(parts, snapshot, hash, &grant))
+    Ok(scope_of_grant(parts, Arc::clone(&snapshot), hash, grant))
 }
 
 /// Puts the request's token to the state's resolver when the snapshot does not hold it (or holds it
@@ -374,6 +418,22 @@ mod tests {
             "an explicit properties[x] wins"
         );
         assert_eq!(ctx.properties["country"], "se");
+    }
+
+    #[test]
+    fn ip_text_is_display_text() {
+        for octets in [
+            [0, 0, 0, 0],
+            [255, 255, 255, 255],
+            [10, 0, 100, 9],
+            [127, 0, 0, 1],
+            [1, 20, 199, 250],
+        ] {
+            let ip = IpAddr::from(octets);
+            assert_eq!(ip_text(ip), ip.to_string());
+        }
+        let ip: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+        assert_eq!(ip_text(ip), ip.to_string());
     }
 
     #[test]

@@ -9,15 +9,15 @@ use axum::extract::{Path, Request, State};
 use axum::http::header::{
     ACCESS_CONTROL_ALLOW_CREDENTIALS, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
     ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE,
-    ACCESS_CONTROL_REQUEST_HEADERS, CACHE_CONTROL, ETAG, IF_NONE_MATCH, ORIGIN, VARY,
+    ACCESS_CONTROL_REQUEST_HEADERS, CACHE_CONTROL, ETAG, ORIGIN, VARY,
 };
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use vexil_shared::{ApiError, Context};
 
 use crate::evaluation_counters::EvaluationCounters;
-use crate::extract::{context_of_body, ClientIp, FrontendScope, QueryContext, Scope};
+use crate::extract::{context_of_body, ClientIp, FrontendScope, IfNoneMatch, QueryContext, Scope};
 use crate::response::{json_response, revision_header};
 use crate::state::ServingState;
 use crate::usage::{metrics_usage, register_usage};
@@ -34,9 +34,9 @@ pub async fn evaluate_query(
     FrontendScope(scope): FrontendScope,
     ClientIp(ip): ClientIp,
     QueryContext(ctx): QueryContext,
-    headers: HeaderMap,
+    if_none_match: IfNoneMatch,
 ) -> Response {
-    toggles(&state, &scope, with_ip(ctx, ip), &headers)
+    toggles(&state, &scope, with_ip(ctx, ip), &if_none_match)
 }
 
 /// `POST /api/frontend`: the same for the body's `{context}`; the query is ignored.
@@ -50,7 +50,7 @@ pub async fn evaluate_body(
     State(state): State<Arc<ServingState>>,
     FrontendScope(scope): FrontendScope,
     ClientIp(ip): ClientIp,
-    headers: HeaderMap,
+    if_none_match: IfNoneMatch,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let value: serde_json::Value = if body.is_empty() {
@@ -60,7 +60,7 @@ pub async fn evaluate_body(
             .map_err(|error| ApiError::validation(format!("body: {error}")))?
     };
     let ctx = context_of_body(&value)?;
-    Ok(toggles(&state, &scope, with_ip(ctx, ip), &headers))
+    Ok(toggles(&state, &scope, with_ip(ctx, ip), &if_none_match))
 }
 
 /// `GET /api/frontend/features/:name`: one flag, enabled or not; unknown or out of scope → 404.
@@ -138,7 +138,12 @@ fn with_ip(mut ctx: Context, ip: Option<String>) -> Context {
     ctx
 }
 
-fn toggles(state: &ServingState, scope: &Scope, ctx: Context, headers: &HeaderMap) -> Response {
+fn toggles(
+    state: &ServingState,
+    scope: &Scope,
+    ctx: Context,
+    if_none_match: &IfNoneMatch,
+) -> Response {
     const WRAPPER: &[u8] = b"{\"toggles\":}";
     let mut body =
         Vec::with_capacity(scope.environment.engine.toggles_json_bound() + WRAPPER.len());
@@ -156,10 +161,7 @@ fn toggles(state: &ServingState, scope: &Scope, ctx: Context, headers: &HeaderMa
     };
     body.push(b'}');
     let etag = weak_etag(body.len(), fingerprint);
-    let not_modified = headers
-        .get(IF_NONE_MATCH)
-        .is_some_and(|value| value.as_bytes() == etag.as_bytes());
-    let mut response = if not_modified {
+    let mut response = if if_none_match.matches(&etag) {
         let mut response = Response::new(Body::empty());
         *response.status_mut() = StatusCode::NOT_MODIFIED;
         revision_header(&mut response, scope.snapshot.revision);
@@ -169,7 +171,7 @@ fn toggles(state: &ServingState, scope: &Scope, ctx: Context, headers: &HeaderMa
     };
     let headers = response.headers_mut();
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(etag) = HeaderValue::from_str(&etag) {
+    if let Ok(etag) = HeaderValue::from_maybe_shared(Bytes::from(etag)) {
         headers.insert(ETAG, etag);
     }
     response

@@ -16,9 +16,9 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequestParts, OriginalUri, Path, RawQuery, State};
-use axum::http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH};
+use axum::http::header::{CACHE_CONTROL, ETAG};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -29,7 +29,7 @@ use vexil_shared::{ApiError, Context, ErrorKind};
 
 use crate::change_stream::{sse_event, ChangeWatch, OpenStream};
 use crate::evaluation_counters::{EvaluationCounters, Shard};
-use crate::extract::{grant_expired, scope_of_grant, token_scope, ClientIp, Scope};
+use crate::extract::{grant_expired, scope_of_grant, token_scope, ClientIp, IfNoneMatch, Scope};
 use crate::ofrep_context::{context_of, ContextError};
 use crate::response::{json_response, revision_header};
 use crate::state::ServingState;
@@ -201,7 +201,7 @@ pub async fn evaluate_flags(
     OfrepBulkScope(scope): OfrepBulkScope,
     ClientIp(ip): ClientIp,
     OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
+    if_none_match: IfNoneMatch,
     body: Bytes,
 ) -> Result<Response, OfrepError> {
     let ctx = context_of(&body, ip).map_err(|error| match error {
@@ -213,28 +213,28 @@ pub async fn evaluate_flags(
     // fingerprint) is worked out first without writing the answer, which is written only when it differs.
     let counting = Counting::of(&state, &scope, &ctx);
     let revision = scope.snapshot.revision;
-    let (etag, body) = match headers.get(IF_NONE_MATCH) {
-        Some(sent) => {
+    let (etag, body) =
+        if if_none_match.0.is_some() {
             let (length, fingerprint) = scope.environment.engine.ofrep_flags_etag(
                 &ctx,
                 &scope.projects,
                 |index, enabled| counting.note(index, enabled),
             );
             let etag = weak_etag(length, fingerprint);
-            if sent.as_bytes() == etag.as_bytes() {
+            if if_none_match.matches(&etag) {
                 let mut response = StatusCode::NOT_MODIFIED.into_response();
                 revision_header(&mut response, revision);
-                return Ok(with_etag(response, &etag));
+                return Ok(with_etag(response, etag));
             }
             answer(&scope, &ctx, uri.path(), |_, _| {})?
-        }
-        None => answer(&scope, &ctx, uri.path(), |index, enabled| {
-            counting.note(index, enabled)
-        })?,
-    };
+        } else {
+            answer(&scope, &ctx, uri.path(), |index, enabled| {
+                counting.note(index, enabled)
+            })?
+        };
     Ok(with_etag(
         json_response(StatusCode::OK, body, revision),
-        &etag,
+        etag,
     ))
 }
 
@@ -276,10 +276,10 @@ fn weak_etag(length: usize, fingerprint: u64) -> String {
     format!("W/\"{length:x}-{fingerprint:016x}\"")
 }
 
-fn with_etag(mut response: Response, etag: &str) -> Response {
+fn with_etag(mut response: Response, etag: String) -> Response {
     let answer = response.headers_mut();
     answer.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(etag) = HeaderValue::from_str(etag) {
+    if let Ok(etag) = HeaderValue::from_maybe_shared(Bytes::from(etag)) {
         answer.insert(ETAG, etag);
     }
     response
