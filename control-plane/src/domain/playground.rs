@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use utoipa::ToSchema;
 use vexil_shared::engine::explain::{self, StrategyOutcome};
-use vexil_shared::model::{Constraint as ModelConstraint, FeaturesDocument};
+use vexil_shared::model::{Constraint as ModelConstraint, Feature, FeaturesDocument};
 use vexil_shared::{ApiError, CompileOptions, Context, Projects, Snapshot};
 
 /// The request body.
@@ -188,8 +188,8 @@ struct Compiled {
 
 /// The admin document the playground compiled last in each environment, with the store revision it was read
 /// at. Every configuration write moves the revision on, so an evaluation at an unchanged revision (another
-/// context, another page) reads only the revision; the first after a change reads and compiles again. One
-/// document per environment is kept.
+/// context, another page) reads only the revision; the first after a change reads the document again and
+/// compiles only what changed in it ([`Compiled::after`]). One document per environment is kept.
 #[derive(Default)]
 pub struct CompiledDocuments {
     latest: Mutex<HashMap<String, (i64, Arc<Compiled>)>>,
@@ -207,29 +207,89 @@ impl CompiledDocuments {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(environment)
-            .filter(|(at, _)| *at == revision)
-            .map(|(_, compiled)| Arc::clone(compiled));
-        if let Some(compiled) = kept {
-            return Ok(compiled);
+            .map(|(at, compiled)| (*at, Arc::clone(compiled)));
+        if let Some((at, compiled)) = &kept {
+            if *at == revision {
+                return Ok(Arc::clone(compiled));
+            }
         }
         // Read after the revision: the document is at least as new as the revision it is kept under.
         let document = client_document::document(conn, environment, Detail::Admin).await?;
-        // The host name once, not once per flag explained.
-        let options = CompileOptions::default().with_hostname_resolved();
-        let snapshot = Snapshot::compile_with(&document, &options);
-        let mut by_name: Vec<usize> = (0..document.features.len()).collect();
-        by_name.sort_by(|a, b| document.features[*a].name.cmp(&document.features[*b].name));
-        let compiled = Arc::new(Compiled {
-            document,
-            snapshot,
-            options,
-            by_name,
-        });
+        let compiled = match kept {
+            Some((_, kept)) if kept.document == document => kept,
+            Some((_, kept)) => Arc::new(Compiled::after(&kept, document)),
+            // The host name once, not once per flag explained.
+            None => Arc::new(Compiled::new(
+                document,
+                CompileOptions::default().with_hostname_resolved(),
+            )),
+        };
         self.latest
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(environment.to_owned(), (revision, Arc::clone(&compiled)));
         Ok(compiled)
+    }
+}
+
+impl Compiled {
+    fn new(document: FeaturesDocument, options: CompileOptions) -> Compiled {
+        let snapshot = Snapshot::compile_with(&document, &options);
+        Compiled::of(document, snapshot, options)
+    }
+
+    fn of(document: FeaturesDocument, snapshot: Snapshot, options: CompileOptions) -> Compiled {
+        let mut by_name: Vec<usize> = (0..document.features.len()).collect();
+        by_name.sort_by(|a, b| document.features[*a].name.cmp(&document.features[*b].name));
+        Compiled {
+            document,
+            snapshot,
+            options,
+            by_name,
+        }
+    }
+
+    /// `document` compiled from `previous`: only the flags that differ (added, changed or gone) are compiled
+    /// again (`Snapshot::update`), as the edges do; the whole document when its segments changed or an
+    /// update cannot be done that way. A write in another environment changes nothing here, and a switch
+    /// one flag: the cost follows the change, not the number of flags.
+    fn after(previous: &Compiled, document: FeaturesDocument) -> Compiled {
+        let options = previous.options.clone();
+        if previous.document.segments != document.segments {
+            return Compiled::new(document, options);
+        }
+        let before: HashMap<&str, &Feature> = previous
+            .document
+            .features
+            .iter()
+            .map(|f| (f.name.as_str(), f))
+            .collect();
+        let now: HashMap<&str, &Feature> = document
+            .features
+            .iter()
+            .map(|f| (f.name.as_str(), f))
+            .collect();
+        let changed: Vec<&str> = now
+            .iter()
+            .filter(|(name, f)| before.get(*name) != Some(*f))
+            .map(|(name, _)| *name)
+            .chain(
+                before
+                    .keys()
+                    .filter(|name| !now.contains_key(*name))
+                    .copied(),
+            )
+            .collect();
+        let updated = previous.snapshot.update(
+            &changed,
+            |name| now.get(name).copied(),
+            &document.segments,
+            &options,
+        );
+        match updated {
+            Some(snapshot) => Compiled::of(document, snapshot, options),
+            None => Compiled::new(document, options),
+        }
     }
 }
 

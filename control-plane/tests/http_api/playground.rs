@@ -413,4 +413,49 @@ async fn every_change_shows_in_the_next_evaluation(db: TestDb) {
     assert_eq!(enabled, false);
     assert_eq!(data[0]["constraints"][0]["values"], json!(["ann"]));
     assert_eq!(data[0]["constraints"][0]["result"], false);
+    // Only what changed is compiled again: a flag created since is evaluated, an archived one is gone, and
+    // a write in another environment leaves the answer as it was.
+    let names_on = || async {
+        let request = json!({
+            "environment": "development",
+            "context": {"appName": "web", "userId": "bob"}
+        });
+        let answer = server
+            .post("/api/admin/playground", request)
+            .await
+            .expect(200)
+            .clone();
+        answer["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["name"].as_str().unwrap().to_owned(),
+                    f["isEnabled"] == true,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    server
+        .post(DEFAULT, json!({"name": "later"}))
+        .await
+        .expect(201);
+    server
+        .post_empty(&format!("{DEFAULT}/later/environments/development/on"))
+        .await
+        .expect(200);
+    assert_eq!(
+        names_on().await,
+        [("later".to_owned(), true), ("launch".to_owned(), false)]
+    );
+    server
+        .delete(&format!("{DEFAULT}/launch"))
+        .await
+        .expect(202);
+    server
+        .post_empty(&format!("{DEFAULT}/later/environments/production/on"))
+        .await
+        .expect(200);
+    assert_eq!(names_on().await, [("later".to_owned(), true)]);
 }
