@@ -8,15 +8,15 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::header::{ETAG, IF_NONE_MATCH};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::header::IF_NONE_MATCH;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::Serialize;
 use vexil_shared::model::{Feature, FeatureTag, Segment};
 use vexil_shared::{ApiError, Projects};
 
 use crate::extract::{ClientIp, ClientScope, Scope};
-use crate::response::{json_response, revision_header};
+use crate::response::{insert_etag, json_response, not_modified};
 use crate::state::ServingState;
 use crate::unleash_edge_report::{self, EdgeInstanceData};
 use crate::usage::{bulk_usage, metrics_usage, parse, register_usage, Usage};
@@ -59,10 +59,8 @@ pub async fn features(
         .get(IF_NONE_MATCH)
         .is_some_and(|value| value.as_bytes() == etag.as_bytes())
     {
-        let mut response = Response::new(axum::body::Body::empty());
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-        revision_header(&mut response, scope.snapshot.revision);
-        insert_etag(&mut response, &etag);
+        let mut response = not_modified(scope.snapshot.revision);
+        insert_etag(&mut response, etag);
         return Ok(response);
     }
     let view = &scope.environment;
@@ -96,7 +94,7 @@ pub async fn features(
     };
     let body = serde_json::to_vec(&document).map_err(|_| ApiError::internal())?;
     let mut response = json_response(StatusCode::OK, body, scope.snapshot.revision);
-    insert_etag(&mut response, &etag);
+    insert_etag(&mut response, etag);
     Ok(response)
 }
 
@@ -214,12 +212,6 @@ pub async fn unleash_edge_instance_data(
         })
         .await?;
     Ok(StatusCode::ACCEPTED)
-}
-
-pub(crate) fn insert_etag(response: &mut Response, etag: &str) {
-    if let Ok(value) = HeaderValue::from_str(etag) {
-        response.headers_mut().insert(ETAG, value);
-    }
 }
 
 pub(crate) fn filter_of(

@@ -11,18 +11,17 @@ use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::header::IF_NONE_MATCH;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Serialize;
 use vexil_shared::model::{Feature, Segment};
 use vexil_shared::ApiError;
 
 use crate::change_stream::{sse_event, ChangeWatch, OpenStream};
 use crate::client_api::{
-    client_feature, filter_of, insert_etag, name_visible, project_visible, visible, Filter,
-    SegmentMode,
+    client_feature, filter_of, name_visible, project_visible, visible, Filter, SegmentMode,
 };
 use crate::extract::{ClientScope, Scope};
-use crate::response::{json_response, revision_header};
+use crate::response::{insert_etag, json_response, not_modified};
 use crate::state::ServingState;
 use crate::stream_response::{event_response, stream_response};
 
@@ -161,9 +160,8 @@ pub async fn delta(
         .and_then(|value| value.to_str().ok())
         .and_then(revision_of);
     if since == Some(revision) {
-        let mut response = StatusCode::NOT_MODIFIED.into_response();
-        revision_header(&mut response, revision);
-        insert_etag(&mut response, &etag);
+        let mut response = not_modified(revision);
+        insert_etag(&mut response, etag);
         return Ok(response);
     }
     let body = DeltaBody {
@@ -171,7 +169,7 @@ pub async fn delta(
     };
     let body = serde_json::to_vec(&body).map_err(|_| ApiError::internal())?;
     let mut response = json_response(StatusCode::OK, body, revision);
-    insert_etag(&mut response, &etag);
+    insert_etag(&mut response, etag);
     Ok(response)
 }
 

@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
 use axum::http::header::{
     ACCESS_CONTROL_ALLOW_CREDENTIALS, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
     ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE,
-    ACCESS_CONTROL_REQUEST_HEADERS, CACHE_CONTROL, ETAG, ORIGIN, VARY,
+    ACCESS_CONTROL_REQUEST_HEADERS, ORIGIN, VARY,
 };
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
@@ -18,7 +18,7 @@ use vexil_shared::{ApiError, Context};
 
 use crate::evaluation_counters::EvaluationCounters;
 use crate::extract::{context_of_body, ClientIp, FrontendScope, IfNoneMatch, QueryContext, Scope};
-use crate::response::{json_response, revision_header};
+use crate::response::{json_response, not_modified, revalidated, weak_etag};
 use crate::state::ServingState;
 use crate::usage::{metrics_usage, register_usage};
 
@@ -161,25 +161,12 @@ fn toggles(
     };
     body.push(b'}');
     let etag = weak_etag(body.len(), fingerprint);
-    let mut response = if if_none_match.matches(&etag) {
-        let mut response = Response::new(Body::empty());
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-        revision_header(&mut response, scope.snapshot.revision);
-        response
+    let response = if if_none_match.matches(&etag) {
+        not_modified(scope.snapshot.revision)
     } else {
         json_response(StatusCode::OK, body, scope.snapshot.revision)
     };
-    let headers = response.headers_mut();
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(etag) = HeaderValue::from_maybe_shared(Bytes::from(etag)) {
-        headers.insert(ETAG, etag);
-    }
-    response
-}
-
-/// `W/"<length>-<fingerprint>"`: the body's length and the engine's fingerprint of it.
-fn weak_etag(length: usize, fingerprint: u64) -> String {
-    format!("W/\"{length:x}-{fingerprint:016x}\"")
+    revalidated(response, etag)
 }
 
 /// CORS on every `/api/frontend*` answer, errors included; preflights answered here, without auth.

@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequestParts, OriginalUri, Path, RawQuery, State};
-use axum::http::header::{CACHE_CONTROL, ETAG};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -31,7 +30,7 @@ use crate::change_stream::{sse_event, ChangeWatch, OpenStream};
 use crate::evaluation_counters::{EvaluationCounters, Shard};
 use crate::extract::{grant_expired, scope_of_grant, token_scope, ClientIp, IfNoneMatch, Scope};
 use crate::ofrep_context::{context_of, ContextError};
-use crate::response::{json_response, revision_header};
+use crate::response::{json_response, not_modified, revalidated, weak_etag};
 use crate::state::ServingState;
 use crate::stream_response::stream_response;
 
@@ -222,9 +221,7 @@ pub async fn evaluate_flags(
             );
             let etag = weak_etag(length, fingerprint);
             if if_none_match.matches(&etag) {
-                let mut response = StatusCode::NOT_MODIFIED.into_response();
-                revision_header(&mut response, revision);
-                return Ok(with_etag(response, etag));
+                return Ok(revalidated(not_modified(revision), etag));
             }
             answer(&scope, &ctx, uri.path(), |_, _| {})?
         } else {
@@ -232,7 +229,7 @@ pub async fn evaluate_flags(
                 counting.note(index, enabled)
             })?
         };
-    Ok(with_etag(
+    Ok(revalidated(
         json_response(StatusCode::OK, body, revision),
         etag,
     ))
@@ -269,20 +266,6 @@ fn answer(
     body.extend_from_slice(request_uri.as_bytes());
     body.extend_from_slice(END);
     Ok((etag, body))
-}
-
-/// `W/"<length>-<fingerprint>"` of the `flags` array.
-fn weak_etag(length: usize, fingerprint: u64) -> String {
-    format!("W/\"{length:x}-{fingerprint:016x}\"")
-}
-
-fn with_etag(mut response: Response, etag: String) -> Response {
-    let answer = response.headers_mut();
-    answer.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(etag) = HeaderValue::from_maybe_shared(Bytes::from(etag)) {
-        answer.insert(ETAG, etag);
-    }
-    response
 }
 
 /// How a bulk evaluation is counted, like the frontend API's: per flag when some flag may go unevaluated

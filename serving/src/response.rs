@@ -1,9 +1,10 @@
-//! How the evaluation answers are written: JSON bodies serialized beforehand, and the revision header.
+//! How the evaluation answers are written: JSON bodies serialized beforehand, the revision header, and the
+//! ETags and 304s of a client that already has the answer.
 
-use axum::body::Body;
-use axum::http::header::CONTENT_TYPE;
+use axum::body::{Body, Bytes};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 
 /// The header every evaluation answer carries: the revision it was computed at.
 pub const REVISION_HEADER: &str = "x-vexil-revision";
@@ -30,4 +31,32 @@ pub fn revision_header(response: &mut Response, revision: u64) {
     response
         .headers_mut()
         .insert(REVISION, HeaderValue::from(revision));
+}
+
+/// `304 Not Modified` with `X-Vexil-Revision`: the client's `If-None-Match` is the answer's ETag.
+pub fn not_modified(revision: u64) -> Response {
+    let mut response = StatusCode::NOT_MODIFIED.into_response();
+    revision_header(&mut response, revision);
+    response
+}
+
+/// Sets `ETag` (the text handed to the header without a copy).
+pub fn insert_etag(response: &mut Response, etag: String) {
+    if let Ok(value) = HeaderValue::from_maybe_shared(Bytes::from(etag)) {
+        response.headers_mut().insert(ETAG, value);
+    }
+}
+
+/// `W/"<length>-<fingerprint>"`: a browser answer's length and the engine's fingerprint of it.
+pub fn weak_etag(length: usize, fingerprint: u64) -> String {
+    format!("W/\"{length:x}-{fingerprint:016x}\"")
+}
+
+/// A browser answer (or its 304) with `Cache-Control: no-cache` (ask again each time) and its ETag.
+pub fn revalidated(mut response: Response, etag: String) -> Response {
+    response
+        .headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    insert_etag(&mut response, etag);
+    response
 }
