@@ -364,23 +364,21 @@ async fn every_change_shows_in_the_next_evaluation(db: TestDb) {
         .post(DEFAULT, json!({"name": "launch"}))
         .await
         .expect(201);
-    let evaluate = || async {
+    // The playground's flags in development for one context.
+    let features = || async {
         let request = json!({
             "environment": "development",
             "projects": ["default"],
             "context": {"appName": "web", "userId": "bob"}
         });
-        let answer = server
-            .post("/api/admin/playground", request)
+        let answer = server.post("/api/admin/playground", request).await;
+        answer.expect(200)["features"].as_array().unwrap().clone()
+    };
+    let evaluate = || async {
+        let launch = features()
             .await
-            .expect(200)
-            .clone();
-        let launch = answer["features"]
-            .as_array()
-            .unwrap()
-            .iter()
+            .into_iter()
             .find(|feature| feature["name"] == "launch")
-            .cloned()
             .expect("launch in the answer");
         (
             launch["isEnabled"].clone(),
@@ -416,18 +414,8 @@ async fn every_change_shows_in_the_next_evaluation(db: TestDb) {
     // Only what changed is compiled again: a flag created since is evaluated, an archived one is gone, and
     // a write in another environment leaves the answer as it was.
     let names_on = || async {
-        let request = json!({
-            "environment": "development",
-            "context": {"appName": "web", "userId": "bob"}
-        });
-        let answer = server
-            .post("/api/admin/playground", request)
+        features()
             .await
-            .expect(200)
-            .clone();
-        answer["features"]
-            .as_array()
-            .unwrap()
             .iter()
             .map(|f| {
                 (

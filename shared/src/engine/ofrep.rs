@@ -8,9 +8,10 @@
 //!
 //! The answer's `value` is the variant's payload by its type (`number` a number, `json` the JSON value, any
 //! other type or a payload that does not parse as its type a string), a variant without payload its name,
-//! and a flag without a variant a boolean (and no `variant`: Unleash's `disabled` is not one). Its `reason`: `DISABLED` (off in the environment), `DEFAULT` (on,
-//! no strategy matched), `SPLIT` (a variant chosen among several), `STATIC` (on for everyone: no strategy, or
-//! only unconstrained `default`/100 % rollouts), else `TARGETING_MATCH`.
+//! and a flag without a variant a boolean (and no `variant`: Unleash's `disabled` is not one). Its
+//! `reason`: `DISABLED` (off in the environment), `DEFAULT` (on, no strategy matched), `SPLIT` (a variant
+//! chosen among several), `STATIC` (on for everyone: no strategy, or only unconstrained `default`/100 %
+//! rollouts), else `TARGETING_MATCH`. `metadata` has the project, and `impressionData: true` when set.
 
 use std::hash::Hasher;
 use std::ops::Range;
