@@ -55,15 +55,9 @@ pub async fn run(args: OfflineArgs) -> Result<(), String> {
             let (projects, environment) = scope_of(secret).ok_or_else(|| {
                 format!("{secret:?} is not a token of the form project:environment.random")
             })?;
-            tokens.insert(
-                token::sha256(secret),
-                TokenGrant {
-                    kind,
-                    projects,
-                    environment,
-                    expires_at_ms: None,
-                },
-            );
+            let hash = token::sha256(secret);
+            let grant = TokenGrant::new(Some(&hash), kind, projects, environment, None);
+            tokens.insert(hash, grant);
         }
     }
     let options = CompileOptions {

@@ -335,13 +335,15 @@ fn request_secret(parts: &Parts) -> Option<&str> {
 }
 
 /// What a call without a token may read under authentication `none`: every project, `development`.
-pub(crate) static ANONYMOUS: std::sync::LazyLock<TokenGrant> =
-    std::sync::LazyLock::new(|| TokenGrant {
-        kind: TokenKind::Frontend,
-        projects: Projects::All,
-        environment: "development".to_owned(),
-        expires_at_ms: None,
-    });
+pub(crate) static ANONYMOUS: std::sync::LazyLock<TokenGrant> = std::sync::LazyLock::new(|| {
+    TokenGrant::new(
+        None,
+        TokenKind::Frontend,
+        Projects::All,
+        "development".to_owned(),
+        None,
+    )
+});
 
 /// The token a request carries: `Authorization` (`Bearer ` optional) or, as OpenFeature providers send it,
 /// `X-API-Key`; checked by hash against the snapshot's tokens, unexpired, of one of `kinds`, and noted in

@@ -20,10 +20,9 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use vexil_shared::engine::OfrepFlag;
 use vexil_shared::time::now_ms;
-use vexil_shared::token::{lowercase_hex, SecretHash, TokenKind};
+use vexil_shared::token::TokenKind;
 use vexil_shared::{ApiError, Context, ErrorKind};
 
 use crate::change_stream::{sse_event, ChangeWatch, OpenStream};
@@ -223,11 +222,11 @@ pub async fn evaluate_flags(
             if if_none_match.matches(&etag) {
                 return Ok(revalidated(not_modified(revision), etag));
             }
-            answer(&scope, &ctx, uri.path(), |_, _| {})?
+            answer(&scope, &ctx, uri.path(), |_, _| {})
         } else {
             answer(&scope, &ctx, uri.path(), |index, enabled| {
                 counting.note(index, enabled)
-            })?
+            })
         };
     Ok(revalidated(
         json_response(StatusCode::OK, body, revision),
@@ -241,31 +240,55 @@ fn answer(
     ctx: &Context,
     path: &str,
     evaluated: impl FnMut(usize, bool),
-) -> Result<(String, Vec<u8>), OfrepError> {
+) -> (String, Vec<u8>) {
     const FLAGS: &[u8] = b"{\"flags\":";
     const EVENT_STREAMS: &[u8] =
         b",\"eventStreams\":[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":";
     const END: &[u8] = b"}}]}";
     // Beside this route, under the same base path (the control plane's `--base-path`, a proxy's).
     let base = path.strip_suffix("/ofrep/v1/evaluate/flags").unwrap_or("");
-    let channel = channel_of(scope.token.as_ref().map(|(hash, _)| hash));
-    let request_uri = serde_json::to_string(&format!("{base}{EVENTS_PATH}?channel={channel}"))
-        .map_err(|_| ApiError::internal())?;
+    let channel = scope
+        .token
+        .as_ref()
+        .map_or(&crate::extract::ANONYMOUS.ofrep_channel, |(_, grant)| {
+            &grant.ofrep_channel
+        });
     let engine = &scope.environment.engine;
     let mut body = Vec::with_capacity(
         FLAGS.len()
             + engine.ofrep_json_bound()
             + EVENT_STREAMS.len()
-            + request_uri.len()
+            + events_uri_bound(base, channel)
             + END.len(),
     );
     body.extend_from_slice(FLAGS);
     let fingerprint = engine.write_ofrep_flags_json(ctx, &scope.projects, &mut body, evaluated);
     let etag = weak_etag(body.len() - FLAGS.len(), fingerprint);
     body.extend_from_slice(EVENT_STREAMS);
-    body.extend_from_slice(request_uri.as_bytes());
+    write_events_uri(&mut body, base, channel);
     body.extend_from_slice(END);
-    Ok((etag, body))
+    (etag, body)
+}
+
+const CHANNEL_QUERY: &str = "?channel=";
+
+/// At least the bytes [`write_events_uri`] writes.
+fn events_uri_bound(base: &str, channel: &str) -> usize {
+    2 + base.len() * 6 + EVENTS_PATH.len() + CHANNEL_QUERY.len() + channel.len()
+}
+
+/// Writes the URI of the event stream on `channel` under the base path `base`, as a JSON string.
+fn write_events_uri(out: &mut Vec<u8>, base: &str, channel: &str) {
+    out.push(b'"');
+    if !base.is_empty() {
+        // A proxy's path may hold what JSON escapes; a channel is hex.
+        let quoted = serde_json::Value::from(base).to_string();
+        out.extend_from_slice(&quoted.as_bytes()[1..quoted.len() - 1]);
+    }
+    out.extend_from_slice(EVENTS_PATH.as_bytes());
+    out.extend_from_slice(CHANNEL_QUERY.as_bytes());
+    out.extend_from_slice(channel.as_bytes());
+    out.push(b'"');
 }
 
 /// How a bulk evaluation is counted, like the frontend API's: per flag when some flag may go unevaluated
@@ -302,20 +325,6 @@ impl<'a> Counting<'a> {
     }
 }
 
-/// The channel of a token's event stream: a digest of its hash (not the hash: the URL is no credential for
-/// any other API); `anonymous` under authentication `none`.
-fn channel_of(hash: Option<&SecretHash>) -> String {
-    match hash {
-        None => "anonymous".to_owned(),
-        Some(hash) => {
-            let mut digest = Sha256::new();
-            digest.update(b"vexil-ofrep-events\0");
-            digest.update(hash);
-            lowercase_hex(&digest.finalize())
-        }
-    }
-}
-
 /// `GET /ofrep/v1/events?channel=…`: server-sent events, a `refetchEvaluation` message (`{type, etag,
 /// lastModified}`, the SSE `id` the revision) on every change in the token's scope; it ends when the token
 /// is revoked or expires. Past `--max-streams` the answer is 429.
@@ -344,10 +353,10 @@ pub async fn events(
         let (hash, grant) = snapshot
             .tokens
             .iter()
-            .find(|(hash, grant)| {
+            .find(|(_, grant)| {
                 grant.kind == TokenKind::Frontend
                     && !grant_expired(grant, now)
-                    && channel_of(Some(hash)) == channel
+                    && *grant.ofrep_channel == *channel
             })
             .ok_or(OfrepError::Refused(StatusCode::UNAUTHORIZED))?;
         scope_of_grant(&parts, snapshot.clone(), Some(*hash), grant)
@@ -393,4 +402,29 @@ pub async fn events(
     Ok(stream_response(OpenStream::new(
         &state, None, watch, event_of,
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events_uri(base: &str) -> String {
+        let mut out = Vec::new();
+        write_events_uri(&mut out, base, "c0ffee");
+        assert!(out.len() <= events_uri_bound(base, "c0ffee"));
+        serde_json::from_slice(&out).expect("a JSON string")
+    }
+
+    #[test]
+    fn the_event_stream_is_named_under_the_requests_base_path() {
+        assert_eq!(events_uri(""), "/ofrep/v1/events?channel=c0ffee");
+        assert_eq!(
+            events_uri("/flags"),
+            "/flags/ofrep/v1/events?channel=c0ffee"
+        );
+        assert_eq!(
+            events_uri("/a\"b\\c"),
+            "/a\"b\\c/ofrep/v1/events?channel=c0ffee"
+        );
+    }
 }

@@ -8,9 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
+use sha2::{Digest, Sha256};
 use vexil_proto::v1;
 use vexil_shared::model::{Feature, FeaturesDocument, Segment};
-use vexil_shared::token::{SecretHash, TokenKind};
+use vexil_shared::token::{lowercase_hex, SecretHash, TokenKind};
 use vexil_shared::{CompileOptions, Projects, Snapshot};
 
 use crate::change_feed::{ChangeLog, EnvironmentChange, RevisionChange};
@@ -25,6 +26,43 @@ pub struct TokenGrant {
     pub environment: String,
     /// Milliseconds since the Unix epoch; `None`: never expires.
     pub expires_at_ms: Option<i64>,
+    /// The channel of its OFREP event stream, which OFREP bulk answers name (frontend tokens only may
+    /// open it): a digest of its hash, worked out once here rather than on every answer.
+    pub ofrep_channel: Arc<str>,
+}
+
+impl TokenGrant {
+    /// The grant of the token whose secret's hash is `hash` (`None`: the anonymous grant of
+    /// authentication `none`, whose channel is `anonymous`).
+    pub fn new(
+        hash: Option<&SecretHash>,
+        kind: TokenKind,
+        projects: Projects,
+        environment: String,
+        expires_at_ms: Option<i64>,
+    ) -> TokenGrant {
+        TokenGrant {
+            kind,
+            projects,
+            environment,
+            expires_at_ms,
+            ofrep_channel: ofrep_channel_of(hash).into(),
+        }
+    }
+}
+
+/// The channel of a token's OFREP event stream: a digest of its hash (not the hash: the URL is no credential
+/// for any other API); `anonymous` under authentication `none`.
+fn ofrep_channel_of(hash: Option<&SecretHash>) -> String {
+    match hash {
+        None => "anonymous".to_owned(),
+        Some(hash) => {
+            let mut digest = Sha256::new();
+            digest.update(b"vexil-ofrep-events\0");
+            digest.update(hash);
+            lowercase_hex(&digest.finalize())
+        }
+    }
 }
 
 /// Settings of the SDK-facing API that come from the control plane.
@@ -308,15 +346,14 @@ impl ServingSnapshot {
 fn grant_of(grant: v1::TokenGrant) -> Option<(SecretHash, TokenGrant)> {
     let hash = SecretHash::try_from(grant.sha256.as_slice()).ok()?;
     let kind = TokenKind::try_from(v1::TokenKind::try_from(grant.kind).ok()?).ok()?;
-    Some((
-        hash,
-        TokenGrant {
-            kind,
-            projects: Projects::from_list(&grant.projects),
-            environment: grant.environment,
-            expires_at_ms: grant.expires_at_ms,
-        },
-    ))
+    let grant = TokenGrant::new(
+        Some(&hash),
+        kind,
+        Projects::from_list(&grant.projects),
+        grant.environment,
+        grant.expires_at_ms,
+    );
+    Some((hash, grant))
 }
 
 fn wire_grant(hash: &SecretHash, grant: &TokenGrant) -> v1::TokenGrant {
@@ -392,6 +429,28 @@ mod tests {
     use super::*;
     use vexil_shared::token::sha256;
     use vexil_shared::Context;
+
+    #[test]
+    fn a_grants_ofrep_channel_is_a_digest_of_its_hash_not_the_hash() {
+        let grant = |hash: Option<&SecretHash>| {
+            TokenGrant::new(
+                hash,
+                TokenKind::Frontend,
+                Projects::All,
+                "development".to_owned(),
+                None,
+            )
+            .ofrep_channel
+        };
+        let one = sha256("default:development.one");
+        let two = sha256("default:development.two");
+        assert_eq!(&*grant(None), "anonymous");
+        assert_eq!(grant(Some(&one)).len(), 64);
+        assert!(grant(Some(&one)).bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(&*grant(Some(&one)), lowercase_hex(&one), "not the hash");
+        assert_eq!(grant(Some(&one)), grant(Some(&one)));
+        assert_ne!(grant(Some(&one)), grant(Some(&two)));
+    }
 
     fn feature(name: &str, enabled: bool) -> v1::Feature {
         v1::Feature {

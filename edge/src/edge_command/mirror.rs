@@ -150,15 +150,14 @@ impl Mirror {
             else {
                 continue;
             };
-            held.tokens.insert(
-                hash,
-                TokenGrant {
-                    kind,
-                    projects: Projects::from_list(&token.projects),
-                    environment: token.environment,
-                    expires_at_ms: Some(tokens_expire_at_ms),
-                },
+            let grant = TokenGrant::new(
+                Some(&hash),
+                kind,
+                Projects::from_list(&token.projects),
+                token.environment,
+                Some(tokens_expire_at_ms),
             );
+            held.tokens.insert(hash, grant);
         }
         let full = self.full(&held, backup.revision.max(1));
         if let Err(error) = self
@@ -345,12 +344,13 @@ mod tests {
         let hash = sha256("default:development.x");
         mirror.upsert_tokens(vec![(
             hash,
-            TokenGrant {
-                kind: TokenKind::Client,
-                projects: Projects::All,
-                environment: "development".to_owned(),
-                expires_at_ms: None,
-            },
+            TokenGrant::new(
+                Some(&hash),
+                TokenKind::Client,
+                Projects::All,
+                "development".to_owned(),
+                None,
+            ),
         )]);
         assert!(
             state.current.load().is_none(),

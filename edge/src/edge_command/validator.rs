@@ -59,7 +59,10 @@ impl Validator {
         self.mirror.upsert_tokens(
             pretrusted
                 .iter()
-                .map(|(secret, scope)| (sha256(secret), grant(scope, TokenKind::Frontend)))
+                .map(|(secret, scope)| {
+                    let hash = sha256(secret);
+                    (hash, grant(&hash, scope, TokenKind::Frontend))
+                })
                 .collect(),
         );
     }
@@ -114,7 +117,8 @@ impl Validator {
             return Err(refusal);
         }
         // An admin token is learnt too, so that it is refused with 403 rather than 401.
-        self.mirror.upsert_tokens(vec![(hash, grant(&scope, kind))]);
+        self.mirror
+            .upsert_tokens(vec![(hash, grant(&hash, &scope, kind))]);
         lock(&self.known).insert(hash, (secret.to_owned(), scope));
         Ok(())
     }
@@ -192,13 +196,14 @@ impl TokenResolver for Validator {
     }
 }
 
-fn grant(scope: &TokenScope, kind: TokenKind) -> TokenGrant {
-    TokenGrant {
+fn grant(hash: &SecretHash, scope: &TokenScope, kind: TokenKind) -> TokenGrant {
+    TokenGrant::new(
+        Some(hash),
         kind,
-        projects: Projects::from_list(&scope.projects),
-        environment: scope.environment.clone(),
-        expires_at_ms: None,
-    }
+        Projects::from_list(&scope.projects),
+        scope.environment.clone(),
+        None,
+    )
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
