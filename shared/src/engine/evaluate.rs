@@ -176,26 +176,20 @@ impl Snapshot {
         });
     }
 
-    /// Calls `visit` with each flag of the projects in scope, on or off, in name order: its index, its chunk,
-    /// its position there, the flag, and the evaluation of `ctx` they all share.
+    /// Calls `visit` with each chunk, in name order: the index of its first flag, the chunk, which projects
+    /// are in scope (a visitor passes over the flags [`in_scope`] refuses) and the evaluation of `ctx` they
+    /// all share.
     #[inline(always)]
-    pub(super) fn for_each_in_scope<'s>(
+    pub(super) fn for_each_chunk<'s>(
         &'s self,
         ctx: &Context,
         projects: &Projects,
-        mut visit: impl FnMut(usize, &'s Chunk, usize, &'s CompiledFeature, &Eval<'_>),
+        mut visit: impl FnMut(usize, &'s Chunk, Option<&[bool]>, &Eval<'_>),
     ) {
         let mask = self.project_mask(projects);
         with_eval(ctx, &self.properties, self.parent_count, |e| {
             for (chunk, &start) in self.chunks.iter().zip(self.starts.iter()) {
-                for (offset, f) in chunk.features.iter().enumerate() {
-                    if let Some(mask) = &mask {
-                        if !mask[f.project as usize] {
-                            continue;
-                        }
-                    }
-                    visit(start as usize + offset, chunk, offset, f, e);
-                }
+                visit(start as usize, chunk, mask.as_deref(), e);
             }
         });
     }
@@ -205,7 +199,7 @@ impl Snapshot {
         with_eval(ctx, &self.properties, self.parent_count, run)
     }
 
-    /// Which projects are in scope, by project index; `None` for all.
+    /// Which projects are in scope, by project index; `None` for all ([`in_scope`]).
     fn project_mask(&self, projects: &Projects) -> Option<Vec<bool>> {
         match projects {
             Projects::All => None,
@@ -220,12 +214,14 @@ impl Snapshot {
         projects: &Projects,
         mut found: impl FnMut(usize, &'s CompiledFeature, Option<&'s CompiledVariant>),
     ) {
-        self.for_each_in_scope(ctx, projects, |index, chunk, _, f, e| {
-            if !f.switched_on {
-                return;
-            }
-            if let Resolution::On(by) = self.decided(chunk, f, e) {
-                found(index, f, chunk.variant_of(f, by, e));
+        self.for_each_chunk(ctx, projects, |start, chunk, mask, e| {
+            for (offset, f) in chunk.features.iter().enumerate() {
+                if !f.switched_on || !in_scope(mask, f) {
+                    continue;
+                }
+                if let Resolution::On(by) = self.decided(chunk, f, e) {
+                    found(start + offset, f, chunk.variant_of(f, by, e));
+                }
             }
         });
     }
@@ -286,4 +282,10 @@ impl Snapshot {
             }
         }
     }
+}
+
+/// Whether `f` is of a project in scope (`mask`: [`Snapshot::for_each_chunk`]'s).
+#[inline(always)]
+pub(super) fn in_scope(mask: Option<&[bool]>, f: &CompiledFeature) -> bool {
+    mask.is_none_or(|mask| mask[f.project as usize])
 }

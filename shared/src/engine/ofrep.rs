@@ -16,7 +16,7 @@
 use std::hash::Hasher;
 use std::ops::Range;
 
-use super::evaluate::{Projects, Resolution};
+use super::evaluate::{in_scope, Projects, Resolution};
 use super::hash::text_hash;
 use super::snapshot::{
     Chunk, CompiledFeature, OfrepChunk, OfrepPieces, OfrepTail, OfrepTraits, Snapshot,
@@ -268,18 +268,17 @@ impl OfrepChunk {
         &self.text.as_bytes()[piece.start as usize..piece.end as usize]
     }
 
-    /// Writes the answer of the flag at `offset`, evaluated (after a comma unless `first`): its key, then
+    /// Writes the answer of the flag of `pieces`, evaluated (after a comma unless `first`): its key, then
     /// the rest for its outcome. Returns its part of the fingerprint.
     #[inline(always)]
     fn write_answer(
         &self,
-        offset: usize,
+        pieces: &OfrepPieces,
         enabled: bool,
         variant: Option<&CompiledVariant>,
         first: bool,
         out: &mut impl OfrepSink,
     ) -> u64 {
-        let pieces = &self.flags[offset];
         let (rest, hash) = match variant {
             Some(v) => v.ofrep_answer(self, pieces),
             None => {
@@ -292,10 +291,14 @@ impl OfrepChunk {
         hash
     }
 
-    /// Writes the flag's `TARGETING_KEY_MISSING` answer (after a comma unless `first`); returns its part of
-    /// the fingerprint.
-    fn write_missing_key(&self, offset: usize, first: bool, out: &mut impl OfrepSink) -> u64 {
-        let pieces = &self.flags[offset];
+    /// Writes the `TARGETING_KEY_MISSING` answer of the flag of `pieces` (after a comma unless `first`);
+    /// returns its part of the fingerprint.
+    fn write_missing_key(
+        &self,
+        pieces: &OfrepPieces,
+        first: bool,
+        out: &mut impl OfrepSink,
+    ) -> u64 {
         out.put(&self.bytes(&pieces.key)[usize::from(first)..]);
         out.put(MISSING_KEY_REST.as_bytes());
         pieces.missing_key_hash
@@ -353,20 +356,25 @@ impl Snapshot {
         let no_user_id = ctx.user_id.is_none();
         out.put(b"[");
         let mut first = true;
-        self.for_each_in_scope(ctx, projects, |index, chunk, offset, f, e| {
-            let pieces = chunk.ofrep_chunk(&self.projects);
-            let hash = if no_user_id && f.ofrep.needs_user_id {
-                pieces.write_missing_key(offset, first, out)
-            } else {
-                let (enabled, variant) = match self.decided(chunk, f, e) {
-                    Resolution::Off => (false, None),
-                    Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
+        self.for_each_chunk(ctx, projects, |start, chunk, mask, e| {
+            let ofrep = chunk.ofrep_chunk(&self.projects);
+            for (offset, (f, pieces)) in chunk.features.iter().zip(ofrep.flags.iter()).enumerate() {
+                if !in_scope(mask, f) {
+                    continue;
+                }
+                let hash = if no_user_id && f.ofrep.needs_user_id {
+                    ofrep.write_missing_key(pieces, first, out)
+                } else {
+                    let (enabled, variant) = match self.decided(chunk, f, e) {
+                        Resolution::Off => (false, None),
+                        Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
+                    };
+                    evaluated(start + offset, enabled);
+                    ofrep.write_answer(pieces, enabled, variant, first, out)
                 };
-                evaluated(index, enabled);
-                pieces.write_answer(offset, enabled, variant, first, out)
-            };
-            first = false;
-            fingerprint.write_u64(hash);
+                first = false;
+                fingerprint.write_u64(hash);
+            }
         });
         out.put(b"]");
         fingerprint.finish()
@@ -392,12 +400,12 @@ impl Snapshot {
             return OfrepFlag::TargetingKeyMissing;
         }
         let offset = (index - self.starts[self.chunk_of(index)]) as usize;
-        let pieces = chunk.ofrep_chunk(&self.projects);
+        let ofrep = chunk.ofrep_chunk(&self.projects);
         let (enabled, variant) = self.with_evaluation(ctx, |e| match self.resolved(chunk, f, e) {
             Resolution::Off => (false, None),
             Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
         });
-        pieces.write_answer(offset, enabled, variant, true, out);
+        ofrep.write_answer(&ofrep.flags[offset], enabled, variant, true, out);
         OfrepFlag::Written {
             index: index as usize,
             enabled,
