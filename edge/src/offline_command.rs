@@ -122,7 +122,7 @@ impl Offline {
         let mut environments = FxHashMap::default();
         for grant in self.tokens.values() {
             environments
-                .entry(grant.environment.clone())
+                .entry(grant.environment.to_string())
                 .or_insert_with(|| {
                     Arc::new(EnvironmentView::from_document(
                         &grant.environment,
@@ -159,7 +159,7 @@ fn scope_of(secret: &str) -> Option<(Projects, String)> {
     let projects = if projects == "*" || projects == "[]" {
         Projects::All
     } else {
-        Projects::Only(vec![projects.to_owned()])
+        Projects::Only([projects.to_owned()].into())
     };
     Some((projects, environment.to_owned()))
 }

@@ -74,10 +74,10 @@ pub async fn validate(
         }
         valid.push(ValidatedToken {
             kind: grant.kind.as_str(),
-            environment: grant.environment.clone(),
+            environment: grant.environment.to_string(),
             projects: match &grant.projects {
                 Projects::All => vec!["*".to_owned()],
-                Projects::Only(list) => list.clone(),
+                Projects::Only(list) => list.to_vec(),
             },
             token: secret,
         });

@@ -173,7 +173,7 @@ mod tests {
         let engine = Snapshot::compile(&doc);
         let counters = EvaluationCounters::new(&engine);
         let ctx = vexil_shared::Context::default();
-        for projects in [Projects::All, Projects::Only(vec!["p1".to_owned()])] {
+        for projects in [Projects::All, Projects::Only(["p1".to_owned()].into())] {
             let shard = counters.all_flags(&engine, &projects);
             let mut out = Vec::new();
             engine.write_toggles_json_counted(&ctx, &projects, &mut out, |i| {

@@ -255,7 +255,7 @@ pub fn scope_of_grant(
     hash: Option<SecretHash>,
     grant: &TokenGrant,
 ) -> Scope {
-    let wildcard_environment = grant.environment == "*";
+    let wildcard_environment = &*grant.environment == "*";
     let requested;
     let environment = if wildcard_environment {
         requested = form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())

@@ -23,7 +23,8 @@ pub struct TokenGrant {
     /// Client or frontend; an admin token is known only so that it is refused with 403 rather than 401.
     pub kind: TokenKind,
     pub projects: Projects,
-    pub environment: String,
+    /// Shared, as `projects` and `ofrep_channel`: a request's scope holds a clone of its grant.
+    pub environment: Arc<str>,
     /// Milliseconds since the Unix epoch; `None`: never expires.
     pub expires_at_ms: Option<i64>,
     /// The channel of its OFREP event stream, which OFREP bulk answers name (frontend tokens only may
@@ -44,7 +45,7 @@ impl TokenGrant {
         TokenGrant {
             kind,
             projects,
-            environment,
+            environment: environment.into(),
             expires_at_ms,
             ofrep_channel: ofrep_channel_of(hash).into(),
         }
@@ -362,9 +363,9 @@ fn wire_grant(hash: &SecretHash, grant: &TokenGrant) -> v1::TokenGrant {
         kind: v1::TokenKind::from(grant.kind) as i32,
         projects: match &grant.projects {
             Projects::All => vec!["*".to_owned()],
-            Projects::Only(list) => list.clone(),
+            Projects::Only(list) => list.to_vec(),
         },
-        environment: grant.environment.clone(),
+        environment: grant.environment.to_string(),
         expires_at_ms: grant.expires_at_ms,
     }
 }

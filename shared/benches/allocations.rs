@@ -108,7 +108,7 @@ fn main() {
             contexts.len(),
         );
 
-        let only = Projects::Only(vec!["default".into(), "payments".into()]);
+        let only = Projects::Only(["default".to_owned(), "payments".to_owned()].into());
         let (allocs, bytes, ()) = count(|| {
             for ctx in &contexts {
                 snapshot.evaluate_all_into(black_box(ctx), &only, &mut out);

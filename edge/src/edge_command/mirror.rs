@@ -132,7 +132,7 @@ impl Mirror {
                 .map(|(hash, grant)| BackedUpToken {
                     sha256: lowercase_hex(hash),
                     kind: grant.kind.as_str().to_owned(),
-                    environment: grant.environment.clone(),
+                    environment: grant.environment.to_string(),
                     projects: project_list(&grant.projects),
                 })
                 .collect(),
@@ -287,7 +287,7 @@ fn environment_delta(
 fn project_list(projects: &Projects) -> Vec<String> {
     match projects {
         Projects::All => vec!["*".to_owned()],
-        Projects::Only(list) => list.clone(),
+        Projects::Only(list) => list.to_vec(),
     }
 }
 
@@ -296,7 +296,7 @@ fn wire_grant(hash: &SecretHash, grant: &TokenGrant) -> v1::TokenGrant {
         sha256: hash.to_vec(),
         kind: v1::TokenKind::from(grant.kind) as i32,
         projects: project_list(&grant.projects),
-        environment: grant.environment.clone(),
+        environment: grant.environment.to_string(),
         expires_at_ms: grant.expires_at_ms,
     }
 }

@@ -2,17 +2,19 @@
 //! inline by its strategies), dependency resolution with parents' resolutions remembered, and the variant of
 //! an enabled flag.
 
+use std::sync::Arc;
+
 use super::eval::{with_eval, Eval};
 use super::snapshot::{Chunk, CompiledFeature, Dependency, Snapshot};
 use super::strategy::CompiledStrategy;
 use super::variant::{CompiledVariant, VariantView};
 use crate::context::Context;
 
-/// Which projects' flags an evaluation may see.
+/// Which projects' flags an evaluation may see. Cloned with every request's scope: the list is shared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Projects {
     All,
-    Only(Vec<String>),
+    Only(Arc<[String]>),
 }
 
 impl Projects {
