@@ -3,7 +3,8 @@
 //! of the context (and of its `properties`) may hold comma-separated values; the contexts evaluated are the
 //! cartesian product of those values, each in every environment asked, with the playground's engine and
 //! explanations (`domain::playground::evaluate_contexts`). At most [`MAX_EVALUATIONS`] contexts ×
-//! environments: a larger product is refused with 400 before anything is evaluated.
+//! environments: a larger product is refused with 400 before anything is evaluated. A top-level field that
+//! is not text is left out and named in `warnings.invalidContextProperties`, as Unleash does.
 
 use super::playground::{self, CompiledDocuments, PlaygroundRequest, PlaygroundStrategies};
 use crate::model::variant::FlagVariant;
@@ -66,6 +67,33 @@ pub struct AdvancedPlaygroundFeature {
 pub struct AdvancedPlaygroundResponse {
     pub input: AdvancedPlaygroundRequest,
     pub features: Vec<AdvancedPlaygroundFeature>,
+    /// Only when something was left out of the evaluation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<AdvancedPlaygroundWarnings>,
+}
+
+/// What the evaluation left out of the request, as Unleash reports it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdvancedPlaygroundWarnings {
+    /// Top-level context fields that were not text (a number, a boolean, null, an array or an object other
+    /// than `properties`): evaluated without them, as Unleash does, rather than refused.
+    pub invalid_context_properties: Vec<String>,
+}
+
+/// The context without its top-level fields that are not text (`appName` and `properties` aside), and the
+/// names of those left out.
+fn without_invalid_fields(context: &Map<String, Value>) -> (Map<String, Value>, Vec<String>) {
+    let mut kept = Map::new();
+    let mut left_out = Vec::new();
+    for (key, value) in context {
+        if matches!(key.as_str(), "appName" | "properties") || value.is_string() {
+            kept.insert(key.clone(), value.clone());
+        } else {
+            left_out.push(key.clone());
+        }
+    }
+    (kept, left_out)
 }
 
 /// A field's values: a text's comma-separated, trimmed, non-empty pieces (the text itself when it has
@@ -199,7 +227,8 @@ pub async fn evaluate(
         .context
         .as_object()
         .ok_or_else(|| ApiError::invalid_field("context", "context must be an object"))?;
-    let contexts = combinations(context, environments.len())?;
+    let (context, invalid_context_properties) = without_invalid_fields(context);
+    let contexts = combinations(&context, environments.len())?;
     for environment in &environments {
         if crate::store::environments::get(conn, environment)
             .await?
@@ -250,13 +279,29 @@ pub async fn evaluate(
     Ok(AdvancedPlaygroundResponse {
         input: request,
         features: features.into_values().collect(),
+        warnings: (!invalid_context_properties.is_empty()).then_some(AdvancedPlaygroundWarnings {
+            invalid_context_properties,
+        }),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{combinations, MAX_EVALUATIONS};
+    use super::{combinations, without_invalid_fields, MAX_EVALUATIONS};
     use serde_json::json;
+
+    #[test]
+    fn fields_that_are_not_text_are_left_out_and_named() {
+        let context = json!({"appName": "a", "userId": "1", "age": 5, "beta": true, "gone": null,
+            "list": ["x"], "nested": {"a": "b"}, "properties": {"tier": "gold"}});
+        let (kept, mut left_out) = without_invalid_fields(context.as_object().unwrap());
+        left_out.sort();
+        assert_eq!(left_out, ["age", "beta", "gone", "list", "nested"]);
+        assert_eq!(
+            serde_json::Value::Object(kept),
+            json!({"appName": "a", "userId": "1", "properties": {"tier": "gold"}})
+        );
+    }
 
     #[test]
     fn the_product_of_comma_separated_values() {

@@ -111,6 +111,31 @@ async fn the_advanced_playground_evaluates_every_combination(db: TestDb) {
         json!({"appName": "shop", "userId": "1", "properties": {"tier": "gold"}})
     );
 
+    // Fields that are not text are left out of the evaluation and named, as Unleash does; none, no warnings.
+    let warned = server
+        .post(
+            "/api/admin/playground/advanced",
+            json!({"environments": ["development"],
+                   "context": {"appName": "shop", "userId": "1", "age": 5, "beta": true,
+                               "properties": {"tier": "gold"}}}),
+        )
+        .await
+        .expect(200)
+        .clone();
+    let mut left_out: Vec<&str> = warned["warnings"]["invalidContextProperties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap())
+        .collect();
+    left_out.sort();
+    assert_eq!(left_out, ["age", "beta"]);
+    assert_eq!(
+        warned["features"][1]["environments"]["development"][0]["context"],
+        json!({"appName": "shop", "userId": "1", "properties": {"tier": "gold"}})
+    );
+    assert!(answer.get("warnings").is_none(), "{answer}");
+
     // Refusals: the product over 1,000, no environment, an unknown one, no appName.
     let many: Vec<String> = (0..501).map(|n| n.to_string()).collect();
     let message = server
