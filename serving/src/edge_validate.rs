@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::Json;
 use vexil_shared::time::now_ms;
 use vexil_shared::token::{self, TokenKind};
-use vexil_shared::{ApiError, Projects};
+use vexil_shared::ApiError;
 
 use crate::extract::{grant_expired, learn_secret};
 use crate::state::ServingState;
@@ -75,10 +75,7 @@ pub async fn validate(
         valid.push(ValidatedToken {
             kind: grant.kind.as_str(),
             environment: grant.environment.to_string(),
-            projects: match &grant.projects {
-                Projects::All => vec!["*".to_owned()],
-                Projects::Only(list) => list.to_vec(),
-            },
+            projects: grant.projects.to_list(),
             token: secret,
         });
     }

@@ -334,7 +334,7 @@ impl ServingSnapshot {
             tokens: self
                 .tokens
                 .iter()
-                .map(|(hash, grant)| wire_grant(hash, grant))
+                .map(|(hash, grant)| grant.to_wire(hash))
                 .collect(),
             settings: Some(v1::Settings {
                 frontend_api_origins: self.settings.frontend_api_origins.clone(),
@@ -357,16 +357,16 @@ fn grant_of(grant: v1::TokenGrant) -> Option<(SecretHash, TokenGrant)> {
     Some((hash, grant))
 }
 
-fn wire_grant(hash: &SecretHash, grant: &TokenGrant) -> v1::TokenGrant {
-    v1::TokenGrant {
-        sha256: hash.to_vec(),
-        kind: v1::TokenKind::from(grant.kind) as i32,
-        projects: match &grant.projects {
-            Projects::All => vec!["*".to_owned()],
-            Projects::Only(list) => list.to_vec(),
-        },
-        environment: grant.environment.to_string(),
-        expires_at_ms: grant.expires_at_ms,
+impl TokenGrant {
+    /// The grant of the token whose secret's hash is `hash`, as the gRPC contract carries it.
+    pub fn to_wire(&self, hash: &SecretHash) -> v1::TokenGrant {
+        v1::TokenGrant {
+            sha256: hash.to_vec(),
+            kind: v1::TokenKind::from(self.kind) as i32,
+            projects: self.projects.to_list(),
+            environment: self.environment.to_string(),
+            expires_at_ms: self.expires_at_ms,
+        }
     }
 }
 

@@ -91,7 +91,7 @@ impl Mirror {
         let mut held = self.held();
         let wire = grants
             .iter()
-            .map(|(hash, grant)| wire_grant(hash, grant))
+            .map(|(hash, grant)| grant.to_wire(hash))
             .collect();
         held.tokens.extend(grants);
         self.publish(&held, Vec::new(), wire, Vec::new());
@@ -133,7 +133,7 @@ impl Mirror {
                     sha256: lowercase_hex(hash),
                     kind: grant.kind.as_str().to_owned(),
                     environment: grant.environment.to_string(),
-                    projects: project_list(&grant.projects),
+                    projects: grant.projects.to_list(),
                 })
                 .collect(),
         }
@@ -221,7 +221,7 @@ impl Mirror {
             tokens: held
                 .tokens
                 .iter()
-                .map(|(hash, grant)| wire_grant(hash, grant))
+                .map(|(hash, grant)| grant.to_wire(hash))
                 .collect(),
             settings: Some(self.settings.clone()),
         }
@@ -282,23 +282,6 @@ fn environment_delta(
         && change.upserted_features.is_empty()
         && change.upserted_segments.is_empty();
     (!unchanged).then_some(change)
-}
-
-fn project_list(projects: &Projects) -> Vec<String> {
-    match projects {
-        Projects::All => vec!["*".to_owned()],
-        Projects::Only(list) => list.to_vec(),
-    }
-}
-
-fn wire_grant(hash: &SecretHash, grant: &TokenGrant) -> v1::TokenGrant {
-    v1::TokenGrant {
-        sha256: hash.to_vec(),
-        kind: v1::TokenKind::from(grant.kind) as i32,
-        projects: project_list(&grant.projects),
-        environment: grant.environment.to_string(),
-        expires_at_ms: grant.expires_at_ms,
-    }
 }
 
 fn hash_of_hex(hex: &str) -> Option<SecretHash> {

@@ -27,6 +27,14 @@ impl Projects {
         }
     }
 
+    /// The list [`Projects::from_list`] reads back to this: `["*"]` for every project.
+    pub fn to_list(&self) -> Vec<String> {
+        match self {
+            Projects::All => vec!["*".to_owned()],
+            Projects::Only(list) => list.to_vec(),
+        }
+    }
+
     /// Whether flags of `project` may be seen.
     pub fn includes(&self, project: &str) -> bool {
         match self {
@@ -290,4 +298,19 @@ impl Snapshot {
 #[inline(always)]
 pub(super) fn in_scope(mask: Option<&[bool]>, f: &CompiledFeature) -> bool {
     mask.is_none_or(|mask| mask[f.project as usize])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Projects;
+
+    #[test]
+    fn a_project_list_reads_back_to_itself() {
+        for list in [vec!["*"], vec!["default", "payments"]] {
+            let projects = Projects::from_list(&list);
+            assert_eq!(projects.to_list(), list);
+            assert_eq!(Projects::from_list(&projects.to_list()), projects);
+        }
+        assert_eq!(Projects::from_list::<&str>(&[]).to_list(), ["*"]);
+    }
 }
