@@ -19,6 +19,7 @@ use crate::store::groups as group_store;
 use crate::store::project_overview as store;
 use crate::store::roles::{self as role_store, Subject};
 use crate::store::users as user_store;
+use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
@@ -36,6 +37,7 @@ pub struct DashboardProject {
     /// Deprecated by Unleash: `100 - technicalDebt`.
     pub health: i64,
     pub technical_debt: i64,
+    /// The users with a role in the project, directly or through a group (`project_access::members`).
     pub member_count: i64,
     /// Live flags.
     pub feature_count: i64,
@@ -168,7 +170,7 @@ pub async fn dashboard(
     } else {
         favorite_store::of_user(conn, Favorite::Project, user_id).await?
     };
-    let member_count = i64::try_from(people.len()).unwrap_or(i64::MAX);
+    let members = project_access::members(conn, None, Timestamp::EPOCH).await?;
     let mut projects: Vec<DashboardProject> = rows
         .into_iter()
         .map(|row| {
@@ -180,7 +182,7 @@ pub async fn dashboard(
             DashboardProject {
                 health: health.rating(),
                 technical_debt: health.technical_debt(),
-                member_count,
+                member_count: members.get(&row.id).map_or(0, |members| members.count),
                 feature_count: row.total,
                 id: row.id,
                 name: row.name,

@@ -11,6 +11,7 @@ use crate::store::projects as project_store;
 use crate::store::roles::{self as role_store, ProjectRoleRow, Subject};
 use crate::store::users::{self as user_store, Account};
 use crate::store::{NewEvent, WriteTx};
+use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use std::collections::BTreeMap;
@@ -158,6 +159,37 @@ pub async fn get(conn: &mut AnyConnection, project: &str) -> Result<ProjectAcces
         groups,
         roles: role_admin::project_roles(conn).await?,
     })
+}
+
+/// A project's members, as Unleash counts them (`memberCount`, `members`, `currentMembers`): the distinct users
+/// (people and service accounts) with a role in the project, directly or through a group that has one there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Members {
+    pub count: i64,
+    /// Those who became members at or after the time asked about (`projectMembersAddedCurrentWindow`): at
+    /// their earliest grant there, a direct one's or the later of a group's grant and their joining it.
+    pub added_since: i64,
+}
+
+/// The members of every project (`project`: `None`) or of `project` alone, with how many became members at
+/// `since` or later: one statement, whatever the number of projects. A project where nobody has a role is
+/// absent (its `Members` are the default, 0).
+pub async fn members(
+    conn: &mut AnyConnection,
+    project: Option<&str>,
+    since: Timestamp,
+) -> Result<BTreeMap<String, Members>, ApiError> {
+    Ok(role_store::member_counts(conn, project, since)
+        .await?
+        .into_iter()
+        .map(|row| {
+            let members = Members {
+                count: row.members,
+                added_since: row.added,
+            };
+            (row.project_id, members)
+        })
+        .collect())
 }
 
 /// 400 unless every id of `users` is a person or service account and every one of `groups` a group.
@@ -346,4 +378,82 @@ pub async fn creator_becomes_owner(tx: &mut WriteTx, project: &str) -> Result<()
     ))
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{groups, projects, users};
+    use crate::store::{Actor, Store};
+    use serde_json::json;
+
+    fn body<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// Each project's members: users with a role there, their own or a group's, each once; nobody where no one
+    /// has a role; those who got theirs since a time apart.
+    #[tokio::test]
+    async fn members_are_the_distinct_users_with_a_role_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("vexil.db").display());
+        let store = Store::connect(&url).await.unwrap();
+        let mut tx = store.begin_write(&Actor::system()).await.unwrap();
+        let user = async |tx: &mut WriteTx, name: &str| {
+            let input = body(json!({"username": name, "rootRole": "Viewer"}));
+            users::create(tx, input, None).await.unwrap().id
+        };
+        let (ann, ben, cat) = (
+            user(&mut tx, "ann").await,
+            user(&mut tx, "ben").await,
+            user(&mut tx, "cat").await,
+        );
+        let members_json = json!([{"user": {"id": ann}}, {"user": {"id": cat}}]);
+        let team = groups::create(
+            &mut tx,
+            body(json!({"name": "team", "users": members_json})),
+        )
+        .await
+        .unwrap()
+        .id;
+        for id in ["shop", "lab", "quiet"] {
+            let input = body(json!({"id": id, "name": id}));
+            projects::create(&mut tx, input, &Default::default())
+                .await
+                .unwrap();
+        }
+        let access = |roles: &[i64], users: &[i64], groups: &[i64]| AddAccess {
+            roles: roles.to_vec(),
+            users: users.to_vec(),
+            groups: groups.to_vec(),
+        };
+        add(&mut tx, "shop", access(&[4, 5], &[ann, ben], &[team]))
+            .await
+            .unwrap();
+        add(&mut tx, "lab", access(&[5], &[], &[team]))
+            .await
+            .unwrap();
+        let later = Timestamp::from_millis(tx.now().millis() + 1).unwrap();
+        let counted = members(tx.conn(), None, Timestamp::EPOCH).await.unwrap();
+        let count = |project: &str| counted.get(project).map(|one| one.count);
+        assert_eq!(
+            (count("shop"), count("lab"), count("quiet")),
+            (Some(3), Some(2), None)
+        );
+        assert_eq!(counted["shop"].added_since, 3);
+        // One project alone, and nobody became a member after now.
+        let shop = members(tx.conn(), Some("shop"), later).await.unwrap();
+        let only: Vec<_> = shop.into_iter().collect();
+        assert_eq!(
+            only,
+            [(
+                "shop".to_owned(),
+                Members {
+                    count: 3,
+                    added_since: 0
+                }
+            )]
+        );
+        tx.commit().await.unwrap();
+    }
 }

@@ -4,14 +4,15 @@
 //! Health is Unleash's rating: the share of live flags neither stale nor potentially stale (100 without
 //! flags); technical debt is its complement. A flag is potentially stale when it is not marked stale and is
 //! older than its type's expected lifetime (`domain::feature_types`). Windows are the last 30 days and the 30
-//! before. Vexil has root roles only, which hold in every project: a project's members are the instance's
-//! people (service accounts are not people). The lifecycle summary counts the flags' current stages as
-//! `domain::lifecycle` records them (usage moves a flag to pre-live and live, `…/lifecycle/complete` to
-//! completed); no stage has an average duration.
+//! before. A project's members are the users with a role there, directly or through a group
+//! (`project_access::members`, as Unleash counts them). The lifecycle summary counts the flags' current
+//! stages as `domain::lifecycle` records them (usage moves a flag to pre-live and live,
+//! `…/lifecycle/complete` to completed); no stage has an average duration.
 
 use super::feature_types;
 use super::features::{self, FeatureListItem};
 use super::lifecycle;
+use super::project_access::{self, Members};
 use super::projects;
 use crate::store::change_requests as change_request_store;
 use crate::store::favorites::{self as favorite_store, Favorite};
@@ -214,7 +215,7 @@ pub struct HealthInsight {
 #[serde(rename_all = "camelCase")]
 pub struct MembersInsight {
     pub current_members: i64,
-    /// People added in the last 30 days.
+    /// Members added in the last 30 days.
     pub change: i64,
 }
 
@@ -301,6 +302,7 @@ struct Facts {
     environments: Vec<ProjectEnvironmentEntry>,
     types: Vec<TypeCounts>,
     windows: WindowCounts,
+    members: Members,
     favorite: bool,
 }
 
@@ -321,13 +323,12 @@ async fn facts(
         .collect();
     let cutoffs = feature_types::stale_cutoffs(conn, now_ms).await?;
     let types = store::type_counts(conn, project, &borrowed(&cutoffs)).await?;
-    let windows = store::window_counts(
-        conn,
-        project,
-        ago(now_ms, WINDOW_DAYS),
-        ago(now_ms, 2 * WINDOW_DAYS),
-    )
-    .await?;
+    let since = ago(now_ms, WINDOW_DAYS);
+    let windows = store::window_counts(conn, project, since, ago(now_ms, 2 * WINDOW_DAYS)).await?;
+    let members = project_access::members(conn, Some(project), since)
+        .await?
+        .remove(project)
+        .unwrap_or_default();
     let favorite = user_id >= 0
         && favorite_store::of_user(conn, Favorite::Project, user_id)
             .await?
@@ -338,6 +339,7 @@ async fn facts(
         environments,
         types,
         windows,
+        members,
         favorite,
     })
 }
@@ -384,7 +386,7 @@ impl Facts {
             archived_past_window: windows.archived_past,
             project_activity_current_window: windows.events_current,
             project_activity_past_window: windows.events_past,
-            project_members_added_current_window: windows.people_added_current,
+            project_members_added_current_window: self.members.added_since,
         }
     }
 }
@@ -425,7 +427,7 @@ pub async fn overview(
         stats: facts.stats(&dora, now_ms),
         version: 1,
         feature_type_counts: facts.type_counts(),
-        members: facts.windows.people,
+        members: facts.members.count,
         health: health.rating(),
         technical_debt: health.technical_debt(),
         favorite: facts.favorite,
@@ -455,7 +457,7 @@ pub async fn health_report(
     Ok(HealthReport {
         version: 1,
         stats: facts.stats(&dora, now_ms),
-        members: facts.windows.people,
+        members: facts.members.count,
         health: health.rating(),
         technical_debt: health.technical_debt(),
         features,
@@ -511,7 +513,7 @@ pub async fn status(
         .collect();
     let resources = ProjectResources {
         api_tokens: store::token_count(conn, project).await?,
-        members: facts.windows.people,
+        members: facts.members.count,
         segments: segment_store::count_in_project(conn, project).await?,
     };
     let stage_counts = lifecycle::count(conn, Some(project)).await?;
@@ -575,8 +577,8 @@ pub async fn insights(
         lead_time: dora_of(&dates),
         feature_type_counts: facts.type_counts(),
         members: MembersInsight {
-            current_members: facts.windows.people,
-            change: facts.windows.people_added_current,
+            current_members: facts.members.count,
+            change: facts.members.added_since,
         },
     })
 }
@@ -589,14 +591,15 @@ pub struct OverviewPage {
     pub favorite: bool,
     pub environments: Vec<ProjectEnvironmentEntry>,
     pub feature_type_counts: Vec<FeatureTypeCount>,
-    /// The windows' counts, the archived flags and the people.
+    /// The windows' counts and the archived flags.
     pub windows: WindowCounts,
+    pub members: Members,
     pub health: Health,
     /// Stale flags first, then potentially stale ones, at most `limit`.
     pub unhealthy: Vec<UnhealthyFlag>,
 }
 
-/// The overview page's facts: seven statements, whatever the number of flags and events.
+/// The overview page's facts: eight statements, whatever the number of flags and events.
 pub async fn page(
     conn: &mut AnyConnection,
     project: &str,
@@ -615,6 +618,7 @@ pub async fn page(
         favorite: facts.favorite,
         environments: facts.environments,
         windows: facts.windows,
+        members: facts.members,
     })
 }
 

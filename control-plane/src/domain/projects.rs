@@ -2,6 +2,7 @@
 
 use super::events::{payload, EventType};
 use super::limits::{self, Limits};
+use super::project_access;
 use crate::model::name;
 use crate::model::strategy::StrategyInput;
 use crate::store::environments as environment_store;
@@ -9,6 +10,7 @@ use crate::store::favorites::{self as favorite_store, Favorite};
 use crate::store::projects::{self as project_store, ProjectRow};
 use crate::store::segments as segment_store;
 use crate::store::{NewEvent, WriteTx};
+use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
@@ -55,6 +57,10 @@ pub struct Project {
     /// absent otherwise, so that the events' project payloads do not carry it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub favorite: bool,
+    /// The users with a role in the project, directly or through a group (`project_access::members`, Unleash's
+    /// `memberCount`): in the list only, absent elsewhere (the events' project payloads do not carry it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_count: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -132,6 +138,7 @@ async fn view(conn: &mut AnyConnection, row: ProjectRow) -> Result<Project, ApiE
         updated_at: row.updated_at.map(|at| at.to_string()),
         archived_at: row.archived_at.map(|at| at.to_string()),
         favorite: false,
+        member_count: None,
     })
 }
 
@@ -164,8 +171,8 @@ pub async fn list(conn: &mut AnyConnection) -> Result<ProjectList, ApiError> {
     })
 }
 
-/// The projects as the user `user_id` sees them: their favourites marked and first, each part in the list's
-/// order (a negative id, an API token: none).
+/// The projects as the user `user_id` sees them, each with its member count: their favourites marked and
+/// first, each part in the list's order (a negative id, an API token: none).
 pub async fn list_for(conn: &mut AnyConnection, user_id: i64) -> Result<ProjectList, ApiError> {
     let mut list = list(conn).await?;
     let favorites = if user_id < 0 {
@@ -173,8 +180,10 @@ pub async fn list_for(conn: &mut AnyConnection, user_id: i64) -> Result<ProjectL
     } else {
         favorite_store::of_user(conn, Favorite::Project, user_id).await?
     };
+    let members = project_access::members(conn, None, Timestamp::EPOCH).await?;
     for project in &mut list.projects {
         project.favorite = favorites.contains(&project.id);
+        project.member_count = Some(members.get(&project.id).map_or(0, |members| members.count));
     }
     list.projects.sort_by_key(|project| !project.favorite);
     Ok(list)

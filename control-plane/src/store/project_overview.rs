@@ -37,8 +37,6 @@ pub struct WindowCounts {
     pub flags_ever: i64,
     pub events_current: i64,
     pub events_past: i64,
-    pub people: i64,
-    pub people_added_current: i64,
 }
 
 /// The types whose flags become potentially stale, each with the creation time before which one is.
@@ -196,9 +194,9 @@ pub async fn flags_of_user(
         .map_err(StoreError)
 }
 
-/// Flags created and archived, events recorded and people added in the current window (from
-/// `since_current`) and the past one (from `since_past` to `since_current`); all-time archived flags, flags
-/// ever created (archived ones included) and people.
+/// Flags created and archived and events recorded in the current window (from `since_current`) and the past
+/// one (from `since_past` to `since_current`); all-time archived flags and flags ever created (archived ones
+/// included).
 pub async fn window_counts(
     conn: &mut AnyConnection,
     project: &str,
@@ -217,9 +215,7 @@ pub async fn window_counts(
          (SELECT COUNT(*) FROM features WHERE project_id = $1) AS flags_ever, \
          (SELECT COUNT(*) FROM events WHERE project = $1 AND created_at >= $2) AS events_current, \
          (SELECT COUNT(*) FROM events WHERE project = $1 AND created_at >= $3 AND created_at < $2) \
-           AS events_past, \
-         (SELECT COUNT(*) FROM users WHERE is_service = 0) AS people, \
-         (SELECT COUNT(*) FROM users WHERE is_service = 0 AND created_at >= $2) AS people_added_current",
+           AS events_past",
     )
     .bind(project)
     .bind(since_current)
@@ -236,8 +232,6 @@ pub async fn window_counts(
         flags_ever: count("flags_ever")?,
         events_current: count("events_current")?,
         events_past: count("events_past")?,
-        people: count("people")?,
-        people_added_current: count("people_added_current")?,
     })
 }
 

@@ -253,6 +253,46 @@ pub async fn uses(conn: &mut AnyConnection, role: i64) -> Result<i64, StoreError
     Ok(count)
 }
 
+/// A project's members: the distinct users (people and service accounts) with a role there, directly or through
+/// a group that has one, and how many of them became members at or after a given time.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct MemberCountRow {
+    pub project_id: String,
+    pub members: i64,
+    pub added: i64,
+}
+
+/// The members of every project that has any (`project`: `None`), or of `project`, with how many became members
+/// at `since` or later: one statement, grouped by project. A user became a member at their earliest grant there:
+/// a direct one's creation, or the later of a group's grant and their joining that group.
+pub async fn member_counts(
+    conn: &mut AnyConnection,
+    project: Option<&str>,
+    since: Timestamp,
+) -> Result<Vec<MemberCountRow>, StoreError> {
+    let (direct, grouped) = match project {
+        Some(_) => ("WHERE project_id = $2", "WHERE g.project_id = $2"),
+        None => ("", ""),
+    };
+    let sql = format!(
+        "SELECT project_id, COUNT(*) AS members, \
+         CAST(COALESCE(SUM(CASE WHEN member_since >= $1 THEN 1 ELSE 0 END), 0) AS BIGINT) AS added \
+         FROM (SELECT project_id, user_id, MIN(granted_at) AS member_since FROM ( \
+           SELECT project_id, user_id, created_at AS granted_at FROM project_user_roles {direct} \
+           UNION ALL \
+           SELECT g.project_id, m.user_id, \
+             CASE WHEN m.joined_at > g.created_at THEN m.joined_at ELSE g.created_at END \
+           FROM project_group_roles g JOIN user_group_members m ON m.group_id = g.group_id {grouped} \
+         ) grants GROUP BY project_id, user_id) memberships \
+         GROUP BY project_id ORDER BY project_id"
+    );
+    let mut query = sqlx::query_as(&sql).bind(since);
+    if let Some(project) = project {
+        query = query.bind(project);
+    }
+    Ok(query.fetch_all(conn).await?)
+}
+
 /// The project roles user `user` has, directly or through a group, with the project: what `domain::access`
 /// grants from.
 pub async fn of_user(

@@ -2,7 +2,7 @@
 //! search: health (the share of healthy flags, the stale and potentially stale ones listed with links), flags
 //! by type, archived flags, the last 30 days, environments, members, and the latest events as the event
 //! log's sentences; links to the flags and the settings. A project without flags shows the first steps
-//! (create a flag, connect an SDK) instead of its health. From `domain::project_overview::page` (seven
+//! (create a flag, connect an SDK) instead of its health. From `domain::project_overview::page` (eight
 //! statements whatever the number of flags) and one event search.
 
 use super::event_log::{event_days, DayHeading};
@@ -10,8 +10,8 @@ use super::event_sentence::Context;
 use super::favorites::star;
 use super::page::{Page, UiError};
 use super::session::SignedIn;
+use crate::domain::access;
 use crate::domain::access::Scope;
-use crate::domain::access::{self, Area};
 use crate::domain::feature_types::{self, FeatureTypes};
 use crate::domain::permissions::Permission;
 use crate::domain::project_overview::{self, OverviewPage, WINDOW_DAYS};
@@ -76,7 +76,6 @@ pub async fn page(
         .events;
     let types = feature_types::list(&mut conn).await?;
     drop(conn);
-    let may_read_people = who.authorize(true, Area::Access).is_ok();
     let context = Context {
         base: &who.base,
         on_flag_page: false,
@@ -96,7 +95,7 @@ pub async fn page(
             }
             div.overview-grid {
                 (environments_card(&who, &project, &facts))
-                (members_card(&who, &facts, may_read_people))
+                (members_card(&who, &project, &facts))
             }
             section.card aria-labelledby="activity-title" {
                 div.card-head {
@@ -278,18 +277,19 @@ fn environments_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Mar
     }
 }
 
-fn members_card(who: &SignedIn, facts: &OverviewPage, may_read_people: bool) -> Markup {
-    let members = facts.windows.people;
+fn members_card(who: &SignedIn, project: &str, facts: &OverviewPage) -> Markup {
+    let members = facts.members;
+    let may_see_access = who.may(Permission::ProjectUserAccessRead, &Scope::project(project));
     html! {
         section.card aria-labelledby="members-title" {
             div.card-head {
                 h2 #members-title { "Members" }
-                @if may_read_people { a href=(who.link("/admin/users")) { "Users" } }
+                @if may_see_access { a href=(who.link(&format!("/projects/{project}/access"))) { "Who has access" } }
             }
-            p { (count(members, "person", "people")) " can open this project" }
-            p.muted { "Each person's role (Admin, Editor or Viewer) holds in every project." }
-            @if facts.windows.people_added_current > 0 {
-                p.muted { (facts.windows.people_added_current) " joined in the last " (WINDOW_DAYS) " days." }
+            p { (count(members.count, "member", "members")) }
+            p.muted { "People and service accounts with a role in this project, their own or a group's. Root roles (Admin, Editor, Viewer) hold in every project besides." }
+            @if members.added_since > 0 {
+                p.muted { (count(members.added_since, "member", "members")) " joined in the last " (WINDOW_DAYS) " days." }
             }
         }
     }

@@ -51,6 +51,7 @@ mod playground;
 mod project_access;
 mod project_archive;
 mod project_context_fields;
+mod project_members;
 mod project_overview;
 mod project_tags;
 mod publisher;

@@ -55,7 +55,8 @@ async fn overview_health_status_insights_and_dora(db: TestDb) {
     assert_eq!(empty["health"], 100);
     assert_eq!(empty["technicalDebt"], 0);
     assert_eq!(empty["featureTypeCounts"], json!([]));
-    assert_eq!(empty["members"], 1);
+    // The viewer has no role in the project: no member (`project_members` counts them).
+    assert_eq!(empty["members"], 0);
     assert_eq!(empty["favorite"], false);
     assert_eq!(empty["featureLimit"], Value::Null);
     assert_eq!(
@@ -143,7 +144,7 @@ async fn overview_health_status_insights_and_dora(db: TestDb) {
             "archivedPastWindow": 0,
             "projectActivityCurrentWindow": events,
             "projectActivityPastWindow": 0,
-            "projectMembersAddedCurrentWindow": 1
+            "projectMembersAddedCurrentWindow": 0
         })
     );
 
@@ -244,7 +245,7 @@ async fn overview_health_status_insights_and_dora(db: TestDb) {
     );
     assert_eq!(
         status["resources"],
-        json!({"apiTokens": tokens_before + 1, "members": 1, "segments": 1})
+        json!({"apiTokens": tokens_before + 1, "members": 0, "segments": 1})
     );
     assert_eq!(status["health"], json!({"current": 40}));
     assert_eq!(status["technicalDebt"], json!({"current": 60}));
@@ -266,7 +267,7 @@ async fn overview_health_status_insights_and_dora(db: TestDb) {
     assert_eq!(insights["featureTypeCounts"], overview["featureTypeCounts"]);
     assert_eq!(
         insights["members"],
-        json!({"currentMembers": 1, "change": 1})
+        json!({"currentMembers": 0, "change": 0})
     );
     assert_eq!(insights["stats"]["createdCurrentWindow"], 5);
 
@@ -365,8 +366,8 @@ async fn the_personal_dashboard_is_each_callers_own(db: TestDb) {
     assert_eq!(
         for_ben["projects"],
         json!([
-            {"id": "shop", "name": "Shop", "health": 100, "technicalDebt": 0, "memberCount": 3, "featureCount": 0},
-            {"id": "default", "name": "Default", "health": 50, "technicalDebt": 50, "memberCount": 3, "featureCount": 2}
+            {"id": "shop", "name": "Shop", "health": 100, "technicalDebt": 0, "memberCount": 0, "featureCount": 0},
+            {"id": "default", "name": "Default", "health": 50, "technicalDebt": 50, "memberCount": 0, "featureCount": 2}
         ])
     );
     // A Viewer may not read users: the Admins without their e-mail addresses.

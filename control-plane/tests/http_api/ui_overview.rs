@@ -29,14 +29,23 @@ async fn age_flag(db: &TestDb, name: &str, days: i64) {
 
 async fn the_overview_shows_health_types_and_activity(db: TestDb) {
     let server = Server::start(&db, &[]).await;
-    server
+    let anna_id = server
         .post(
             "/api/admin/user-admin",
             json!({"username": "anna", "name": "Anna Berg", "password": "correct horse battery",
                 "rootRole": "Editor"}),
         )
         .await
-        .expect(201);
+        .expect(201)["id"]
+        .clone();
+    // anna is the project's one member (her root role holds in every project, but makes no member).
+    server
+        .post(
+            "/api/admin/projects/default/access",
+            json!({"roles": [5], "users": [anna_id], "groups": []}),
+        )
+        .await
+        .expect(200);
     server
         .post(
             "/api/admin/projects",
@@ -105,7 +114,8 @@ async fn the_overview_shows_health_types_and_activity(db: TestDb) {
             "<dt><a href=\"/archive\">Archived flags</a></dt><dd>0</dd>",
             "<strong class=\"place\">development</strong>",
             "<strong class=\"place\">production</strong>",
-            "1 person can open this project",
+            "<p>1 member</p>",
+            "<p class=\"muted\">1 member joined in the last 30 days.</p>",
             "2 flags created<span class=\"muted\"> (1 in the 30 days before)</span>",
             // The latest events, as the event log says them.
             "marked <a href=\"/projects/default/features/retired\">retired</a> as stale",
