@@ -2,7 +2,8 @@
 //! agree: for 200 seeded random contexts against 200 flags of varied strategies, constraints, segments,
 //! dependencies and variants, the flags OFREP answers enabled are exactly the frontend's toggles, with the
 //! same variants, values and impression data; the flags it answers disabled are absent from the frontend's
-//! answer, and `TARGETING_KEY_MISSING` appears only without a targeting key.
+//! answer, and `TARGETING_KEY_MISSING` appears only without a targeting key. Every other round asks with a
+//! token of two of the three projects: OFREP lists exactly their flags.
 
 mod common;
 
@@ -34,6 +35,9 @@ impl Rng {
         items[self.below(items.len() as u64) as usize]
     }
 }
+
+/// A frontend token of the projects `web` and `mobile`.
+const SCOPED: &str = "web:development.scoped-secret";
 
 const PLANS: &[&str] = &["free", "pro", "enterprise", "beta"];
 const COUNTRIES: &[&str] = &["se", "no", "de", "fr", "us"];
@@ -211,12 +215,32 @@ async fn ofrep_bulk_and_the_frontend_api_answer_the_same_flags_and_variants() {
             "development",
             document(&mut rng),
         )],
-        tokens: tokens(),
+        tokens: [
+            tokens(),
+            vec![grant(
+                SCOPED,
+                v1::TokenKind::Frontend,
+                &["web", "mobile"],
+                "development",
+            )],
+        ]
+        .concat(),
         settings: None,
     };
+    let scoped_names: Vec<String> = first.environments[0]
+        .features
+        .iter()
+        .filter(|f| f.project != "default")
+        .map(|f| f.name.clone())
+        .collect();
+    let in_scope = |name: &str| scoped_names.iter().any(|scoped| scoped == name);
+    let scoped_flags = scoped_names.len();
+    assert!((50..150).contains(&scoped_flags), "{scoped_flags}");
     let server = Server::start_with(ServingState::new(false), first).await;
     let (mut enabled_seen, mut variants_seen, mut missing_seen) = (0, 0, 0);
     for round in 0..200 {
+        let scoped = round % 2 == 1;
+        let token = if scoped { SCOPED } else { FRONTEND };
         let fields = context(&mut rng);
         let has_user = fields.iter().any(|(name, _)| *name == "userId");
         let query = form_urlencoded::Serializer::new(String::new())
@@ -225,7 +249,7 @@ async fn ofrep_bulk_and_the_frontend_api_answer_the_same_flags_and_variants() {
         let frontend: Value = server
             .http
             .get(server.url(&format!("/api/frontend?{query}")))
-            .header("authorization", FRONTEND)
+            .header("authorization", token)
             .send()
             .await
             .unwrap()
@@ -248,7 +272,7 @@ async fn ofrep_bulk_and_the_frontend_api_answer_the_same_flags_and_variants() {
         let answer = server
             .http
             .post(server.url("/ofrep/v1/evaluate/flags"))
-            .header("authorization", format!("Bearer {FRONTEND}"))
+            .header("authorization", format!("Bearer {token}"))
             .json(&json!({ "context": ofrep_context }))
             .send()
             .await
@@ -263,7 +287,12 @@ async fn ofrep_bulk_and_the_frontend_api_answer_the_same_flags_and_variants() {
             .map(|t| (t["name"].as_str().unwrap(), t))
             .collect();
         let flags = ofrep["flags"].as_array().unwrap();
-        assert_eq!(flags.len(), 200, "OFREP lists every flag");
+        if scoped {
+            assert_eq!(flags.len(), scoped_flags, "OFREP lists every flag in scope");
+            assert!(flags.iter().all(|f| in_scope(f["key"].as_str().unwrap())));
+        } else {
+            assert_eq!(flags.len(), 200, "OFREP lists every flag");
+        }
         let mut listed_enabled = 0;
         let mut missing = 0;
         for flag in flags {

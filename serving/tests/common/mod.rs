@@ -66,7 +66,7 @@ pub fn document() -> FeaturesDocument {
     }
 }
 
-fn grant(
+pub fn grant(
     secret: &str,
     kind: v1::TokenKind,
     projects: &[&str],

@@ -2,9 +2,10 @@
 //! "metadata"}` written from the compiled snapshot, one flag or every flag in scope in one pass, like the
 //! frontend API's `toggles` (`toggles`). What a flag's answer needs beyond the evaluation is decided when it is
 //! compiled ([`OfrepTraits`]: a handful of booleans) or serialized on first use and kept for the life of its
-//! chunk or variant (each flag's key, the rest of each answer after the key, once for all the chunk's flags
-//! that end alike, and each variant's): compiling a snapshot costs nothing more for servers that never answer
-//! OFREP, and a request copies two pieces per flag, its key and a rest that many flags share.
+//! chunk or variant: compiling a snapshot costs nothing more for servers that never answer OFREP. A chunk's
+//! text holds each flag's answer for its usual outcome (on for everyone, else off), one after the other, so
+//! that a bulk request copies the answers of consecutive flags that came to it in one piece ([`Runs`]); a
+//! flag that did not is written as its key and the rest of the answer for its outcome.
 //!
 //! The answer's `value` is the variant's payload by its type (`number` a number, `json` the JSON value, any
 //! other type or a payload that does not parse as its type a string), a variant without payload its name,
@@ -111,7 +112,7 @@ impl CompiledVariant {
                 json_string(&self.name),
                 span(&chunk.text, &pieces.variant_tail),
             );
-            let hash = text_hash(&format!("{}{tail}", &span(&chunk.text, &pieces.key)[1..]));
+            let hash = text_hash(&format!("{}{tail}", &span(&chunk.text, &pieces.key())[1..]));
             (tail.into(), hash)
         });
         (tail.as_bytes(), *hash)
@@ -163,40 +164,70 @@ impl SharedPieces {
 impl Chunk {
     fn ofrep_chunk(&self, projects: &[Box<str>]) -> &OfrepChunk {
         self.ofrep.get_or_init(|| {
-            let mut text = String::new();
+            // Each flag's answer for its usual outcome, in flag order, then the other tails once each.
+            let mut answers = String::new();
+            let mut others = Vec::new();
+            for f in self.features.iter() {
+                let start = answers.len() as u32;
+                answers.push_str(&format!(r#",{{"key":{},"#, json_string(&f.name)));
+                let key_end = answers.len() as u32;
+                let project = projects.get(f.project as usize).map_or("", |p| &**p);
+                // `impressionData` only when true: absent is false, and most flags have none.
+                let impression = if f.impression_data {
+                    r#","impressionData":true"#
+                } else {
+                    ""
+                };
+                let metadata = format!(
+                    r#""metadata":{{"project":{}{impression}}}}}"#,
+                    json_string(project),
+                );
+                let tail =
+                    |value: &str, reason: &str| format!(r#"{value}"reason":"{reason}",{metadata}"#);
+                let off = tail(outcome_value(false), f.ofrep.reason(false, false));
+                let on = tail(outcome_value(true), f.ofrep.reason(true, false));
+                let variant_tail = tail("", f.ofrep.reason(true, true));
+                // On without a variant for everyone (`STATIC`), or else usually off: a layout only, an
+                // answer is what the evaluation comes to.
+                let usually_on = f.switched_on
+                    && f.ofrep.for_everyone
+                    && !f.has_variants
+                    && f.dependencies.is_empty();
+                answers.push_str(if usually_on { &on } else { &off });
+                others.push((
+                    start..answers.len() as u32,
+                    key_end,
+                    usually_on,
+                    off,
+                    on,
+                    variant_tail,
+                ));
+            }
+            let answers_end = answers.len() as u32;
+            let mut text = answers;
             let mut shared = SharedPieces::default();
-            let spans = self
-                .features
-                .iter()
-                .map(|f| {
-                    let key =
-                        push_span(&mut text, &format!(r#",{{"key":{},"#, json_string(&f.name)));
-                    let project = projects.get(f.project as usize).map_or("", |p| &**p);
-                    // `impressionData` only when true: absent is false, and most flags have none.
-                    let impression = if f.impression_data {
-                        r#","impressionData":true"#
-                    } else {
-                        ""
+            let spans = others
+                .into_iter()
+                .map(|(answer, key_end, usually_on, off, on, variant_tail)| {
+                    let usual = key_end..answer.end;
+                    let mut span_of = |tail: String, usual_here: bool| {
+                        if usual_here {
+                            usual.clone()
+                        } else {
+                            shared.span_of(&mut text, tail)
+                        }
                     };
-                    let metadata = format!(
-                        r#""metadata":{{"project":{}{impression}}}}}"#,
-                        json_string(project),
-                    );
-                    let mut tail = |value: &str, reason: &str| {
-                        let tail = format!(r#"{value}"reason":"{reason}",{metadata}"#);
-                        shared.span_of(&mut text, tail)
-                    };
-                    let off = tail(outcome_value(false), f.ofrep.reason(false, false));
-                    let on = tail(outcome_value(true), f.ofrep.reason(true, false));
-                    let variant_tail = tail("", f.ofrep.reason(true, true));
-                    (key, off, on, variant_tail)
+                    let off = span_of(off, !usually_on);
+                    let on = span_of(on, usually_on);
+                    let variant_tail = span_of(variant_tail, false);
+                    (answer, key_end, usually_on, off, on, variant_tail)
                 })
                 .collect::<Vec<_>>();
             let text: Box<str> = text.into();
             let flags = spans
                 .into_iter()
-                .map(|(key, off, on, variant_tail)| {
-                    let key_only = &span(&text, &key)[1..];
+                .map(|(answer, key_end, usually_on, off, on, variant_tail)| {
+                    let key_only = span(&text, &(answer.start + 1..key_end));
                     let tail = |rest: Range<u32>| OfrepTail {
                         hash: text_hash(&format!("{key_only}{}", span(&text, &rest))),
                         span: rest,
@@ -205,7 +236,9 @@ impl Chunk {
                         off: tail(off),
                         on: tail(on),
                         missing_key_hash: text_hash(&format!("{key_only}{MISSING_KEY_REST}")),
-                        key,
+                        answer,
+                        key_end,
+                        usually_on,
                         variant_tail,
                     }
                 })
@@ -230,10 +263,15 @@ impl Chunk {
                         .max(len(&p.on.span))
                         .max(longest_variant(f) + 1 + len(&p.variant_tail))
                         .max(MISSING_KEY_REST.len());
-                    len(&p.key) + rest
+                    len(&p.key()) + rest
                 })
                 .sum();
-            OfrepChunk { text, flags, bound }
+            OfrepChunk {
+                text,
+                flags,
+                answers_end,
+                bound,
+            }
         })
     }
 }
@@ -262,46 +300,96 @@ impl OfrepSink for Length {
 
 impl OfrepChunk {
     /// A piece's bytes: sliced as bytes, without the text's char-boundary checks (every piece was
-    /// appended whole, `push_span`), which were a fifth of a bulk answer's own instructions.
+    /// appended whole), which were a fifth of a bulk answer's own instructions.
     #[inline(always)]
-    fn bytes(&self, piece: &Range<u32>) -> &[u8] {
+    fn bytes(&self, piece: Range<u32>) -> &[u8] {
         &self.text.as_bytes()[piece.start as usize..piece.end as usize]
     }
 
-    /// Writes the answer of the flag of `pieces`, evaluated (after a comma unless `first`): its key, then
-    /// the rest for its outcome. Returns its part of the fingerprint.
+    /// The rest of the answer of the flag of `pieces` after its key for an outcome other than its usual
+    /// one, and the answer's part of the fingerprint; `None` for its usual outcome (the answer in place).
     #[inline(always)]
-    fn write_answer(
+    fn unusual_rest<'s>(
+        &'s self,
+        pieces: &OfrepPieces,
+        enabled: bool,
+        variant: Option<&'s CompiledVariant>,
+    ) -> (Option<&'s [u8]>, u64) {
+        match variant {
+            Some(v) => {
+                let (rest, hash) = v.ofrep_answer(self, pieces);
+                (Some(rest), hash)
+            }
+            None if enabled == pieces.usually_on => (None, pieces.usual().hash),
+            None => {
+                let tail = if enabled { &pieces.on } else { &pieces.off };
+                (Some(self.bytes(tail.span.clone())), tail.hash)
+            }
+        }
+    }
+
+    /// Writes the answer of the flag of `pieces` alone (without a comma). Returns its part of the
+    /// fingerprint.
+    fn write_one(
         &self,
         pieces: &OfrepPieces,
         enabled: bool,
         variant: Option<&CompiledVariant>,
-        first: bool,
-        out: &mut impl OfrepSink,
+        out: &mut Vec<u8>,
     ) -> u64 {
-        let (rest, hash) = match variant {
-            Some(v) => v.ofrep_answer(self, pieces),
-            None => {
-                let tail = if enabled { &pieces.on } else { &pieces.off };
-                (self.bytes(&tail.span), tail.hash)
+        let (rest, hash) = self.unusual_rest(pieces, enabled, variant);
+        match rest {
+            None => out.put(self.bytes(pieces.answer.start + 1..pieces.answer.end)),
+            Some(rest) => {
+                out.put(self.bytes(pieces.answer.start + 1..pieces.key_end));
+                out.put(rest);
             }
-        };
-        out.put(&self.bytes(&pieces.key)[usize::from(first)..]);
-        out.put(rest);
+        }
         hash
     }
+}
 
-    /// Writes the `TARGETING_KEY_MISSING` answer of the flag of `pieces` (after a comma unless `first`);
-    /// returns its part of the fingerprint.
-    fn write_missing_key(
-        &self,
-        pieces: &OfrepPieces,
-        first: bool,
-        out: &mut impl OfrepSink,
-    ) -> u64 {
-        out.put(&self.bytes(&pieces.key)[usize::from(first)..]);
-        out.put(MISSING_KEY_REST.as_bytes());
-        pieces.missing_key_hash
+/// Writes a chunk's answers into an array: the answers of flags that came to their usual outcome are
+/// copied a run at a time from the chunk's text, where they lie one after the other; the answer of a flag
+/// that did not breaks the run after its key and is written from its key's end.
+struct Runs<'a, S> {
+    chunk: &'a OfrepChunk,
+    out: &'a mut S,
+    /// Where the run not yet written starts in the chunk's text.
+    from: u32,
+    /// Nothing written into the array yet: the next run's leading comma is left out.
+    first: &'a mut bool,
+}
+
+impl<S: OfrepSink> Runs<'_, S> {
+    /// Writes the run up to `to`.
+    #[inline(always)]
+    fn flush(&mut self, to: u32) {
+        if self.from < to {
+            let from = self.from + u32::from(std::mem::take(self.first));
+            self.out.put(self.chunk.bytes(from..to));
+        }
+    }
+
+    /// Leaves the flag of `pieces` out: the run ends before it and starts again after it.
+    #[inline(always)]
+    fn skip(&mut self, pieces: &OfrepPieces) {
+        self.flush(pieces.answer.start);
+        self.from = pieces.answer.end;
+    }
+
+    /// Writes the flag of `pieces` with `rest` after its key instead of its usual answer.
+    #[inline(always)]
+    fn replace(&mut self, pieces: &OfrepPieces, rest: &[u8]) {
+        self.flush(pieces.key_end);
+        self.out.put(rest);
+        self.from = pieces.answer.end;
+    }
+
+    /// Writes the rest of the chunk's run.
+    #[inline(always)]
+    fn finish(mut self) {
+        self.flush(self.chunk.answers_end);
     }
 }
 
@@ -358,23 +446,35 @@ impl Snapshot {
         let mut first = true;
         self.for_each_chunk(ctx, projects, |start, chunk, mask, e| {
             let ofrep = chunk.ofrep_chunk(&self.projects);
+            let mut runs = Runs {
+                chunk: ofrep,
+                out: &mut *out,
+                from: 0,
+                first: &mut first,
+            };
             for (offset, (f, pieces)) in chunk.features.iter().zip(ofrep.flags.iter()).enumerate() {
                 if !in_scope(mask, f) {
+                    runs.skip(pieces);
                     continue;
                 }
                 let hash = if no_user_id && f.ofrep.needs_user_id {
-                    ofrep.write_missing_key(pieces, first, out)
+                    runs.replace(pieces, MISSING_KEY_REST.as_bytes());
+                    pieces.missing_key_hash
                 } else {
                     let (enabled, variant) = match self.decided(chunk, f, e) {
                         Resolution::Off => (false, None),
                         Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
                     };
                     evaluated(start + offset, enabled);
-                    ofrep.write_answer(pieces, enabled, variant, first, out)
+                    let (rest, hash) = ofrep.unusual_rest(pieces, enabled, variant);
+                    if let Some(rest) = rest {
+                        runs.replace(pieces, rest);
+                    }
+                    hash
                 };
-                first = false;
                 fingerprint.write_u64(hash);
             }
+            runs.finish();
         });
         out.put(b"]");
         fingerprint.finish()
@@ -405,7 +505,7 @@ impl Snapshot {
             Resolution::Off => (false, None),
             Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
         });
-        ofrep.write_answer(&ofrep.flags[offset], enabled, variant, true, out);
+        ofrep.write_one(&ofrep.flags[offset], enabled, variant, out);
         OfrepFlag::Written {
             index: index as usize,
             enabled,

@@ -147,16 +147,19 @@ pub(super) struct OfrepTraits {
     pub(super) needs_user_id: bool,
 }
 
-/// A chunk's OFREP pieces (`ofrep`): each flag's answer is written in two copies, its key (in `text`, in
-/// flag order) and a tail from its outcome on (`"value":false,"reason":…,"metadata":{…}}`, in
-/// `text` once for all the chunk's flags that end alike). A request copies mostly memory that many answers
-/// share: answers of whole flags, each copied once per request, were read from memory that had left the
-/// caches (BENCHMARKS.md, OFREP bulk).
+/// A chunk's OFREP pieces (`ofrep`). Its text starts with each flag's answer for its usual outcome (the
+/// one it gives for everyone, else off), in flag order and each after a comma, so that the answers of
+/// consecutive flags that came to their usual outcome are copied in one piece; then the other ends of
+/// answers (after the key), once for all the chunk's flags that end alike. A request copies mostly memory
+/// that many answers share: answers of whole flags for every outcome, copied one by one, were read from
+/// memory that had left the caches (BENCHMARKS.md, OFREP bulk).
 #[derive(Debug)]
 pub(super) struct OfrepChunk {
     pub(super) text: Box<str>,
     /// By flag, in the chunk's order.
     pub(super) flags: Box<[OfrepPieces]>,
+    /// Where the flags' usual answers end in `text`.
+    pub(super) answers_end: u32,
     /// At least as many bytes as its flags' answers take, whatever the context (`ofrep`).
     pub(super) bound: usize,
 }
@@ -164,8 +167,13 @@ pub(super) struct OfrepChunk {
 /// A flag's OFREP pieces; a chosen variant's tail the variant keeps (`CompiledVariant::ofrep_answer`).
 #[derive(Debug)]
 pub(super) struct OfrepPieces {
-    /// `,{"key":…,` in the chunk's text (its comma left out for the first answer of an array).
-    pub(super) key: Range<u32>,
+    /// `,{"key":…,` and the rest of its usual answer, in the chunk's text (its comma left out for the
+    /// first answer of an array).
+    pub(super) answer: Range<u32>,
+    /// Where its key (`,{"key":…,`) ends in `answer`.
+    pub(super) key_end: u32,
+    /// Whether its usual outcome is on (without a variant) rather than off.
+    pub(super) usually_on: bool,
     /// Off for the context: `DISABLED` (switched off) or `DEFAULT`.
     pub(super) off: OfrepTail,
     /// On without a variant: `STATIC` or `TARGETING_MATCH`.
@@ -174,6 +182,22 @@ pub(super) struct OfrepPieces {
     pub(super) missing_key_hash: u64,
     /// `"reason":…,"metadata":{…}}` of an answer with a chosen variant, in the chunk's text.
     pub(super) variant_tail: Range<u32>,
+}
+
+impl OfrepPieces {
+    /// `,{"key":…,` in the chunk's text.
+    pub(super) fn key(&self) -> Range<u32> {
+        self.answer.start..self.key_end
+    }
+
+    /// The rest of its usual answer.
+    pub(super) fn usual(&self) -> &OfrepTail {
+        if self.usually_on {
+            &self.on
+        } else {
+            &self.off
+        }
+    }
 }
 
 /// The rest of an answer after its key, in the chunk's text, and the hash of the flag's whole answer, for

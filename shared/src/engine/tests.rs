@@ -661,3 +661,40 @@ fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
         snapshot(OFREP_FLAGS).write_ofrep_flags_json(&c, &projects, &mut out, |_, _| {})
     );
 }
+
+#[test]
+fn ofrep_bulk_is_one_array_whatever_flags_are_in_scope() {
+    // Each flag's usual answer lies in place; answers that differ, flags out of scope and a first answer
+    // that is not the chunk's first must still make one well-formed array in name order.
+    let s = snapshot(OFREP_FLAGS);
+    let c = ctx(r#"{"userId":"7","properties":{"plan":"pro"}}"#);
+    let keys = |projects: &Projects| {
+        let mut out = Vec::new();
+        s.write_ofrep_flags_json(&c, projects, &mut out, |_, _| {});
+        let answers: Vec<serde_json::Value> = serde_json::from_slice(&out).expect("JSON");
+        answers
+            .iter()
+            .map(|a| a["key"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&Projects::from_list(&["q"])), ["d-other"]);
+    assert_eq!(keys(&Projects::from_list(&["none"])), Vec::<String>::new());
+    assert_eq!(
+        keys(&Projects::All),
+        [
+            "a-off",
+            "b-split",
+            "c-child",
+            "d-other",
+            "e-users",
+            "f-plan",
+            "g-none-active"
+        ]
+    );
+    let mut out = Vec::new();
+    s.write_ofrep_flags_json(&c, &Projects::from_list(&["q"]), &mut out, |_, _| {});
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        r#"[{"key":"d-other","value":true,"reason":"STATIC","metadata":{"project":"q"}}]"#
+    );
+}
