@@ -373,7 +373,7 @@ fn granted<'s>(
         .map(token::secret_of_authorization)
         .filter(|secret| !secret.is_empty())
         .ok_or_else(|| unauthenticated("An API token is required in the Authorization header"))?;
-    let hash = token::sha256(secret);
+    let hash = crate::secret_hashes::sha256(secret, |hash| snapshot.tokens.contains_key(hash));
     let grant = snapshot
         .tokens
         .get(&hash)

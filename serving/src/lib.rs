@@ -5,7 +5,7 @@
 //! [`snapshot`] builds and advances snapshots from the `vexil.v1` messages, each with its [`change_feed`];
 //! [`state`] holds what every request reads; [`change_stream`] and [`stream_events`] serve the open change
 //! streams ([`client_delta`], [`ofrep`], its request bodies read by `ofrep_context`), answered by
-//! `stream_response` and, on connections they open, written by `stream_connection` without hyper; [`extract`] holds the extractors (context, client IP, token scope); [`frontend`] and
+//! `stream_response` and, on connections they open, written by `stream_connection` without hyper; [`extract`] holds the extractors (context, client IP, token scope: the token's hash remembered per thread by `secret_hashes`); [`frontend`] and
 //! [`client_api`] the thin handlers, [`response`] how they write answers; [`usage`] the SDKs' register and
 //! metrics bodies; [`unleash_edge_report`] Unleash Edge's report on itself; [`edge_validate`] Unleash's `/edge/validate`; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
 //! metrics both binaries record and their Prometheus recorder; [`token_sightings`] the tokens used (their "last
@@ -26,6 +26,7 @@ pub mod frontend;
 pub mod ofrep;
 mod ofrep_context;
 pub mod response;
+mod secret_hashes;
 pub mod serve;
 pub mod shutdown;
 pub mod snapshot;
