@@ -194,12 +194,12 @@ impl Snapshot {
         &'s self,
         ctx: &Context,
         projects: &Projects,
-        mut visit: impl FnMut(usize, &'s Chunk, Option<&[bool]>, &Eval<'_>),
+        mut visit: impl FnMut(usize, &'s Chunk, &ProjectMask, &Eval<'_>),
     ) {
         let mask = self.project_mask(projects);
         with_eval(ctx, &self.properties, self.parent_count, |e| {
             for (chunk, &start) in self.chunks.iter().zip(self.starts.iter()) {
-                visit(start as usize, chunk, mask.as_deref(), e);
+                visit(start as usize, chunk, &mask, e);
             }
         });
     }
@@ -209,11 +209,17 @@ impl Snapshot {
         with_eval(ctx, &self.properties, self.parent_count, run)
     }
 
-    /// Which projects are in scope, by project index; `None` for all ([`in_scope`]).
-    fn project_mask(&self, projects: &Projects) -> Option<Vec<bool>> {
+    /// Which projects are in scope, by project index ([`in_scope`]).
+    fn project_mask(&self, projects: &Projects) -> ProjectMask {
+        let included = || self.projects.iter().map(|p| projects.includes(p));
         match projects {
-            Projects::All => None,
-            Projects::Only(_) => Some(self.projects.iter().map(|p| projects.includes(p)).collect()),
+            Projects::All => ProjectMask::All,
+            Projects::Only(_) if self.projects.len() <= 64 => ProjectMask::Bits(
+                included()
+                    .enumerate()
+                    .fold(0, |bits, (i, yes)| bits | (u64::from(yes) << i)),
+            ),
+            Projects::Only(_) => ProjectMask::Listed(included().collect()),
         }
     }
 
@@ -294,10 +300,22 @@ impl Snapshot {
     }
 }
 
+/// Which of a snapshot's projects a request may see, by project index: a bit each when they are few (no
+/// allocation per request), else a list.
+pub(super) enum ProjectMask {
+    All,
+    Bits(u64),
+    Listed(Vec<bool>),
+}
+
 /// Whether `f` is of a project in scope (`mask`: [`Snapshot::for_each_chunk`]'s).
 #[inline(always)]
-pub(super) fn in_scope(mask: Option<&[bool]>, f: &CompiledFeature) -> bool {
-    mask.is_none_or(|mask| mask[f.project as usize])
+pub(super) fn in_scope(mask: &ProjectMask, f: &CompiledFeature) -> bool {
+    match mask {
+        ProjectMask::All => true,
+        ProjectMask::Bits(bits) => bits >> f.project & 1 == 1,
+        ProjectMask::Listed(listed) => listed.get(f.project as usize) == Some(&true),
+    }
 }
 
 #[cfg(test)]

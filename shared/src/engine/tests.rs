@@ -698,3 +698,37 @@ fn ofrep_bulk_is_one_array_whatever_flags_are_in_scope() {
         r#"[{"key":"d-other","value":true,"reason":"STATIC","metadata":{"project":"q"}}]"#
     );
 }
+
+#[test]
+fn a_scope_of_some_projects_holds_whether_the_snapshot_has_few_projects_or_many() {
+    // Up to 64 projects the scope is a bit mask, past them a list: both leave out the same flags.
+    for count in [4, 64, 65, 130] {
+        let features: Vec<String> = (0..count)
+            .map(|i| {
+                format!(
+                    r#"{{"name":"f{i:03}","enabled":true,"project":"p{i}","strategies":[{{"name":"default"}}]}}"#
+                )
+            })
+            .collect();
+        let s = snapshot(&format!(r#"{{"features":[{}]}}"#, features.join(",")));
+        let last = format!("p{}", count - 1);
+        let projects = Projects::from_list(&["p0", "p2", &last]);
+        let c = ctx("{}");
+        let names: Vec<String> = s
+            .evaluate_all(&c, &projects)
+            .iter()
+            .map(|t| t.name.to_owned())
+            .collect();
+        let expected = vec![
+            "f000".to_owned(),
+            "f002".to_owned(),
+            format!("f{:03}", count - 1),
+        ];
+        assert_eq!(names, expected, "{count} projects");
+        let mut out = Vec::new();
+        s.write_ofrep_flags_json(&c, &projects, &mut out, |_, _| {});
+        let answers: Vec<serde_json::Value> = serde_json::from_slice(&out).unwrap();
+        let keys: Vec<&str> = answers.iter().map(|a| a["key"].as_str().unwrap()).collect();
+        assert_eq!(keys, expected, "{count} projects");
+    }
+}
