@@ -1,19 +1,13 @@
-//! The frontend API (API.md §5): enabled flags for a context, one output buffer per response, CORS from
-//! the snapshot's `frontendApiOrigins`, a weak ETag from the body's length and the engine's fingerprint of it;
+//! The frontend API (API.md §5): enabled flags for a context, one output buffer per response (CORS by
+//! `cors`), a weak ETag from the body's length and the engine's fingerprint of it;
 //! and the frontend SDKs' metrics and register posts.
 
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Request, State};
-use axum::http::header::{
-    ACCESS_CONTROL_ALLOW_CREDENTIALS, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
-    ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE,
-    ACCESS_CONTROL_REQUEST_HEADERS, ORIGIN, VARY,
-};
-use axum::http::{HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
 use vexil_shared::{ApiError, Context};
 
 use crate::evaluation_counters::EvaluationCounters;
@@ -167,64 +161,4 @@ fn toggles(
         json_response(StatusCode::OK, body, scope.snapshot.revision)
     };
     revalidated(response, etag)
-}
-
-/// CORS on every `/api/frontend*` answer, errors included; preflights answered here, without auth.
-pub async fn cors(
-    State(state): State<Arc<ServingState>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let origin = request.headers().get(ORIGIN).cloned();
-    let allowed = origin.as_ref().and_then(|origin| {
-        let snapshot = state.current.load();
-        let origins = snapshot
-            .as_deref()
-            .map_or(&[][..], |s| &s.settings.frontend_api_origins[..]);
-        if origins.is_empty() || origins.iter().any(|o| o == "*") {
-            Some(HeaderValue::from_static("*"))
-        } else {
-            let text = origin.to_str().ok()?;
-            origins.iter().any(|o| o == text).then(|| origin.clone())
-        }
-    });
-    if request.method() == Method::OPTIONS {
-        let mut response = StatusCode::NO_CONTENT.into_response();
-        let headers = response.headers_mut();
-        headers.insert(
-            ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static("GET,HEAD,PUT,PATCH,POST,DELETE"),
-        );
-        if let Some(requested) = request.headers().get(ACCESS_CONTROL_REQUEST_HEADERS) {
-            headers.insert(ACCESS_CONTROL_ALLOW_HEADERS, requested.clone());
-        }
-        headers.insert(ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
-        headers.insert(
-            VARY,
-            HeaderValue::from_static("Origin, Access-Control-Request-Headers"),
-        );
-        headers.insert(
-            ACCESS_CONTROL_ALLOW_CREDENTIALS,
-            HeaderValue::from_static("true"),
-        );
-        if let Some(allowed) = allowed {
-            headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
-        }
-        return response;
-    }
-    let mut response = next.run(request).await;
-    let headers = response.headers_mut();
-    headers.insert(VARY, HeaderValue::from_static("Origin"));
-    headers.insert(
-        ACCESS_CONTROL_ALLOW_CREDENTIALS,
-        HeaderValue::from_static("true"),
-    );
-    headers.insert(
-        ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("ETag"),
-    );
-    if let Some(allowed) = allowed {
-        headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
-    }
-    response
 }
