@@ -1,8 +1,10 @@
 //! User groups: a name, SSO mappings, an optional root role given to every member, and members. `PUT`
 //! replaces the details and the membership (spec endpoint 11); membership changes are audited member by
-//! member (`group-user-added` / `group-user-removed`).
+//! member (`group-user-added` / `group-user-removed`). A change of a group's root role, its deletion or a
+//! member leaving it never leaves the instance without an active Admin (`domain::last_admin`).
 
 use super::events::{payload, EventType};
+use super::last_admin;
 use super::roles::{RoleReference, RootRole};
 use super::users::{self, User};
 use crate::store::groups::{self as group_store, GroupRow, MemberRow};
@@ -198,7 +200,8 @@ async fn validate(
     })
 }
 
-/// Adds and removes members so that the group holds exactly `wanted`, one event per change.
+/// Adds and removes members so that the group holds exactly `wanted`, one event per change. A caller that may
+/// remove someone checks the last-Admin rule (`last_admin::keep_an_admin`) after it.
 pub(crate) async fn set_members(
     tx: &mut WriteTx,
     group_id: i64,
@@ -279,6 +282,7 @@ pub async fn replace(tx: &mut WriteTx, id: i64, input: WriteGroup) -> Result<Gro
             )?;
         }
     }
+    let refusal = losing_admins(&before_row, valid.root_role);
     let row = GroupRow {
         name: valid.name,
         description: valid.description,
@@ -286,8 +290,10 @@ pub async fn replace(tx: &mut WriteTx, id: i64, input: WriteGroup) -> Result<Gro
         root_role: valid.root_role,
         ..before_row
     };
+    let admins = last_admin::before(tx.conn()).await?;
     group_store::update(tx.conn(), &row).await?;
     set_members(tx, id, &valid.members).await?;
+    last_admin::keep_an_admin(tx.conn(), admins, &refusal).await?;
     let after = get(tx.conn(), id).await?;
     tx.record(NewEvent {
         event_type: EventType::GroupUpdated.as_str(),
@@ -313,10 +319,37 @@ pub async fn delete_provisioned(tx: &mut WriteTx, row: GroupRow) -> Result<(), A
     remove(tx, row).await
 }
 
+/// Why a change of group `before` to root role `root_role` would be refused by the last-Admin rule: it takes
+/// the Admin root role away from its members, or (the role kept) some members leave.
+fn losing_admins(before: &GroupRow, root_role: Option<i64>) -> String {
+    let admin = Some(RootRole::Admin.id());
+    if before.root_role == admin && root_role != admin {
+        format!(
+            "rootRole: group {} gives the last active Admin user the Admin root role",
+            before.name
+        )
+    } else {
+        leaving(&before.name, "users")
+    }
+}
+
+/// The last-Admin rule's refusal when members leave group `name` (`field`: where the members are listed).
+pub(crate) fn leaving(name: &str, field: &str) -> String {
+    format!(
+        "{field}: the last active Admin user has the Admin root role through group {name}, which they would leave"
+    )
+}
+
 async fn remove(tx: &mut WriteTx, row: GroupRow) -> Result<(), ApiError> {
     let id = row.id;
+    let refusal = format!(
+        "Group {} cannot be deleted: it gives the last active Admin user the Admin root role",
+        row.name
+    );
+    let admins = last_admin::before(tx.conn()).await?;
     let before = view(tx.conn(), row).await?;
     group_store::delete(tx.conn(), id).await?;
+    last_admin::keep_an_admin(tx.conn(), admins, &refusal).await?;
     tx.record(NewEvent {
         event_type: EventType::GroupDeleted.as_str(),
         pre_data: Some(payload(&before)),

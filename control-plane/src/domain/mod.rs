@@ -36,6 +36,7 @@ pub mod import_export;
 pub mod instance;
 pub mod instance_csv;
 pub mod invite_links;
+pub mod last_admin;
 pub mod lifecycle;
 pub mod limits;
 pub mod link_tokens;

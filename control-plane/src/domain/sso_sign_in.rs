@@ -1,9 +1,12 @@
 //! Who a verified single sign-on identity is in Vexil: the user with that e-mail, or a new one (`autoCreate`,
 //! within `emailDomains`, with `defaultRootRole`); and, with group syncing, their membership of every group
 //! whose `mappingsSSO` names one of the identity's groups, set again at each sign-in (added and removed,
-//! one `group-user-added` / `group-user-removed` event each). Groups without SSO mappings are left alone.
+//! one `group-user-added` / `group-user-removed` event each). Groups without SSO mappings are left alone. A
+//! sign-in that would take the last active Admin's Admin root role away (a group that gave it no longer
+//! listed) is refused (`domain::last_admin`).
 
 use super::events::EventType;
+use super::last_admin;
 use super::roles::{RoleReference, RootRole};
 use super::users::{self, CreateUser};
 use crate::store::groups::{self as group_store, MemberRow};
@@ -125,6 +128,7 @@ pub async fn sync_groups(
     user_id: i64,
     claimed: &[String],
 ) -> Result<(), ApiError> {
+    let admins = last_admin::before(tx.conn()).await?;
     let claimed: BTreeSet<&str> = claimed.iter().map(String::as_str).collect();
     let current: BTreeSet<i64> = group_store::groups_of(tx.conn(), user_id)
         .await?
@@ -163,7 +167,10 @@ pub async fn sync_groups(
             .await?;
         }
     }
-    Ok(())
+    let refusal =
+        "You are the last active Admin user, and have the Admin root role through a group \
+         your identity provider no longer lists you in: signing in would take it away";
+    last_admin::keep_an_admin(tx.conn(), admins, refusal).await
 }
 
 /// The groups at `path` (a claim name, or names joined by dots into nested objects) of an ID token's claims:

@@ -5,8 +5,9 @@
 
 use super::access::{self, Credential};
 use super::events::{payload, EventType};
+use super::last_admin;
 use super::passwords::PasswordWork;
-use super::roles::{RoleReference, RootRole};
+use super::roles::RoleReference;
 use super::sign_in_throttle::SignInThrottle;
 use super::single_sign_out::ProviderSession;
 use super::tokens::{parse_timestamp, random_hex, PAT_PREFIX, SECRET_RANDOM_BYTES};
@@ -330,14 +331,6 @@ pub async fn update(tx: &mut WriteTx, id: i64, input: UpdateUser) -> Result<User
         }
         None => before.root_role,
     };
-    if root_role != before.root_role {
-        keep_an_admin(
-            tx.conn(),
-            &before,
-            "rootRole: the last Admin user must keep the Admin root role",
-        )
-        .await?;
-    }
     let row = UserRow {
         name: match input.name {
             Some(name) => clean(Some(name)),
@@ -355,7 +348,10 @@ pub async fn update(tx: &mut WriteTx, id: i64, input: UpdateUser) -> Result<User
     if user == previous {
         return Ok(user);
     }
+    let admins = last_admin::before(tx.conn()).await?;
     user_store::update(tx.conn(), &row).await?;
+    let refusal = "rootRole: the last Admin user must keep the Admin root role";
+    last_admin::keep_an_admin(tx.conn(), admins, refusal).await?;
     tx.record(NewEvent {
         event_type: EventType::UserUpdated.as_str(),
         data: Some(payload(&user)),
@@ -364,32 +360,6 @@ pub async fn update(tx: &mut WriteTx, id: i64, input: UpdateUser) -> Result<User
     })
     .await?;
     Ok(user)
-}
-
-/// The one rule that keeps an instance administrable: the last active user with the Admin root role can be
-/// neither deleted, deactivated (SCIM) nor given another root role (400), whichever route asks. Admin API
-/// tokens are not users and do not count; the operator's admin token can always sign in to the UI besides
-/// (`/login`).
-pub async fn keep_an_admin(
-    conn: &mut AnyConnection,
-    user: &UserRow,
-    refusal: &str,
-) -> Result<(), ApiError> {
-    let admin = RootRole::Admin.id();
-    if user.root_role != admin || !user.active {
-        return Ok(());
-    }
-    let admins = user_store::list(conn)
-        .await?
-        .iter()
-        .filter(|row| row.root_role == admin && row.active)
-        .count();
-    if admins <= 1 {
-        return Err(ApiError::validation(format!(
-            "{refusal}; give another user the Admin root role first"
-        )));
-    }
-    Ok(())
 }
 
 /// Deletes a user with their sessions, personal access tokens and group memberships (not one SCIM manages:
@@ -411,9 +381,11 @@ pub async fn delete_provisioned(tx: &mut WriteTx, row: UserRow) -> Result<(), Ap
 
 async fn remove(tx: &mut WriteTx, row: UserRow) -> Result<(), ApiError> {
     let id = row.id;
-    keep_an_admin(tx.conn(), &row, "The last Admin user cannot be deleted").await?;
+    let admins = last_admin::before(tx.conn()).await?;
     let before = view(row);
     user_store::delete(tx.conn(), id).await?;
+    let refusal = "The last Admin user cannot be deleted";
+    last_admin::keep_an_admin(tx.conn(), admins, refusal).await?;
     tx.record(NewEvent {
         event_type: EventType::UserDeleted.as_str(),
         pre_data: Some(payload(&before)),

@@ -244,6 +244,22 @@ pub async fn group_root_role(
     .await?)
 }
 
+/// How many active people (not service accounts, not deactivated) have the root role `role`, their own or
+/// through a group they belong to: the last-Admin rule's count (`domain::last_admin`).
+pub async fn count_active_with_root_role(
+    conn: &mut AnyConnection,
+    role: i64,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT COUNT(*) FROM users u WHERE u.is_service = 0 AND u.active = 1 AND (u.root_role = $1 \
+         OR EXISTS (SELECT 1 FROM user_group_members m JOIN user_groups g ON g.id = m.group_id \
+                    WHERE m.user_id = u.id AND g.root_role = $1))",
+    )
+    .bind(role)
+    .fetch_one(conn)
+    .await?)
+}
+
 /// Ends a session (sign-out): the row with this hash goes, and its single sign-out data (`sign_out`) is
 /// returned, in one statement (a second sign-out of the same session gets nothing). No row: `None`.
 pub async fn delete_session(

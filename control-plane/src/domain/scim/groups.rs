@@ -1,12 +1,14 @@
 //! SCIM Groups (`/scim/v2/Groups`): Vexil groups an identity provider provisions. `displayName` is the
 //! group's name, `members` its membership (provisioned users, by their SCIM id); the root role a group gives
 //! stays Vexil's (an Admin sets it). Writes record what the admin API's group routes record: `group-created`,
-//! `group-updated`, `group-deleted`, and one `group-user-added` / `group-user-removed` per member.
+//! `group-updated`, `group-deleted`, and one `group-user-added` / `group-user-removed` per member. A member's
+//! leaving or the group's deletion never leaves the instance without an active Admin (`domain::last_admin`).
 
 use super::patch::{self, Shape};
 use super::{list_response, project, Endpoint, ListQuery, ScimError, GROUP_SCHEMA};
 use crate::domain::events::{payload, EventType};
 use crate::domain::groups;
+use crate::domain::last_admin;
 use crate::store::groups::{self as group_store, GroupRow};
 use crate::store::users as user_store;
 use crate::store::{Counter, NewEvent, WriteTx};
@@ -255,8 +257,11 @@ async fn store(
         let members = member_ids(tx.conn(), row.id).await?;
         return Ok(render(&row, &members, endpoint));
     }
+    let admins = last_admin::before(tx.conn()).await?;
     group_store::update(tx.conn(), &row).await?;
     groups::set_members(tx, row.id, &members).await?;
+    let refusal = groups::leaving(&before.name, "members");
+    last_admin::keep_an_admin(tx.conn(), admins, &refusal).await?;
     let after = groups::view(tx.conn(), row.clone()).await?;
     tx.record(NewEvent {
         event_type: EventType::GroupUpdated.as_str(),

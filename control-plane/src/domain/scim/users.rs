@@ -1,12 +1,13 @@
 //! SCIM Users (`/scim/v2/Users`): Vexil users an identity provider provisions. Created as Viewers (their
 //! groups, or an Admin, give more); their SCIM attributes are kept as given and their Vexil fields follow
 //! from them (module `scim`). `active: false` keeps the user but ends their sessions and personal access
-//! tokens and stops them signing in; `DELETE` deletes them as the admin API does. The last active Admin user
-//! is neither deactivated nor deleted (the last-Admin rule holds whichever route asks).
+//! tokens and stops them signing in; `DELETE` deletes them as the admin API does. Neither may leave the
+//! instance without an active Admin, of their own or through a group (`domain::last_admin`).
 
 use super::patch::{self, Shape};
 use super::{boolean, key_of, list_response, project, Endpoint, ListQuery, ScimError, USER_SCHEMA};
 use crate::domain::events::{payload, EventType};
+use crate::domain::last_admin;
 use crate::domain::roles::RootRole;
 use crate::domain::users::{self, validate_email};
 use crate::store::users::{self as user_store, ScimUserRow, UserRow};
@@ -331,16 +332,13 @@ async fn store(
         return Ok(render(&before, endpoint));
     }
     check_unique(tx, &row).await?;
+    let admins = last_admin::before(tx.conn()).await?;
+    user_store::set_scim(tx.conn(), &row, &data).await?;
     if before.user.active && !row.active {
-        users::keep_an_admin(
-            tx.conn(),
-            &before.user,
-            "The last active Admin user cannot be deactivated",
-        )
-        .await?;
+        let refusal = "The last active Admin user cannot be deactivated";
+        last_admin::keep_an_admin(tx.conn(), admins, refusal).await?;
         user_store::end_sessions_and_tokens(tx.conn(), row.id).await?;
     }
-    user_store::set_scim(tx.conn(), &row, &data).await?;
     let user = users::view(row.clone());
     let previous = users::view(before.user);
     // The SCIM attributes are the provider's; an event says what changed of the Vexil user (or that the
