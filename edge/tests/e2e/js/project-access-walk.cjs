@@ -97,7 +97,7 @@ async function main() {
 
   // Alpha's Access page: vera becomes a Member, dora gets the custom role.
   await visit(admin, "/projects/alpha/overview");
-  await navigate(admin, admin.getByRole("link", { name: "Access" }));
+  await navigate(admin, admin.getByRole("link", { name: "Access", exact: true }));
   if (!/\/projects\/alpha\/access$/.test(admin.url())) fail(`Access link went to ${admin.url()}`);
   await shot(admin, "02-access-empty");
   await admin.getByLabel("Person or group").selectOption({ label: "vera" });
