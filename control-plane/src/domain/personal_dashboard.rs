@@ -218,9 +218,12 @@ pub async fn dashboard(
             project_owners.push(ProjectOwner::person(names, personal));
         }
     }
+    // Admins of their own or through a group (whose root role holds for every member).
+    let admin = RootRole::Admin.id();
+    let admins_through_groups = user_store::ids_with_root_role_through_groups(conn, admin).await?;
     let admins = people
         .into_iter()
-        .filter(|person| person.root_role == RootRole::Admin.id())
+        .filter(|person| person.root_role == admin || admins_through_groups.contains(&person.id))
         .map(|person| DashboardAdmin {
             id: person.id,
             name: person.name,

@@ -260,6 +260,20 @@ pub async fn count_active_with_root_role(
     .await?)
 }
 
+/// The people (not service accounts) a group they belong to gives the root role `role`.
+pub async fn ids_with_root_role_through_groups(
+    conn: &mut AnyConnection,
+    role: i64,
+) -> Result<Vec<i64>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT m.user_id FROM user_group_members m JOIN user_groups g ON g.id = m.group_id \
+         JOIN users u ON u.id = m.user_id WHERE g.root_role = $1 AND u.is_service = 0",
+    )
+    .bind(role)
+    .fetch_all(conn)
+    .await?)
+}
+
 /// Ends a session (sign-out): the row with this hash goes, and its single sign-out data (`sign_out`) is
 /// returned, in one statement (a second sign-out of the same session gets nothing). No row: `None`.
 pub async fn delete_session(

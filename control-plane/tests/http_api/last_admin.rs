@@ -218,6 +218,16 @@ async fn an_admin_through_a_group_counts(db: TestDb) {
         .await
         .expect(200);
     assert_eq!(root_role(&server, ada).await, 2);
+    // The personal dashboard names the Admins as the rule counts them: gus, through the group.
+    let answer = server.get("/api/admin/personal-dashboard").await;
+    let dashboard = answer.expect(200);
+    let named: Vec<&str> = dashboard["admins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|admin| admin["username"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["gus"], "{dashboard}");
     // Now gus is the only Admin, through the group: nothing may take that away, and nothing changes.
     let group_path = format!("/api/admin/groups/{admins}");
     let answer = server
