@@ -161,16 +161,30 @@ impl SharedPieces {
     }
 }
 
+/// A flag's pieces while its chunk's text is laid out: its key (without the comma before it), where its usual
+/// answer lies, and the rests after the key for each outcome.
+struct Draft {
+    key: String,
+    answer: Range<u32>,
+    key_end: u32,
+    usually_on: bool,
+    off: String,
+    on: String,
+    variant_tail: String,
+}
+
 impl Chunk {
     fn ofrep_chunk(&self, projects: &[Box<str>]) -> &OfrepChunk {
         self.ofrep.get_or_init(|| {
-            // Each flag's answer for its usual outcome, in flag order, then the other tails once each.
-            let mut answers = String::new();
-            let mut others = Vec::new();
+            // Each flag's answer for its usual outcome, in flag order, then the other rests once each.
+            let mut text = String::new();
+            let mut drafts = Vec::with_capacity(self.features.len());
             for f in self.features.iter() {
-                let start = answers.len() as u32;
-                answers.push_str(&format!(r#",{{"key":{},"#, json_string(&f.name)));
-                let key_end = answers.len() as u32;
+                let start = text.len() as u32;
+                let key = format!(r#"{{"key":{},"#, json_string(&f.name));
+                text.push(',');
+                text.push_str(&key);
+                let key_end = text.len() as u32;
                 let project = projects.get(f.project as usize).map_or("", |p| &**p);
                 // `impressionData` only when true: absent is false, and most flags have none.
                 let impression = if f.impression_data {
@@ -184,65 +198,51 @@ impl Chunk {
                 );
                 let tail =
                     |value: &str, reason: &str| format!(r#"{value}"reason":"{reason}",{metadata}"#);
-                let off = tail(outcome_value(false), f.ofrep.reason(false, false));
-                let on = tail(outcome_value(true), f.ofrep.reason(true, false));
-                let variant_tail = tail("", f.ofrep.reason(true, true));
                 // On without a variant for everyone (`STATIC`), or else usually off: a layout only, an
                 // answer is what the evaluation comes to.
                 let usually_on = f.switched_on
                     && f.ofrep.for_everyone
                     && !f.has_variants
                     && f.dependencies.is_empty();
-                answers.push_str(if usually_on { &on } else { &off });
-                others.push((
-                    start..answers.len() as u32,
+                let off = tail(outcome_value(false), f.ofrep.reason(false, false));
+                let on = tail(outcome_value(true), f.ofrep.reason(true, false));
+                text.push_str(if usually_on { &on } else { &off });
+                drafts.push(Draft {
+                    answer: start..text.len() as u32,
+                    variant_tail: tail("", f.ofrep.reason(true, true)),
+                    key,
                     key_end,
                     usually_on,
                     off,
                     on,
-                    variant_tail,
-                ));
+                });
             }
-            let answers_end = answers.len() as u32;
-            let mut text = answers;
+            let answers_end = text.len() as u32;
             let mut shared = SharedPieces::default();
-            let spans = others
+            let flags = drafts
                 .into_iter()
-                .map(|(answer, key_end, usually_on, off, on, variant_tail)| {
-                    let usual = key_end..answer.end;
-                    let mut span_of = |tail: String, usual_here: bool| {
-                        if usual_here {
+                .map(|d| {
+                    let usual = d.key_end..d.answer.end;
+                    let mut place = |rest: &str, usual_here: bool| OfrepTail {
+                        span: if usual_here {
                             usual.clone()
                         } else {
-                            shared.span_of(&mut text, tail)
-                        }
-                    };
-                    let off = span_of(off, !usually_on);
-                    let on = span_of(on, usually_on);
-                    let variant_tail = span_of(variant_tail, false);
-                    (answer, key_end, usually_on, off, on, variant_tail)
-                })
-                .collect::<Vec<_>>();
-            let text: Box<str> = text.into();
-            let flags = spans
-                .into_iter()
-                .map(|(answer, key_end, usually_on, off, on, variant_tail)| {
-                    let key_only = span(&text, &(answer.start + 1..key_end));
-                    let tail = |rest: Range<u32>| OfrepTail {
-                        hash: text_hash(&format!("{key_only}{}", span(&text, &rest))),
-                        span: rest,
+                            shared.span_of(&mut text, rest.to_owned())
+                        },
+                        hash: text_hash(&format!("{}{rest}", d.key)),
                     };
                     OfrepPieces {
-                        off: tail(off),
-                        on: tail(on),
-                        missing_key_hash: text_hash(&format!("{key_only}{MISSING_KEY_REST}")),
-                        answer,
-                        key_end,
-                        usually_on,
-                        variant_tail,
+                        off: place(&d.off, !d.usually_on),
+                        on: place(&d.on, d.usually_on),
+                        variant_tail: shared.span_of(&mut text, d.variant_tail),
+                        missing_key_hash: text_hash(&format!("{}{MISSING_KEY_REST}", d.key)),
+                        answer: d.answer,
+                        key_end: d.key_end,
+                        usually_on: d.usually_on,
                     }
                 })
                 .collect::<Box<[OfrepPieces]>>();
+            let text: Box<str> = text.into();
             // A variant's `"value":…,"variant":…` is no longer than its frontend object (where a payload
             // is a JSON string, escaped) but for a re-serialized JSON number; then the buffer just grows.
             let longest_variant = |f: &CompiledFeature| {
