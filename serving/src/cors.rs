@@ -108,6 +108,12 @@ fn preflight(request: &HeaderMap, allowed: Option<HeaderValue>) -> Response {
         VARY,
         HeaderValue::from_static("Origin, Access-Control-Request-Headers"),
     );
+    allow(headers, allowed);
+    response
+}
+
+/// What a preflight and an answer both carry: credentials allowed, and the allowed origin if any.
+fn allow(headers: &mut HeaderMap, allowed: Option<HeaderValue>) {
     headers.insert(
         ACCESS_CONTROL_ALLOW_CREDENTIALS,
         HeaderValue::from_static("true"),
@@ -115,7 +121,6 @@ fn preflight(request: &HeaderMap, allowed: Option<HeaderValue>) -> Response {
     if let Some(allowed) = allowed {
         headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
     }
-    response
 }
 
 pin_project_lite::pin_project! {
@@ -151,16 +156,10 @@ where
                 let headers = response.headers_mut();
                 headers.insert(VARY, HeaderValue::from_static("Origin"));
                 headers.insert(
-                    ACCESS_CONTROL_ALLOW_CREDENTIALS,
-                    HeaderValue::from_static("true"),
-                );
-                headers.insert(
                     ACCESS_CONTROL_EXPOSE_HEADERS,
                     HeaderValue::from_static("ETag"),
                 );
-                if let Some(allowed) = allowed.take() {
-                    headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
-                }
+                allow(headers, allowed.take());
                 Poll::Ready(Ok(response))
             }
         }
