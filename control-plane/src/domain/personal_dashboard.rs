@@ -218,12 +218,11 @@ pub async fn dashboard(
             project_owners.push(ProjectOwner::person(names, personal));
         }
     }
-    // Admins of their own or through a group (whose root role holds for every member).
-    let admin = RootRole::Admin.id();
-    let admins_through_groups = user_store::ids_with_root_role_through_groups(conn, admin).await?;
+    // Admins of their own or through a group, as the last-Admin rule counts them.
+    let admin_ids = user_store::ids_with_root_role(conn, RootRole::Admin.id()).await?;
     let admins = people
         .into_iter()
-        .filter(|person| person.root_role == admin || admins_through_groups.contains(&person.id))
+        .filter(|person| admin_ids.contains(&person.id))
         .map(|person| DashboardAdmin {
             id: person.id,
             name: person.name,

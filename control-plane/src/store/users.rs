@@ -244,34 +244,30 @@ pub async fn group_root_role(
     .await?)
 }
 
+/// `u` (a person, a row of `users`) has the root role `$1`, their own or through a group they belong to (a
+/// group's root role holds for every member).
+const HAS_ROOT_ROLE: &str = "(u.root_role = $1 OR EXISTS (SELECT 1 FROM user_group_members m \
+     JOIN user_groups g ON g.id = m.group_id WHERE m.user_id = u.id AND g.root_role = $1))";
+
 /// How many active people (not service accounts, not deactivated) have the root role `role`, their own or
 /// through a group they belong to: the last-Admin rule's count (`domain::last_admin`).
 pub async fn count_active_with_root_role(
     conn: &mut AnyConnection,
     role: i64,
 ) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT COUNT(*) FROM users u WHERE u.is_service = 0 AND u.active = 1 AND (u.root_role = $1 \
-         OR EXISTS (SELECT 1 FROM user_group_members m JOIN user_groups g ON g.id = m.group_id \
-                    WHERE m.user_id = u.id AND g.root_role = $1))",
-    )
-    .bind(role)
-    .fetch_one(conn)
-    .await?)
+    let sql = format!(
+        "SELECT COUNT(*) FROM users u WHERE u.is_service = 0 AND u.active = 1 AND {HAS_ROOT_ROLE}"
+    );
+    Ok(sqlx::query_scalar(&sql).bind(role).fetch_one(conn).await?)
 }
 
-/// The people (not service accounts) a group they belong to gives the root role `role`.
-pub async fn ids_with_root_role_through_groups(
+/// The people (not service accounts) with the root role `role`, their own or through a group.
+pub async fn ids_with_root_role(
     conn: &mut AnyConnection,
     role: i64,
 ) -> Result<Vec<i64>, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT DISTINCT m.user_id FROM user_group_members m JOIN user_groups g ON g.id = m.group_id \
-         JOIN users u ON u.id = m.user_id WHERE g.root_role = $1 AND u.is_service = 0",
-    )
-    .bind(role)
-    .fetch_all(conn)
-    .await?)
+    let sql = format!("SELECT u.id FROM users u WHERE u.is_service = 0 AND {HAS_ROOT_ROLE}");
+    Ok(sqlx::query_scalar(&sql).bind(role).fetch_all(conn).await?)
 }
 
 /// Ends a session (sign-out): the row with this hash goes, and its single sign-out data (`sign_out`) is

@@ -8,6 +8,7 @@
 use crate::database::TestDb;
 use crate::scim::{admin_user, enable, scim, scim_error, GROUP, PATCH};
 use crate::server::{Answer, Server, ADMIN_TOKEN};
+use crate::ui_access::create_user;
 use crate::ui_browser::Browser;
 use serde_json::{json, Value};
 
@@ -18,18 +19,6 @@ crate::on_sqlite_and_postgres!(
     provisioning_keeps_an_admin,
     an_instance_without_admin_users_is_not_held,
 );
-
-async fn create_user(server: &Server, username: &str, role: &str) -> i64 {
-    server
-        .post(
-            "/api/admin/user-admin",
-            json!({"username": username, "password": "correct horse battery", "rootRole": role}),
-        )
-        .await
-        .expect(201)["id"]
-        .as_i64()
-        .unwrap()
-}
 
 async fn root_role(server: &Server, id: i64) -> i64 {
     server

@@ -6,6 +6,7 @@
 
 use crate::database::TestDb;
 use crate::server::{Server, ADMIN_TOKEN};
+use crate::ui_access::create_user;
 use crate::ui_browser::Browser;
 use serde_json::{json, Value};
 
@@ -13,18 +14,6 @@ crate::on_sqlite_and_postgres!(members_are_the_users_with_a_role_in_the_project)
 
 const OWNER: i64 = 4;
 const MEMBER: i64 = 5;
-
-async fn create_user(server: &Server, username: &str, role: &str) -> i64 {
-    server
-        .post(
-            "/api/admin/user-admin",
-            json!({"username": username, "password": "correct horse battery", "rootRole": role}),
-        )
-        .await
-        .expect(201)["id"]
-        .as_i64()
-        .unwrap()
-}
 
 async fn grant(server: &Server, project: &str, roles: &[i64], users: &[i64], groups: &[i64]) {
     server
