@@ -39,7 +39,7 @@ pub struct Group {
     pub created_by: Option<String>,
     pub created_at: Option<String>,
     pub users: Vec<GroupMember>,
-    /// Projects where the group has access (project access comes later: always empty).
+    /// The projects where the group has a role, by id.
     pub projects: Vec<String>,
     pub user_count: i64,
     /// The SCIM id of a group an identity provider provisioned (`/scim/v2`); absent otherwise. Its name and
@@ -98,6 +98,7 @@ pub(crate) async fn view(conn: &mut AnyConnection, row: GroupRow) -> Result<Grou
             user: users::view(user),
         });
     }
+    let projects = group_store::projects_of(conn, row.id).await?;
     Ok(Group {
         id: row.id,
         name: row.name,
@@ -108,7 +109,7 @@ pub(crate) async fn view(conn: &mut AnyConnection, row: GroupRow) -> Result<Grou
         created_at: Some(row.created_at.to_string()),
         user_count: users.len() as i64,
         users,
-        projects: Vec::new(),
+        projects,
         scim_id: row.scim_id,
     })
 }

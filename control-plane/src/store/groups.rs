@@ -113,7 +113,6 @@ pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError>
     Ok(())
 }
 
-/// Members in the order they joined.
 /// The groups `user_id` belongs to, by name.
 pub async fn groups_of(
     conn: &mut AnyConnection,
@@ -126,6 +125,7 @@ pub async fn groups_of(
     Ok(sqlx::query_as(&sql).bind(user_id).fetch_all(conn).await?)
 }
 
+/// Members in the order they joined.
 pub async fn members(
     conn: &mut AnyConnection,
     group_id: i64,
@@ -133,6 +133,19 @@ pub async fn members(
     Ok(sqlx::query_as(
         "SELECT user_id, joined_at, created_by FROM user_group_members WHERE group_id = $1 \
          ORDER BY joined_at, user_id",
+    )
+    .bind(group_id)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The projects where the group has a role, by id.
+pub async fn projects_of(
+    conn: &mut AnyConnection,
+    group_id: i64,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT project_id FROM project_group_roles WHERE group_id = $1 ORDER BY project_id",
     )
     .bind(group_id)
     .fetch_all(conn)

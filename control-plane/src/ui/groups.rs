@@ -62,6 +62,7 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                             th scope="col" { "Name" }
                             th scope="col" { "Root role" }
                             th scope="col" { "Members" }
+                            th scope="col" { "Projects" }
                             th scope="col" { "Actions" }
                         } }
                         tbody {
@@ -89,6 +90,16 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                                             span.muted { "no members" }
                                         } @else {
                                             (group.users.iter().map(|member| display_name(&member.user)).collect::<Vec<_>>().join(", "))
+                                        }
+                                    }
+                                    td {
+                                        @if group.projects.is_empty() {
+                                            span.muted { "none" }
+                                        }
+                                        @for (i, project) in group.projects.iter().enumerate() {
+                                            @if i > 0 { ", " }
+                                            a href=(who.link(&format!("/projects/{project}/access")))
+                                                aria-label=(format!("{project}: who has access")) { (project) }
                                         }
                                     }
                                     td {

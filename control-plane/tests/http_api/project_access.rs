@@ -393,12 +393,25 @@ async fn a_projects_access_for_people_and_groups(db: TestDb) {
     assert_eq!(access["groups"][0]["id"], group);
     assert_eq!(access["groups"][0]["roles"], json!([5]));
     assert_eq!(access["groups"][0]["userCount"], 1);
+    // The group names the projects where it has a role.
+    let team = server
+        .get(&format!("/api/admin/groups/{group}"))
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(team["projects"], json!(["shop"]));
 
     // Revoked, it is gone at the next request.
     server
         .delete(&format!("/api/admin/projects/shop/groups/{group}/roles"))
         .await
         .expect(200);
+    let team = server
+        .get(&format!("/api/admin/groups/{group}"))
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(team["projects"], json!([]));
     server
         .send(
             "POST",

@@ -5,7 +5,7 @@
 use crate::database::TestDb;
 use crate::server::Server;
 use crate::ui_access::{create_user, signed_in_as, with_token, PASSWORD};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 crate::on_sqlite_and_postgres!(
     users_are_created_changed_reset_and_deleted,
@@ -230,6 +230,22 @@ async fn groups_hold_members_and_a_root_role(db: TestDb) {
     assert!(text.contains("ops &lt;team&gt;") && !text.contains("ops <team>"));
     assert!(
         text.contains("ann, bob") && text.contains("<td>Editor</td>"),
+        "{text}"
+    );
+    assert!(text.contains("<span class=\"muted\">none</span>"), "{text}");
+    // Given a role in a project, the group names it, a link to who has access there.
+    server
+        .post(
+            "/api/admin/projects/default/access",
+            json!({"roles": [5], "groups": [id], "users": []}),
+        )
+        .await
+        .expect(200);
+    let text = browser.get("/admin/groups").await.expect(200).to_string();
+    assert!(
+        text.contains(
+            "href=\"/projects/default/access\" aria-label=\"default: who has access\">default</a>"
+        ),
         "{text}"
     );
     // Bob leaves, the root role goes.
