@@ -5,7 +5,7 @@
 //! deactivated, a group's root role changed, a group deleted, a member leaving a group — through the admin
 //! API, the UI, SCIM or a single sign-on's group syncing. It counts the active Admins before the change
 //! ([`before`]) and refuses (400 `ValidationError`, the transaction rolls back) when there were some and none
-//! are left. So the last Admin who holds the role directly may lose it while an Admin through a group remains,
+//! are left (a single sign-on answers 403, as it does to every refused sign-in). So the last Admin who holds the role directly may lose it while an Admin through a group remains,
 //! and the other way round. Admin API tokens are not users and do not count; the operator's admin token can
 //! always sign in to the UI besides (`/login`). Writes take the revision counter's row lock first
 //! (`store::write`), so two writes cannot each take one of the last two Admins.
@@ -88,8 +88,12 @@ mod tests {
     }
 
     fn assert_refused(done: Result<(), ApiError>, fragment: &str) {
+        assert_refused_as(done, ErrorKind::Validation, fragment);
+    }
+
+    fn assert_refused_as(done: Result<(), ApiError>, kind: ErrorKind, fragment: &str) {
         let error = done.unwrap_err();
-        assert_eq!(error.kind, ErrorKind::Validation, "{}", error.message);
+        assert_eq!(error.kind, kind, "{}", error.message);
         assert!(error.message.contains(fragment), "{}", error.message);
         assert!(
             error
@@ -149,7 +153,12 @@ mod tests {
         let done = write(&store, async |tx| {
             sso_sign_in::sync_groups(tx, gus, &[]).await
         });
-        assert_refused(done.await, "You are the last active Admin user");
+        // A refused sign-in: 403, as the sign-in's other refusals.
+        assert_refused_as(
+            done.await,
+            ErrorKind::NoAccess,
+            "You are the last active Admin user",
+        );
         // Nothing changed; a sign-in that keeps the group, and a change of gus's own role, go through.
         let claimed = ["vexil-admins".to_owned()];
         write(&store, async |tx| {

@@ -3,7 +3,7 @@
 //! whose `mappingsSSO` names one of the identity's groups, set again at each sign-in (added and removed,
 //! one `group-user-added` / `group-user-removed` event each). Groups without SSO mappings are left alone. A
 //! sign-in that would take the last active Admin's Admin root role away (a group that gave it no longer
-//! listed) is refused (`domain::last_admin`).
+//! listed) is refused, 403 as every other refused sign-in (`domain::last_admin`).
 
 use super::events::EventType;
 use super::last_admin;
@@ -170,7 +170,10 @@ pub async fn sync_groups(
     let refusal =
         "You are the last active Admin user, and have the Admin root role through a group \
          your identity provider no longer lists you in: signing in would take it away";
-    last_admin::keep_an_admin(tx.conn(), admins, refusal).await
+    // A refused sign-in, like the others here (403), not a refused form.
+    last_admin::keep_an_admin(tx.conn(), admins, refusal)
+        .await
+        .map_err(|error| refused(error.message))
 }
 
 /// The groups at `path` (a claim name, or names joined by dots into nested objects) of an ID token's claims:
