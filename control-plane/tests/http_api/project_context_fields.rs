@@ -2,7 +2,8 @@
 //! binary on SQLite and Postgres: every operation's round trip; usable only by the project's flags and
 //! segments; names unique with the instance's and other projects' fields; in use → 409; unknown project →
 //! 404; bad bodies → 400 with nothing stored; events carrying the project; `UPDATE_PROJECT` in the project;
-//! the project's "Context fields" pages and the constraint editor's choices through real HTML.
+//! the project's "Context fields" pages and the constraint editor's choices through real HTML; export and
+//! import keep a field a project's.
 
 use crate::access::user_with_pat;
 use crate::database::TestDb;
@@ -12,7 +13,8 @@ use serde_json::{json, Value};
 
 crate::on_sqlite_and_postgres!(
     a_projects_context_fields_over_the_api,
-    a_projects_context_fields_in_the_ui
+    a_projects_context_fields_in_the_ui,
+    export_and_import_keep_a_field_a_projects
 );
 
 const ALPHA: &str = "/api/admin/projects/alpha/context";
@@ -640,4 +642,91 @@ async fn a_projects_context_fields_in_the_ui(db: TestDb) {
         .await;
     assert_eq!(refused.status, 403, "{}", refused.text);
     server.get(&format!("{BETA}/betaOnly")).await.expect(200);
+}
+
+/// An export names a project's field with its project; an import creates such a field in the project it
+/// imports into (not the instance's), and refuses a field another project owns, changing nothing.
+async fn export_and_import_keep_a_field_a_projects(db: TestDb) {
+    let server = Server::start(&db, &[]).await;
+    projects_and_flags(&server).await;
+    server
+        .post(
+            ALPHA,
+            json!({"name": "tier", "legalValues": [{"value": "gold"}]}),
+        )
+        .await
+        .expect(201);
+    server
+        .post(
+            "/api/admin/projects/alpha/features/alpha-flag/environments/development/strategies",
+            json!({"name": "default", "constraints": tier_constraint()}),
+        )
+        .await
+        .expect(200);
+    let export = server
+        .post(
+            "/api/admin/features-batch/export",
+            json!({"environment": "development", "project": "alpha"}),
+        )
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(export["contextFields"][0]["name"], "tier");
+    assert_eq!(export["contextFields"][0]["project"], "alpha");
+
+    // Into beta: tier is alpha's, so beta's flags cannot test it.
+    let mut data = export.clone();
+    data["features"][0]["name"] = json!("beta-copy");
+    data["featureStrategies"][0]["featureName"] = json!("beta-copy");
+    data["featureEnvironments"][0]["featureName"] = json!("beta-copy");
+    data["featureEnvironments"][0]["name"] = json!("beta-copy");
+    let body = json!({"project": "beta", "environment": "development", "data": data});
+    let validation = server
+        .post("/api/admin/features-batch/validate", body.clone())
+        .await
+        .expect(200)
+        .clone();
+    let refusal = validation["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|error| {
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("belong to another project")
+        })
+        .unwrap_or_else(|| panic!("{validation}"));
+    assert_eq!(refusal["affectedItems"], json!(["tier (in project alpha)"]));
+    server
+        .post("/api/admin/features-batch/import", body)
+        .await
+        .expect_error(400, "ValidationError");
+    server
+        .get("/api/admin/projects/beta/features/beta-copy")
+        .await
+        .expect_error(404, "NotFoundError");
+
+    // A field the instance lacks is created as the importing project's.
+    let text = data.to_string().replace("\"tier\"", "\"beta-tier\"");
+    let data: Value = serde_json::from_str(&text).unwrap();
+    let body = json!({"project": "beta", "environment": "development", "data": data});
+    server
+        .post("/api/admin/features-batch/import", body)
+        .await
+        .expect(200);
+    let field = server
+        .get(&format!("{BETA}/beta-tier"))
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(field["project"], "beta");
+    assert!(!names(server.get("/api/admin/context").await.expect(200))
+        .contains(&"beta-tier".to_owned()));
+    let strategies = server
+        .get("/api/admin/projects/beta/features/beta-copy/environments/development/strategies")
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(strategies[0]["constraints"][0]["contextName"], "beta-tier");
 }

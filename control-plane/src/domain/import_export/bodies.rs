@@ -103,6 +103,10 @@ pub struct ExportContextField {
     pub sort_order: Option<i64>,
     #[serde(default)]
     pub legal_values: Vec<LegalValue>,
+    /// The project that owns the field (a project's field, usable only by its flags); absent for the
+    /// instance's. An import creates such a field, when missing, in the project it imports into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// A tag of an exported flag (`featureTagSchema`).

@@ -223,6 +223,7 @@ pub async fn export(
                 stickiness: Some(field.stickiness),
                 sort_order: Some(field.sort_order),
                 legal_values: field.legal_values,
+                project: field.project,
             });
         }
     }

@@ -1,6 +1,6 @@
 //! The checks of an import, as Unleash words them (`POST /api/admin/features-batch/validate`): errors stop
 //! an import (duplicates, flags of other projects or archived, unknown strategies, missing segments,
-//! context fields whose legal values differ, unknown tag types or parents, bad shapes, limits); warnings do
+//! context fields whose legal values differ or that belong to another project, unknown tag types or parents, bad shapes, limits); warnings do
 //! not (custom strategies used).
 
 use super::bodies::{ImportToggles, ImportValidation, ValidationItem};
@@ -56,6 +56,7 @@ const MISSING_TAG_TYPES: &str =
     "We detected the following tag types that are neither in the import data nor defined:";
 const MISSING_PARENTS: &str = "We detected the following parent flags that are neither in the import data nor live flags of the project:";
 const LIMITS: &str = "The import would exceed a resource limit:";
+const OTHER_PROJECTS_FIELDS: &str = "The following context fields belong to another project, so the imported flags cannot test them:";
 
 /// 404 for an unknown project or environment, or an environment the project does not use.
 pub async fn require_target(
@@ -236,6 +237,24 @@ pub async fn validate(
                 .any(|legal| !known.contains(legal.value.as_str()))
             {
                 errors.add(LEGAL_VALUES, field.name.clone());
+            }
+        }
+    }
+    // A project's context field may be tested only by that project's flags.
+    let tested: BTreeSet<&str> = data
+        .feature_strategies
+        .iter()
+        .flat_map(|strategy| &strategy.constraints)
+        .map(|constraint| constraint.context_name.as_str())
+        .chain(data.context_fields.iter().map(|field| field.name.as_str()))
+        .collect();
+    for name in tested {
+        if let Some(field) = field_store::get(conn, name).await? {
+            if let Some(owner) = field.project.filter(|owner| *owner != input.project) {
+                errors.add(
+                    OTHER_PROJECTS_FIELDS,
+                    format!("{name} (in project {owner})"),
+                );
             }
         }
     }

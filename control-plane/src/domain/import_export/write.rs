@@ -144,7 +144,8 @@ pub async fn import(
                     stickiness: field.stickiness,
                     sort_order: field.sort_order,
                     legal_values: Some(field.legal_values.clone()),
-                    project: None,
+                    // A project's field stays a project's: the one its flags are imported into.
+                    project: field.project.as_ref().map(|_| project.to_owned()),
                 },
             )
             .await?;
