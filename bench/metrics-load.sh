@@ -4,7 +4,7 @@
 # subscribed to it, one counting evaluations and one not (`--count-evaluations false`). wrk runs against
 # them in turn, ROUNDS times (interleaved, as the machine is shared), then posts SDK metrics to the counting
 # edge and checks that the control plane counted every accepted post.
-# Needs wrk and: cargo build --release -p vexil-edge -p vexil-control-plane
+# Needs wrk and: cargo build --release -p vexil-edge -p vexil-control-plane (or their binaries in VEXIL_BIN_DIR)
 # Usage: bench/metrics-load.sh [DURATION_SECONDS] [CONNECTIONS] [WRK_THREADS] [ROUNDS] [FLAGS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,7 @@ CONNECTIONS=${2:-64}
 THREADS=${3:-2}
 ROUNDS=${4:-3}
 FLAGS=${5:-200}
+BIN=${VEXIL_BIN_DIR:-target/release}
 ADMIN='*:*.bench-admin'
 CLIENT=default:development.bench-client
 FRONTEND=default:development.bench-frontend
@@ -36,7 +37,7 @@ start() {
 CP_ARGS=(--listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --database-url "sqlite://$WORK/cp.db"
   --init-admin-tokens "$ADMIN" --init-client-tokens "$CLIENT" --init-frontend-tokens "$FRONTEND"
   --init-edge-tokens "$EDGE_TOKEN")
-CP=$(start cp 'listening on ' target/release/vexil-control-plane "${CP_ARGS[@]}")
+CP=$(start cp 'listening on ' "$BIN"/vexil-control-plane "${CP_ARGS[@]}")
 GRPC=$(sed -n 's/^grpc listening on //p' "$WORK/cp.log" | head -1)
 for i in $(seq 1 "$FLAGS"); do
   curl -sf -o /dev/null -H "Authorization: $ADMIN" -H 'Content-Type: application/json' \
@@ -44,9 +45,9 @@ for i in $(seq 1 "$FLAGS"); do
   curl -sf -o /dev/null -X POST -H "Authorization: $ADMIN" \
     "http://$CP/api/admin/projects/default/features/flag-$i/environments/development/on"
 done
-ON=$(start edge-on 'listening on ' target/release/vexil-edge serve --listen 127.0.0.1:0 \
+ON=$(start edge-on 'listening on ' "$BIN"/vexil-edge serve --listen 127.0.0.1:0 \
   --upstream "http://$GRPC" --token "$EDGE_TOKEN" --edge-id bench-on --metrics-interval 1s --count-evaluations true)
-OFF=$(start edge-off 'listening on ' target/release/vexil-edge serve --listen 127.0.0.1:0 \
+OFF=$(start edge-off 'listening on ' "$BIN"/vexil-edge serve --listen 127.0.0.1:0 \
   --upstream "http://$GRPC" --token "$EDGE_TOKEN" --edge-id bench-off --metrics-interval 1s --count-evaluations false)
 for EDGE in "$ON" "$OFF"; do
   for _ in $(seq 300); do
