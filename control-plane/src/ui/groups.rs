@@ -11,6 +11,7 @@ use super::session::{FormFields, InAccess, SignedIn, UiWrite};
 use super::users::display_name;
 use crate::domain::access::Area;
 use crate::domain::groups::{self, Group, MemberReference, UserReference, WriteGroup};
+use crate::domain::projects;
 use crate::domain::roles::{RoleReference, RootRole};
 use crate::domain::users::{self, User};
 use crate::http::state::AppState;
@@ -19,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use maud::{html, Markup};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use vexil_shared::ApiError;
 
@@ -37,12 +39,19 @@ pub fn routes() -> Router<Arc<AppState>> {
 /// `GET /admin/groups`.
 pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<Response, UiError> {
     who.authorize(true, Area::Access)?;
-    let all = async {
+    let (all, project_names) = async {
         let mut conn = state.store.read().await?;
-        groups::list(&mut conn).await
+        let all = groups::list(&mut conn).await?.groups;
+        // Projects by name where a group has a role (ids as the API gives them).
+        let mut names = BTreeMap::new();
+        if all.iter().any(|group| !group.projects.is_empty()) {
+            for project in projects::list(&mut conn).await?.projects {
+                names.insert(project.id, project.name);
+            }
+        }
+        Ok::<_, ApiError>((all, names))
     }
-    .await?
-    .groups;
+    .await?;
     let markup = who.shell().render(
         "Groups",
         html! {
@@ -97,9 +106,10 @@ pub async fn list(State(state): State<Arc<AppState>>, who: SignedIn) -> Result<R
                                             span.muted { "none" }
                                         }
                                         @for (i, project) in group.projects.iter().enumerate() {
+                                            @let name = project_names.get(project).unwrap_or(project);
                                             @if i > 0 { ", " }
                                             a href=(who.link(&format!("/projects/{project}/access")))
-                                                aria-label=(format!("{project}: who has access")) { (project) }
+                                                aria-label=(format!("{name}: who has access")) { (name) }
                                         }
                                     }
                                     td {

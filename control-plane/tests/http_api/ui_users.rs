@@ -244,7 +244,7 @@ async fn groups_hold_members_and_a_root_role(db: TestDb) {
     let text = browser.get("/admin/groups").await.expect(200).to_string();
     assert!(
         text.contains(
-            "href=\"/projects/default/access\" aria-label=\"default: who has access\">default</a>"
+            "href=\"/projects/default/access\" aria-label=\"Default: who has access\">Default</a>"
         ),
         "{text}"
     );
