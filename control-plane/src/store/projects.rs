@@ -3,6 +3,7 @@
 use super::StoreError;
 use crate::time::Timestamp;
 use sqlx::AnyConnection;
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ProjectRow {
@@ -86,6 +87,24 @@ pub async fn environments(conn: &mut AnyConnection, id: &str) -> Result<Vec<Stri
     .await?)
 }
 
+/// Every project's environments (those with any), in environment sort order: [`environments`] for all
+/// projects in one statement.
+pub async fn environments_of_all(
+    conn: &mut AnyConnection,
+) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT pe.project_id, e.name FROM project_environments pe \
+         JOIN environments e ON e.name = pe.environment ORDER BY e.sort_order, e.name",
+    )
+    .fetch_all(conn)
+    .await?;
+    let mut by_project: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (project, environment) in rows {
+        by_project.entry(project).or_default().push(environment);
+    }
+    Ok(by_project)
+}
+
 pub async fn has_environment(
     conn: &mut AnyConnection,
     id: &str,
@@ -139,6 +158,17 @@ pub async fn feature_count(
         "SELECT COUNT(*) FROM features WHERE project_id = $1 AND archived_at IS NULL"
     };
     Ok(sqlx::query_scalar(sql).bind(id).fetch_one(conn).await?)
+}
+
+/// How many flags each project holds, archived ones left out: [`feature_count`] for all projects in one
+/// statement (a project without flags is absent).
+pub async fn feature_counts(conn: &mut AnyConnection) -> Result<BTreeMap<String, i64>, StoreError> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT project_id, COUNT(*) FROM features WHERE archived_at IS NULL GROUP BY project_id",
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().collect())
 }
 
 pub async fn count_all(conn: &mut AnyConnection) -> Result<i64, StoreError> {

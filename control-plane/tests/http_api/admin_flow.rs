@@ -82,6 +82,20 @@ async fn project_flag_strategies_toggle_reorder_archive_revive(db: TestDb) {
             "stale": false, "impressionData": true, "createdAt": created_at, "archived": false, "archivedAt": null
         })
     );
+    // The list counts it and names each project's environments, as each project's own answer does.
+    let projects = server.get("/api/admin/projects").await.expect(200).clone();
+    for listed in projects["projects"].as_array().unwrap() {
+        let id = listed["id"].as_str().unwrap();
+        let alone = server.get(&format!("/api/admin/projects/{id}")).await;
+        let alone = alone.expect(200);
+        assert_eq!(listed["environments"], alone["environments"], "{id}");
+        assert_eq!(listed["featureCount"], alone["featureCount"], "{id}");
+    }
+    assert_eq!(projects["projects"][0]["featureCount"], 1);
+    assert_eq!(
+        projects["projects"][0]["environments"],
+        json!(["development", "production"])
+    );
 
     // Three strategies with constraints.
     let rollout = server
