@@ -1,7 +1,7 @@
 //! The checks of an import, as Unleash words them (`POST /api/admin/features-batch/validate`): errors stop
 //! an import (duplicates, flags of other projects or archived, unknown strategies, missing segments,
-//! context fields whose legal values differ or that belong to another project, unknown tag types or parents, bad shapes, limits); warnings do
-//! not (custom strategies used).
+//! context fields whose legal values differ or that another project owns, unknown tag types or parents,
+//! bad shapes, limits); warnings do not (custom strategies used).
 
 use super::bodies::{ImportToggles, ImportValidation, ValidationItem};
 use crate::domain::features::FeatureType;
