@@ -12,7 +12,7 @@ use crate::store::users as user_store;
 use crate::store::{Counter, NewEvent, WriteTx};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use utoipa::ToSchema;
 use vexil_shared::{ApiError, ErrorKind};
 
@@ -89,9 +89,17 @@ pub fn parse_id(text: &str) -> Result<i64, ApiError> {
 }
 
 pub(crate) async fn view(conn: &mut AnyConnection, row: GroupRow) -> Result<Group, ApiError> {
+    // The members' accounts in one statement, not one per member (SCIM and SSO groups hold hundreds).
+    let mut accounts: BTreeMap<i64, _> = user_store::in_group(conn, row.id)
+        .await?
+        .into_iter()
+        .map(|user| (user.id, user))
+        .collect();
     let mut users = Vec::new();
     for member in group_store::members(conn, row.id).await? {
-        let user = users::require(conn, member.user_id).await?;
+        let user = accounts.remove(&member.user_id).ok_or_else(|| {
+            ApiError::not_found(format!("User {} does not exist", member.user_id))
+        })?;
         users.push(GroupMember {
             joined_at: member.joined_at.to_string(),
             created_by: member.created_by,

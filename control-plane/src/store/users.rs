@@ -79,6 +79,19 @@ pub async fn list_of(
         .await?)
 }
 
+/// The people in group `group_id`, by id: one statement for all its members.
+pub async fn in_group(conn: &mut AnyConnection, group_id: i64) -> Result<Vec<UserRow>, StoreError> {
+    let sql = format!(
+        "SELECT {USER_COLUMNS} FROM users WHERE is_service = $1 AND id IN \
+         (SELECT user_id FROM user_group_members WHERE group_id = $2) ORDER BY id"
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(Account::Person.stored())
+        .bind(group_id)
+        .fetch_all(conn)
+        .await?)
+}
+
 /// The person `id` (none for a service account).
 pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<UserRow>, StoreError> {
     get_of(conn, id, Account::Person).await
