@@ -25,10 +25,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .route(
             "/ofrep/v1/evaluate/flags",
-            post(move |request: Bytes| async move {
-                drop(request);
-                ([(CONTENT_TYPE, "application/json")], body)
-            }),
+            post(move |_: Bytes| async move { ([(CONTENT_TYPE, "application/json")], body) }),
         );
     let listener = tokio::net::TcpListener::bind(address).await?;
     println!("listening on {}", listener.local_addr()?);
