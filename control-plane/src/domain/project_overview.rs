@@ -161,7 +161,7 @@ pub struct ProjectResources {
 /// The live flags in a lifecycle stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct LifecycleStage {
+pub struct LifecycleSummaryStage {
     /// Always null: stage entries are not recorded.
     pub average_days: Option<f64>,
     pub current_flags: i64,
@@ -179,10 +179,10 @@ pub struct ArchivedStage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LifecycleSummary {
-    pub initial: LifecycleStage,
-    pub pre_live: LifecycleStage,
-    pub live: LifecycleStage,
-    pub completed: LifecycleStage,
+    pub initial: LifecycleSummaryStage,
+    pub pre_live: LifecycleSummaryStage,
+    pub live: LifecycleSummaryStage,
+    pub completed: LifecycleSummaryStage,
     pub archived: ArchivedStage,
 }
 
@@ -483,7 +483,7 @@ fn lifecycle_summary(
     health: Health,
     windows: &WindowCounts,
 ) -> LifecycleSummary {
-    let stage = |current_flags: i64| LifecycleStage {
+    let stage = |current_flags: i64| LifecycleSummaryStage {
         average_days: None,
         current_flags: current_flags.max(0),
     };

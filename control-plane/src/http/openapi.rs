@@ -58,7 +58,48 @@ pub fn render(routes: utoipa::openapi::OpenApi, base_path: &str) -> serde_json::
     }
     let mut document = serde_json::to_value(&openapi).unwrap_or(serde_json::Value::Null);
     make_operation_ids_unique(&mut document);
+    document_shared_refusals(&mut document);
     document
+}
+
+/// The refusals every operation of a kind can answer, whatever its handler says: 400 for a URL the router
+/// refuses before any handler (a `%00`, `refuse_nul_in_url`; a path parameter beyond its type's range), and
+/// 503 for a change to the admin API while maintenance mode is on (its switch itself excepted).
+fn document_shared_refusals(document: &mut serde_json::Value) {
+    let Some(paths) = document
+        .get_mut("paths")
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return;
+    };
+    let refusal = |description: &str| {
+        serde_json::json!({
+            "description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+        })
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, operation) in item.iter_mut() {
+            let Some(responses) = operation
+                .get_mut("responses")
+                .and_then(serde_json::Value::as_object_mut)
+            else {
+                continue;
+            };
+            responses.entry("400").or_insert_with(|| {
+                refusal("A URL holding a NUL character (`%00`), or a path parameter out of its type's range")
+            });
+            let change = !matches!(method.as_str(), "get" | "head" | "options");
+            if change && path.starts_with("/api/admin/") && path != "/api/admin/maintenance" {
+                responses
+                    .entry("503")
+                    .or_insert_with(|| refusal("Maintenance mode is on: changes are paused"));
+            }
+        }
+    }
 }
 
 /// utoipa names an operation after its handler, and handlers of different resources share names (`get`,

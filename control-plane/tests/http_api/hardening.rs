@@ -345,6 +345,74 @@ async fn every_operation_has_its_own_id() {
     assert_eq!(seen["login"], "post /auth/simple/login");
 }
 
+/// The refusals a route answers before (or whatever) its handler says are in the document: 400 for a URL
+/// holding `%00` or an id beyond its type, 503 for an admin change in maintenance mode; and two types of one
+/// name do not share a schema (the flag search's `lifecycle.stage` is the stage's name, a string).
+#[tokio::test]
+async fn refusals_every_operation_can_answer_are_documented() {
+    let db = TestDb::sqlite().await;
+    let server = Server::start(&db, &[]).await;
+    let document = server.get("/docs/openapi.json").await.expect(200).clone();
+    let statuses = |method: &str, path: &str| -> Vec<String> {
+        document["paths"][path][method]["responses"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{method} {path} is not documented"))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            assert!(
+                statuses(method, path).contains(&"400".to_owned()),
+                "{method} {path} does not document 400"
+            );
+        }
+    }
+    server
+        .delete("/api/admin/signal-endpoints/9223372036854775808")
+        .await
+        .expect_error(400, "ValidationError");
+    server
+        .get("/api/admin/context?x=%00")
+        .await
+        .expect_error(400, "ValidationError");
+
+    server
+        .post("/api/admin/maintenance", json!({"enabled": true}))
+        .await
+        .expect(204);
+    server
+        .delete("/api/admin/segments/1")
+        .await
+        .expect_error(503, "ServiceUnavailableError");
+    assert!(statuses("delete", "/api/admin/segments/{id}").contains(&"503".to_owned()));
+    assert!(!statuses("post", "/api/admin/maintenance").contains(&"503".to_owned()));
+    assert!(!statuses("get", "/api/admin/segments").contains(&"503".to_owned()));
+    server
+        .post("/api/admin/maintenance", json!({"enabled": false}))
+        .await
+        .expect(204);
+
+    assert_eq!(
+        document["components"]["schemas"]["LifecycleStage"]["type"],
+        "string"
+    );
+    server
+        .post(
+            "/api/admin/projects/default/features",
+            json!({"name": "staged"}),
+        )
+        .await
+        .expect(201);
+    let found = server
+        .get("/api/admin/search/features")
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(found["features"][0]["lifecycle"]["stage"], "initial");
+}
+
 #[tokio::test]
 async fn app_details_links_escape_only_what_a_path_segment_cannot_hold() {
     let db = TestDb::sqlite().await;
