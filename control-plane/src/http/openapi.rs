@@ -52,20 +52,23 @@ impl Modify for TokenSecurity {
 /// of the routers that serve them, [`super::routes`]) and of `vexil-serving`'s routers.
 pub fn render(routes: utoipa::openapi::OpenApi, base_path: &str) -> serde_json::Value {
     let mut openapi = ApiDoc::openapi().merge_from(routes);
-    openapi.merge(vexil_serving::openapi());
+    let serving = vexil_serving::openapi();
+    let sdk_paths: Vec<String> = serving.paths.paths.keys().cloned().collect();
+    openapi.merge(serving);
     if !base_path.is_empty() {
         openapi.servers = Some(vec![Server::new(base_path)]);
     }
     let mut document = serde_json::to_value(&openapi).unwrap_or(serde_json::Value::Null);
     make_operation_ids_unique(&mut document);
-    document_shared_refusals(&mut document);
+    document_shared_refusals(&mut document, &sdk_paths);
     document
 }
 
 /// The refusals every operation of a kind can answer, whatever its handler says: 400 for a URL the router
-/// refuses before any handler (a `%00`, `refuse_nul_in_url`; a path parameter beyond its type's range), and
-/// 503 for a change to the admin API while maintenance mode is on (its switch itself excepted).
-fn document_shared_refusals(document: &mut serde_json::Value) {
+/// refuses before any handler (a `%00`, `refuse_nul_in_url`; a path parameter beyond its type's range) on
+/// every route but the SDK routes (`sdk_paths`, served as the edges serve them), and 503 for a change to the
+/// admin API while maintenance mode is on (its switch itself excepted).
+fn document_shared_refusals(document: &mut serde_json::Value, sdk_paths: &[String]) {
     let Some(paths) = document
         .get_mut("paths")
         .and_then(serde_json::Value::as_object_mut)
@@ -89,6 +92,9 @@ fn document_shared_refusals(document: &mut serde_json::Value) {
             else {
                 continue;
             };
+            if sdk_paths.contains(path) {
+                continue;
+            }
             responses.entry("400").or_insert_with(|| {
                 refusal("A URL holding a NUL character (`%00`), or a path parameter out of its type's range")
             });

@@ -361,7 +361,16 @@ async fn refusals_every_operation_can_answer_are_documented() {
             .cloned()
             .collect()
     };
+    // The SDK routes are served as the edges serve them, without the URL check.
+    let sdk = |path: &str| {
+        ["/api/client/", "/api/frontend", "/ofrep/", "/edge/"]
+            .iter()
+            .any(|prefix| path.starts_with(prefix))
+    };
     for (path, item) in document["paths"].as_object().unwrap() {
+        if sdk(path) {
+            continue;
+        }
         for method in item.as_object().unwrap().keys() {
             assert!(
                 statuses(method, path).contains(&"400".to_owned()),
