@@ -6,9 +6,10 @@
 //! API, the UI, SCIM or a single sign-on's group syncing. It counts the active Admins before the change
 //! ([`before`]) and refuses (400 `ValidationError`, the transaction rolls back) when there were some and none
 //! are left (a single sign-on answers 403, as it does to every refused sign-in). So the last Admin who holds
-//! the role directly may lose it while an Admin through a group remains, and the other way round. Admin API tokens are not users and do not count; the operator's admin token can
-//! always sign in to the UI besides (`/login`). Writes take the revision counter's row lock first
-//! (`store::write`), so two writes cannot each take one of the last two Admins.
+//! the role directly may lose it while an Admin through a group remains, and the other way round. Admin API
+//! tokens are not users and do not count; the operator's admin token can always sign in to the UI besides
+//! (`/login`). Writes take the revision counter's row lock first (`store::write`), so two writes cannot each
+//! take one of the last two Admins.
 
 use super::roles::RootRole;
 use crate::store::users as user_store;

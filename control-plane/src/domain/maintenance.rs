@@ -10,6 +10,9 @@ use sqlx::AnyConnection;
 use utoipa::ToSchema;
 use vexil_shared::{ApiError, ErrorKind};
 
+/// The route that switches maintenance mode: the one admin change it never refuses.
+pub const SWITCH_PATH: &str = "/api/admin/maintenance";
+
 /// Unleash's maintenanceSchema and toggleMaintenanceSchema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

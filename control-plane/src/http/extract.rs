@@ -142,7 +142,7 @@ async fn paused_by_maintenance(
         .extensions
         .get::<MatchedPath>()
         .and_then(|matched| matched.as_str().strip_prefix(state.base_path.as_str()))
-        == Some("/api/admin/maintenance");
+        == Some(maintenance::SWITCH_PATH);
     if switching {
         return Ok(false);
     }

@@ -1,6 +1,7 @@
 //! The OpenAPI 3 document, generated from the handlers' annotations as the routers register them.
 
 use super::AppState;
+use crate::domain::maintenance;
 use axum::extract::State;
 use axum::Json;
 use std::collections::HashMap;
@@ -82,7 +83,7 @@ fn document_shared_refusals(document: &mut serde_json::Value, sdk_paths: &[Strin
         })
     };
     for (path, item) in paths.iter_mut() {
-        let Some(item) = item.as_object_mut() else {
+        let Some(item) = item.as_object_mut().filter(|_| !sdk_paths.contains(path)) else {
             continue;
         };
         for (method, operation) in item.iter_mut() {
@@ -92,14 +93,11 @@ fn document_shared_refusals(document: &mut serde_json::Value, sdk_paths: &[Strin
             else {
                 continue;
             };
-            if sdk_paths.contains(path) {
-                continue;
-            }
             responses.entry("400").or_insert_with(|| {
                 refusal("A URL holding a NUL character (`%00`), or a path parameter out of its type's range")
             });
             let change = !matches!(method.as_str(), "get" | "head" | "options");
-            if change && path.starts_with("/api/admin/") && path != "/api/admin/maintenance" {
+            if change && path.starts_with("/api/admin/") && path != maintenance::SWITCH_PATH {
                 responses
                     .entry("503")
                     .or_insert_with(|| refusal("Maintenance mode is on: changes are paused"));
