@@ -20,7 +20,7 @@ use std::ops::Range;
 use super::evaluate::{in_scope, Projects, Resolution};
 use super::hash::text_hash;
 use super::snapshot::{
-    Chunk, CompiledFeature, OfrepChunk, OfrepPieces, OfrepTail, OfrepTraits, Snapshot,
+    Chunk, CompiledFeature, OfrepChunk, OfrepPieces, OfrepRests, OfrepTail, OfrepTraits, Snapshot,
 };
 use super::variant::{CompiledVariant, VariantSet};
 use crate::context::Context;
@@ -98,10 +98,15 @@ fn payload_json(payload: &VariantPayload) -> String {
 }
 
 impl CompiledVariant {
-    /// The rest of its flag's answer (`pieces` in `chunk`) after the key when this variant is chosen
-    /// (`"value":…,"variant":…,"reason":…,"metadata":…}`) and the whole answer's hash: serialized on first
-    /// use, then copied whole.
-    fn ofrep_answer(&self, chunk: &OfrepChunk, pieces: &OfrepPieces) -> (&[u8], u64) {
+    /// The rest of its flag's answer (`pieces` and `rests` in `chunk`) after the key when this variant is
+    /// chosen (`"value":…,"variant":…,"reason":…,"metadata":…}`) and the whole answer's hash: serialized
+    /// on first use, then copied whole.
+    fn ofrep_answer(
+        &self,
+        chunk: &OfrepChunk,
+        pieces: &OfrepPieces,
+        rests: &OfrepRests,
+    ) -> (&[u8], u64) {
         let (tail, hash) = self.ofrep_answer.get_or_init(|| {
             let value = self
                 .payload
@@ -110,7 +115,7 @@ impl CompiledVariant {
             let tail = format!(
                 r#""value":{value},"variant":{},{}"#,
                 json_string(&self.name),
-                span(&chunk.text, &pieces.variant_tail),
+                span(&chunk.text, &rests.variant_tail),
             );
             let hash = text_hash(&format!("{}{tail}", &span(&chunk.text, &pieces.key())[1..]));
             (tail.into(), hash)
@@ -219,29 +224,31 @@ impl Chunk {
             }
             let answers_end = text.len() as u32;
             let mut shared = SharedPieces::default();
-            let flags = drafts
+            let (flags, rests): (Vec<OfrepPieces>, Vec<OfrepRests>) = drafts
                 .into_iter()
                 .map(|d| {
-                    let usual = d.key_end..d.answer.end;
-                    let mut place = |rest: &str, usual_here: bool| OfrepTail {
-                        span: if usual_here {
-                            usual.clone()
-                        } else {
-                            shared.span_of(&mut text, rest.to_owned())
-                        },
-                        hash: text_hash(&format!("{}{rest}", d.key)),
+                    let (usual, unusual) = if d.usually_on {
+                        (d.on, d.off)
+                    } else {
+                        (d.off, d.on)
                     };
-                    OfrepPieces {
-                        off: place(&d.off, !d.usually_on),
-                        on: place(&d.on, d.usually_on),
-                        variant_tail: shared.span_of(&mut text, d.variant_tail),
-                        missing_key_hash: text_hash(&format!("{}{MISSING_KEY_REST}", d.key)),
+                    let pieces = OfrepPieces {
+                        usual_hash: text_hash(&format!("{}{usual}", d.key)),
                         answer: d.answer,
                         key_end: d.key_end,
                         usually_on: d.usually_on,
-                    }
+                    };
+                    let rests = OfrepRests {
+                        unusual: OfrepTail {
+                            hash: text_hash(&format!("{}{unusual}", d.key)),
+                            span: shared.span_of(&mut text, unusual),
+                        },
+                        variant_tail: shared.span_of(&mut text, d.variant_tail),
+                        missing_key_hash: text_hash(&format!("{}{MISSING_KEY_REST}", d.key)),
+                    };
+                    (pieces, rests)
                 })
-                .collect::<Box<[OfrepPieces]>>();
+                .unzip();
             let text: Box<str> = text.into();
             // A variant's `"value":…,"variant":…` is no longer than its frontend object (where a payload
             // is a JSON string, escaped) but for a re-serialized JSON number; then the buffer just grows.
@@ -256,19 +263,21 @@ impl Chunk {
             };
             let bound = flags
                 .iter()
+                .zip(&rests)
                 .zip(self.features.iter())
-                .map(|(p, f)| {
+                .map(|((p, r), f)| {
                     let len = |span: &Range<u32>| (span.end - span.start) as usize;
-                    let rest = len(&p.off.span)
-                        .max(len(&p.on.span))
-                        .max(longest_variant(f) + 1 + len(&p.variant_tail))
+                    let rest = len(&(p.key_end..p.answer.end))
+                        .max(len(&r.unusual.span))
+                        .max(longest_variant(f) + 1 + len(&r.variant_tail))
                         .max(MISSING_KEY_REST.len());
                     len(&p.key()) + rest
                 })
                 .sum();
             OfrepChunk {
                 text,
-                flags,
+                flags: flags.into(),
+                rests: rests.into(),
                 answers_end,
                 bound,
             }
@@ -306,38 +315,41 @@ impl OfrepChunk {
         &self.text.as_bytes()[piece.start as usize..piece.end as usize]
     }
 
-    /// The rest of the answer of the flag of `pieces` after its key for an outcome other than its usual
-    /// one, and the answer's part of the fingerprint; `None` for its usual outcome (the answer in place).
+    /// The rest of the answer of the chunk's flag at `offset` (its `pieces`) after its key for an outcome
+    /// other than its usual one, and the answer's part of the fingerprint; `None` for its usual outcome
+    /// (the answer in place).
     #[inline(always)]
     fn unusual_rest<'s>(
         &'s self,
+        offset: usize,
         pieces: &OfrepPieces,
         enabled: bool,
         variant: Option<&'s CompiledVariant>,
     ) -> (Option<&'s [u8]>, u64) {
         match variant {
+            None if enabled == pieces.usually_on => (None, pieces.usual_hash),
             Some(v) => {
-                let (rest, hash) = v.ofrep_answer(self, pieces);
+                let (rest, hash) = v.ofrep_answer(self, pieces, &self.rests[offset]);
                 (Some(rest), hash)
             }
-            None if enabled == pieces.usually_on => (None, pieces.usual().hash),
             None => {
-                let tail = if enabled { &pieces.on } else { &pieces.off };
+                let tail = &self.rests[offset].unusual;
                 (Some(self.bytes(tail.span.clone())), tail.hash)
             }
         }
     }
 
-    /// Writes the answer of the flag of `pieces` alone (without a comma). Returns its part of the
+    /// Writes the answer of the chunk's flag at `offset` alone (without a comma). Returns its part of the
     /// fingerprint.
     fn write_one(
         &self,
-        pieces: &OfrepPieces,
+        offset: usize,
         enabled: bool,
         variant: Option<&CompiledVariant>,
         out: &mut Vec<u8>,
     ) -> u64 {
-        let (rest, hash) = self.unusual_rest(pieces, enabled, variant);
+        let pieces = &self.flags[offset];
+        let (rest, hash) = self.unusual_rest(offset, pieces, enabled, variant);
         match rest {
             None => out.put(self.bytes(pieces.answer.start + 1..pieces.answer.end)),
             Some(rest) => {
@@ -459,14 +471,14 @@ impl Snapshot {
                 }
                 let hash = if no_user_id && f.ofrep.needs_user_id {
                     runs.replace(pieces, MISSING_KEY_REST.as_bytes());
-                    pieces.missing_key_hash
+                    ofrep.rests[offset].missing_key_hash
                 } else {
                     let (enabled, variant) = match self.decided(chunk, f, e) {
                         Resolution::Off => (false, None),
                         Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
                     };
                     evaluated(start + offset, enabled);
-                    let (rest, hash) = ofrep.unusual_rest(pieces, enabled, variant);
+                    let (rest, hash) = ofrep.unusual_rest(offset, pieces, enabled, variant);
                     if let Some(rest) = rest {
                         runs.replace(pieces, rest);
                     }
@@ -505,7 +517,7 @@ impl Snapshot {
             Resolution::Off => (false, None),
             Resolution::On(by) => (true, chunk.variant_of(f, by, e)),
         });
-        ofrep.write_one(&ofrep.flags[offset], enabled, variant, out);
+        ofrep.write_one(offset, enabled, variant, out);
         OfrepFlag::Written {
             index: index as usize,
             enabled,

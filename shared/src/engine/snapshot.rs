@@ -158,13 +158,17 @@ pub(super) struct OfrepChunk {
     pub(super) text: Box<str>,
     /// By flag, in the chunk's order.
     pub(super) flags: Box<[OfrepPieces]>,
+    /// By flag, like `flags`.
+    pub(super) rests: Box<[OfrepRests]>,
     /// Where the flags' usual answers end in `text`.
     pub(super) answers_end: u32,
     /// At least as many bytes as its flags' answers take, whatever the context (`ofrep`).
     pub(super) bound: usize,
 }
 
-/// A flag's OFREP pieces; a chosen variant's tail the variant keeps (`CompiledVariant::ofrep_answer`).
+/// What a bulk answer reads of each flag (24 bytes, so that 2,000 flags' walk stays in the caches); what
+/// only an unusual outcome needs is in its `OfrepRests`, and a chosen variant's tail the variant keeps
+/// (`CompiledVariant::ofrep_answer`).
 #[derive(Debug)]
 pub(super) struct OfrepPieces {
     /// `,{"key":…,` and the rest of its usual answer, in the chunk's text (its comma left out for the
@@ -174,14 +178,8 @@ pub(super) struct OfrepPieces {
     pub(super) key_end: u32,
     /// Whether its usual outcome is on (without a variant) rather than off.
     pub(super) usually_on: bool,
-    /// Off for the context: `DISABLED` (switched off) or `DEFAULT`.
-    pub(super) off: OfrepTail,
-    /// On without a variant: `STATIC` or `TARGETING_MATCH`.
-    pub(super) on: OfrepTail,
-    /// The hash of its `{"key":…,errorCode: TARGETING_KEY_MISSING…}`.
-    pub(super) missing_key_hash: u64,
-    /// `"reason":…,"metadata":{…}}` of an answer with a chosen variant, in the chunk's text.
-    pub(super) variant_tail: Range<u32>,
+    /// The hash of its usual answer, for fingerprints.
+    pub(super) usual_hash: u64,
 }
 
 impl OfrepPieces {
@@ -189,15 +187,18 @@ impl OfrepPieces {
     pub(super) fn key(&self) -> Range<u32> {
         self.answer.start..self.key_end
     }
+}
 
-    /// The rest of its usual answer.
-    pub(super) fn usual(&self) -> &OfrepTail {
-        if self.usually_on {
-            &self.on
-        } else {
-            &self.off
-        }
-    }
+/// A flag's OFREP pieces for the outcomes other than its usual one, apart from its `OfrepPieces`.
+#[derive(Debug)]
+pub(super) struct OfrepRests {
+    /// Its other outcome without a variant: on (`STATIC` or `TARGETING_MATCH`) when usually off, else off
+    /// (`DISABLED` or `DEFAULT`).
+    pub(super) unusual: OfrepTail,
+    /// The hash of its `{"key":…,errorCode: TARGETING_KEY_MISSING…}`.
+    pub(super) missing_key_hash: u64,
+    /// `"reason":…,"metadata":{…}}` of an answer with a chosen variant, in the chunk's text.
+    pub(super) variant_tail: Range<u32>,
 }
 
 /// The rest of an answer after its key, in the chunk's text, and the hash of the flag's whole answer, for
