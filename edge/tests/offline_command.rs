@@ -121,7 +121,8 @@ async fn frontend_api_rules() {
     assert_eq!(first.header("cache-control"), Some("no-cache"));
     assert_eq!(first.header("access-control-allow-origin"), Some("*"));
     assert_eq!(first.header("access-control-expose-headers"), Some("ETag"));
-    assert_eq!(first.header("vary"), Some("Origin"));
+    let vary: Vec<_> = first.headers.get_all("vary").iter().collect();
+    assert_eq!(vary, ["accept-encoding", "Origin"]);
     let etag = first.header("etag").expect("etag").to_owned();
     assert!(etag.starts_with("W/\""), "{etag}");
     let again = request(
@@ -319,4 +320,163 @@ async fn offline_reloads_the_file_when_it_changes() {
         "the last good file stays"
     );
     assert_eq!(get(&format!("{}/ready", edge.base), None).await.status, 200);
+}
+
+/// A client's raw answer: status, `Content-Encoding`, `Vary`, `ETag` and the bytes as sent.
+struct RawAnswer {
+    status: u16,
+    encoding: Option<String>,
+    vary: Vec<String>,
+    etag: Option<String>,
+    bytes: Vec<u8>,
+}
+
+async fn raw(
+    method: &str,
+    url: &str,
+    token: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> RawAnswer {
+    // reqwest as built here neither asks for nor decodes a compressed answer: the bytes are the edge's.
+    let mut request = reqwest::Client::new()
+        .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), url)
+        .header("Authorization", token);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    if let Some(body) = body {
+        request = request
+            .header("Content-Type", "application/json")
+            .body(body.to_owned());
+    }
+    let response = request.send().await.expect("request");
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    RawAnswer {
+        status: response.status().as_u16(),
+        encoding: header("content-encoding"),
+        etag: header("etag"),
+        vary: response
+            .headers()
+            .get_all("vary")
+            .iter()
+            .flat_map(|v| v.to_str().unwrap().split(','))
+            .map(|v| v.trim().to_ascii_lowercase())
+            .collect(),
+        bytes: response.bytes().await.expect("body").to_vec(),
+    }
+}
+
+#[tokio::test]
+async fn answers_are_compressed_as_the_client_accepts() {
+    // 120 flags: every answer below is several kilobytes, worth compressing.
+    let features: Vec<Value> = (0..120)
+        .map(|i| {
+            json!({"name": format!("compressed-flag-{i:03}"), "type": "release", "enabled": true,
+                "project": "default", "stale": false, "impressionData": false,
+                "strategies": [{"name": "flexibleRollout", "constraints": [],
+                    "parameters": {"groupId": format!("compressed-flag-{i:03}"), "rollout": "50",
+                        "stickiness": "userId"}}],
+                "variants": []})
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("features.json");
+    std::fs::write(
+        &file,
+        json!({"version": 2, "features": features}).to_string(),
+    )
+    .unwrap();
+    let edge = offline(&file);
+    let ofrep_body = r#"{"context":{"targetingKey":"user-7"}}"#;
+    let answers = [
+        ("GET", "/api/frontend?userId=user-7", FRONTEND, None),
+        (
+            "POST",
+            "/ofrep/v1/evaluate/flags",
+            FRONTEND,
+            Some(ofrep_body),
+        ),
+        ("GET", "/api/client/features", CLIENT, None),
+    ];
+    for (method, path, token, body) in answers {
+        let url = format!("{}{path}", edge.base);
+        let plain = raw(method, &url, token, &[], body).await;
+        assert_eq!((plain.status, &plain.encoding), (200, &None), "{path}");
+        assert!(
+            plain.bytes.len() > 4096,
+            "{path}: {} bytes",
+            plain.bytes.len()
+        );
+        assert!(plain.vary.contains(&"accept-encoding".to_owned()), "{path}");
+        serde_json::from_slice::<Value>(&plain.bytes).expect("JSON");
+
+        // What browsers send: zstd from Chromium and Firefox, gzip from Safari; br alone is not offered.
+        for (accept, coding) in [
+            ("gzip, deflate, br, zstd", Some("zstd")),
+            ("gzip, deflate, br", Some("gzip")),
+            ("zstd;q=0.5, gzip", Some("gzip")),
+            ("br", None),
+            ("gzip;q=0, zstd;q=0", None),
+        ] {
+            let sent = raw(method, &url, token, &[("Accept-Encoding", accept)], body).await;
+            assert_eq!(sent.status, 200);
+            assert_eq!(sent.encoding.as_deref(), coding, "{path} for {accept}");
+            assert!(sent.vary.contains(&"accept-encoding".to_owned()), "{path}");
+            assert_eq!(
+                sent.etag, plain.etag,
+                "{path}: one ETag whatever the coding"
+            );
+            let decoded = match coding {
+                Some("zstd") => zstd::decode_all(&sent.bytes[..]).expect("zstd"),
+                Some(_) => {
+                    let mut decoded = Vec::new();
+                    std::io::Read::read_to_end(
+                        &mut flate2::read::GzDecoder::new(&sent.bytes[..]),
+                        &mut decoded,
+                    )
+                    .expect("gzip");
+                    decoded
+                }
+                None => sent.bytes.clone(),
+            };
+            assert_eq!(decoded, plain.bytes, "{path} for {accept}");
+            if coding.is_some() {
+                assert!(
+                    sent.bytes.len() * 4 < plain.bytes.len(),
+                    "{path} for {accept}"
+                );
+            }
+        }
+        // A client that has the answer gets its 304, compressed or not.
+        if let Some(etag) = &plain.etag {
+            let again = raw(
+                method,
+                &url,
+                token,
+                &[("Accept-Encoding", "zstd"), ("If-None-Match", etag)],
+                body,
+            )
+            .await;
+            assert_eq!((again.status, again.bytes.len()), (304, 0), "{path}");
+        }
+    }
+    // One flag's answer is too short to gain from it.
+    let one = raw(
+        "GET",
+        &format!(
+            "{}/api/frontend/features/compressed-flag-001?userId=user-7",
+            edge.base
+        ),
+        FRONTEND,
+        &[("Accept-Encoding", "zstd, gzip")],
+        None,
+    )
+    .await;
+    assert_eq!((one.status, one.encoding), (200, None));
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use vexil_shared::model::{Feature, FeatureTag, Segment};
 use vexil_shared::{ApiError, Projects};
 
-use crate::extract::{ClientIp, ClientScope, Scope};
+use crate::extract::{AcceptEncoding, ClientIp, ClientScope, Scope};
 use crate::response::{insert_etag, json_response, not_modified};
 use crate::state::ServingState;
 use crate::unleash_edge_report::{self, EdgeInstanceData};
@@ -49,6 +49,7 @@ pub(crate) struct Filter {
 )]
 pub async fn features(
     ClientScope(scope): ClientScope,
+    AcceptEncoding(encoding): AcceptEncoding,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -93,7 +94,7 @@ pub async fn features(
         },
     };
     let body = serde_json::to_vec(&document).map_err(|_| ApiError::internal())?;
-    let mut response = json_response(StatusCode::OK, body, scope.snapshot.revision);
+    let mut response = json_response(StatusCode::OK, body, scope.snapshot.revision, encoding);
     insert_etag(&mut response, etag);
     Ok(response)
 }
@@ -107,6 +108,7 @@ pub async fn features(
 )]
 pub async fn feature(
     ClientScope(scope): ClientScope,
+    AcceptEncoding(encoding): AcceptEncoding,
     Path(name): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -120,7 +122,12 @@ pub async fn feature(
         .ok_or_else(|| ApiError::not_found(format!("No flag named {name}")))?;
     let body = serde_json::to_vec(&client_feature(feature, &view.segments, filter.segments))
         .map_err(|_| ApiError::internal())?;
-    Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
+    Ok(json_response(
+        StatusCode::OK,
+        body,
+        scope.snapshot.revision,
+        encoding,
+    ))
 }
 
 /// `POST /api/client/register`.

@@ -20,7 +20,7 @@ use crate::change_stream::{sse_event, ChangeWatch, OpenStream};
 use crate::client_api::{
     client_feature, filter_of, name_visible, project_visible, visible, Filter, SegmentMode,
 };
-use crate::extract::{ClientScope, Scope};
+use crate::extract::{AcceptEncoding, ClientScope, Scope};
 use crate::response::{insert_etag, json_response, not_modified};
 use crate::state::ServingState;
 use crate::stream_response::{event_response, stream_response};
@@ -148,6 +148,7 @@ pub fn revision_of(value: &str) -> Option<u64> {
 )]
 pub async fn delta(
     ClientScope(scope): ClientScope,
+    AcceptEncoding(encoding): AcceptEncoding,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -168,7 +169,7 @@ pub async fn delta(
         events: delta_events(&scope, &filter, since),
     };
     let body = serde_json::to_vec(&body).map_err(|_| ApiError::internal())?;
-    let mut response = json_response(StatusCode::OK, body, revision);
+    let mut response = json_response(StatusCode::OK, body, revision, encoding);
     insert_etag(&mut response, etag);
     Ok(response)
 }

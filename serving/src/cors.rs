@@ -154,7 +154,8 @@ where
             CorsFutureProjection::Answer { answer, allowed } => {
                 let Ok(mut response) = std::task::ready!(answer.poll(cx));
                 let headers = response.headers_mut();
-                headers.insert(VARY, HeaderValue::from_static("Origin"));
+                // Appended: the answer may already vary by `Accept-Encoding`.
+                headers.append(VARY, HeaderValue::from_static("Origin"));
                 headers.insert(
                     ACCESS_CONTROL_EXPOSE_HEADERS,
                     HeaderValue::from_static("ETag"),

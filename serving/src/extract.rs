@@ -1,18 +1,20 @@
 //! One extractor per concern, each rejecting with `ApiError`: the evaluation context from the query
-//! ([`QueryContext`]), the caller's IP ([`ClientIp`]), the ETag a browser already has ([`IfNoneMatch`]),
+//! ([`QueryContext`]), the caller's IP ([`ClientIp`]), the ETag a browser already has ([`IfNoneMatch`]), the
+//! coding it accepts the answer in ([`AcceptEncoding`]),
 //! and the token's scope ([`FrontendScope`], [`ClientScope`]) checked against the current snapshot.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
-use axum::http::header::{AUTHORIZATION, IF_NONE_MATCH};
+use axum::http::header::{ACCEPT_ENCODING, AUTHORIZATION, IF_NONE_MATCH};
 use axum::http::request::Parts;
 use axum::http::HeaderValue;
 use vexil_shared::time::now_ms;
 use vexil_shared::token::{self, SecretHash, TokenKind};
 use vexil_shared::{ApiError, Context, ErrorKind, Projects};
 
+use crate::answer_encoding::Encoding;
 use crate::snapshot::{EnvironmentView, ServingSnapshot, TokenGrant};
 use crate::state::ServingState;
 use crate::usage::Poster;
@@ -129,6 +131,23 @@ impl<S: Send + Sync> FromRequestParts<S> for IfNoneMatch {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(IfNoneMatch(parts.headers.get(IF_NONE_MATCH).cloned()))
+    }
+}
+
+/// The coding the client prefers for the answer, by its `Accept-Encoding` (`answer_encoding`); `None`: as it
+/// is.
+pub struct AcceptEncoding(pub Option<Encoding>);
+
+impl<S: Send + Sync> FromRequestParts<S> for AcceptEncoding {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(AcceptEncoding(
+            parts
+                .headers
+                .get(ACCEPT_ENCODING)
+                .and_then(|value| Encoding::preferred(value.as_bytes())),
+        ))
     }
 }
 

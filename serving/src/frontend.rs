@@ -10,8 +10,11 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use vexil_shared::{ApiError, Context};
 
+use crate::answer_encoding::Encoding;
 use crate::evaluation_counters::EvaluationCounters;
-use crate::extract::{context_of_body, ClientIp, FrontendScope, IfNoneMatch, QueryContext, Scope};
+use crate::extract::{
+    context_of_body, AcceptEncoding, ClientIp, FrontendScope, IfNoneMatch, QueryContext, Scope,
+};
 use crate::response::{json_response, not_modified, revalidated, weak_etag};
 use crate::state::ServingState;
 use crate::usage::{metrics_usage, register_usage};
@@ -29,8 +32,9 @@ pub async fn evaluate_query(
     ClientIp(ip): ClientIp,
     QueryContext(ctx): QueryContext,
     if_none_match: IfNoneMatch,
+    AcceptEncoding(encoding): AcceptEncoding,
 ) -> Response {
-    toggles(&state, &scope, with_ip(ctx, ip), &if_none_match)
+    toggles(&state, &scope, with_ip(ctx, ip), &if_none_match, encoding)
 }
 
 /// `POST /api/frontend`: the same for the body's `{context}`; the query is ignored.
@@ -45,6 +49,7 @@ pub async fn evaluate_body(
     FrontendScope(scope): FrontendScope,
     ClientIp(ip): ClientIp,
     if_none_match: IfNoneMatch,
+    AcceptEncoding(encoding): AcceptEncoding,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let value: serde_json::Value = if body.is_empty() {
@@ -54,7 +59,13 @@ pub async fn evaluate_body(
             .map_err(|error| ApiError::validation(format!("body: {error}")))?
     };
     let ctx = context_of_body(&value)?;
-    Ok(toggles(&state, &scope, with_ip(ctx, ip), &if_none_match))
+    Ok(toggles(
+        &state,
+        &scope,
+        with_ip(ctx, ip),
+        &if_none_match,
+        encoding,
+    ))
 }
 
 /// `GET /api/frontend/features/:name`: one flag, enabled or not; unknown or out of scope → 404.
@@ -69,6 +80,7 @@ pub async fn evaluate_one(
     FrontendScope(scope): FrontendScope,
     ClientIp(ip): ClientIp,
     QueryContext(ctx): QueryContext,
+    AcceptEncoding(encoding): AcceptEncoding,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
     let ctx = with_ip(ctx, ip);
@@ -86,7 +98,12 @@ pub async fn evaluate_one(
         }
     }
     let body = serde_json::to_vec(&toggle).map_err(|_| ApiError::internal())?;
-    Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
+    Ok(json_response(
+        StatusCode::OK,
+        body,
+        scope.snapshot.revision,
+        encoding,
+    ))
 }
 
 /// `POST /api/frontend/client/metrics`: counted under the token's environment.
@@ -137,6 +154,7 @@ fn toggles(
     scope: &Scope,
     ctx: Context,
     if_none_match: &IfNoneMatch,
+    encoding: Option<Encoding>,
 ) -> Response {
     const WRAPPER: &[u8] = b"{\"toggles\":}";
     let mut body =
@@ -158,7 +176,7 @@ fn toggles(
     let response = if if_none_match.matches(&etag) {
         not_modified(scope.snapshot.revision)
     } else {
-        json_response(StatusCode::OK, body, scope.snapshot.revision)
+        json_response(StatusCode::OK, body, scope.snapshot.revision, encoding)
     };
     revalidated(response, etag)
 }

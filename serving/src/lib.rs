@@ -14,6 +14,7 @@
 //!
 //! This root only assembles the routes: the modules never import from it.
 
+pub mod answer_encoding;
 pub mod change_feed;
 pub mod change_stream;
 pub mod client_api;

@@ -27,7 +27,9 @@ use vexil_shared::{ApiError, Context, ErrorKind};
 
 use crate::change_stream::{sse_event, ChangeWatch, OpenStream};
 use crate::evaluation_counters::{EvaluationCounters, Shard};
-use crate::extract::{grant_expired, scope_of_grant, token_scope, ClientIp, IfNoneMatch, Scope};
+use crate::extract::{
+    grant_expired, scope_of_grant, token_scope, AcceptEncoding, ClientIp, IfNoneMatch, Scope,
+};
 use crate::ofrep_context::{context_of, ContextError};
 use crate::response::{json_response, not_modified, revalidated, weak_etag};
 use crate::state::ServingState;
@@ -144,6 +146,7 @@ pub async fn evaluate_flag(
     State(state): State<Arc<ServingState>>,
     OfrepScope(scope): OfrepScope,
     ClientIp(ip): ClientIp,
+    AcceptEncoding(encoding): AcceptEncoding,
     Path(key): Path<String>,
     body: Bytes,
 ) -> Result<Response, OfrepError> {
@@ -177,7 +180,12 @@ pub async fn evaluate_flag(
             if state.count_evaluations {
                 view.evaluations.one_flag(index, enabled);
             }
-            Ok(json_response(StatusCode::OK, body, scope.snapshot.revision))
+            Ok(json_response(
+                StatusCode::OK,
+                body,
+                scope.snapshot.revision,
+                encoding,
+            ))
         }
     }
 }
@@ -200,6 +208,7 @@ pub async fn evaluate_flags(
     ClientIp(ip): ClientIp,
     OriginalUri(uri): OriginalUri,
     if_none_match: IfNoneMatch,
+    AcceptEncoding(encoding): AcceptEncoding,
     body: Bytes,
 ) -> Result<Response, OfrepError> {
     let ctx = context_of(&body, ip).map_err(|error| match error {
@@ -229,7 +238,7 @@ pub async fn evaluate_flags(
             })
         };
     Ok(revalidated(
-        json_response(StatusCode::OK, body, revision),
+        json_response(StatusCode::OK, body, revision, encoding),
         etag,
     ))
 }

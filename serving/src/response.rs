@@ -1,10 +1,15 @@
-//! How the evaluation answers are written: JSON bodies serialized beforehand, the revision header, and the
-//! ETags and 304s of a client that already has the answer.
+//! How the evaluation answers are written: JSON bodies serialized beforehand (compressed as the client
+//! accepts, `answer_encoding`), the revision header, and the ETags and 304s of a client that already has the
+//! answer.
 
 use axum::body::{Body, Bytes};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG};
+use axum::http::header::{
+    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, VARY,
+};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+
+use crate::answer_encoding::{self, Encoding};
 
 /// The header every evaluation answer carries: the revision it was computed at.
 pub const REVISION_HEADER: &str = "x-vexil-revision";
@@ -12,16 +17,35 @@ pub const REVISION_HEADER: &str = "x-vexil-revision";
 /// [`REVISION_HEADER`] as a header name, made once (a name given as text is allocated on every insert).
 const REVISION: HeaderName = HeaderName::from_static(REVISION_HEADER);
 
-/// A 200 (or other) JSON answer from an already serialized body, with `X-Vexil-Revision`.
-pub fn json_response(status: StatusCode, body: Vec<u8>, revision: u64) -> Response {
+/// A 200 (or other) JSON answer from an already serialized body, with `X-Vexil-Revision`, in `encoding`
+/// (the client's `AcceptEncoding`) when it is one and the body is not too short to gain from it.
+pub fn json_response(
+    status: StatusCode,
+    body: Vec<u8>,
+    revision: u64,
+    encoding: Option<Encoding>,
+) -> Response {
+    let encoded = encoding
+        .filter(|_| body.len() >= answer_encoding::SMALLEST)
+        .and_then(|encoding| Some((encoding, encoding.encode(&body)?)));
+    let (body, content_encoding) = match encoded {
+        Some((encoding, encoded)) => (encoded, Some(encoding.header_value())),
+        None => (body, None),
+    };
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
+    let headers = response.headers_mut();
     // Room for the headers an evaluation answer ends with (CORS, ETag, cache, length): one allocation.
-    response.headers_mut().reserve(12);
-    response.headers_mut().insert(
+    headers.reserve(14);
+    headers.insert(
         CONTENT_TYPE,
         HeaderValue::from_static("application/json; charset=utf-8"),
     );
+    // What a cache keeps depends on the request's `Accept-Encoding`, compressed or not.
+    headers.insert(VARY, HeaderValue::from_static(ACCEPT_ENCODING.as_str()));
+    if let Some(content_encoding) = content_encoding {
+        headers.insert(CONTENT_ENCODING, content_encoding);
+    }
     revision_header(&mut response, revision);
     response
 }
