@@ -6,7 +6,7 @@
 //! [`state`] holds what every request reads; [`change_stream`] and [`stream_events`] serve the open change
 //! streams ([`client_delta`], [`ofrep`], its request bodies read by `ofrep_context`), answered by
 //! `stream_response` and, on connections they open, written by `stream_connection` without hyper; [`extract`] holds the extractors (context, client IP, token scope: the token's hash remembered per thread by `secret_hashes`); [`frontend`] and
-//! [`client_api`] the thin handlers (the frontend's CORS by `cors`), [`response`] how they write answers; [`usage`] the SDKs' register and
+//! [`client_api`] the thin handlers (the frontend's CORS by `cors`), [`response`] how they write answers ([`answer_encoding`]: compressed by the client's `Accept-Encoding`); [`usage`] the SDKs' register and
 //! metrics bodies; [`unleash_edge_report`] Unleash Edge's report on itself; [`edge_validate`] Unleash's `/edge/validate`; [`evaluation_counters`] the evaluations counted per flag; [`telemetry`] the request
 //! metrics both binaries record and their Prometheus recorder; [`token_sightings`] the tokens used (their "last
 //! used"); [`token_resolver`] the hook that learns tokens the snapshot lacks; [`shutdown`] the signals both stop on; [`serve`] the HTTP server loop both run, with its time
