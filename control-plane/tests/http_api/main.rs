@@ -47,6 +47,7 @@ mod operations;
 mod outage;
 mod overview_reports;
 mod password_resets;
+mod permission_matrix;
 mod playground;
 mod project_access;
 mod project_archive;
