@@ -75,17 +75,20 @@ pub fn router(
 /// SQLite's full-text search ends a phrase at it, so no path segment or query parameter may hold one (the
 /// one check for every route that reaches the store: admin API, web UI, health; the SDK routes, served from
 /// memory as on the edges, are left as the edges have them). Only `%00` decodes to NUL; a raw NUL byte never
-/// gets past the HTTP parser.
+/// gets past the HTTP parser. Below `/scim/v2` the refusal is a SCIM Error, as every SCIM answer is.
 async fn refuse_nul_in_url(request: Request, next: Next) -> Response {
     let holds_nul = request
         .uri()
         .path_and_query()
         .is_some_and(|path| path.as_str().contains("%00"));
     if holds_nul {
-        return ApiError::validation(
+        let refusal = ApiError::validation(
             "The URL holds a NUL character (%00), which no path segment or query parameter may contain",
-        )
-        .into_response();
+        );
+        if request.uri().path().starts_with(scim::PATH) {
+            return scim::ScimFailure::from(refusal).into_response();
+        }
+        return refusal.into_response();
     }
     next.run(request).await
 }

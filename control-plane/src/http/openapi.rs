@@ -1,6 +1,6 @@
 //! The OpenAPI 3 document, generated from the handlers' annotations as the routers register them.
 
-use super::AppState;
+use super::{scim, AppState};
 use crate::domain::maintenance;
 use axum::extract::State;
 use axum::Json;
@@ -76,15 +76,18 @@ fn document_shared_refusals(document: &mut serde_json::Value, sdk_paths: &[Strin
     else {
         return;
     };
-    let refusal = |description: &str| {
-        serde_json::json!({
-            "description": description,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
-        })
-    };
     for (path, item) in paths.iter_mut() {
         let Some(item) = item.as_object_mut().filter(|_| !sdk_paths.contains(path)) else {
             continue;
+        };
+        // A SCIM Error below `/scim/v2` (as the SCIM routes document theirs), else an `ErrorBody`.
+        let refusal = |description: &str| {
+            let content = if path.starts_with(scim::PATH) {
+                serde_json::json!({(scim::SCIM_JSON): {}})
+            } else {
+                serde_json::json!({"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}})
+            };
+            serde_json::json!({"description": description, "content": content})
         };
         for (method, operation) in item.iter_mut() {
             let Some(responses) = operation

@@ -26,6 +26,9 @@ use vexil_shared::ApiError;
 /// The SCIM media type.
 pub const SCIM_JSON: &str = "application/scim+json";
 
+/// Where the SCIM routes are, below the base path.
+pub const PATH: &str = "/scim/v2";
+
 /// The SCIM routes, as stated in the handlers' `#[utoipa::path]`, and the SCIM 404 for any other path below.
 pub fn router() -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new()

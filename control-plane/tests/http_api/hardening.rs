@@ -371,10 +371,22 @@ async fn refusals_every_operation_can_answer_are_documented() {
         if sdk(path) {
             continue;
         }
-        for method in item.as_object().unwrap().keys() {
+        for (method, operation) in item.as_object().unwrap() {
             assert!(
                 statuses(method, path).contains(&"400".to_owned()),
                 "{method} {path} does not document 400"
+            );
+            // In the media type the refusal is answered in: SCIM's below `/scim/v2`.
+            let media = if path.starts_with("/scim/v2") {
+                "application/scim+json"
+            } else {
+                "application/json"
+            };
+            assert!(
+                operation["responses"]["400"]["content"]
+                    .get(media)
+                    .is_some(),
+                "{method} {path}: its 400 is not {media}"
             );
         }
     }
@@ -386,6 +398,16 @@ async fn refusals_every_operation_can_answer_are_documented() {
         .get("/api/admin/context?x=%00")
         .await
         .expect_error(400, "ValidationError");
+    let scim_refusal = server
+        .send_with_headers(
+            "GET",
+            "/scim/v2/Users?filter=%00",
+            None,
+            &[("Authorization", "Bearer not-a-scim-token")],
+        )
+        .await;
+    let detail = crate::scim::scim_error(&scim_refusal, 400, Some("invalidValue"));
+    assert!(detail.contains("NUL"), "{detail}");
 
     server
         .post("/api/admin/maintenance", json!({"enabled": true}))
