@@ -182,6 +182,9 @@ pub(super) struct OfrepPieces {
     pub(super) usual_hash: u64,
 }
 
+// The size its comment promises, kept when a field is added.
+const _: () = assert!(std::mem::size_of::<OfrepPieces>() == 24);
+
 impl OfrepPieces {
     /// `,{"key":…,` in the chunk's text.
     pub(super) fn key(&self) -> Range<u32> {
