@@ -2,8 +2,9 @@
 # A/B load test of GET /api/frontend: two or more vexil-edge binaries (e.g. a copy of target/release/vexil-edge
 # built before a change, and one after) take turns in offline mode on the same generated document, each
 # round ending with the fixed-body server on one of their answers. Alternating rounds spread the machine's
-# drift over all of them. Prints "binary req/s" per run.
-# Usage: [FLAGS=200] [DURATION=8] [ROUNDS=3] bench/frontend-ab.sh EDGE_BINARY…
+# drift over all of them. Prints "binary req/s" per run. FIXED_BODY names the fixed-body servers of each
+# round (default target/release/fixed-body-server; several, space-separated, e.g. built with and without a change).
+# Usage: [FLAGS=200] [DURATION=8] [ROUNDS=3] [FIXED_BODY=…] bench/frontend-ab.sh EDGE_BINARY…
 #   (after cargo build --release -p vexil-bench --bins; needs wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,5 +34,7 @@ for _ in $(seq "${ROUNDS:-3}"); do
   for edge in "$@"; do
     run "$edge" "$edge" offline --listen 127.0.0.1:0 --features "$WORK/features.json" --frontend-tokens "$TOKEN"
   done
-  run fixed-body target/release/fixed-body-server "$WORK/body.json"
+  for fixed in ${FIXED_BODY:-target/release/fixed-body-server}; do
+    run "$fixed" "$fixed" "$WORK/body.json"
+  done
 done
