@@ -139,6 +139,7 @@ impl Offline {
                 tokens: self.tokens.clone(),
                 settings: Settings::default(),
                 changes: Default::default(),
+                client_documents: Default::default(),
             },
         ))
     }

@@ -480,3 +480,97 @@ async fn answers_are_compressed_as_the_client_accepts() {
     .await;
     assert_eq!((one.status, one.encoding), (200, None));
 }
+
+/// `/api/client/features` is built once per snapshot and query and then kept (`client_documents`): each
+/// scope and query still gets its own document, in every coding, and a new file its new documents.
+#[tokio::test]
+async fn kept_client_documents_follow_scope_query_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("features.json");
+    let write = |names: &[&str]| {
+        let features: Vec<Value> = names
+            .iter()
+            .map(|name| {
+                let project = name.split('-').next().unwrap();
+                json!({"name": name, "project": project, "enabled": true, "strategies": [],
+                    "description": "long enough to be compressed ".repeat(20)})
+            })
+            .collect();
+        std::fs::write(
+            &file,
+            json!({"version": 2, "features": features}).to_string(),
+        )
+        .unwrap();
+    };
+    write(&["alpha-1", "alpha-2", "beta-1"]);
+    let (alpha, beta, all) = (
+        "alpha:development.kept-alpha",
+        "beta:development.kept-beta",
+        "*:development.kept-all",
+    );
+    let edge = Process::offline(&[
+        "--features",
+        file.to_str().unwrap(),
+        "--client-tokens",
+        &format!("{alpha},{beta},{all}"),
+    ]);
+    let expected: [(&str, &str, &[&str]); 6] = [
+        (alpha, "", &["alpha-1", "alpha-2"]),
+        (beta, "", &["beta-1"]),
+        (all, "", &["alpha-1", "alpha-2", "beta-1"]),
+        (all, "?project=beta", &["beta-1"]),
+        (alpha, "?project=beta", &["alpha-1", "alpha-2"]),
+        (all, "?namePrefix=alpha-2", &["alpha-2"]),
+    ];
+    let mut etags = Vec::new();
+    // Twice over, in both codings: the second round is answered from what the first kept.
+    for _ in 0..2 {
+        for accept in ["identity", "zstd"] {
+            for (token, query, flags) in expected {
+                let (names, etag) = feature_names(&edge, token, query, accept).await;
+                assert_eq!(names, flags, "{token} {query} {accept}");
+                etags.push(etag.expect("etag"));
+            }
+        }
+    }
+    write(&["alpha-1", "alpha-2", "alpha-3", "beta-1"]);
+    eventually(
+        Duration::from_secs(5),
+        "the edge reloads the file",
+        || async { feature_names(&edge, all, "", "zstd").await.0.len() == 4 },
+    )
+    .await;
+    for accept in ["identity", "zstd"] {
+        let (names, etag) = feature_names(&edge, alpha, "", accept).await;
+        assert_eq!(names, ["alpha-1", "alpha-2", "alpha-3"], "{accept}");
+        assert!(!etags.contains(&etag.expect("etag")), "a new ETag");
+        let (names, _) = feature_names(&edge, beta, "", accept).await;
+        assert_eq!(names, ["beta-1"], "{accept}");
+    }
+}
+
+/// The flag names of `/api/client/features{query}` for `token`, asked with `Accept-Encoding: accept`, and
+/// its ETag.
+async fn feature_names(
+    edge: &Process,
+    token: &str,
+    query: &str,
+    accept: &str,
+) -> (Vec<String>, Option<String>) {
+    let url = format!("{}/api/client/features{query}", edge.base);
+    let answer = raw("GET", &url, token, &[("Accept-Encoding", accept)], None).await;
+    assert_eq!(answer.status, 200, "{token} {query}");
+    let bytes = match answer.encoding.as_deref() {
+        Some("zstd") => zstd::decode_all(&answer.bytes[..]).expect("zstd"),
+        None => answer.bytes,
+        Some(other) => panic!("{other}: not asked for"),
+    };
+    let body: Value = serde_json::from_slice(&bytes).expect("JSON");
+    let names = body["features"]
+        .as_array()
+        .expect("features")
+        .iter()
+        .map(|f| f["name"].as_str().expect("name").to_owned())
+        .collect();
+    (names, answer.etag)
+}

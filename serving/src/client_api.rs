@@ -15,8 +15,9 @@ use serde::Serialize;
 use vexil_shared::model::{Feature, FeatureTag, Segment};
 use vexil_shared::{ApiError, Projects};
 
+use crate::client_documents::QueryKey;
 use crate::extract::{AcceptEncoding, ClientIp, ClientScope, Scope};
-use crate::response::{insert_etag, json_response, not_modified};
+use crate::response::{encoded_json_response, insert_etag, json_response, not_modified};
 use crate::state::ServingState;
 use crate::unleash_edge_report::{self, EdgeInstanceData};
 use crate::usage::{bulk_usage, metrics_usage, parse, register_usage, Usage};
@@ -64,11 +65,35 @@ pub async fn features(
         insert_etag(&mut response, etag);
         return Ok(response);
     }
+    let answer = scope
+        .snapshot
+        .client_documents
+        .answer(query_key(&scope, &filter).as_bytes(), encoding, || {
+            client_document(&scope, &filter, &etag, &query_hash)
+        })
+        .ok_or_else(ApiError::internal)?;
+    let mut response = encoded_json_response(
+        StatusCode::OK,
+        answer.body,
+        answer.encoding,
+        scope.snapshot.revision,
+    );
+    insert_etag(&mut response, etag);
+    Ok(response)
+}
+
+/// The features document `scope` and `filter` see, serialized (the body of `/api/client/features`).
+fn client_document(
+    scope: &Scope,
+    filter: &Filter,
+    etag: &str,
+    query_hash: &str,
+) -> Option<Vec<u8>> {
     let view = &scope.environment;
     let features: Vec<Feature> = view
         .features
         .values()
-        .filter(|f| visible(&scope, &filter, f))
+        .filter(|f| visible(scope, filter, f))
         .map(|f| client_feature(f, &view.segments, filter.segments))
         .collect();
     let document = ClientDocument {
@@ -89,14 +114,11 @@ pub async fn features(
         },
         meta: Meta {
             revision_id: scope.snapshot.revision,
-            etag: &etag,
-            query_hash: &query_hash,
+            etag,
+            query_hash,
         },
     };
-    let body = serde_json::to_vec(&document).map_err(|_| ApiError::internal())?;
-    let mut response = json_response(StatusCode::OK, body, scope.snapshot.revision, encoding);
-    insert_etag(&mut response, etag);
-    Ok(response)
+    serde_json::to_vec(&document).ok()
 }
 
 /// `GET /api/client/features/:name`: one feature; unknown or out of scope → 404.
@@ -359,6 +381,34 @@ fn query_hash(scope: &Scope, filter: &Filter) -> String {
     }
     hasher.write_u8(filter.segments as u8);
     format!("{:016x}", hasher.finish())
+}
+
+/// Everything that decides `/api/client/features`' answer at one snapshot, written unambiguously: the key of
+/// [`crate::client_documents`] (the query hash can collide; this cannot).
+fn query_key(scope: &Scope, filter: &Filter) -> QueryKey {
+    let mut key = QueryKey::default();
+    key.push(scope.environment.name.as_bytes());
+    match &scope.projects {
+        Projects::All => key.push(b"*"),
+        Projects::Only(list) => {
+            key.push(b"only");
+            key.push(&list.len().to_le_bytes());
+            list.iter().for_each(|p| key.push(p.as_bytes()));
+        }
+    }
+    let projects = filter.projects.as_deref().unwrap_or_default();
+    key.push(&[u8::from(filter.projects.is_some())]);
+    key.push(&projects.len().to_le_bytes());
+    projects.iter().for_each(|p| key.push(p.as_bytes()));
+    key.push(&[u8::from(filter.name_prefix.is_some())]);
+    key.push(filter.name_prefix.as_deref().unwrap_or("").as_bytes());
+    key.push(&filter.tags.len().to_le_bytes());
+    for tag in &filter.tags {
+        key.push(tag.tag_type.as_bytes());
+        key.push(tag.value.as_bytes());
+    }
+    key.push(&[filter.segments as u8]);
+    key
 }
 
 #[derive(Serialize)]

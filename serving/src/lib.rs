@@ -19,6 +19,7 @@ pub mod change_feed;
 pub mod change_stream;
 pub mod client_api;
 pub mod client_delta;
+pub mod client_documents;
 mod connection_timer;
 mod cors;
 pub mod edge_validate;

@@ -28,10 +28,21 @@ pub fn json_response(
     let encoded = encoding
         .filter(|_| body.len() >= answer_encoding::SMALLEST)
         .and_then(|encoding| Some((encoding, encoding.encode(&body)?)));
-    let (body, content_encoding) = match encoded {
-        Some((encoding, encoded)) => (encoded, Some(encoding.header_value())),
-        None => (body, None),
-    };
+    match encoded {
+        Some((encoding, encoded)) => {
+            encoded_json_response(status, encoded.into(), Some(encoding), revision)
+        }
+        None => encoded_json_response(status, body.into(), None, revision),
+    }
+}
+
+/// As [`json_response`], with a body already in `content_encoding` (none: plain JSON).
+pub fn encoded_json_response(
+    status: StatusCode,
+    body: Bytes,
+    content_encoding: Option<Encoding>,
+    revision: u64,
+) -> Response {
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
@@ -44,7 +55,7 @@ pub fn json_response(
     // What a cache keeps depends on the request's `Accept-Encoding`, compressed or not.
     headers.insert(VARY, HeaderValue::from_static(ACCEPT_ENCODING.as_str()));
     if let Some(content_encoding) = content_encoding {
-        headers.insert(CONTENT_ENCODING, content_encoding);
+        headers.insert(CONTENT_ENCODING, content_encoding.header_value());
     }
     revision_header(&mut response, revision);
     response

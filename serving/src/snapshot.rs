@@ -15,6 +15,7 @@ use vexil_shared::token::{lowercase_hex, SecretHash, TokenKind};
 use vexil_shared::{CompileOptions, Projects, Snapshot};
 
 use crate::change_feed::{ChangeLog, EnvironmentChange, RevisionChange};
+use crate::client_documents::ClientDocuments;
 use crate::evaluation_counters::EvaluationCounters;
 
 /// A token's scope, as the edge knows it (never its secret).
@@ -168,6 +169,8 @@ pub struct ServingSnapshot {
     pub settings: Settings,
     /// What the last advances touched, up to this revision (see [`crate::change_feed`]).
     pub changes: ChangeLog,
+    /// The client API's documents served from this snapshot (built when first asked for).
+    pub client_documents: ClientDocuments,
 }
 
 /// A delta that does not start at the snapshot's revision: the subscriber must resubscribe.
@@ -208,6 +211,7 @@ impl ServingSnapshot {
             tokens: full.tokens.into_iter().filter_map(grant_of).collect(),
             settings: full.settings.map(settings_of).unwrap_or_default(),
             changes: ChangeLog::starting_at(full.revision),
+            client_documents: ClientDocuments::default(),
         }
     }
 
@@ -313,6 +317,7 @@ impl ServingSnapshot {
                 .map(settings_of)
                 .unwrap_or_else(|| self.settings.clone()),
             changes: self.changes.followed_by(touched),
+            client_documents: ClientDocuments::default(),
         })
     }
 

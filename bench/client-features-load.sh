@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Load test of GET /api/client/features (what every server SDK and downstream edge polls): one or more
+# vexil-edge binaries take turns in offline mode on a generated document of FLAGS flags, each asked plain and
+# with a browser's Accept-Encoding (zstd), each round ending with the fixed-body server on the plain and the
+# zstd answer (the ceiling). Prints "binary coding req/s" per run.
+# Usage: [FLAGS=200] [DURATION=8] [ROUNDS=3] bench/client-features-load.sh EDGE_BINARY…
+#   (after cargo build --release -p vexil-bench --bins; needs wrk)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 1 ] || { echo "usage: $0 EDGE_BINARY…" >&2; exit 2; }
+WORK=$(mktemp -d)
+PID=
+trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+TOKEN=default:development.bench-client
+ACCEPT="gzip, deflate, br, zstd"
+bench/generate_features.py "${FLAGS:-200}" > "$WORK/features.json"
+
+# start COMMAND…: starts a server and sets ADDRESS; stop: stops it.
+start() {
+  "$@" > "$WORK/log" 2>/dev/null &
+  PID=$!
+  for _ in $(seq 100); do grep -q '^listening on ' "$WORK/log" && break; sleep 0.1; done
+  ADDRESS=$(sed -n 's/^listening on //p' "$WORK/log" | head -1)
+}
+stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; PID=; }
+load() { wrk -t2 -c32 -d"${DURATION:-8}s" "$@" | awk '/Requests\/sec/ {print $2}'; }
+
+echo "$(date -u +%H:%M) load $(cut -d' ' -f1-3 /proc/loadavg), ${FLAGS:-200} flags"
+for _ in $(seq "${ROUNDS:-3}"); do
+  for edge in "$@"; do
+    start "$edge" offline --listen 127.0.0.1:0 --features "$WORK/features.json" --client-tokens "$TOKEN"
+    url="http://$ADDRESS/api/client/features"
+    curl -s -H "Authorization: $TOKEN" "$url" > "$WORK/plain.json"
+    curl -s -H "Authorization: $TOKEN" -H "Accept-Encoding: $ACCEPT" "$url" > "$WORK/zstd.json"
+    echo "$edge plain $(load -H "Authorization: $TOKEN" "$url")"
+    echo "$edge zstd $(load -H "Authorization: $TOKEN" -H "Accept-Encoding: $ACCEPT" "$url")"
+    stop
+  done
+  for coding in plain zstd; do
+    start target/release/fixed-body-server "$WORK/$coding.json"
+    echo "fixed-body $coding $(load "http://$ADDRESS/api/frontend") ($(stat -c %s "$WORK/$coding.json") bytes)"
+    stop
+  done
+done
+echo "$(date -u +%H:%M) load $(cut -d' ' -f1-3 /proc/loadavg)"
