@@ -91,6 +91,41 @@ impl Encoding {
     }
 }
 
+/// What the edge asks its upstream for (`vexil-edge edge`): Vexil answers zstd, Unleash gzip.
+pub const UPSTREAM_ACCEPT_ENCODING: &str = "zstd, gzip";
+
+impl Encoding {
+    /// The coding a `Content-Encoding` value names: `Ok(None)` for none (`identity`), `Err` for one this
+    /// server cannot decode.
+    pub fn of_content_encoding(value: &str) -> Result<Option<Encoding>, String> {
+        let value = value.trim();
+        if value.is_empty() || value.eq_ignore_ascii_case("identity") {
+            return Ok(None);
+        }
+        Encoding::of_token(value)
+            .map(Some)
+            .ok_or_else(|| format!("an answer in the unknown coding {value:?}"))
+    }
+
+    /// `body` (an answer in this coding) decoded; `Err` when it is not one, or decodes to more than `limit`
+    /// bytes (then it is not held in memory).
+    pub fn decode(self, body: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+        let reader: Box<dyn std::io::Read + '_> = match self {
+            Encoding::Zstd => {
+                Box::new(zstd::stream::read::Decoder::new(body).map_err(|e| format!("zstd: {e}"))?)
+            }
+            Encoding::Gzip => Box::new(flate2::read::MultiGzDecoder::new(body)),
+        };
+        let mut decoded = Vec::with_capacity(body.len().saturating_mul(8));
+        std::io::Read::read_to_end(&mut std::io::Read::take(reader, limit + 1), &mut decoded)
+            .map_err(|e| format!("an answer that does not decode: {e}"))?;
+        if decoded.len() as u64 > limit {
+            return Err(format!("an answer decoding to more than {limit} bytes"));
+        }
+        Ok(decoded)
+    }
+}
+
 /// zstd's level 1: its fastest that still compresses like gzip's fastest.
 const ZSTD_LEVEL: i32 = 1;
 
@@ -162,6 +197,37 @@ mod tests {
         assert_eq!(preferred(""), None);
         assert_eq!(preferred("gzip;q=2, zstd;q=0.0001"), None);
         assert_eq!(Encoding::preferred(b"gzip\xff"), None);
+    }
+
+    #[test]
+    fn upstream_answers_decode_by_their_content_encoding() {
+        let body = br#"{"version":2,"features":[]}"#.repeat(500);
+        for encoding in [Encoding::Zstd, Encoding::Gzip] {
+            let sent = encoding.encode(&body).unwrap();
+            let named = Encoding::of_content_encoding(
+                std::str::from_utf8(encoding.header_value().as_bytes()).unwrap(),
+            );
+            assert_eq!(named, Ok(Some(encoding)));
+            assert_eq!(encoding.decode(&sent, 1 << 20).unwrap(), body);
+            assert!(
+                encoding.decode(&body, 1 << 20).is_err(),
+                "plain text is no {encoding:?}"
+            );
+        }
+        assert_eq!(Encoding::of_content_encoding("identity"), Ok(None));
+        assert_eq!(Encoding::of_content_encoding(""), Ok(None));
+        assert!(Encoding::of_content_encoding("br").is_err());
+        // Past the limit an answer is refused, not held: 2 MiB of zeros in a few dozen kilobytes.
+        let zeros = Encoding::Gzip.encode(&vec![0; 2 << 20]).unwrap();
+        assert!(zeros.len() * 100 < 2 << 20, "{} bytes", zeros.len());
+        assert!(Encoding::Gzip
+            .decode(&zeros, 1 << 20)
+            .unwrap_err()
+            .contains("more than"));
+        assert_eq!(
+            Encoding::Gzip.decode(&zeros, 2 << 20).unwrap().len(),
+            2 << 20
+        );
     }
 
     #[test]
