@@ -43,6 +43,22 @@ pub struct Answer {
     pub encoding: Option<Encoding>,
 }
 
+impl Answer {
+    /// `encoded` when there is one, else `plain`.
+    fn of(plain: Bytes, encoded: Option<(Encoding, Bytes)>) -> Answer {
+        match encoded {
+            Some((encoding, body)) => Answer {
+                body,
+                encoding: Some(encoding),
+            },
+            None => Answer {
+                body: plain,
+                encoding: None,
+            },
+        }
+    }
+}
+
 impl ClientDocuments {
     /// The document of `query` (the whole query, see the module) in the client's `encoding` where it gains
     /// from it, built by `build` if this snapshot does not have it yet; `None` when `build` failed.
@@ -55,16 +71,8 @@ impl ClientDocuments {
         let Some(document) = self.document(query) else {
             // Over budget: built for this request only.
             let plain = Bytes::from(build()?);
-            return Some(match encoding.and_then(|e| Some((e, encode(e, &plain)?))) {
-                Some((encoding, body)) => Answer {
-                    body,
-                    encoding: Some(encoding),
-                },
-                None => Answer {
-                    body: plain,
-                    encoding: None,
-                },
-            });
+            let encoded = encoding.and_then(|encoding| Some((encoding, encode(encoding, &plain)?)));
+            return Some(Answer::of(plain, encoded));
         };
         let plain = document
             .plain
@@ -74,30 +82,21 @@ impl ClientDocuments {
                 Some(plain)
             })
             .clone()?;
-        let slot = match encoding {
-            None => None,
-            Some(Encoding::Zstd) => Some(&document.zstd),
-            Some(Encoding::Gzip) => Some(&document.gzip),
-        };
-        let encoded = slot.zip(encoding).and_then(|(slot, encoding)| {
-            slot.get_or_init(|| {
-                let body = encode(encoding, &plain)?;
-                self.bytes.fetch_add(body.len(), Ordering::Relaxed);
-                Some(body)
-            })
-            .clone()
-            .map(|body| (encoding, body))
+        let encoded = encoding.and_then(|encoding| {
+            let slot = match encoding {
+                Encoding::Zstd => &document.zstd,
+                Encoding::Gzip => &document.gzip,
+            };
+            let body = slot
+                .get_or_init(|| {
+                    let body = encode(encoding, &plain)?;
+                    self.bytes.fetch_add(body.len(), Ordering::Relaxed);
+                    Some(body)
+                })
+                .clone()?;
+            Some((encoding, body))
         });
-        Some(match encoded {
-            Some((encoding, body)) => Answer {
-                body,
-                encoding: Some(encoding),
-            },
-            None => Answer {
-                body: plain,
-                encoding: None,
-            },
-        })
+        Some(Answer::of(plain, encoded))
     }
 
     /// The entry of `query`, new if there is room; `None` when there is none and the budget is spent.
