@@ -74,8 +74,17 @@ impl Encoding {
             .map(|(_, encoding)| encoding)
     }
 
+    /// `body` in this coding when it is an answer worth compressing (at least [`SMALLEST`] bytes); `None`
+    /// when it is shorter or could not be compressed: then it goes as it is.
+    pub fn encode_answer(self, body: &[u8]) -> Option<Vec<u8>> {
+        if body.len() < SMALLEST {
+            return None;
+        }
+        self.encode(body)
+    }
+
     /// `body` in this coding; `None` when it could not be compressed (then it goes as it is).
-    pub fn encode(self, body: &[u8]) -> Option<Vec<u8>> {
+    fn encode(self, body: &[u8]) -> Option<Vec<u8>> {
         match self {
             Encoding::Zstd => ZSTD.with(|slot| {
                 let mut slot = slot.borrow_mut();

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use axum::body::Bytes;
 use rustc_hash::FxHashMap;
 
-use crate::answer_encoding::{self, Encoding};
+use crate::answer_encoding::Encoding;
 
 /// The most bytes (plain and compressed) one snapshot keeps.
 pub const BUDGET: usize = 32 << 20;
@@ -71,7 +71,8 @@ impl ClientDocuments {
         let Some(document) = self.document(query) else {
             // Over budget: built for this request only.
             let plain = Bytes::from(build()?);
-            let encoded = encoding.and_then(|encoding| Some((encoding, encode(encoding, &plain)?)));
+            let encoded = encoding
+                .and_then(|encoding| Some((encoding, encoding.encode_answer(&plain)?.into())));
             return Some(Answer::of(plain, encoded));
         };
         let plain = document
@@ -89,7 +90,7 @@ impl ClientDocuments {
             };
             let body = slot
                 .get_or_init(|| {
-                    let body = encode(encoding, &plain)?;
+                    let body = Bytes::from(encoding.encode_answer(&plain)?);
                     self.bytes.fetch_add(body.len(), Ordering::Relaxed);
                     Some(body)
                 })
@@ -116,14 +117,6 @@ impl ClientDocuments {
         entries.insert(query.into(), document.clone());
         Some(document)
     }
-}
-
-/// `plain` in `encoding` when it is long enough to gain from it.
-fn encode(encoding: Encoding, plain: &[u8]) -> Option<Bytes> {
-    if plain.len() < answer_encoding::SMALLEST {
-        return None;
-    }
-    encoding.encode(plain).map(Bytes::from)
 }
 
 impl std::fmt::Debug for ClientDocuments {

@@ -9,7 +9,7 @@ use axum::http::header::{
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::answer_encoding::{self, Encoding};
+use crate::answer_encoding::Encoding;
 
 /// The header every evaluation answer carries: the revision it was computed at.
 pub const REVISION_HEADER: &str = "x-vexil-revision";
@@ -25,9 +25,7 @@ pub fn json_response(
     revision: u64,
     encoding: Option<Encoding>,
 ) -> Response {
-    let encoded = encoding
-        .filter(|_| body.len() >= answer_encoding::SMALLEST)
-        .and_then(|encoding| Some((encoding, encoding.encode(&body)?)));
+    let encoded = encoding.and_then(|encoding| Some((encoding, encoding.encode_answer(&body)?)));
     match encoded {
         Some((encoding, encoded)) => {
             encoded_json_response(status, encoded.into(), Some(encoding), revision)
