@@ -8,21 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: $0 EDGE_BINARY…" >&2; exit 2; }
-WORK=$(mktemp -d)
-PID=
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+source bench/server-turns.sh
 TOKEN=default:development.bench-client
 ACCEPT="gzip, deflate, br, zstd"
 bench/generate_features.py "${FLAGS:-200}" > "$WORK/features.json"
 
-# start COMMAND…: starts a server and sets ADDRESS; stop: stops it.
-start() {
-  "$@" > "$WORK/log" 2>/dev/null &
-  PID=$!
-  for _ in $(seq 100); do grep -q '^listening on ' "$WORK/log" && break; sleep 0.1; done
-  ADDRESS=$(sed -n 's/^listening on //p' "$WORK/log" | head -1)
-}
-stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; PID=; }
 load() { wrk -t2 -c32 -d"${DURATION:-8}s" "$@" | awk '/Requests\/sec/ {print $2}'; }
 
 echo "$(date -u +%H:%M) load $(cut -d' ' -f1-3 /proc/loadavg), ${FLAGS:-200} flags"

@@ -9,25 +9,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: $0 EDGE_BINARY…" >&2; exit 2; }
-WORK=$(mktemp -d)
-PID=
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+source bench/server-turns.sh
 TOKEN=default:development.bench-frontend
 bench/generate_features.py "${FLAGS:-200}" > "$WORK/features.json"
 
 # run LABEL COMMAND…: starts the server, loads it, stops it.
 run() {
   local label=$1; shift
-  "$@" > "$WORK/log" 2>/dev/null &
-  PID=$!
-  for _ in $(seq 100); do grep -q '^listening on ' "$WORK/log" && break; sleep 0.1; done
-  local address
-  address=$(sed -n 's/^listening on //p' "$WORK/log" | head -1)
-  curl -s -H "Authorization: $TOKEN" "http://$address/api/frontend?userId=user-7&sessionId=s-1&plan=pro" \
+  start "$@"
+  curl -s -H "Authorization: $TOKEN" "http://$ADDRESS/api/frontend?userId=user-7&sessionId=s-1&plan=pro" \
     > "$WORK/body.json"
-  echo "$label $(wrk -t2 -c64 -d"${DURATION:-8}s" -s bench/frontend.lua "http://$address" \
+  echo "$label $(wrk -t2 -c64 -d"${DURATION:-8}s" -s bench/frontend.lua "http://$ADDRESS" \
     | awk '/Requests\/sec/ {print $2}')"
-  kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+  stop
 }
 
 for _ in $(seq "${ROUNDS:-3}"); do
