@@ -3,6 +3,7 @@
 //! coding it accepts the answer in ([`AcceptEncoding`]),
 //! and the token's scope ([`FrontendScope`], [`ClientScope`]) checked against the current snapshot.
 
+use std::borrow::Cow;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
@@ -37,7 +38,7 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryContext {
 fn context_of_query(query: &str) -> Context {
     let mut ctx = Context::default();
     let mut explicit = std::collections::BTreeMap::new();
-    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+    for (key, value) in query_pairs(query) {
         let value = (!value.is_empty()).then(|| value.into_owned());
         let slot = match &*key {
             "appName" => &mut ctx.app_name,
@@ -65,6 +66,26 @@ fn context_of_query(query: &str) -> Context {
     }
     ctx.properties.extend(explicit);
     ctx
+}
+
+/// The query's `key=value` pairs decoded as `application/x-www-form-urlencoded` (`form_urlencoded`), in
+/// order. A pair with nothing to decode (no `%`, no `+`) is borrowed from the query as it is: the query is
+/// already text, and the crate's copy and UTF-8 check of every pair were 3 % of a frontend request's
+/// instructions.
+fn query_pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            if pair.bytes().any(|b| b == b'%' || b == b'+') {
+                form_urlencoded::parse(pair.as_bytes())
+                    .next()
+                    .unwrap_or_default()
+            } else {
+                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                (Cow::Borrowed(key), Cow::Borrowed(value))
+            }
+        })
 }
 
 /// The context of a `POST /api/frontend` body `{context:{…}}`: known fields top-level, `properties`, and
@@ -439,6 +460,25 @@ mod tests {
             "an explicit properties[x] wins"
         );
         assert_eq!(ctx.properties["country"], "se");
+    }
+
+    #[test]
+    fn query_pairs_decode_as_form_urlencoded_does() {
+        for query in [
+            "",
+            "&",
+            "a=1&&b=2&",
+            "userId=u1&sessionId=s-9&plan=pro",
+            "key&=value&a==b&c=d=e",
+            "name=J%C3%B6rg+M&x%5B1%5D=%ZZ&%E2%82%AC=%FF",
+            "a+b=c+d&plain=caf\u{e9}",
+        ] {
+            assert_eq!(
+                query_pairs(query).collect::<Vec<_>>(),
+                form_urlencoded::parse(query.as_bytes()).collect::<Vec<_>>(),
+                "{query}"
+            );
+        }
     }
 
     #[test]

@@ -80,9 +80,25 @@ pub fn insert_etag(response: &mut Response, etag: String) {
     }
 }
 
-/// `W/"<length>-<fingerprint>"`: a browser answer's length and the engine's fingerprint of it.
+/// `W/"<length>-<fingerprint>"`: a browser answer's length in hexadecimal and the engine's fingerprint of it
+/// in 16 hexadecimal digits. Written digit by digit: `format!` was 2 % of a frontend request's instructions.
 pub fn weak_etag(length: usize, fingerprint: u64) -> String {
-    format!("W/\"{length:x}-{fingerprint:016x}\"")
+    let mut etag = String::with_capacity(3 + 16 + 1 + 16 + 1);
+    etag.push_str("W/\"");
+    let length_digits = (usize::BITS - (length | 1).leading_zeros()).div_ceil(4);
+    push_hex(&mut etag, length as u64, length_digits);
+    etag.push('-');
+    push_hex(&mut etag, fingerprint, 16);
+    etag.push('"');
+    etag
+}
+
+/// Appends the lowest `digits` hexadecimal digits of `value`, in lower case.
+fn push_hex(text: &mut String, value: u64, digits: u32) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for shift in (0..digits).rev() {
+        text.push(char::from(DIGITS[(value >> (4 * shift)) as usize & 15]));
+    }
 }
 
 /// A browser answer (or its 304) with `Cache-Control: no-cache` (ask again each time) and its ETag.
@@ -92,4 +108,26 @@ pub fn revalidated(mut response: Response, etag: String) -> Response {
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     insert_etag(&mut response, etag);
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::weak_etag;
+
+    #[test]
+    fn weak_etag_is_the_length_and_the_fingerprint_in_hexadecimal() {
+        for (length, fingerprint) in [
+            (0, 0),
+            (1, 1),
+            (15, 0xf),
+            (16, 0x10),
+            (16_105, 0x0123_4567_89ab_cdef),
+            (usize::MAX, u64::MAX),
+        ] {
+            assert_eq!(
+                weak_etag(length, fingerprint),
+                format!("W/\"{length:x}-{fingerprint:016x}\""),
+            );
+        }
+    }
 }
