@@ -3,7 +3,8 @@
 //! frontend API's `toggles` (`toggles`). What a flag's answer needs beyond the evaluation is decided when it is
 //! compiled ([`OfrepTraits`]: a handful of booleans) or serialized on first use and kept for the life of its
 //! chunk or variant: compiling a snapshot costs nothing more for servers that never answer OFREP. A chunk's
-//! text holds each flag's answer for its usual outcome (on for everyone, else off), one after the other, so
+//! text holds each flag's answer for its usual outcome (its likelier: on for everyone or for at least half
+//! the contexts, else off), one after the other, so
 //! that a bulk request copies the answers of consecutive flags that came to it in one piece ([`Runs`]); a
 //! flag that did not is written as its key and the rest of the answer for its outcome.
 //!
@@ -33,6 +34,7 @@ impl OfrepTraits {
             switched: feature.enabled,
             several_variants: feature.variants.len() > 1 || active().any(|s| s.variants.len() > 1),
             for_everyone: active().all(for_everyone),
+            mostly_on: active().any(mostly_on),
             needs_user_id: active().any(|s| {
                 matches!(s.name.as_str(), "userWithId" | "gradualRolloutUserId")
                     || (s.name == "flexibleRollout"
@@ -69,6 +71,23 @@ fn for_everyone(strategy: &FeatureStrategy) -> bool {
         _ => false,
     };
     unconstrained && full
+}
+
+/// An unconstrained rollout that is on for at least half the contexts (`flexibleRollout`'s `rollout`, the
+/// older gradual rollouts' `percentage`).
+fn mostly_on(strategy: &FeatureStrategy) -> bool {
+    let percent = match strategy.name.as_str() {
+        "flexibleRollout" => "rollout",
+        "gradualRolloutUserId" | "gradualRolloutSessionId" | "gradualRolloutRandom" => "percentage",
+        _ => return false,
+    };
+    strategy.constraints.is_empty()
+        && strategy.segments.is_empty()
+        && strategy
+            .parameters
+            .get(percent)
+            .and_then(|value| value.trim().parse::<u32>().ok())
+            .is_some_and(|value| value >= 50)
 }
 
 /// What the single-flag answer came to.
@@ -203,10 +222,11 @@ impl Chunk {
                 );
                 let tail =
                     |value: &str, reason: &str| format!(r#"{value}"reason":"{reason}",{metadata}"#);
-                // On without a variant for everyone (`STATIC`), or else usually off: a layout only, an
-                // answer is what the evaluation comes to.
+                // The likelier outcome: on without a variant when for everyone (`STATIC`) or for at least
+                // half the contexts (a rollout of 50 % or more), else off. A layout only, so that fewer
+                // answers break a run: an answer is what the evaluation comes to.
                 let usually_on = f.switched_on
-                    && f.ofrep.for_everyone
+                    && (f.ofrep.for_everyone || f.ofrep.mostly_on)
                     && !f.has_variants
                     && f.dependencies.is_empty();
                 let off = tail(outcome_value(false), f.ofrep.reason(false, false));

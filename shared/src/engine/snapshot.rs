@@ -142,13 +142,16 @@ pub(super) struct OfrepTraits {
     pub(super) several_variants: bool,
     /// Every active strategy is on for everyone (or there is none): an enabled answer is `STATIC`.
     pub(super) for_everyone: bool,
+    /// An active strategy without constraints is on for at least half the contexts: the flag's usual
+    /// answer (`OfrepPieces::usually_on`) is on.
+    pub(super) mostly_on: bool,
     /// A strategy needs a user id (`userWithId`, `gradualRolloutUserId`, a rollout sticky on `userId`):
     /// without one the answer is `TARGETING_KEY_MISSING`.
     pub(super) needs_user_id: bool,
 }
 
-/// A chunk's OFREP pieces (`ofrep`). Its text starts with each flag's answer for its usual outcome (the
-/// one it gives for everyone, else off), in flag order and each after a comma, so that the answers of
+/// A chunk's OFREP pieces (`ofrep`). Its text starts with each flag's answer for its usual outcome (on
+/// when it is for everyone or for at least half the contexts, else off), in flag order and each after a comma, so that the answers of
 /// consecutive flags that came to their usual outcome are copied in one piece; then the other ends of
 /// answers (after the key), once for all the chunk's flags that end alike. A request copies mostly memory
 /// that many answers share: answers of whole flags for every outcome, copied one by one, were read from
@@ -176,7 +179,8 @@ pub(super) struct OfrepPieces {
     pub(super) answer: Range<u32>,
     /// Where its key (`,{"key":…,`) ends in `answer`.
     pub(super) key_end: u32,
-    /// Whether its usual outcome is on (without a variant) rather than off.
+    /// Whether its usual outcome is on (without a variant) rather than off: on for everyone, or for at least
+    /// half the contexts.
     pub(super) usually_on: bool,
     /// The hash of its usual answer, for fingerprints.
     pub(super) usual_hash: u64,

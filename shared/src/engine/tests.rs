@@ -540,17 +540,22 @@ const OFREP_FLAGS: &str = r#"{"features":[
   {"name":"e-users","enabled":true,"project":"p","strategies":[{"name":"userWithId","parameters":{"userIds":"7"}}]},
   {"name":"f-plan","enabled":true,"project":"p","strategies":[{"name":"default","constraints":[{"contextName":"plan","operator":"IN","values":["pro"]}]}],
    "variants":[{"name":"only","weight":1000,"stickiness":"default","payload":{"type":"string","value":"say \"hi\""}}]},
-  {"name":"g-none-active","enabled":true,"project":"p","strategies":[{"name":"default","disabled":true}]}]}"#;
+  {"name":"g-none-active","enabled":true,"project":"p","strategies":[{"name":"default","disabled":true}]},
+  {"name":"h-mostly-on","enabled":true,"project":"p","strategies":[{"name":"flexibleRollout",
+   "parameters":{"rollout":"60","stickiness":"sessionId","groupId":"h"}}]}]}"#;
 
 #[test]
 fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
     let s = snapshot(OFREP_FLAGS);
     let projects = Projects::from_list(&["p"]);
     let mut fingerprints = Vec::new();
+    // Whether the rollout laid out on (its likelier outcome) came out on, by context: both must be seen.
+    let mut mostly_on = Vec::new();
     for context in [
         r#"{"userId":"7","properties":{"plan":"pro"}}"#,
         r#"{"userId":"8","sessionId":"s"}"#,
         r#"{"sessionId":"s"}"#,
+        r#"{"userId":"9","sessionId":"t"}"#,
     ] {
         let c = ctx(context);
         let mut out = Vec::new();
@@ -578,6 +583,7 @@ fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
             "e-users",
             "f-plan",
             "g-none-active",
+            "h-mostly-on",
         ] {
             if name == "e-users" && c.user_id.is_none() {
                 expected.push(
@@ -610,7 +616,7 @@ fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
                 _ if !toggle.enabled => "DEFAULT",
                 "b-split" => "SPLIT",
                 "f-plan" => "TARGETING_MATCH",
-                "e-users" => "TARGETING_MATCH",
+                "e-users" | "h-mostly-on" => "TARGETING_MATCH",
                 _ => "STATIC",
             };
             // No `variant` without a chosen one; `impressionData` only when true.
@@ -639,6 +645,12 @@ fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
         }
         assert_eq!(written, serde_json::Value::Array(expected), "{context}");
         assert_eq!(counted, expected_counts, "{context}");
+        mostly_on.extend(
+            counted
+                .iter()
+                .filter(|(name, _)| name == "h-mostly-on")
+                .map(|&(_, enabled)| enabled),
+        );
         // Outside the projects in scope, or unknown: not found.
         let mut none = Vec::new();
         assert_eq!(
@@ -651,6 +663,10 @@ fn ofrep_answers_every_flag_in_scope_as_evaluate_does() {
         );
         assert!(none.is_empty());
     }
+    assert!(
+        mostly_on.contains(&true) && mostly_on.contains(&false),
+        "{mostly_on:?}"
+    );
     // Different answers, different fingerprints; the same answers, the same one from another snapshot.
     assert_ne!(fingerprints[0], fingerprints[1]);
     assert_ne!(fingerprints[1], fingerprints[2]);
@@ -688,7 +704,8 @@ fn ofrep_bulk_is_one_array_whatever_flags_are_in_scope() {
             "d-other",
             "e-users",
             "f-plan",
-            "g-none-active"
+            "g-none-active",
+            "h-mostly-on"
         ]
     );
     let mut out = Vec::new();
