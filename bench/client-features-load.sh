@@ -2,8 +2,9 @@
 # Load test of GET /api/client/features (what every server SDK and downstream edge polls): one or more
 # vexil-edge binaries take turns in offline mode on a generated document of FLAGS flags, each asked plain and
 # with a browser's Accept-Encoding (zstd), each round ending with the fixed-body server on the plain and the
-# zstd answer (the ceiling). Prints "binary coding req/s" per run.
-# Usage: [FLAGS=200] [DURATION=8] [ROUNDS=3] bench/client-features-load.sh EDGE_BINARY…
+# zstd answer (the ceiling). Prints "binary coding req/s" per run. ROUTE=/api/client/delta loads a new delta
+# client's hydration instead (no If-None-Match).
+# Usage: [FLAGS=200] [DURATION=8] [ROUNDS=3] [ROUTE=…] bench/client-features-load.sh EDGE_BINARY…
 #   (after cargo build --release -p vexil-bench --bins; needs wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ echo "$(date -u +%H:%M) load $(cut -d' ' -f1-3 /proc/loadavg), ${FLAGS:-200} fla
 for _ in $(seq "${ROUNDS:-3}"); do
   for edge in "$@"; do
     start "$edge" offline --listen 127.0.0.1:0 --features "$WORK/features.json" --client-tokens "$TOKEN"
-    url="http://$ADDRESS/api/client/features"
+    url="http://$ADDRESS${ROUTE:-/api/client/features}"
     curl -s -H "Authorization: $TOKEN" "$url" > "$WORK/plain.json"
     curl -s -H "Authorization: $TOKEN" -H "Accept-Encoding: $ACCEPT" "$url" > "$WORK/zstd.json"
     echo "$edge plain $(load -H "Authorization: $TOKEN" "$url")"

@@ -549,6 +549,134 @@ async fn kept_client_documents_follow_scope_query_and_file() {
     }
 }
 
+/// `/api/client/delta` answers are kept with the snapshot like the features documents: each scope, query
+/// and client revision still gets its own, in every coding, and a new file new ones.
+#[tokio::test]
+async fn kept_delta_answers_follow_scope_query_revision_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("features.json");
+    let write = |names: &[&str]| {
+        let features: Vec<Value> = names
+            .iter()
+            .map(|name| {
+                let project = name.split('-').next().unwrap();
+                json!({"name": name, "project": project, "enabled": true, "strategies": [],
+                    "description": "long enough to be compressed ".repeat(20)})
+            })
+            .collect();
+        std::fs::write(
+            &file,
+            json!({"version": 2, "features": features}).to_string(),
+        )
+        .unwrap();
+    };
+    write(&["alpha-1", "alpha-2", "beta-1"]);
+    let (alpha, beta, all) = (
+        "alpha:development.delta-alpha",
+        "beta:development.delta-beta",
+        "*:development.delta-all",
+    );
+    let edge = Process::offline(&[
+        "--features",
+        file.to_str().unwrap(),
+        "--client-tokens",
+        &format!("{alpha},{beta},{all}"),
+    ]);
+    let expected: [(&str, &str, &[&str]); 4] = [
+        (alpha, "", &["alpha-1", "alpha-2"]),
+        (beta, "", &["beta-1"]),
+        (all, "", &["alpha-1", "alpha-2", "beta-1"]),
+        (all, "?namePrefix=alpha-2", &["alpha-2"]),
+    ];
+    let mut first = None;
+    // Twice over, in both codings: the second round is answered from what the first kept.
+    for _ in 0..2 {
+        for accept in ["identity", "zstd"] {
+            for (token, query, flags) in expected {
+                let (events, etag) = delta_events(&edge, token, query, accept, None).await;
+                assert_eq!(
+                    events,
+                    [("hydration".to_owned(), names(flags))],
+                    "{token} {query} {accept}"
+                );
+                first.get_or_insert(etag);
+            }
+        }
+    }
+    let first = first.unwrap();
+    write(&["alpha-1", "alpha-2", "alpha-3", "beta-1"]);
+    eventually(
+        Duration::from_secs(5),
+        "the edge reloads the file",
+        || async { delta_events(&edge, all, "", "zstd", None).await.1 != first },
+    )
+    .await;
+    for accept in ["identity", "zstd"] {
+        let (events, etag) = delta_events(&edge, alpha, "", accept, None).await;
+        assert_eq!(
+            events,
+            [(
+                "hydration".to_owned(),
+                names(&["alpha-1", "alpha-2", "alpha-3"])
+            )],
+            "{accept}"
+        );
+        assert_ne!(etag, first, "a new revision");
+        // Since the first revision: only what changed in the token's scope.
+        let (events, _) = delta_events(&edge, alpha, "", accept, Some(&first)).await;
+        let changed: Vec<String> = events.iter().flat_map(|(_, n)| n.clone()).collect();
+        assert_eq!(changed, ["alpha-3"], "{accept}: {events:?}");
+        let (events, _) = delta_events(&edge, beta, "", accept, Some(&first)).await;
+        assert!(
+            events.iter().all(|(_, n)| n.iter().all(|n| n == "beta-1")),
+            "{accept}: {events:?}"
+        );
+    }
+}
+
+fn names(flags: &[&str]) -> Vec<String> {
+    flags.iter().map(|f| f.to_string()).collect()
+}
+
+/// The events of `/api/client/delta{query}` for `token` (each its type and the flag names it carries),
+/// asked with `Accept-Encoding: accept` and `If-None-Match: since`, and the answer's ETag.
+async fn delta_events(
+    edge: &Process,
+    token: &str,
+    query: &str,
+    accept: &str,
+    since: Option<&str>,
+) -> (Vec<(String, Vec<String>)>, String) {
+    let url = format!("{}/api/client/delta{query}", edge.base);
+    let mut headers = vec![("Accept-Encoding", accept)];
+    headers.extend(since.map(|since| ("If-None-Match", since)));
+    let answer = raw("GET", &url, token, &headers, None).await;
+    assert_eq!(answer.status, 200, "{token} {query}");
+    let bytes = match answer.encoding.as_deref() {
+        Some("zstd") => zstd::decode_all(&answer.bytes[..]).expect("zstd"),
+        None => answer.bytes,
+        Some(other) => panic!("{other}: not asked for"),
+    };
+    let body: Value = serde_json::from_slice(&bytes).expect("JSON");
+    let events = body["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|event| {
+            let flags = match &event["features"] {
+                Value::Array(features) => features.iter().map(|f| &f["name"]).collect(),
+                _ => vec![&event["feature"]["name"]],
+            };
+            let flags = flags.iter().filter_map(|n| n.as_str()).map(str::to_owned);
+            (
+                event["type"].as_str().expect("type").to_owned(),
+                flags.collect(),
+            )
+        })
+        .collect();
+    (events, answer.etag.expect("etag"))
+}
+
 /// The flag names of `/api/client/features{query}` for `token`, asked with `Accept-Encoding: accept`, and
 /// its ETag.
 async fn feature_names(

@@ -385,7 +385,7 @@ fn query_hash(scope: &Scope, filter: &Filter) -> String {
 
 /// Everything that decides `/api/client/features`' answer at one snapshot, written unambiguously: the key of
 /// [`crate::client_documents`] (the query hash can collide; this cannot).
-fn query_key(scope: &Scope, filter: &Filter) -> QueryKey {
+pub(crate) fn query_key(scope: &Scope, filter: &Filter) -> QueryKey {
     let mut key = QueryKey::default();
     key.push(scope.environment.name.as_bytes());
     match &scope.projects {

@@ -18,10 +18,11 @@ use vexil_shared::ApiError;
 
 use crate::change_stream::{sse_event, ChangeWatch, OpenStream};
 use crate::client_api::{
-    client_feature, filter_of, name_visible, project_visible, visible, Filter, SegmentMode,
+    client_feature, filter_of, name_visible, project_visible, query_key, visible, Filter,
+    SegmentMode,
 };
 use crate::extract::{AcceptEncoding, ClientScope, Scope};
-use crate::response::{insert_etag, json_response, not_modified};
+use crate::response::{encoded_json_response, insert_etag, not_modified};
 use crate::state::ServingState;
 use crate::stream_response::{event_response, stream_response};
 
@@ -165,11 +166,25 @@ pub async fn delta(
         insert_etag(&mut response, etag);
         return Ok(response);
     }
-    let body = DeltaBody {
-        events: delta_events(&scope, &filter, since),
-    };
-    let body = serde_json::to_vec(&body).map_err(|_| ApiError::internal())?;
-    let mut response = json_response(StatusCode::OK, body, revision, encoding);
+    // Kept with the snapshot like the features documents: a fleet of SDKs asks for the same hydration when
+    // it starts, and for the same changes after each one. The key is the features document's with the
+    // client's revision after it (more parts: never equal to a features document's).
+    let mut key = query_key(&scope, &filter);
+    key.push(b"delta since");
+    key.push(&[u8::from(since.is_some())]);
+    key.push(&since.unwrap_or(0).to_le_bytes());
+    let answer = scope
+        .snapshot
+        .client_documents
+        .answer(key.as_bytes(), encoding, || {
+            serde_json::to_vec(&DeltaBody {
+                events: delta_events(&scope, &filter, since),
+            })
+            .ok()
+        })
+        .ok_or_else(ApiError::internal)?;
+    let mut response =
+        encoded_json_response(StatusCode::OK, answer.body, answer.encoding, revision);
     insert_etag(&mut response, etag);
     Ok(response)
 }

@@ -1,8 +1,8 @@
-//! The client API's features documents kept with their snapshot. Every server SDK and every downstream edge
-//! of one token scope polls the same document, and after a change all of them fetch it within one refresh
-//! interval: it is serialized once per revision and query, and compressed once per coding, instead of on
-//! every request (BENCHMARKS.md: 5–10× the answers per second). A new snapshot starts with none, so nothing
-//! is ever stale.
+//! The client API's features documents and delta answers (`client_delta`: a hydration, or the changes since
+//! a revision) kept with their snapshot. Every server SDK and every downstream edge of one token scope polls
+//! the same document, and after a change all of them fetch it within one refresh interval: it is serialized
+//! once per revision and query, and compressed once per coding, instead of on every request (BENCHMARKS.md:
+//! 5–10× the answers per second). A new snapshot starts with none, so nothing is ever stale.
 //!
 //! Kept by the whole query (environment, the token's projects, the filter), never by its hash, so that two
 //! scopes can never be given each other's document. At most [`BUDGET`] bytes per snapshot: past it, documents
