@@ -24,8 +24,12 @@ run() {
   stop
 }
 
-for _ in $(seq "${ROUNDS:-3}"); do
-  for edge in "$@"; do
+# Each round starts with the next binary (A B, then B A, …): the first of a round measured a few percent low
+# on this machine (BENCHMARKS.md), which a fixed order would charge to one binary.
+edges=("$@")
+for round in $(seq 0 $((${ROUNDS:-3} - 1))); do
+  for i in $(seq 0 $((${#edges[@]} - 1))); do
+    edge=${edges[$(((round + i) % ${#edges[@]}))]}
     run "$edge" "$edge" offline --listen 127.0.0.1:0 --features "$WORK/features.json" --frontend-tokens "$TOKEN"
   done
   for fixed in ${FIXED_BODY:-target/release/fixed-body-server}; do
