@@ -481,39 +481,51 @@ async fn answers_are_compressed_as_the_client_accepts() {
     assert_eq!((one.status, one.encoding), (200, None));
 }
 
+/// Client tokens of project `alpha`, of project `beta`, and of every project.
+const SCOPES: (&str, &str, &str) = (
+    "alpha:development.kept-alpha",
+    "beta:development.kept-beta",
+    "*:development.kept-all",
+);
+
+/// Writes a features file of enabled flags named `<project>-…`, each long enough to be compressed.
+fn write_scoped_features(file: &Path, names: &[&str]) {
+    let features: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            let project = name.split('-').next().unwrap();
+            json!({"name": name, "project": project, "enabled": true, "strategies": [],
+                "description": "long enough to be compressed ".repeat(20)})
+        })
+        .collect();
+    std::fs::write(
+        file,
+        json!({"version": 2, "features": features}).to_string(),
+    )
+    .unwrap();
+}
+
+/// An offline edge on `file` with the client tokens of [`SCOPES`].
+fn scoped_edge(file: &Path) -> Process {
+    let (alpha, beta, all) = SCOPES;
+    Process::offline(&[
+        "--features",
+        file.to_str().unwrap(),
+        "--client-tokens",
+        &format!("{alpha},{beta},{all}"),
+    ])
+}
+
 /// `/api/client/features` is built once per snapshot and query and then kept (`client_documents`): each
 /// scope and query still gets its own document, in every coding, and a new file its new documents.
 #[tokio::test]
 async fn kept_client_documents_follow_scope_query_and_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("features.json");
-    let write = |names: &[&str]| {
-        let features: Vec<Value> = names
-            .iter()
-            .map(|name| {
-                let project = name.split('-').next().unwrap();
-                json!({"name": name, "project": project, "enabled": true, "strategies": [],
-                    "description": "long enough to be compressed ".repeat(20)})
-            })
-            .collect();
-        std::fs::write(
-            &file,
-            json!({"version": 2, "features": features}).to_string(),
-        )
-        .unwrap();
-    };
+    let write = |names: &[&str]| write_scoped_features(&file, names);
     write(&["alpha-1", "alpha-2", "beta-1"]);
-    let (alpha, beta, all) = (
-        "alpha:development.kept-alpha",
-        "beta:development.kept-beta",
-        "*:development.kept-all",
-    );
-    let edge = Process::offline(&[
-        "--features",
-        file.to_str().unwrap(),
-        "--client-tokens",
-        &format!("{alpha},{beta},{all}"),
-    ]);
+    let edge = scoped_edge(&file);
+    let (alpha, beta, all) = SCOPES;
     let expected: [(&str, &str, &[&str]); 6] = [
         (alpha, "", &["alpha-1", "alpha-2"]),
         (beta, "", &["beta-1"]),
@@ -555,33 +567,10 @@ async fn kept_client_documents_follow_scope_query_and_file() {
 async fn kept_delta_answers_follow_scope_query_revision_and_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("features.json");
-    let write = |names: &[&str]| {
-        let features: Vec<Value> = names
-            .iter()
-            .map(|name| {
-                let project = name.split('-').next().unwrap();
-                json!({"name": name, "project": project, "enabled": true, "strategies": [],
-                    "description": "long enough to be compressed ".repeat(20)})
-            })
-            .collect();
-        std::fs::write(
-            &file,
-            json!({"version": 2, "features": features}).to_string(),
-        )
-        .unwrap();
-    };
+    let write = |names: &[&str]| write_scoped_features(&file, names);
     write(&["alpha-1", "alpha-2", "beta-1"]);
-    let (alpha, beta, all) = (
-        "alpha:development.delta-alpha",
-        "beta:development.delta-beta",
-        "*:development.delta-all",
-    );
-    let edge = Process::offline(&[
-        "--features",
-        file.to_str().unwrap(),
-        "--client-tokens",
-        &format!("{alpha},{beta},{all}"),
-    ]);
+    let edge = scoped_edge(&file);
+    let (alpha, beta, all) = SCOPES;
     let expected: [(&str, &str, &[&str]); 4] = [
         (alpha, "", &["alpha-1", "alpha-2"]),
         (beta, "", &["beta-1"]),
@@ -652,12 +641,8 @@ async fn delta_events(
     headers.extend(since.map(|since| ("If-None-Match", since)));
     let answer = raw("GET", &url, token, &headers, None).await;
     assert_eq!(answer.status, 200, "{token} {query}");
-    let bytes = match answer.encoding.as_deref() {
-        Some("zstd") => zstd::decode_all(&answer.bytes[..]).expect("zstd"),
-        None => answer.bytes,
-        Some(other) => panic!("{other}: not asked for"),
-    };
-    let body: Value = serde_json::from_slice(&bytes).expect("JSON");
+    let etag = answer.etag.clone();
+    let body = json_of(answer);
     let events = body["events"]
         .as_array()
         .expect("events")
@@ -674,7 +659,17 @@ async fn delta_events(
             )
         })
         .collect();
-    (events, answer.etag.expect("etag"))
+    (events, etag.expect("etag"))
+}
+
+/// The JSON of an answer asked plain or in zstd (the only coding these tests ask for).
+fn json_of(answer: RawAnswer) -> Value {
+    let bytes = match answer.encoding.as_deref() {
+        Some("zstd") => zstd::decode_all(&answer.bytes[..]).expect("zstd"),
+        None => answer.bytes,
+        Some(other) => panic!("{other}: not asked for"),
+    };
+    serde_json::from_slice(&bytes).expect("JSON")
 }
 
 /// The flag names of `/api/client/features{query}` for `token`, asked with `Accept-Encoding: accept`, and
@@ -688,17 +683,13 @@ async fn feature_names(
     let url = format!("{}/api/client/features{query}", edge.base);
     let answer = raw("GET", &url, token, &[("Accept-Encoding", accept)], None).await;
     assert_eq!(answer.status, 200, "{token} {query}");
-    let bytes = match answer.encoding.as_deref() {
-        Some("zstd") => zstd::decode_all(&answer.bytes[..]).expect("zstd"),
-        None => answer.bytes,
-        Some(other) => panic!("{other}: not asked for"),
-    };
-    let body: Value = serde_json::from_slice(&bytes).expect("JSON");
+    let etag = answer.etag.clone();
+    let body = json_of(answer);
     let names = body["features"]
         .as_array()
         .expect("features")
         .iter()
         .map(|f| f["name"].as_str().expect("name").to_owned())
         .collect();
-    (names, answer.etag)
+    (names, etag)
 }
