@@ -1,6 +1,6 @@
 //! The calls this edge makes to its upstream Unleash (Unleash Edge's routes): `GET /api/client/delta` (where
-//! the upstream has it) or `GET /api/client/features`, with `If-None-Match` and asking for zstd or gzip, `POST /api/client/register`,
-//! `POST /edge/validate`, `POST /api/client/metrics/bulk`.
+//! the upstream has it) or `GET /api/client/features`, with `If-None-Match` and asking for zstd or gzip;
+//! `POST /api/client/register`, `POST /edge/validate`, `POST /api/client/metrics/bulk`.
 //! Every call carries Unleash Edge's identifying headers (`UNLEASH-APPNAME`, `UNLEASH-INSTANCEID`,
 //! `UNLEASH-CONNECTION-ID`, `Unleash-Client-Spec`), a `vexil-edge/<version>` user agent and the
 //! `CUSTOM_CLIENT_HEADERS`; a token goes in `TOKEN_HEADER`.

@@ -4,9 +4,9 @@
 //! compiled ([`OfrepTraits`]: a handful of booleans) or serialized on first use and kept for the life of its
 //! chunk or variant: compiling a snapshot costs nothing more for servers that never answer OFREP. A chunk's
 //! text holds each flag's answer for its usual outcome (its likelier: on for everyone or for at least half
-//! the contexts, else off), one after the other, so
-//! that a bulk request copies the answers of consecutive flags that came to it in one piece ([`Runs`]); a
-//! flag that did not is written as its key and the rest of the answer for its outcome.
+//! the contexts, else off), one after the other, so that a bulk request copies the answers of consecutive
+//! flags that came to it in one piece ([`Runs`]); a flag that did not is written as its key and the rest of
+//! the answer for its outcome.
 //!
 //! The answer's `value` is the variant's payload by its type (`number` a number, `json` the JSON value, any
 //! other type or a payload that does not parse as its type a string), a variant without payload its name,

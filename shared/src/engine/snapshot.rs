@@ -151,11 +151,11 @@ pub(super) struct OfrepTraits {
 }
 
 /// A chunk's OFREP pieces (`ofrep`). Its text starts with each flag's answer for its usual outcome (on
-/// when it is for everyone or for at least half the contexts, else off), in flag order and each after a comma, so that the answers of
-/// consecutive flags that came to their usual outcome are copied in one piece; then the other ends of
-/// answers (after the key), once for all the chunk's flags that end alike. A request copies mostly memory
-/// that many answers share: answers of whole flags for every outcome, copied one by one, were read from
-/// memory that had left the caches (BENCHMARKS.md, OFREP bulk).
+/// when it is for everyone or for at least half the contexts, else off), in flag order and each after a
+/// comma, so that the answers of consecutive flags that came to their usual outcome are copied in one
+/// piece; then the other ends of answers (after the key), once for all the chunk's flags that end alike.
+/// A request copies mostly memory that many answers share: answers of whole flags for every outcome, copied
+/// one by one, were read from memory that had left the caches (BENCHMARKS.md, OFREP bulk).
 #[derive(Debug)]
 pub(super) struct OfrepChunk {
     pub(super) text: Box<str>,
